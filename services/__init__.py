@@ -1,0 +1,1 @@
+"""Trial Landscape services: plain Python below the Streamlit views."""

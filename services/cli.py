@@ -1,0 +1,60 @@
+"""Command-line interface: everything that is not UI. Subcommands print JSON with --json.
+
+Exit codes: 0 ok, 2 bad input (a message on stderr says what to change), 1 failure.
+Each command group lives in services/commands/<name>.py and exposes
+`register(subparsers) -> None`; its handlers return an exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from services.errors import BadInput, TrialLandscapeError
+
+# One line per command module; add yours here.
+COMMAND_MODULES = [
+    "services.commands.db_cmd",
+    "services.commands.import_cmd",
+]
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def print_result(data: Any, as_json: bool, text: Callable[[Any], str] | None = None) -> None:
+    """Print a command's result as JSON (machine) or as text (person)."""
+    if as_json:
+        print(json.dumps(data, indent=2, default=str, ensure_ascii=False))
+    elif text is not None:
+        print(text(data))
+    else:
+        print(json.dumps(data, indent=2, default=str, ensure_ascii=False))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser with every registered command group."""
+    parser = argparse.ArgumentParser(prog="python -m services", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse arguments, run the chosen handler, map errors to exit codes."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Handler = args.handler
+    try:
+        return handler(args)
+    except BadInput as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except TrialLandscapeError as exc:
+        hint = f" {exc.hint}" if exc.hint else ""
+        print(f"error: {exc}{hint}", file=sys.stderr)
+        return 1

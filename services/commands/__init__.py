@@ -1,0 +1,1 @@
+"""Command groups of `python -m services` (each module exposes register(subparsers))."""

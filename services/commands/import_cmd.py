@@ -1,0 +1,47 @@
+"""`import ctgov-json | ctgov-csv | aact PATH`: load files into the trial database."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from services import loaders, runtime
+from services.cli import print_result
+from services.errors import BadInput
+
+_IMPORTERS = {
+    "ctgov-json": loaders.import_ctgov_json,
+    "ctgov-csv": loaders.import_ctgov_csv,
+    "aact": loaders.import_aact,
+}
+
+
+def register(sub: Any) -> None:
+    """Add the `import` command group."""
+    imp = sub.add_parser("import", help="import ClinicalTrials.gov JSON/CSV downloads or an AACT export")
+    isub = imp.add_subparsers(dest="import_kind", required=True)
+    helps = {"ctgov-json": "API v2 studies: .json array, .jsonl(.gz) or .zip",
+             "ctgov-csv": "a ClinicalTrials.gov site CSV download (sites geocoded offline)",
+             "aact": "AACT pipe-delimited export: the daily .zip or a folder of <table>.txt"}
+    for kind, text in helps.items():
+        p = isub.add_parser(kind, help=text)
+        p.add_argument("path", type=Path)
+        p.add_argument("--json", action="store_true")
+        p.set_defaults(handler=cmd_import)
+
+
+def _text(report: dict[str, Any]) -> str:
+    rows = ", ".join(f"{t} {n:,}" for t, n in report["rows"].items() if n)
+    notes = "".join(f"\nnote: {n}" for n in report["notes"])
+    return f"imported {report['studies']:,} studies from {report['path']} in {report['seconds']} s\nrows: {rows}{notes}"
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    db = runtime.get_db()
+    if db.read_only:
+        raise BadInput(f"{db.label} is read-only; import into the embedded database (unset DATABASE_URL) "
+                       f"or a writable PostgreSQL.")
+    report = _IMPORTERS[args.import_kind](db, args.path)
+    print_result(report.as_dict(), args.json, _text)
+    return 0

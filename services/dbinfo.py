@@ -1,0 +1,36 @@
+"""What is in the connected trial database: row counts, sites with coordinates, freshness."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from services import runtime
+from services.db import Database, load_sql
+
+
+def database_info(db: Database | None = None) -> dict[str, Any]:
+    """`db info`: database (never a password), studies, sites with coordinates, freshness, tables."""
+    db = db or runtime.get_db()
+    results = db.fetch_many({
+        "summary": (load_sql("db_summary"), None),
+        "tables": (load_sql("db_table_counts"), None),
+    })
+    summary = results["summary"]
+    tables = results["tables"]
+    if isinstance(summary, Exception):
+        raise summary
+    if isinstance(tables, Exception):
+        raise tables
+    row = summary.iloc[0]
+    freshness = row["freshness"]
+    src = runtime.source() if db is runtime.get_db() else runtime.Source("external", db.label, db.read_only)
+    return {
+        "database": src.description,
+        "kind": src.kind,
+        "read_only": src.read_only,
+        "studies": int(row["studies"]),
+        "sites": int(row["sites"]),
+        "sites_with_coordinates": int(row["sites_with_coordinates"]),
+        "freshness": freshness.isoformat() if freshness is not None and hasattr(freshness, "isoformat") else None,
+        "tables": {str(r.table_name): int(r.row_count) for r in tables.itertuples()},
+    }

@@ -1,0 +1,52 @@
+"""Typed errors raised at the edges; views turn them into messages a person can act on."""
+
+from __future__ import annotations
+
+
+class TrialLandscapeError(Exception):
+    """Base class: every error the services raise on purpose."""
+
+    hint: str = ""
+
+    def __init__(self, message: str, *, hint: str = "") -> None:
+        super().__init__(message)
+        if hint:
+            self.hint = hint
+
+    @property
+    def message(self) -> str:
+        return str(self)
+
+
+class DatabaseUnavailable(TrialLandscapeError):
+    """The database cannot be reached (stopped, restarting, wrong address)."""
+
+    hint = "The database is not answering. Wait a few seconds and press Retry."
+
+
+class QueryTimeout(TrialLandscapeError):
+    """A query ran past its statement timeout and was cancelled by the server."""
+
+    hint = "The query took too long and was stopped. Narrow the filters or try again."
+
+
+class QueryFailed(TrialLandscapeError):
+    """The database answered with an error for a query."""
+
+
+class BadInput(TrialLandscapeError):
+    """A file, argument or value that cannot be used as given."""
+
+
+class BadFilter(BadInput):
+    """A filter value that cannot be used; the notice says which and why."""
+
+
+class UnsafeQuery(BadInput):
+    """User SQL refused by the guard; the message says why in one sentence."""
+
+
+class AssistantUnavailable(TrialLandscapeError):
+    """The model API cannot be reached or refused the request."""
+
+    hint = "The assistant's model service cannot be reached. Your session is kept; try again later or use guided mode."
