@@ -1,0 +1,5 @@
+-- Facet: studies by how many collaborators the lead sponsor has. Needs CTE m(nct_id). Output: value (bucket), n.
+SELECT CASE WHEN k.k = 0 THEN 0 WHEN k.k = 1 THEN 1 WHEN k.k <= 3 THEN 2 ELSE 3 END AS value, count(*) AS n
+FROM m CROSS JOIN LATERAL (SELECT count(*) AS k FROM ctgov.sponsors c
+                           WHERE c.nct_id = m.nct_id AND c.lead_or_collaborator = 'collaborator') k
+GROUP BY 1
