@@ -18,6 +18,7 @@ from typing import IO
 from services.errors import BadInput
 from services.loaders.common import NCT_RE
 
+
 @dataclass
 class FlatTable:
     """One table file ready to COPY: the columns kept and a CSV byte stream of them."""

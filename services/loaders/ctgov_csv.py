@@ -16,7 +16,7 @@ from typing import Any
 
 from services.errors import BadInput
 from services.loaders.common import NCT_RE, Batch, calculated_values, downcase, parse_api_date
-from services.loaders.ctgov_json import _open_text
+from services.loaders.ctgov_json import iter_lines
 
 KNOWN_COLUMNS = frozenset({
     "NCT Number", "Study Title", "Study URL", "Acronym", "Study Status", "Brief Summary", "Study Results",
@@ -37,37 +37,36 @@ def read_rows(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
     """Yield (line number, row) from a site CSV or CSV-as-JSON-lines file; BadInput names file and line."""
     if not path.exists():
         raise BadInput(f"{path}: no such file.")
-    line_no = 0
-    header_checked = False
+    lines = iter_lines(path)
+    first_line = next(((n, t) for n, t in lines if t.strip()), None)
+    if first_line is None:
+        raise BadInput(f"{path}: the file is empty.")
+    if first_line[1].lstrip().startswith("{"):
+        header_checked = False
+        for line_no, line in [first_line, *lines]:
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise BadInput(f"{path}: line {line_no}: not valid JSON ({err.msg}).") from err
+            if not isinstance(row, dict):
+                raise BadInput(f"{path}: line {line_no}: expected an object of CSV columns.")
+            if not header_checked:
+                _check_columns(path, line_no, row.keys())
+                header_checked = True
+            yield line_no, {k: ("" if v is None else str(v)) for k, v in row.items()}
+        return
+    text = first_line[1] + "".join(t for _, t in lines)
+    reader = csv.DictReader(io.StringIO(text))
+    _check_columns(path, first_line[0], reader.fieldnames or [])
     try:
-        with _open_text(path) as fh:
-            first = fh.readline()
-            if first.lstrip().startswith("{"):
-                for line_no, line in enumerate([first, *fh], start=1):
-                    if not line.strip():
-                        continue
-                    try:
-                        row = json.loads(line)
-                    except json.JSONDecodeError as err:
-                        raise BadInput(f"{path}: line {line_no}: not valid JSON ({err.msg}).") from err
-                    if not isinstance(row, dict):
-                        raise BadInput(f"{path}: line {line_no}: expected an object of CSV columns.")
-                    if not header_checked:
-                        _check_columns(path, line_no, row.keys())
-                        header_checked = True
-                    yield line_no, {k: ("" if v is None else str(v)) for k, v in row.items()}
-                return
-            reader = csv.DictReader(io.StringIO(first + fh.read()))
-            _check_columns(path, 1, reader.fieldnames or [])
-            for line_no, row in enumerate(reader, start=2):
-                if None in row:
-                    raise BadInput(f"{path}: line {line_no}: more fields than the header has.")
-                yield line_no, {k: (v or "") for k, v in row.items()}
-    except UnicodeDecodeError as err:
-        raise BadInput(f"{path}: line {line_no + 1}: bytes that are not UTF-8 ({err.reason}); "
-                       f"save the file as UTF-8 and import again.") from err
-    except (EOFError, OSError) as err:
-        raise BadInput(f"{path}: line {line_no + 1}: the file is truncated or corrupt ({err}).") from err
+        for row in reader:
+            if None in row:
+                raise BadInput(f"{path}: line {reader.line_num}: more fields than the header has.")
+            yield reader.line_num, {k: (v or "") for k, v in row.items()}
+    except csv.Error as err:
+        raise BadInput(f"{path}: line {reader.line_num}: unreadable CSV ({err}).") from err
 
 
 def _check_columns(path: Path, line_no: int, columns: Any) -> None:
@@ -86,27 +85,42 @@ def _split(value: str) -> list[str]:
     return [p.strip() for p in value.split("|") if p.strip()] if value else []
 
 
-def parse_location(text: str) -> dict[str, str | None]:
-    """'Facility, City, State, Zip, Country' (facility may itself hold commas) → parts."""
+_COUNTRY_TAIL = re.compile(r"^(the |republic|islamic|democratic|united republic|province|federated|plurinational|"
+                           r"bolivarian|former|people)", re.IGNORECASE)
+
+
+def parse_location(text: str) -> tuple[dict[str, str | None], tuple[float, float] | None]:
+    """'Facility, City, State, Zip, Country' (facility may itself hold commas) → parts and a geocoded point.
+
+    The state is optional and the facility may contain commas, so each plausible reading is
+    geocoded and the first that resolves wins; otherwise the simplest reading is kept unlocated.
+    """
     from services.geo import geocode_site, us_state_name
 
-    parts = [p.strip() for p in text.split(",")]
-    parts = [p for p in parts if p]
-    out: dict[str, str | None] = {"name": None, "city": None, "state": None, "zip": None, "country": None}
+    parts = [p.strip() for p in text.split(",") if p.strip()]
     if not parts:
-        return out
-    out["country"] = parts.pop()
-    if parts and _ZIPLIKE.search(parts[-1]) and len(parts[-1]) <= 12:
-        out["zip"] = parts.pop()
-    if out["country"] == "United States" and parts and us_state_name(parts[-1]):
-        out["state"] = us_state_name(parts[-1])
-        parts.pop()
-    elif len(parts) >= 3 and geocode_site(parts[-2], None, None, out["country"]) is not None:
-        out["state"] = parts.pop()
+        return {"name": None, "city": None, "state": None, "zip": None, "country": None}, None
+    country = parts.pop()
+    # "Korea, Republic of", "Iran, Islamic Republic of": the country itself holds a comma.
+    if parts and _COUNTRY_TAIL.match(country):
+        country = f"{parts.pop()}, {country}"
+    zip_code = parts.pop() if parts and _ZIPLIKE.search(parts[-1]) and len(parts[-1]) <= 12 else None
+    readings: list[tuple[str | None, str | None, list[str]]] = []
+    if parts and country == "United States" and us_state_name(parts[-1]):
+        readings.append((parts[-2] if len(parts) >= 2 else None, us_state_name(parts[-1]), parts[:-2]))
+    if len(parts) >= 3:
+        readings.append((parts[-2], parts[-1], parts[:-2]))
     if parts:
-        out["city"] = parts.pop()
-    out["name"] = ", ".join(parts) or None
-    return out
+        readings.append((parts[-1], None, parts[:-1]))
+    if len(parts) >= 2:
+        readings.append((None, parts[-1], parts[:-1]))
+    for city, state, rest in readings:
+        point = geocode_site(city, state, zip_code, country)
+        if point is not None:
+            return {"name": ", ".join(rest) or None, "city": city, "state": state, "zip": zip_code,
+                    "country": country}, point
+    city, state, rest = readings[0] if readings else (None, None, [])
+    return {"name": ", ".join(rest) or None, "city": city, "state": state, "zip": zip_code, "country": country}, None
 
 
 def _design(text: str) -> dict[str, str]:
@@ -119,8 +133,6 @@ def _design(text: str) -> dict[str, str]:
 
 def row_to_rows(row: dict[str, str], batch: Batch, ids: dict[str, Iterator[int]]) -> str:
     """Append one CSV row's study to the batch; return its NCT id."""
-    from services.geo import geocode_site
-
     nct = row.get("NCT Number", "").strip()
     if not NCT_RE.match(nct):
         raise ValueError(f"missing or malformed NCT Number ({nct!r})")
@@ -169,8 +181,7 @@ def row_to_rows(row: dict[str, str], batch: Batch, ids: dict[str, Iterator[int]]
                                     "older_adult": "OLDER_ADULT" in std})
     countries: list[str] = []
     for loc in _split(g("Locations", "")):
-        parts = parse_location(loc)
-        point = geocode_site(parts["city"], parts["state"], parts["zip"], parts["country"])
+        parts, point = parse_location(loc)
         countries.append(parts["country"] or "")
         batch.add("facilities", {"nct_id": nct, **parts,
                                  "latitude": round(point[0], 6) if point else None,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import zipfile
 import zlib
@@ -23,12 +22,30 @@ def _get(d: Any, *path: str) -> Any:
     return d
 
 
-def _open_text(path: Path) -> io.TextIOBase:
+def _open_binary(path: Path) -> Any:
     raw = path.open("rb")
     head = raw.read(2)
     raw.seek(0)
-    stream: Any = gzip.GzipFile(fileobj=raw) if head == b"\x1f\x8b" else raw
-    return io.TextIOWrapper(stream, encoding="utf-8", errors="strict")
+    return gzip.GzipFile(fileobj=raw) if head == b"\x1f\x8b" else raw
+
+
+def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """Yield (line number, text) of a plain or gzipped text file, decoding each line on its own.
+
+    Raises BadInput naming the line for bytes that are not UTF-8 or a truncated/corrupt gzip stream.
+    """
+    line_no = 0
+    try:
+        with _open_binary(path) as fh:
+            for line_no, raw in enumerate(fh, start=1):
+                try:
+                    yield line_no, raw.decode("utf-8")
+                except UnicodeDecodeError as err:
+                    raise BadInput(f"{path}: line {line_no}: bytes that are not UTF-8 ({err.reason} at column "
+                                   f"{err.start + 1}); save the file as UTF-8 and import again.") from err
+    except (EOFError, gzip.BadGzipFile, zlib.error) as err:
+        raise BadInput(f"{path}: line {line_no + 1}: the gzip stream is truncated or corrupt ({err}); "
+                       f"download the file again.") from err
 
 
 def read_studies(path: Path) -> Iterator[tuple[str, int, dict[str, Any]]]:
@@ -51,38 +68,24 @@ def read_studies(path: Path) -> Iterator[tuple[str, int, dict[str, Any]]]:
         except zipfile.BadZipFile as err:
             raise BadInput(f"{path}: not a readable zip file ({err}).") from err
         return
-    line_no = 0
-    try:
-        with _open_text(path) as fh:
-            first = fh.read(1)
-            fh_rest = fh.read() if first == "[" else None
-            if fh_rest is not None:
-                try:
-                    doc = json.loads(first + fh_rest)
-                except json.JSONDecodeError as err:
-                    raise BadInput(f"{path}: line {err.lineno}: not valid JSON ({err.msg}).") from err
-                for i, study in enumerate(doc, start=1):
-                    yield path.name, i, study
-                return
-            pending = first
-            for line_no, line in enumerate(fh, start=1):
-                line = pending + line
-                pending = ""
-                if not line.strip():
-                    continue
-                try:
-                    study = json.loads(line)
-                except json.JSONDecodeError as err:
-                    raise BadInput(f"{path}: line {line_no}: not valid JSON ({err.msg}).") from err
-                yield path.name, line_no, study
-            if pending.strip():
-                yield path.name, 1, json.loads(pending)
-    except UnicodeDecodeError as err:
-        raise BadInput(f"{path}: line {line_no + 1}: bytes that are not UTF-8 ({err.reason}); "
-                       f"save the file as UTF-8 and import again.") from err
-    except (EOFError, gzip.BadGzipFile, zlib.error) as err:
-        raise BadInput(f"{path}: line {line_no + 1}: the gzip stream is truncated or corrupt ({err}); "
-                       f"download the file again.") from err
+    lines = iter_lines(path)
+    for line_no, line in lines:
+        if not line.strip():
+            continue
+        if line.lstrip().startswith("["):  # one JSON array (the site's "Download → JSON")
+            text = line + "".join(rest for _, rest in lines)
+            try:
+                doc = json.loads(text)
+            except json.JSONDecodeError as err:
+                raise BadInput(f"{path}: line {line_no + err.lineno - 1}: not valid JSON ({err.msg}).") from err
+            for i, study in enumerate(doc, start=1):
+                yield path.name, i, study
+            return
+        try:
+            study = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise BadInput(f"{path}: line {line_no}: not valid JSON ({err.msg}).") from err
+        yield path.name, line_no, study
 
 
 def study_to_rows(study: dict[str, Any], batch: Batch, ids: dict[str, Iterator[int]]) -> str:

@@ -1,0 +1,109 @@
+"""The database door: typed errors, timeouts, concurrency, read-only mode, health."""
+
+from __future__ import annotations
+
+import time
+
+import pandas as pd
+import pytest
+
+from services import embedded
+from services.db import Database, describe_url
+from services.errors import DatabaseUnavailable, QueryFailed, QueryTimeout
+
+
+def test_db_fetch_df_converts_numeric(db):
+    df = db.fetch_df("SELECT CAST(1.5 AS numeric(10, 6)) AS x, 'a' AS y")
+    assert df.to_dict("records") == [{"x": 1.5, "y": "a"}]
+
+
+def test_db_statement_timeout_raises_query_timeout(db):
+    with pytest.raises(QueryTimeout):
+        db.fetch_df("SELECT pg_sleep(2)", timeout_ms=100)
+    # the pool is still usable afterwards
+    assert db.fetch_value("SELECT 41 + 1") == 42
+
+
+def test_db_bad_sql_raises_query_failed(db):
+    with pytest.raises(QueryFailed) as info:
+        db.fetch_df("SELECT no_such_column FROM ctgov.studies")
+    assert "no_such_column" in str(info.value)
+
+
+def test_db_fetch_many_runs_concurrently_and_isolates_failures(db):
+    started = time.perf_counter()
+    out = db.fetch_many({
+        "a": ("SELECT pg_sleep(0.4), 1 AS v", None),
+        "b": ("SELECT pg_sleep(0.4), 2 AS v", None),
+        "c": ("SELECT pg_sleep(0.4), 3 AS v", None),
+        "slow": ("SELECT pg_sleep(3)", None),
+    }, timeout_ms=1000)
+    elapsed = time.perf_counter() - started
+    assert [out[k]["v"].tolist() for k in "abc"] == [[1], [2], [3]]
+    assert isinstance(out["slow"], QueryTimeout)
+    # run one after another this would take ≥ 2.2 s; concurrently it is bounded by the 1 s timeout
+    assert elapsed < 2.2
+
+
+def test_db_read_only_mode_refuses_writes(db):
+    ro = Database(db.url, read_only=True)
+    try:
+        with pytest.raises(QueryFailed):
+            ro.execute("DELETE FROM ctgov.studies")
+        with pytest.raises(QueryFailed):
+            ro.fetch_df("CREATE TEMP TABLE x AS SELECT 1")  # the server itself refuses
+        assert ro.health().read_only
+        assert ro.fetch_value("SELECT count(*) FROM ctgov.studies") == 12206
+    finally:
+        ro.close()
+
+
+def test_db_health_reports_version(db):
+    health = db.health()
+    assert health.ok and health.server_version.split(".")[0] in {"15", "16", "17", "18"}
+
+
+def test_db_describe_url_hides_password():
+    text = describe_url("postgresql://alice:s3cret@aact-db.example.org:5432/aact")
+    assert text == "aact-db.example.org:5432/aact" and "s3cret" not in text
+
+
+def test_db_unreachable_server_raises_database_unavailable():
+    bad = Database("postgresql://postgres@127.0.0.1:1/none")
+    try:
+        with pytest.raises(DatabaseUnavailable):
+            bad.fetch_df("SELECT 1")
+        assert not bad.health().ok
+    finally:
+        bad.close()
+
+
+@pytest.mark.skipif(bool(__import__("os").environ.get("TEST_DATABASE_URL")),
+                    reason="stops an embedded server of its own; the external server is not ours to stop")
+def test_db_stopped_server_raises_database_unavailable_then_recovers(scratch_dir):
+    pgdata = scratch_dir / "pg"
+    uri = embedded.start(pgdata)
+    own = Database(uri)
+    try:
+        assert own.fetch_value("SELECT 1") == 1
+        embedded.stop(pgdata)
+        with pytest.raises(DatabaseUnavailable):
+            own.fetch_df("SELECT 1")
+        embedded.start(pgdata)
+        deadline = time.time() + 15
+        while True:
+            try:
+                assert own.fetch_value("SELECT 2") == 2
+                break
+            except DatabaseUnavailable:
+                if time.time() > deadline:
+                    raise
+                time.sleep(0.3)
+    finally:
+        own.close()
+        embedded.wipe(pgdata)
+
+
+def test_db_frame_shape(db):
+    df = db.fetch_df("SELECT nct_id FROM ctgov.studies WHERE nct_id = :n", {"n": "NCT05923281"})
+    assert isinstance(df, pd.DataFrame) and df["nct_id"].tolist() == ["NCT05923281"]
