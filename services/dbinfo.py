@@ -34,3 +34,10 @@ def database_info(db: Database | None = None) -> dict[str, Any]:
         "freshness": freshness.isoformat() if freshness is not None and hasattr(freshness, "isoformat") else None,
         "tables": {str(r.table_name): int(r.row_count) for r in tables.itertuples()},
     }
+
+
+def freshness(db: Database | None = None) -> str | None:
+    """Newest last-update-posted date in the data (ISO), or None when empty."""
+    db = db or runtime.get_db()
+    value = db.fetch_value("SELECT max(last_update_posted_date) FROM ctgov.studies")
+    return value.isoformat() if value is not None else None

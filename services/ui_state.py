@@ -1,0 +1,328 @@
+"""The one Streamlit-aware service: session state, URL ⇄ filter glue, the shared sidebar, caching, banners.
+
+Every page calls `page_setup()` first: it initialises session keys, reads the URL once, re-applies
+the filters to the URL (Streamlit clears query parameters on page switch), renders the shared
+sidebar and returns the current filters.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from typing import Any, TypeVar
+
+import streamlit as st
+
+from services import runtime
+from services.errors import DatabaseUnavailable, QueryTimeout, TrialLandscapeError
+from services.filters import Filters
+from services.normalize import FUNDER_CLASSES, LABELS, OPEN_STATUSES, PHASES, STATUSES, STUDY_TYPES
+
+T = TypeVar("T")
+CACHE_TTL_S = 600
+SAMPLE_NOTE = ("Embedded sample: 12,206 real ClinicalTrials.gov studies chosen by topic (diabetes, lung cancer, "
+               "urology, Alzheimer's, blood cancers, …) — it is biased, not the whole registry.")
+
+_DEFAULTS: dict[str, Any] = {
+    "filters": Filters(),
+    "url_read": False,
+    "notices": [],
+    "widget_sync": None,
+}
+
+
+def init_state() -> None:
+    """Create every session key once, with its default."""
+    for key, value in _DEFAULTS.items():
+        if key not in st.session_state:
+            st.session_state[key] = list(value) if isinstance(value, list) else value
+
+
+def current_filters() -> Filters:
+    """The filters of this browser session."""
+    init_state()
+    return st.session_state["filters"]  # type: ignore[no-any-return]
+
+
+def set_filters(f: Filters, notices: list[str] | None = None) -> None:
+    """Replace the session's filters (and the URL with them)."""
+    st.session_state["filters"] = f
+    if notices:
+        st.session_state["notices"] = list(notices)
+    _write_url(f)
+
+
+def _query_dict() -> dict[str, list[str]]:
+    return {k: st.query_params.get_all(k) for k in st.query_params.keys()}  # noqa: SIM118
+
+
+def _write_url(f: Filters, extra: dict[str, str] | None = None) -> None:
+    wanted = f.to_query()
+    keep = {k: v for k, v in _query_dict().items() if k in ("nct", "session", "compare", "view")}
+    wanted.update(keep)
+    if extra:
+        wanted.update({k: [v] for k, v in extra.items()})
+    if wanted != _query_dict():
+        st.query_params.from_dict(wanted)
+
+
+def read_url_once() -> None:
+    """On a session's first run, take the filters from the URL (a share link), with notices."""
+    init_state()
+    if st.session_state["url_read"]:
+        return
+    st.session_state["url_read"] = True
+    params = {k: v for k, v in _query_dict().items()}
+    if params:
+        f, notices = Filters.from_query(params)
+        st.session_state["filters"] = f
+        st.session_state["notices"] = notices
+
+
+def page_setup(title: str, icon: str = "🧭", *, sidebar: bool = True) -> Filters:
+    """Common start of every page: config, state, URL, notices, sidebar; returns the filters."""
+    with contextlib.suppress(st.errors.StreamlitAPIException):
+        st.set_page_config(page_title=f"{title} · Trial Landscape", page_icon=icon, layout="wide")
+    read_url_once()
+    f = current_filters()
+    _write_url(f)
+    if sidebar:
+        f = render_sidebar()
+    show_notices()
+    return f
+
+
+def show_notices() -> None:
+    """Show (once) what was dropped from the URL or the filters, and why."""
+    notices = st.session_state.get("notices") or []
+    if notices:
+        st.warning("Some filter values were not used:\n\n" + "\n".join(f"- {n}" for n in notices), icon="⚠️")
+        st.session_state["notices"] = []
+
+
+# ---- the shared sidebar ------------------------------------------------------------------
+_W = "flt_"  # prefix of the sidebar widget keys
+
+
+def _widget_values(f: Filters) -> dict[str, Any]:
+    return {
+        "condition": f.condition or "", "intervention": f.intervention or "",
+        "status": list(f.status), "phase": list(f.phase), "study_type": list(f.study_type),
+        "funder_class": list(f.funder_class), "sponsor": f.sponsor or "", "country": list(f.country),
+        "state": list(f.state), "near": f.near or "", "radius": float(f.radius), "unit": f.unit,
+        "age": f.age, "sex": f.sex or "ANY", "healthy": "ANY" if f.healthy_volunteers is None else
+        ("YES" if f.healthy_volunteers else "NO"),
+        "start_from": f.start_from, "start_to": f.start_to, "enroll_min": f.enrollment_min,
+        "enroll_max": f.enrollment_max, "results": "ANY" if f.has_results is None else
+        ("YES" if f.has_results else "NO"),
+    }
+
+
+def _seed_widgets(f: Filters) -> None:
+    key = f.query_string()
+    if st.session_state.get("widget_sync") == key and all(_W + k in st.session_state for k in _widget_values(f)):
+        return
+    for name, value in _widget_values(f).items():
+        st.session_state[_W + name] = value
+    st.session_state["widget_sync"] = key
+
+
+def _from_widgets() -> None:
+    s = st.session_state
+    params: dict[str, Any] = {}
+
+    def put(key: str, value: Any) -> None:
+        if value not in (None, "", []):
+            params[key] = value if isinstance(value, list) else [str(value)]
+
+    put("condition", s[_W + "condition"].strip())
+    put("intervention", s[_W + "intervention"].strip())
+    status = s[_W + "status"]
+    params["status"] = status if status else ["ANY"]
+    put("phase", s[_W + "phase"])
+    put("type", s[_W + "study_type"])
+    put("funder", s[_W + "funder_class"])
+    put("sponsor", s[_W + "sponsor"].strip())
+    put("country", s[_W + "country"])
+    put("state", s[_W + "state"])
+    if s[_W + "near"].strip():
+        put("near", s[_W + "near"].strip())
+        put("radius", s[_W + "radius"])
+        put("unit", s[_W + "unit"])
+    put("age", s[_W + "age"])
+    if s[_W + "sex"] != "ANY":
+        put("sex", s[_W + "sex"])
+    if s[_W + "healthy"] != "ANY":
+        put("healthy", s[_W + "healthy"].lower())
+    put("start_from", s[_W + "start_from"])
+    put("start_to", s[_W + "start_to"])
+    put("enroll_min", s[_W + "enroll_min"])
+    put("enroll_max", s[_W + "enroll_max"])
+    if s[_W + "results"] != "ANY":
+        put("results", s[_W + "results"].lower())
+    f, notices = Filters.from_query(params)
+    st.session_state["widget_sync"] = None
+    set_filters(f, notices)
+
+
+def _reset_filters() -> None:
+    st.session_state["widget_sync"] = None
+    set_filters(Filters())
+
+
+def _label(kind: str) -> Callable[[str], str]:
+    return lambda v: LABELS.get(kind, {}).get(v, v)
+
+
+def render_sidebar() -> Filters:
+    """The filter panel shown on every page; edits update the shared filters and the URL."""
+    f = current_filters()
+    _seed_widgets(f)
+    sb = st.sidebar
+    sb.header("Filters")
+    sb.text_input("Condition", key=_W + "condition", on_change=_from_widgets, max_chars=200,
+                  placeholder="e.g. lung cancer, T2D, Ewing sarcoma",
+                  help="Matches condition names, MeSH terms and keywords, in any word order.")
+    sb.text_input("Intervention", key=_W + "intervention", on_change=_from_widgets, max_chars=200,
+                  placeholder="e.g. pembrolizumab, metformin")
+    sb.multiselect("Status", list(STATUSES), key=_W + "status", on_change=_from_widgets,
+                   format_func=_label("status"), help="Empty = any status. Default: trials open to enrolment.")
+    with sb.expander("Place", expanded=bool(f.near)):
+        st.text_input("Near", key=_W + "near", on_change=_from_widgets, max_chars=200,
+                      placeholder="City, state/country or US ZIP")
+        c1, c2 = st.columns([2, 1])
+        c1.number_input("Radius", min_value=1.0, max_value=20000.0, step=25.0, key=_W + "radius",
+                        on_change=_from_widgets)
+        c2.selectbox("Unit", ["mi", "km"], key=_W + "unit", on_change=_from_widgets)
+        st.multiselect("Country", country_options(), key=_W + "country", on_change=_from_widgets)
+        from services.filters import STATE_VALUES
+
+        st.multiselect("US state", list(STATE_VALUES), key=_W + "state", on_change=_from_widgets)
+    with sb.expander("Patient", expanded=f.age is not None or bool(f.sex)):
+        st.number_input("Age (years)", min_value=0.0, max_value=120.0, step=1.0, value=None, key=_W + "age",
+                        on_change=_from_widgets, placeholder="any age")
+        st.selectbox("Sex", ["ANY", "FEMALE", "MALE"], key=_W + "sex", on_change=_from_widgets,
+                     format_func=lambda v: {"ANY": "Any", "FEMALE": "Female", "MALE": "Male"}[v])
+        st.selectbox("Healthy volunteers", ["ANY", "YES", "NO"], key=_W + "healthy", on_change=_from_widgets,
+                      format_func=lambda v: {"ANY": "Any", "YES": "Accepts healthy volunteers",
+                                             "NO": "Patients only"}[v])
+    with sb.expander("Study design", expanded=bool(f.phase or f.study_type or f.funder_class or f.sponsor)):
+        st.multiselect("Phase", [p for p in PHASES], key=_W + "phase", on_change=_from_widgets,
+                       format_func=_label("phase"))
+        st.multiselect("Study type", list(STUDY_TYPES), key=_W + "study_type", on_change=_from_widgets,
+                       format_func=_label("study_type"))
+        st.multiselect("Funder class", list(FUNDER_CLASSES), key=_W + "funder_class", on_change=_from_widgets,
+                       format_func=_label("funder_class"))
+        st.text_input("Lead sponsor", key=_W + "sponsor", on_change=_from_widgets, max_chars=200)
+        c1, c2 = st.columns(2)
+        c1.number_input("Start from", min_value=1900, max_value=2100, step=1, value=None, key=_W + "start_from",
+                        on_change=_from_widgets, placeholder="year")
+        c2.number_input("Start to", min_value=1900, max_value=2100, step=1, value=None, key=_W + "start_to",
+                        on_change=_from_widgets, placeholder="year")
+        c1.number_input("Enrollment ≥", min_value=0, step=10, value=None, key=_W + "enroll_min",
+                        on_change=_from_widgets, placeholder="any")
+        c2.number_input("Enrollment ≤", min_value=0, step=10, value=None, key=_W + "enroll_max",
+                        on_change=_from_widgets, placeholder="any")
+        st.selectbox("Results posted", ["ANY", "YES", "NO"], key=_W + "results", on_change=_from_widgets,
+                     format_func=lambda v: {"ANY": "Any", "YES": "Has results", "NO": "No results"}[v])
+    sb.button("Reset filters", on_click=_reset_filters, width="stretch")
+    render_share_link(current_filters())
+    return current_filters()
+
+
+def render_share_link(f: Filters) -> None:
+    """The share link of the current view (copy button on the code block)."""
+    base = ""
+    with contextlib.suppress(Exception):
+        base = str(st.context.url or "").split("?", 1)[0]
+    query = f.query_string()
+    link = f"{base}?{query}" if query else (base or "?")
+    st.sidebar.caption("Share link — opens this exact view (no patient details are ever included):")
+    st.sidebar.code(link, language=None, wrap_lines=True)
+
+
+# ---- data access with caching and error banners ----------------------------------------------
+@st.cache_resource(show_spinner="Starting the database…")
+def _database_ready() -> str:
+    return runtime.get_db().label
+
+
+def ensure_database() -> None:
+    """Start/attach the database once per process; a failure shows a banner with a retry."""
+    with database_errors():
+        _database_ready()
+
+
+@contextlib.contextmanager
+def database_errors() -> Iterator[None]:
+    """Turn database trouble into a banner with a Retry button (never a traceback)."""
+    try:
+        yield
+    except DatabaseUnavailable as err:
+        st.error(f"**The database is not reachable right now.** {err.hint}\n\n_Details: {err}_", icon="🔌")
+        if st.button("Retry", type="primary", key=f"retry_{id(err)}"):
+            _database_ready.clear()
+            st.rerun()
+        st.stop()
+    except QueryTimeout as err:
+        st.warning(f"**That took too long.** {err.hint}", icon="⏱️")
+        st.stop()
+
+
+def cached(fn: Callable[..., T], *args: Any) -> T:
+    """Call a service function through Streamlit's cross-session cache (same args → one computation).
+
+    Arguments must be hashable values (Filters, strings, numbers); results are shared by all users.
+    """
+    return _cached_call(fn.__module__, fn.__qualname__, args)  # type: ignore[no-any-return]
+
+
+@st.cache_data(ttl=CACHE_TTL_S, max_entries=512, show_spinner=False)
+def _cached_call(module: str, qualname: str, args: tuple[Any, ...]) -> Any:
+    import importlib
+
+    target: Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        target = getattr(target, part)
+    return target(*args)
+
+
+@st.cache_data(ttl=3600, show_spinner=False)
+def country_options() -> list[str]:
+    """Country names present in the database, for the sidebar."""
+    from services.search import country_names
+
+    try:
+        return country_names()
+    except TrialLandscapeError:
+        return []
+
+
+def footer() -> None:
+    """Data source and freshness under every page; on the sample, say it is topic-biased."""
+    from services.dbinfo import freshness
+
+    try:
+        src = runtime.source()
+        fresh = freshness()
+    except TrialLandscapeError:
+        return
+    parts = [f"Data: ClinicalTrials.gov via AACT schema — {src.description}"]
+    if fresh:
+        parts.append(f"newest update posted {fresh}")
+    st.divider()
+    st.caption(" · ".join(parts))
+    if src.kind == "embedded":
+        st.caption(SAMPLE_NOTE)
+
+
+def update_filters(**changes: Any) -> Filters:
+    """Change some filter fields from code (chart clicks, the assistant) and keep URL/sidebar in step."""
+    f = replace(current_filters(), **changes)
+    st.session_state["widget_sync"] = None
+    set_filters(f)
+    return f
+
+
+__all__ = ["OPEN_STATUSES", "current_filters", "set_filters", "page_setup", "cached", "footer", "update_filters"]
