@@ -18,7 +18,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -74,7 +74,7 @@ def run_sync(coro: Awaitable[T], timeout: float | None = None) -> T:
     return _loop_thread().submit(coro).result(timeout)
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_sql(name: str) -> str:
     """Text of a named query: sql/queries/<name>.sql (the file name is the function name)."""
     if not _NAME_RE.match(name):
