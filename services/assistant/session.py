@@ -1,0 +1,333 @@
+"""The assistant's per-conversation state, with an exact JSON round trip that refuses corrupt data."""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from services.errors import BadInput
+
+PHASES: tuple[str, ...] = ("intake", "search", "matching", "selection", "report", "followup")
+FLAGS: tuple[str, ...] = (
+    "intake_complete",
+    "search_complete",
+    "matching_complete",
+    "selection_complete",
+    "report_complete",
+)
+DEFAULT_MODEL = "claude-sonnet-5-5"
+MODEL_CHOICES: tuple[str, ...] = ("claude-sonnet-5-5", "claude-opus-5-5", "claude-haiku-5-5")
+DEFAULT_MAX_TOKENS = 8192
+SCHEMA_VERSION = 1
+NCT_RE = re.compile(r"NCT\d{8}")
+_TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{43,}")
+
+
+def new_session_id() -> str:
+    """An unguessable session token: 32 random bytes (256 bits), URL-safe."""
+    return secrets.token_urlsafe(32)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass
+class AssistantSettings:
+    """Per-session model choice, output budget and history trimming switch."""
+
+    model: str = DEFAULT_MODEL
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    trimming: bool = True
+
+
+@dataclass
+class UsageCounters:
+    """Running totals over the whole session."""
+
+    model_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    def add(self, usage: Mapping[str, int], calls: int = 0) -> None:
+        """Add one reply's token counts (and model calls) to the totals."""
+        self.model_calls += calls
+        self.input_tokens += int(usage.get("input_tokens", 0))
+        self.output_tokens += int(usage.get("output_tokens", 0))
+        self.cache_creation_input_tokens += int(usage.get("cache_creation_input_tokens", 0))
+        self.cache_read_input_tokens += int(usage.get("cache_read_input_tokens", 0))
+
+
+@dataclass(frozen=True)
+class ChatEntry:
+    """One line of the visible conversation (tool traffic left out)."""
+
+    role: str
+    text: str
+
+
+@dataclass
+class AssistantSession:
+    """Everything one assistant conversation knows; messages are Anthropic content-block dicts."""
+
+    id: str = field(default_factory=new_session_id)
+    phase: str = "intake"
+    flags: dict[str, bool] = field(default_factory=lambda: dict.fromkeys(FLAGS, False))
+    intake_answers: dict[str, Any] = field(default_factory=dict)
+    patient_profile: dict[str, Any] = field(default_factory=dict)
+    filters: dict[str, Any] = field(default_factory=dict)
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    candidates: dict[str, dict[str, Any]] = field(default_factory=dict)
+    matched_trials: list[dict[str, Any]] = field(default_factory=list)
+    selected_nct_ids: list[str] = field(default_factory=list)
+    report_html: str | None = None
+    seen_nct_ids: list[str] = field(default_factory=list)
+    widgets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    settings: AssistantSettings = field(default_factory=AssistantSettings)
+    usage: UsageCounters = field(default_factory=UsageCounters)
+    created_at: datetime = field(default_factory=_now)
+    updated_at: datetime = field(default_factory=_now)
+
+    def touch(self) -> None:
+        """Mark the session as changed now."""
+        self.updated_at = _now()
+
+    def note_seen(self, nct_ids: set[str] | list[str]) -> None:
+        """Remember NCT ids that came back from a data tool (grounding checks look here)."""
+        merged = set(self.seen_nct_ids) | {i for i in nct_ids if NCT_RE.fullmatch(i)}
+        self.seen_nct_ids = sorted(merged)
+
+    def matched(self, nct_id: str) -> dict[str, Any] | None:
+        """The saved match for one trial, if any."""
+        return next((t for t in self.matched_trials if t.get("nct_id") == nct_id), None)
+
+    def chat_log(self) -> list[ChatEntry]:
+        """The visible conversation: user and assistant text, without tool calls and results."""
+        entries: list[ChatEntry] = []
+        for message in self.messages:
+            content = message["content"]
+            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+            texts = [b["text"] for b in blocks if b.get("type") == "text" and b.get("text", "").strip()]
+            if texts:
+                entries.append(ChatEntry(message["role"], "\n\n".join(texts)))
+        return entries
+
+    def seed_from_dashboard(self, filters: Mapping[str, Any]) -> None:
+        """Start the interview from the dashboard's filters (condition, age, sex, place, radius)."""
+        keys = ("condition", "age", "sex", "near", "radius", "radius_unit")
+        picked = {k: filters[k] for k in keys if filters.get(k) not in (None, "", [], ())}
+        self.filters.update(picked)
+        for key, value in picked.items():
+            self.intake_answers.setdefault(f"dashboard_{key}", value)
+        self.touch()
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of the whole session."""
+        return {
+            "version": SCHEMA_VERSION,
+            "id": self.id,
+            "phase": self.phase,
+            "flags": dict(self.flags),
+            "intake_answers": self.intake_answers,
+            "patient_profile": self.patient_profile,
+            "filters": self.filters,
+            "messages": self.messages,
+            "candidates": self.candidates,
+            "matched_trials": self.matched_trials,
+            "selected_nct_ids": self.selected_nct_ids,
+            "report_html": self.report_html,
+            "seen_nct_ids": self.seen_nct_ids,
+            "widgets": self.widgets,
+            "settings": {
+                "model": self.settings.model,
+                "max_tokens": self.settings.max_tokens,
+                "trimming": self.settings.trimming,
+            },
+            "usage": {
+                "model_calls": self.usage.model_calls,
+                "input_tokens": self.usage.input_tokens,
+                "output_tokens": self.usage.output_tokens,
+                "cache_creation_input_tokens": self.usage.cache_creation_input_tokens,
+                "cache_read_input_tokens": self.usage.cache_read_input_tokens,
+            },
+            "created_at": self.created_at.isoformat(),
+            "updated_at": self.updated_at.isoformat(),
+        }
+
+    def to_json(self) -> str:
+        """Serialise to JSON; from_json(to_json()) gives back an equal session."""
+        try:
+            return json.dumps(self.to_dict(), sort_keys=True, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise BadInput(
+                f"Assistant session {self.id[:8]}… holds a value JSON cannot store: {exc}"
+            ) from exc
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> AssistantSession:
+        """Rebuild a session from to_json() output; corrupt or foreign data raises BadInput saying where."""
+        try:
+            data = json.loads(text)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise BadInput(f"Assistant session data is not valid JSON: {exc}") from exc
+        return cls.from_dict(data)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> AssistantSession:
+        """Rebuild a session from to_dict() output, checking every field."""
+        c = _Checker()
+        c.require(isinstance(data, dict), "$", "must be a JSON object")
+        expected = {
+            "version", "id", "phase", "flags", "intake_answers", "patient_profile", "filters", "messages",
+            "candidates", "matched_trials", "selected_nct_ids", "report_html", "seen_nct_ids", "widgets",
+            "settings", "usage", "created_at", "updated_at",
+        }  # fmt: skip
+        missing = sorted(expected - data.keys())
+        extra = sorted(data.keys() - expected)
+        c.require(not missing, "$", f"is missing {', '.join(missing)}")
+        c.require(not extra, "$", f"has unknown fields {', '.join(extra)}")
+        c.require(
+            data["version"] == SCHEMA_VERSION,
+            "$.version",
+            f"must be {SCHEMA_VERSION}, got {data['version']!r}",
+        )
+        c.require(
+            isinstance(data["id"], str) and _TOKEN_RE.fullmatch(data["id"]) is not None,
+            "$.id",
+            "must be a URL-safe token of at least 43 characters",
+        )
+        c.require(
+            data["phase"] in PHASES, "$.phase", f"must be one of {', '.join(PHASES)}, got {data['phase']!r}"
+        )
+        flags = data["flags"]
+        c.require(
+            isinstance(flags, dict) and set(flags) == set(FLAGS),
+            "$.flags",
+            f"must have exactly {', '.join(FLAGS)}",
+        )
+        for name, value in flags.items():
+            c.require(isinstance(value, bool), f"$.flags.{name}", "must be true or false")
+        for name in ("intake_answers", "patient_profile", "filters", "candidates", "widgets"):
+            c.require(isinstance(data[name], dict), f"$.{name}", "must be an object")
+        for nct_id, trial in data["candidates"].items():
+            c.require(NCT_RE.fullmatch(nct_id) is not None, f"$.candidates.{nct_id}", "key must be an NCT id")
+            c.require(isinstance(trial, dict), f"$.candidates.{nct_id}", "must be an object")
+        for widget_id, widget in data["widgets"].items():
+            c.require(isinstance(widget, dict), f"$.widgets.{widget_id}", "must be an object")
+        _check_messages(c, data["messages"])
+        c.require(isinstance(data["matched_trials"], list), "$.matched_trials", "must be a list")
+        for i, trial in enumerate(data["matched_trials"]):
+            c.require(
+                isinstance(trial, dict) and NCT_RE.fullmatch(str(trial.get("nct_id", ""))) is not None,
+                f"$.matched_trials[{i}]",
+                "must be an object with an NCT id",
+            )
+        for name in ("selected_nct_ids", "seen_nct_ids"):
+            ids = data[name]
+            c.require(
+                isinstance(ids, list) and all(isinstance(i, str) and NCT_RE.fullmatch(i) for i in ids),
+                f"$.{name}",
+                "must be a list of NCT ids",
+            )
+        c.require(
+            data["report_html"] is None or isinstance(data["report_html"], str),
+            "$.report_html",
+            "must be text or null",
+        )
+        settings = data["settings"]
+        c.require(
+            isinstance(settings, dict) and set(settings) == {"model", "max_tokens", "trimming"},
+            "$.settings",
+            "must have exactly model, max_tokens, trimming",
+        )
+        c.require(
+            isinstance(settings["model"], str) and settings["model"] != "",
+            "$.settings.model",
+            "must be a model name",
+        )
+        c.require(
+            _is_int(settings["max_tokens"]) and settings["max_tokens"] > 0,
+            "$.settings.max_tokens",
+            "must be a positive integer",
+        )
+        c.require(isinstance(settings["trimming"], bool), "$.settings.trimming", "must be true or false")
+        usage = data["usage"]
+        usage_keys = {
+            "model_calls",
+            "input_tokens",
+            "output_tokens",
+            "cache_creation_input_tokens",
+            "cache_read_input_tokens",
+        }
+        c.require(
+            isinstance(usage, dict) and set(usage) == usage_keys,
+            "$.usage",
+            f"must have exactly {', '.join(sorted(usage_keys))}",
+        )
+        for name, value in usage.items():
+            c.require(_is_int(value) and value >= 0, f"$.usage.{name}", "must be a non-negative integer")
+        stamps = {name: _parse_time(c, data[name], f"$.{name}") for name in ("created_at", "updated_at")}
+        return cls(
+            id=data["id"],
+            phase=data["phase"],
+            flags=dict(flags),
+            intake_answers=data["intake_answers"],
+            patient_profile=data["patient_profile"],
+            filters=data["filters"],
+            messages=data["messages"],
+            candidates=data["candidates"],
+            matched_trials=data["matched_trials"],
+            selected_nct_ids=data["selected_nct_ids"],
+            report_html=data["report_html"],
+            seen_nct_ids=data["seen_nct_ids"],
+            widgets=data["widgets"],
+            settings=AssistantSettings(**settings),
+            usage=UsageCounters(**usage),
+            created_at=stamps["created_at"],
+            updated_at=stamps["updated_at"],
+        )
+
+
+class _Checker:
+    def require(self, ok: bool, path: str, problem: str) -> None:
+        if not ok:
+            raise BadInput(f"Assistant session data is corrupt: {path} {problem}.")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _parse_time(c: _Checker, value: Any, path: str) -> datetime:
+    c.require(isinstance(value, str), path, "must be an ISO timestamp")
+    try:
+        stamp = datetime.fromisoformat(value)
+    except ValueError:
+        c.require(False, path, f"is not an ISO timestamp: {value!r}")
+        raise
+    c.require(stamp.tzinfo is not None, path, "must include a time zone")
+    return stamp
+
+
+def _check_messages(c: _Checker, messages: Any) -> None:
+    c.require(isinstance(messages, list), "$.messages", "must be a list")
+    for i, message in enumerate(messages):
+        path = f"$.messages[{i}]"
+        c.require(isinstance(message, dict), path, "must be an object")
+        c.require(message.get("role") in ("user", "assistant"), f"{path}.role", "must be user or assistant")
+        content = message.get("content")
+        c.require(isinstance(content, str | list), f"{path}.content", "must be text or a list of blocks")
+        if isinstance(content, list):
+            for j, block in enumerate(content):
+                c.require(
+                    isinstance(block, dict) and isinstance(block.get("type"), str),
+                    f"{path}.content[{j}]",
+                    "must be a block with a type",
+                )

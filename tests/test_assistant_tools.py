@@ -1,0 +1,349 @@
+"""Tool schemas, the argument validator, compact results and the session tools."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from services.assistant import AssistantSession, build_registry
+from services.assistant.tools import (
+    ACTIVITY_LEVELS,
+    ToolContext,
+    ToolOutcome,
+    check_schema,
+    condition_matches,
+    validate,
+)
+from services.errors import DatabaseUnavailable
+from tests.memory_backend import TRIALS, MemoryBackend
+
+REGISTRY = build_registry()
+
+
+def run(
+    name: str, args: Any, session: AssistantSession | None = None, backend: MemoryBackend | None = None
+) -> tuple[dict[str, Any], ToolOutcome]:
+    ctx = ToolContext(session or AssistantSession(), backend or MemoryBackend())
+    outcome = REGISTRY.run(name, args, ctx)
+    return json.loads(outcome.content), outcome
+
+
+def ready_session(phase: str = "search") -> AssistantSession:
+    session = AssistantSession(phase=phase)
+    session.patient_profile = {"diagnosis": "breast cancer", "age": 52, "sex": "female", "location": "Boston, MA", "latitude": 42.36, "longitude": -71.06}  # fmt: skip
+    session.flags["intake_complete"] = True
+    return session
+
+
+def test_tools_registry_has_the_fifteen_tools_with_supported_schemas() -> None:
+    assert sorted(REGISTRY.tools) == sorted(
+        [
+            "search_trials", "get_trial_details", "get_eligibility_criteria", "get_trial_locations",
+            "get_adverse_events", "geocode_location", "get_dashboard_stats", "save_patient_profile",
+            "update_session_phase", "save_matched_trials", "generate_report", "emit_widget",
+            "emit_trial_cards", "emit_status", "emit_partial_filters",
+        ]
+    )  # fmt: skip
+    for definition in REGISTRY.definitions(cache=False):
+        assert set(definition) == {"name", "description", "input_schema"}
+        check_schema(definition["input_schema"])
+    with pytest.raises(ValueError, match=r"schema at \$\.x uses unsupported keywords: pattern"):
+        check_schema({"type": "object", "properties": {"x": {"type": "string", "pattern": "^a"}}})
+
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "maxLength": 5},
+        "score": {"type": "integer", "minimum": 0, "maximum": 100},
+        "ratio": {"type": ["number", "null"], "minimum": 0},
+        "kind": {"type": "string", "enum": ["a", "b"]},
+        "tags": {"type": "array", "items": {"type": "string", "maxLength": 3}, "minItems": 1, "maxItems": 2},
+        "nested": {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]},
+    },
+    "required": ["name", "score"],
+    "additionalProperties": False,
+}
+
+
+@pytest.mark.parametrize(
+    ("value", "problems"),
+    [
+        ({"name": "abc", "score": 5, "ratio": None, "kind": "a", "tags": ["x"], "nested": {"ok": True}}, []),
+        ({"name": "abc", "score": 5, "ratio": 0.5}, []),
+        ([], ["$: must be object, got array"]),
+        ({}, ["$: missing required property 'name'", "$: missing required property 'score'"]),
+        ({"name": "toolong", "score": 101}, ["$.name: must be at most 5 characters, got 7", "$.score: must be <= 100, got 101"]),
+        ({"name": "a", "score": True}, ["$.score: must be integer, got boolean"]),
+        ({"name": "a", "score": 1.5}, ["$.score: must be integer, got number"]),
+        ({"name": "a", "score": -1, "ratio": -0.5}, ["$.score: must be >= 0, got -1", "$.ratio: must be >= 0, got -0.5"]),
+        ({"name": "a", "score": 1, "kind": "c"}, ['$.kind: must be one of "a", "b", got "c"']),
+        ({"name": "a", "score": 1, "tags": []}, ["$.tags: must have at least 1 items, got 0"]),
+        ({"name": "a", "score": 1, "tags": ["abcd", 3, "x"]}, ["$.tags: must have at most 2 items, got 3", "$.tags[0]: must be at most 3 characters, got 4", "$.tags[1]: must be string, got integer"]),
+        ({"name": "a", "score": 1, "nested": {}, "extra": 1}, ["$: unknown property 'extra' (allowed: name, score, ratio, kind, tags, nested)", "$.nested: missing required property 'ok'"]),
+    ],
+)  # fmt: skip
+def test_tools_validate_reports_every_problem(value: Any, problems: list[str]) -> None:
+    assert validate(SCHEMA, value) == problems
+
+
+def test_tools_search_results_are_compact_and_deduplicated() -> None:
+    many = []
+    for k in range(20):
+        trial = dict(TRIALS[0], nct_id=f"NCT100000{k:02d}", title="Breast cancer study " + "long words " * 20)
+        trial["interventions"] = ["Drug A", "Drug B", "Drug C", "Drug D", "Drug E"]
+        many.append(trial)
+    backend = MemoryBackend(trials=many)
+    session = ready_session()
+
+    result, outcome = run("search_trials", {"strategy": "exact", "condition": "breast cancer", "latitude": 42.36, "longitude": -71.06}, session, backend)  # fmt: skip
+
+    assert not outcome.is_error
+    assert (result["total_matching"], result["returned"], result["new_this_session"]) == (20, 15, 15)
+    first = result["trials"][0]
+    assert first["title"] == ("Breast cancer study " + "long words " * 20)[:119].rstrip() + "…"
+    assert len(first["title"]) <= 120
+    assert (first["interventions"], first["more_interventions"]) == (["Drug A", "Drug B", "Drug C"], 2)
+    assert first["nearest_site"] == {"facility": "Harbor Cancer Center", "city": "Boston", "state": "MA", "country": "United States", "distance_miles": 0.7}  # fmt: skip
+    assert first["ages"] == "18 Years to no maximum"
+    assert "mesh_terms" not in first
+    again, _ = run("search_trials", {"strategy": "broader", "condition": "breast"}, session, backend)
+    assert (again["new_this_session"], again["unique_candidates_so_far"]) == (0, 15)
+    assert session.candidates["NCT10000000"]["strategies"] == ["exact", "broader"]
+    assert backend.queries[0].statuses == ("RECRUITING", "NOT_YET_RECRUITING")
+    assert session.seen_nct_ids == sorted(f"NCT100000{k:02d}" for k in range(15))
+
+
+def test_tools_search_argument_rules_are_explained() -> None:
+    cases = {
+        "Give a condition, an intervention, or both.": {"strategy": "exact"},
+        "Give latitude and longitude together (geocode_location turns a place into both).": {"strategy": "exact", "condition": "x", "latitude": 1.0},
+        "radius_miles needs latitude and longitude; call geocode_location for the place first.": {"strategy": "exact", "condition": "x", "radius_miles": 50},
+    }  # fmt: skip
+    for message, args in cases.items():
+        result, outcome = run("search_trials", args)
+        assert (outcome.is_error, result) == (True, {"error": message})
+
+
+def test_tools_condition_check_drops_loose_matches() -> None:
+    trial = {"conditions": ["Carcinoma, Non-Small-Cell Lung"], "mesh_terms": [], "title": "A trial"}
+    assert condition_matches("non-small cell lung cancer", trial)
+    assert condition_matches("NSCLC", {"conditions": ["NSCLC"], "title": ""})
+    assert not condition_matches(
+        "small cell lung cancer", {"conditions": ["Breast cancer"], "title": "Lung health survey"}
+    )
+    assert condition_matches("Multiple sclerosis", {"conditions": ["Sclerosis, Multiple"], "title": ""})
+    assert condition_matches("MS", {"conditions": ["MS (Multiple Sclerosis)"], "title": ""})
+    assert not condition_matches("breast cancer", TRIALS[2])
+
+
+def test_tools_locations_are_nearest_first_and_capped() -> None:
+    sites = [{"facility": f"Site {k}", "city": "X", "state": "MA", "country": "United States", "status": "RECRUITING", "latitude": 42.0 + k / 10, "longitude": -71.0} for k in range(14)]  # fmt: skip
+    backend = MemoryBackend(trials=[dict(TRIALS[0], sites=list(reversed(sites)))])
+    session = ready_session("matching")
+
+    result, _ = run("get_trial_locations", {"nct_id": "nct00000001"}, session, backend)
+
+    assert (result["total_sites"], result["measured_from"]) == (14, [42.36, -71.06])
+    assert [s["facility"] for s in result["sites"]] == ["Site 4", "Site 3", "Site 5", "Site 2", "Site 6", "Site 1", "Site 7", "Site 0", "Site 8", "Site 9"]  # fmt: skip
+
+
+def test_tools_unknown_trial_and_backend_failures_become_error_results() -> None:
+    assert run("get_trial_details", {"nct_id": "NCT99999999"})[0] == {
+        "error": "No trial NCT99999999 in the database. Check the id against your search results."
+    }
+    assert run("get_eligibility_criteria", {"nct_id": "12345"})[0] == {
+        "error": "'12345' is not an NCT id; it must look like NCT followed by 8 digits."
+    }
+    down = MemoryBackend(fail_with={"get_adverse_events": DatabaseUnavailable("connection refused")})
+    assert run("get_adverse_events", {"nct_id": "NCT00000001"}, backend=down)[0] == {
+        "error": "get_adverse_events failed: connection refused",
+        "hint": "The database is not answering. Wait a few seconds and press Retry.",
+    }
+    broken = MemoryBackend(fail_with={"geocode_location": KeyError("lat")})
+    assert run("geocode_location", {"place": "Boston, MA"}, backend=broken)[0] == {
+        "error": "geocode_location failed unexpectedly (KeyError: 'lat')."
+    }
+    assert run("no_such_tool", {})[0]["error"].startswith(
+        "There is no tool named 'no_such_tool'. Available: search_trials,"
+    )
+    assert run("emit_status", "not an object")[0] == {
+        "error": "Invalid arguments for emit_status; fix these and call again.",
+        "problems": ["$: must be object, got string"],
+    }
+
+
+def test_tools_adverse_events_are_summarised() -> None:
+    result, _ = run("get_adverse_events", {"nct_id": "NCT00000001"})
+    assert result == {
+        "nct_id": "NCT00000001",
+        "has_results": True,
+        "serious": [{"term": "Anaemia", "organ_system": "Blood", "subjects_affected": 12, "subjects_at_risk": 200, "percent": 6.0}],
+        "other": [{"term": "Nausea", "organ_system": "Gastrointestinal", "subjects_affected": 120, "subjects_at_risk": 200, "percent": 60.0}],
+    }  # fmt: skip
+    assert run("get_adverse_events", {"nct_id": "NCT00000002"})[0] == {
+        "nct_id": "NCT00000002",
+        "has_results": False,
+        "note": "This trial has not posted results.",
+    }
+
+
+def test_tools_save_patient_profile_merges_and_checks_completeness() -> None:
+    session = AssistantSession()
+    level = list(ACTIVITY_LEVELS)[2]
+
+    first, _ = run("save_patient_profile", {"diagnosis": "asthma", "activity_level": level}, session)
+    refused, outcome = run("save_patient_profile", {"age": 30, "complete": True}, session)
+
+    assert first == {
+        "saved": ["activity_level", "diagnosis", "ecog"],
+        "complete": False,
+        "still_missing": ["age", "sex", "location"],
+    }
+    assert outcome.is_error and refused["error"].startswith(
+        "Saved, but the profile cannot be marked complete: still missing sex, location."
+    )
+    assert session.patient_profile == {"diagnosis": "asthma", "activity_level": level, "ecog": 2, "age": 30}
+    assert session.intake_answers == session.patient_profile
+    done, _ = run(
+        "save_patient_profile", {"sex": "female", "location": "Lompoc, California", "complete": True}, session
+    )
+    assert (done["complete"], session.flags["intake_complete"]) == (True, True)
+
+
+def test_tools_phase_changes_check_preconditions() -> None:
+    session = AssistantSession()
+    steps = [
+        (
+            "search",
+            "Cannot move to search yet: the patient profile is not complete; save it with save_patient_profile(complete=true) first.",
+        ),
+    ]
+    for phase, message in steps:
+        assert run("update_session_phase", {"phase": phase}, session)[0] == {"error": message}
+    session = ready_session("search")
+    assert run("update_session_phase", {"phase": "matching"}, session)[0] == {
+        "error": "Cannot move to matching yet: no trials have been found yet; run search_trials first."
+    }
+    run("search_trials", {"strategy": "exact", "condition": "breast cancer"}, session)
+    result, outcome = run("update_session_phase", {"phase": "matching"}, session)
+    assert result == {"phase": "matching", "previous": "search", "changed": True}
+    assert outcome.events == ({"type": "phase", "phase": "matching", "previous": "search"},)
+    assert (session.phase, session.flags["search_complete"]) == ("matching", True)
+    assert run("update_session_phase", {"phase": "followup"}, session)[0] == {
+        "error": "Cannot move to followup yet: there is no report yet; call generate_report first."
+    }
+
+
+def match(nct_id: str, verdict: str, statuses: list[str], score: int = 50) -> dict[str, Any]:
+    return {
+        "nct_id": nct_id,
+        "fit_score": score,
+        "verdict": verdict,
+        "summary": "A plain summary.",
+        "criteria": [
+            {"type": "inclusion", "criterion": f"c{k}", "status": s, "plain": "p"}
+            for k, s in enumerate(statuses)
+        ],
+        "unknowns": [{"kind": "record", "text": "Bring your pathology report"}],
+    }
+
+
+def test_tools_save_matched_trials_checks_ids_and_verdicts() -> None:
+    session = ready_session("matching")
+    session.seen_nct_ids = ["NCT00000001", "NCT00000002"]
+    session.candidates = {
+        "NCT00000001": {
+            "nct_id": "NCT00000001",
+            "title": "Olaparib",
+            "status": "RECRUITING",
+            "phases": ["PHASE3"],
+        }
+    }
+
+    refused, outcome = run(
+        "save_matched_trials",
+        {"trials": [match("NCT00000001", "eligible", ["met", "not_met"]), match("NCT00000009", "uncertain", ["met"]), match("NCT00000002", "excluded", ["met"])]},
+        session,
+    )  # fmt: skip
+    assert outcome.is_error and session.matched_trials == []
+    assert refused["error"] == (
+        "Nothing saved; fix these and send the whole list again: "
+        "trials[0]: verdict 'eligible' but a criterion is 'not_met'; use 'excluded' or fix the criterion. | "
+        "trials[1]: NCT00000009 did not come from any search or lookup in this session. | "
+        "trials[2]: verdict 'excluded' needs at least one criterion marked 'not_met'."
+    )
+    saved, _ = run("save_matched_trials", {"trials": [match("NCT00000002", "excluded", ["not_met"], 20), match("NCT00000001", "eligible", ["met"], 85)]}, session)  # fmt: skip
+    assert saved == {"saved": ["NCT00000002", "NCT00000001"], "total_matched": 2, "ranking": [["NCT00000001", 85, "eligible"], ["NCT00000002", 20, "excluded"]]}  # fmt: skip
+    assert session.matched("NCT00000001")["title"] == "Olaparib"  # type: ignore[index]
+    updated, _ = run(
+        "save_matched_trials",
+        {"trials": [match("NCT00000002", "uncertain", ["needs_discussion"], 90)]},
+        session,
+    )
+    assert updated["ranking"] == [["NCT00000002", 90, "uncertain"], ["NCT00000001", 85, "eligible"]]
+
+
+def test_tools_trial_cards_widgets_and_filters_queue_events() -> None:
+    session = ready_session("matching")
+    session.seen_nct_ids = ["NCT00000001"]
+    session.candidates = {"NCT00000001": {"nct_id": "NCT00000001", "title": "Olaparib", "status": "RECRUITING", "phases": ["PHASE3"], "nearest_site": None}}  # fmt: skip
+    run(
+        "save_matched_trials",
+        {"trials": [match("NCT00000001", "uncertain", ["met", "not_enough_information"], 64)]},
+        session,
+    )
+
+    cards, outcome = run("emit_trial_cards", {"nct_ids": ["NCT00000001"], "selectable": True}, session)
+    assert cards == {"shown": ["NCT00000001"], "selectable": True}
+    assert outcome.events == (
+        {
+            "type": "trial_cards",
+            "selectable": True,
+            "trials": [{"nct_id": "NCT00000001", "title": "Olaparib", "status": "RECRUITING", "phases": ["PHASE3"], "fit_score": 64, "verdict": "uncertain", "summary": "A plain summary.", "nearest_site": None, "url": "https://clinicaltrials.gov/study/NCT00000001"}],
+        },
+    )  # fmt: skip
+    assert run("emit_trial_cards", {"nct_ids": ["NCT00000005"]}, session)[0] == {
+        "error": "No search result or saved match for NCT00000005."
+    }
+
+    widget, outcome = run("emit_widget", {"field": "activity_level", "question": "How active are you?", "widget_type": "single_select", "options": ["ignored", "too"]}, session)  # fmt: skip
+    assert widget["widget_id"] == "w1" and outcome.events[0]["options"] == list(ACTIVITY_LEVELS)
+    assert run("emit_widget", {"field": "sex", "question": "Sex?", "widget_type": "single_select", "options": ["Female"]}, session)[0] == {"error": "A widget needs at least two options."}  # fmt: skip
+
+    _, first = run(
+        "emit_partial_filters", {"condition": "breast cancer", "near": "Boston, MA", "radius": 50}, session
+    )
+    result, second = run("emit_partial_filters", {"radius": 100, "radius_unit": "km"}, session)
+    assert result == {
+        "filters": {"condition": "breast cancer", "near": "Boston, MA", "radius": 100, "radius_unit": "km"}
+    }
+    assert second.events == ({"type": "filters", "filters": result["filters"]},)
+    assert run("emit_partial_filters", {}, session)[0] == {"error": "Pass at least one filter value."}
+
+
+def test_tools_generate_report_needs_a_selection_and_stores_html() -> None:
+    session = ready_session("report")
+    session.seen_nct_ids = ["NCT00000001"]
+    run("save_matched_trials", {"trials": [match("NCT00000001", "eligible", ["met"], 88)]}, session)
+    args = {"summary": "You asked about breast cancer trials.", "questions_for_doctor": ["Is my BRCA test recent enough?"], "glossary": [{"term": "PARP inhibitor", "meaning": "A drug that stops cancer cells repairing DNA."}]}  # fmt: skip
+    backend = MemoryBackend()
+
+    assert run("generate_report", args, session, backend)[0] == {
+        "error": "The patient has not chosen any trials yet. Show the trial cards and wait for their choice."
+    }
+    session.selected_nct_ids = ["NCT00000001"]
+    result, outcome = run("generate_report", args, session, backend)
+
+    html = "<html><body><p>You asked about breast cancer trials.</p><ul><li>NCT00000001: fit 88</li></ul></body></html>"
+    assert result == {"report": "ready", "trials": ["NCT00000001"], "characters": len(html)}
+    assert (session.report_html, session.flags["report_complete"]) == (html, True)
+    assert outcome.events == ({"type": "report_ready", "trials": ["NCT00000001"]},)
+    request = backend.reports[0]
+    assert (request.session_id, request.questions_for_doctor, request.patient_profile["age"]) == (
+        session.id,
+        ("Is my BRCA test recent enough?",),
+        52,
+    )
