@@ -295,6 +295,47 @@ class Database:
         cols, rows, truncated = self._sync(self._in_transaction(work, timeout_ms))
         return _frame(cols, rows), truncated
 
+    def fetch_guarded(self, sql: str, values: Sequence[Any] = (), *, max_rows: int, timeout_ms: int | None = None,
+                      role: str | None = None, search_path: str | None = None,
+                      convert: Callable[[Sequence[str], Sequence[Any]], Sequence[Any]] | None = None,
+                      ) -> tuple[list[str], list[tuple[Any, ...]], bool]:
+        """Run checked console SQL with positional `$n` values; return (columns, rows ≤ max_rows, truncated).
+
+        The text goes to the server unchanged (no `text()` rewriting), in a READ ONLY transaction with
+        standard_conforming_strings on, the given search_path and `SET LOCAL ROLE role`. Rows come
+        from a server-side cursor in batches, so no more than max_rows + 1 ever reach this process.
+        `convert(type_names, values)` sees the parameter types PostgreSQL inferred (e.g. "int8",
+        "_text") and returns the values to bind.
+        """
+        if role is not None and not _NAME_RE.match(role):
+            raise QueryFailed(f"not a role name: {role!r}")
+
+        async def work(conn: AsyncConnection) -> tuple[list[str], list[tuple[Any, ...]], bool]:
+            await conn.execute(text("SET TRANSACTION READ ONLY"))
+            await conn.execute(text("SELECT set_config('standard_conforming_strings', 'on', true)"))
+            if search_path is not None:
+                await conn.execute(text("SELECT set_config('search_path', :p, true)"), {"p": search_path})
+            if role:
+                await conn.execute(text(f"SET LOCAL ROLE {role}"))
+            raw = await conn.get_raw_connection()
+            pg: asyncpg.Connection = raw.driver_connection  # type: ignore[assignment]
+            statement = await pg.prepare(sql)
+            bound = list(values)
+            if convert is not None:
+                bound = list(convert([p.name for p in statement.get_parameters()], bound))
+            columns = [a.name for a in statement.get_attributes()]
+            cursor = await statement.cursor(*bound)
+            rows: list[tuple[Any, ...]] = []
+            while len(rows) <= max_rows:
+                batch = await cursor.fetch(min(500, max_rows + 1 - len(rows)))
+                rows.extend(tuple(r) for r in batch)
+                if not batch:
+                    break
+            truncated = len(rows) > max_rows
+            return columns, rows[:max_rows], truncated
+
+        return self._sync(self._in_transaction(work, timeout_ms))
+
     def fetch_many(self, queries: Mapping[str, tuple[str, Mapping[str, Any] | None]], *,
                    timeout_ms: int | None = None) -> dict[str, pd.DataFrame | TrialLandscapeError]:
         """Run independent read queries concurrently (bounded by the pool).

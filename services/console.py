@@ -1,0 +1,320 @@
+"""SQL console: check a researcher's query with the guard, then run it read-only under a row cap and a time limit.
+
+Three layers stand between console text and the data: the guard (services/sqlguard.py) accepts one
+SELECT over the trial schemas; the database door runs it in a READ ONLY transaction with its own
+statement timeout, streaming at most `cap` rows; and, where the database allows it, the
+transaction switches to the role `trial_reader`, which may only read schema ctgov
+(sql/schema/020_reader_role.sql). The page, the CLI and the tests all go through `run_query`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+import os
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from services import runtime
+from services.db import SQL_DIR, Database, load_sql
+from services.errors import BadInput, QueryTimeout, UnsafeQuery
+from services.sqlguard import GuardedQuery, check_query
+
+DEFAULT_MAX_ROWS = 10_000
+DEFAULT_TIMEOUT_MS = 30_000
+MAX_ROWS_LIMIT = 1_000_000
+READER_ROLE = "trial_reader"
+# Schemas console queries may name: the trial data, and information_schema for finding columns.
+# Schema `app` (assistant sessions, saved views) stays out of reach even where no reader role exists.
+READABLE_SCHEMAS = frozenset({"ctgov", "information_schema"})
+# ctgov first, as the guard assumes for bare names; public for extension functions (pg_trgm, …).
+SEARCH_PATH = "ctgov, public"
+EXAMPLES_DIR = SQL_DIR / "examples"
+
+_INTEGER_TYPES = {"int2": "a whole number", "int4": "a whole number", "int8": "a whole number"}
+_TEXT_TYPES = frozenset({"text", "varchar", "bpchar", "char", "name", "citext", "unknown"})
+_TRUE = frozenset({"true", "t", "yes", "y", "on", "1"})
+_FALSE = frozenset({"false", "f", "no", "n", "off", "0"})
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The row cap and statement timeout every console query runs under."""
+
+    max_rows: int
+    timeout_ms: int
+
+
+@dataclass(frozen=True)
+class Protection:
+    """How a console query is protected on this database: the role it runs as (or None) and a sentence saying so."""
+
+    role: str | None
+    note: str
+
+
+@dataclass(frozen=True)
+class Example:
+    """An example query from sql/examples: file stem, title, one-line description and the SQL text."""
+
+    name: str
+    title: str
+    description: str
+    sql: str
+
+
+@dataclass(frozen=True)
+class ConsoleResult:
+    """Rows of one console query (at most `cap`) and how it ran."""
+
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    truncated: bool
+    elapsed_s: float
+    cap: int
+    timeout_ms: int
+    role_used: str | None
+    protection: str
+    parameters: tuple[tuple[str, Any], ...] = ()
+
+    def frame(self) -> pd.DataFrame:
+        """The rows as a DataFrame ready for display: unique column names, numbers as floats, JSON as text."""
+        frame = pd.DataFrame([list(r) for r in self.rows], columns=_unique(self.columns), dtype=object)
+        for position in range(frame.shape[1]):
+            values = frame.iloc[:, position]
+            present = [v for v in values if v is not None]
+            if any(isinstance(v, (dict, list, tuple)) for v in present):
+                converted = values.map(lambda v: None if v is None else json.dumps(_json_value(v)))
+            elif present and all(isinstance(v, (int, float, decimal.Decimal)) and not isinstance(v, bool)
+                                 for v in present):
+                converted = pd.to_numeric(values.map(lambda v: v if v is None or isinstance(v, int) else float(v)))
+            else:
+                converted = values.infer_objects()
+            frame.isetitem(position, converted)
+        return frame
+
+    def to_json(self) -> dict[str, Any]:
+        """`{"columns": […], "rows": [[…]…], "truncated": bool}` with JSON-safe values."""
+        return {
+            "columns": list(self.columns),
+            "rows": [[_json_value(v) for v in row] for row in self.rows],
+            "truncated": self.truncated,
+        }
+
+    def to_csv(self) -> bytes:
+        """The rows as UTF-8 CSV with a header line."""
+        return self.frame().to_csv(index=False).encode("utf-8")
+
+
+def _env_int(name: str, default: int, low: int, high: int) -> int:
+    try:
+        value = int(os.environ.get(name, "").strip() or default)
+    except ValueError:
+        return default
+    return max(low, min(high, value))
+
+
+def limits() -> Limits:
+    """The console's limits: $SQL_MAX_ROWS (default 10,000) rows and $SQL_TIMEOUT_MS (default 30 s)."""
+    return Limits(
+        max_rows=_env_int("SQL_MAX_ROWS", DEFAULT_MAX_ROWS, 1, MAX_ROWS_LIMIT),
+        timeout_ms=_env_int("SQL_TIMEOUT_MS", DEFAULT_TIMEOUT_MS, 100, 3_600_000),
+    )
+
+
+def protection(db: Database | None = None) -> Protection:
+    """Whether console queries can run as the reader role here, and the sentence the page shows."""
+    db = db or runtime.get_db()
+    status = db.fetch_value(load_sql("console_reader_status"), {"role": READER_ROLE})
+    if status == "ok":
+        return Protection(READER_ROLE, f"Queries run as the database role {READER_ROLE}, which can only read the "
+                                       "ctgov tables, inside a READ ONLY transaction.")
+    if db.read_only:
+        reason = "this database is connected read-only, so the app created no reader role"
+    elif status == "missing":
+        reason = (f"the role {READER_ROLE} could not be created (the database user lacks the CREATEROLE "
+                  "privilege)")
+    elif status == "not_member":
+        reason = f"the database user is not allowed to switch to the role {READER_ROLE}"
+    else:
+        reason = f"the role {READER_ROLE} has no access to schema ctgov"
+    return Protection(None, f"Only the READ ONLY transaction and the query check protect the data: {reason}.")
+
+
+def check(sql: str) -> GuardedQuery:
+    """The guard's verdict plus the console's own rule: only schemas ctgov and information_schema."""
+    guarded = check_query(sql)
+    for table in guarded.tables:
+        if table.split(".", 1)[0] not in READABLE_SCHEMAS:
+            raise UnsafeQuery(
+                f"{table} is outside the trial data; the console reads the ctgov tables "
+                "(and information_schema to look up columns)."
+            )
+    return guarded
+
+
+def parameter_names(sql: str) -> tuple[str, ...]:
+    """The `:name` parameters of a query in order, or () while the query does not pass the check."""
+    try:
+        return check(sql).parameters
+    except BadInput:
+        return ()
+
+
+def run_query(sql: str, params: Mapping[str, Any] | None = None, *, db: Database | None = None,
+              max_rows: int | None = None, timeout_ms: int | None = None) -> ConsoleResult:
+    """Check and run one console query; UnsafeQuery/BadInput for refusals, QueryTimeout past the limit."""
+    started = time.perf_counter()
+    guarded = check(sql)
+    values = guarded.bind(params or {})
+    configured = limits()
+    cap = max(1, min(MAX_ROWS_LIMIT, max_rows if max_rows is not None else configured.max_rows))
+    timeout = max(1, timeout_ms if timeout_ms is not None else configured.timeout_ms)
+    db = db or runtime.get_db()
+    guard = protection(db)
+
+    def convert(type_names: Sequence[str], given: Sequence[Any]) -> list[Any]:
+        return [coerce_value(name, type_name, value)
+                for name, type_name, value in zip(guarded.parameters, type_names, given, strict=True)]
+
+    try:
+        columns, rows, truncated = db.fetch_guarded(
+            guarded.sql, values, max_rows=cap, timeout_ms=timeout, role=guard.role, search_path=SEARCH_PATH,
+            convert=convert,
+        )
+    except QueryTimeout as err:
+        raise QueryTimeout(
+            f"The query ran past the console's time limit of {_seconds(timeout)} and was cancelled.",
+            hint="Add a WHERE clause or a LIMIT, aggregate earlier, or check that every join has a join condition.",
+        ) from err
+    return ConsoleResult(
+        columns=tuple(columns), rows=tuple(rows), truncated=truncated,
+        elapsed_s=round(time.perf_counter() - started, 3), cap=cap, timeout_ms=timeout,
+        role_used=guard.role, protection=guard.note,
+        parameters=tuple(zip(guarded.parameters, values, strict=True)),
+    )
+
+
+def coerce_value(name: str, type_name: str, value: Any) -> Any:
+    """Turn a parameter value (often text from a form or the command line) into the type PostgreSQL inferred.
+
+    An empty text is NULL; arrays (type names starting with "_") take comma-separated text.
+    """
+    if value is None:
+        return None
+    if type_name.startswith("_"):
+        if isinstance(value, (list, tuple)):
+            items: Sequence[Any] = value
+        else:
+            items = [part.strip() for part in str(value).split(",")] if str(value).strip() else []
+        return [coerce_value(name, type_name[1:], item) for item in items]
+    if not isinstance(value, str):
+        if type_name in _TEXT_TYPES:
+            return str(value)
+        if type_name in ("float4", "float8") and isinstance(value, (int, decimal.Decimal)):
+            return float(value)
+        if type_name == "numeric" and isinstance(value, (int, float)):
+            return decimal.Decimal(str(value))
+        return value
+    if not value.strip():
+        return None
+    if type_name in _TEXT_TYPES:
+        return value
+    text = value.strip()
+    try:
+        if type_name in _INTEGER_TYPES:
+            return int(text)
+        if type_name in ("float4", "float8"):
+            return float(text)
+        if type_name == "numeric":
+            number = decimal.Decimal(text)
+            if not number.is_finite():
+                raise ValueError(text)
+            return number
+        if type_name == "bool":
+            if text.lower() in _TRUE:
+                return True
+            if text.lower() in _FALSE:
+                return False
+            raise ValueError(text)
+        if type_name == "date":
+            return dt.date.fromisoformat(text)
+        if type_name == "timestamp":
+            moment = dt.datetime.fromisoformat(text)
+            return moment.astimezone(dt.UTC).replace(tzinfo=None) if moment.tzinfo else moment
+        if type_name == "timestamptz":
+            moment = dt.datetime.fromisoformat(text)
+            return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
+        if type_name in ("json", "jsonb"):
+            return json.loads(text)
+        if type_name == "uuid":
+            return uuid.UUID(text)
+    except (ValueError, decimal.InvalidOperation):
+        raise BadInput(f"The parameter :{name} needs {_describe_type(type_name)}, not {value!r}.") from None
+    raise BadInput(
+        f"The parameter :{name} is of type {type_name}, which cannot be typed in here; "
+        f"write CAST(:{name} AS text) in the query and convert it there."
+    )
+
+
+def _describe_type(type_name: str) -> str:
+    return {
+        **_INTEGER_TYPES, "float4": "a number", "float8": "a number", "numeric": "a number",
+        "bool": "true or false", "date": "a date such as 2024-01-31",
+        "timestamp": "a date and time such as 2024-01-31 12:00", "timestamptz": "a date and time such as "
+        "2024-01-31 12:00+00:00", "json": "JSON", "jsonb": "JSON", "uuid": "a UUID",
+    }.get(type_name, type_name)
+
+
+def _seconds(ms: int) -> str:
+    return f"{ms / 1000:g} s"
+
+
+def _unique(columns: Sequence[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for column in columns:
+        count = seen.get(column, 0)
+        seen[column] = count + 1
+        out.append(column if count == 0 else f"{column}_{count + 1}")
+    return out
+
+
+def _json_value(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, decimal.Decimal):
+        return int(value) if value == value.to_integral_value() and value.is_finite() else float(value)
+    if isinstance(value, (dt.date, dt.datetime, dt.time)):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): _json_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_value(v) for v in value]
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).hex()
+    return str(value)
+
+
+def examples() -> list[Example]:
+    """The example queries in sql/examples, in file-name order (title and description from the leading comments)."""
+    found = []
+    for path in sorted(EXAMPLES_DIR.glob("*.sql")):
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        title = lines[0].removeprefix("--").strip() if lines else path.stem
+        description = lines[1].removeprefix("--").strip() if len(lines) > 1 and lines[1].startswith("--") else ""
+        found.append(Example(path.stem, title, description, text))
+    return found
+
+
+def schema_columns(db: Database | None = None) -> pd.DataFrame:
+    """Tables and columns of schema ctgov from information_schema: table_name, column_name, data_type, is_view."""
+    db = db or runtime.get_db()
+    return db.fetch_df(load_sql("console_schema_columns"))
