@@ -526,10 +526,10 @@ def filter_clauses(f: Filters, params: dict[str, Any]) -> dict[str, str]:
     if f.state:
         params["state"] = list(f.state)
         c["state"] = ("EXISTS (SELECT 1 FROM ctgov.facilities fs WHERE fs.nct_id = s.nct_id "
-                      "AND fs.state = ANY(CAST(:state AS text[])))")
+                      "AND fs.country = 'United States' AND fs.state = ANY(CAST(:state AS text[])))")
     place = f.place()
     if place is not None:
-        c["near"] = (f"EXISTS (SELECT 1 FROM ctgov.facilities f WHERE f.nct_id = s.nct_id AND "
+        c["near"] = (f"s.nct_id IN (SELECT f.nct_id FROM ctgov.facilities f WHERE "
                      f"{near_sql(place, f.radius_miles(), params)})")
     if f.age is not None:
         params["age"] = float(f.age)
@@ -565,3 +565,56 @@ def filter_clauses(f: Filters, params: dict[str, Any]) -> dict[str, str]:
 
 HAS_RESULTS_SQL = ("s.results_first_posted_date IS NOT NULL OR EXISTS (SELECT 1 FROM ctgov.calculated_values cv "
                    "WHERE cv.nct_id = s.nct_id AND cv.were_results_reported)")
+
+
+def derived_clauses(f: Filters, params: dict[str, Any]) -> dict[str, str]:
+    """The same filters as `filter_clauses`, on `app.study_facets sf` (canonical columns, term dictionary).
+
+    Must select exactly the studies `filter_clauses` selects; the registry benchmark checks that.
+    """
+    c: dict[str, str] = {}
+    base = filter_clauses(f, params)  # also fills params shared by both forms
+    if f.condition:
+        alternatives = condition_tokens(f.condition)
+        ors = []
+        for a, tokens in enumerate(alternatives):
+            ors.append("(" + _word_match("t.term", tokens, f"cond_{a}_", params) + ")")
+        c["condition"] = ("sf.nct_id IN (SELECT ts.nct_id FROM app.terms t JOIN app.term_studies ts "
+                          "ON ts.term_id = t.term_id WHERE " + " OR ".join(ors) + ")") if ors else "FALSE"
+    if "intervention" in base:
+        c["intervention"] = base["intervention"].replace("s.nct_id", "sf.nct_id")
+    if f.status:
+        c["status"] = "sf.status = ANY(CAST(:status AS text[]))"
+    if f.phase:
+        c["phase"] = "sf.phases && CAST(:phase AS text[])"
+    if f.study_type:
+        c["study_type"] = "sf.study_type = ANY(CAST(:study_type AS text[]))"
+    if f.funder_class:
+        c["funder_class"] = "sf.lead_sponsor IS NOT NULL AND sf.funder_class = ANY(CAST(:funder_class AS text[]))"
+    if f.sponsor:
+        c["sponsor"] = "lower(sf.lead_sponsor) LIKE :sponsor"
+    if f.country:
+        c["country"] = "sf.country_names && CAST(:country AS text[])"
+    if f.state:
+        c["state"] = "sf.us_states && CAST(:state AS text[])"
+    if "near" in base:
+        c["near"] = base["near"].replace("s.nct_id IN", "sf.nct_id IN", 1)
+    if f.age is not None:
+        c["age"] = ("NOT COALESCE(CAST(:age AS float8) < sf.min_age_years OR CAST(:age AS float8) >= "
+                    "sf.max_age_years + (CASE WHEN sf.max_age_in_years THEN 1 ELSE 0 END), false)")
+    if f.sex:
+        c["sex"] = ("NOT (COALESCE(upper(sf.gender), '') IN ('FEMALE', 'MALE') "
+                    "AND upper(sf.gender) <> CAST(:sex AS text))")
+    if f.healthy_volunteers is not None:
+        c["healthy_volunteers"] = "sf.healthy = CAST(:healthy AS boolean)"
+    if f.start_from is not None:
+        c["start_from"] = "sf.start_year >= CAST(:start_from AS int)"
+    if f.start_to is not None:
+        c["start_to"] = "sf.start_year <= CAST(:start_to AS int)"
+    if f.enrollment_min is not None:
+        c["enrollment_min"] = "sf.enrollment >= CAST(:enroll_min AS int)"
+    if f.enrollment_max is not None:
+        c["enrollment_max"] = "sf.enrollment <= CAST(:enroll_max AS int)"
+    if f.has_results is not None:
+        c["has_results"] = "sf.has_results = CAST(:has_results AS boolean)"
+    return c

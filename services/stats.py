@@ -7,6 +7,7 @@ The CLI (`python -m services stats`), the Explore page and the assistant all cal
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -14,9 +15,18 @@ from typing import Any
 import pandas as pd
 
 from services import runtime
+from services.cache import CacheStats, SingleFlightCache
 from services.db import Database, load_sql
 from services.errors import TrialLandscapeError
-from services.filters import FUNNEL_FIELDS, Filters, SqlParts, age_years_sql, filter_clauses, where_sql
+from services.filters import (
+    FUNNEL_FIELDS,
+    Filters,
+    SqlParts,
+    age_years_sql,
+    derived_clauses,
+    filter_clauses,
+    where_sql,
+)
 from services.normalize import canonical, label, phase_list
 
 FACET_TIMEOUT_MS = 8_000
@@ -72,14 +82,24 @@ class Dashboard:
     facets: dict[str, list[dict[str, Any]]]
     errors: dict[str, str] = field(default_factory=dict)
     notices: list[str] = field(default_factory=list)
+    mode: str = "direct"
 
     def as_dict(self) -> dict[str, Any]:
         return {"query": self.filters.query_string(), "kpis": self.kpis, "funnel": self.funnel,
                 "facets": self.facets, "errors": self.errors, "notices": self.notices}
 
 
-def matched_cte(f: Filters, *, skip: tuple[str, ...] = ()) -> tuple[str, dict[str, Any]]:
-    """`WITH m AS (…)` selecting the NCT ids that match the filter, and its parameters."""
+def matched_cte(f: Filters, *, skip: tuple[str, ...] = (), mode: str = "direct") -> tuple[str, dict[str, Any]]:
+    """`WITH m AS (…)` selecting the NCT ids that match the filter, and its parameters.
+
+    mode "direct" reads the ctgov base tables (valid on any AACT); "derived" reads app.study_facets.
+    """
+    if mode == "derived":
+        params: dict[str, Any] = {}
+        clauses = derived_clauses(f, params)
+        where = " AND ".join(f"({c})" for n, c in clauses.items() if n not in skip) or "TRUE"
+        return (f"WITH mf AS MATERIALIZED (SELECT sf.* FROM app.study_facets sf WHERE {where}), "
+                f"m AS (SELECT nct_id FROM mf)"), params
     parts = where_sql(f, skip=skip)
     return f"WITH m AS MATERIALIZED (SELECT s.nct_id FROM ctgov.studies s WHERE {parts.sql()})", parts.params
 
@@ -105,10 +125,10 @@ def facet_queries(f: Filters, names: list[str] | None = None) -> dict[str, tuple
     return out
 
 
-def funnel_query(f: Filters) -> tuple[str, dict[str, Any]]:
+def funnel_query(f: Filters, mode: str = "direct") -> tuple[str, dict[str, Any]]:
     """One pass over the studies counting each cumulative funnel stage."""
     params: dict[str, Any] = {}
-    clauses = filter_clauses(f, params)
+    clauses = derived_clauses(f, params) if mode == "derived" else filter_clauses(f, params)
     base = SqlParts([c for n, c in clauses.items() if n not in FUNNEL_FIELDS], params)
     cols = ["count(*) AS base"]
     so_far: list[str] = []
@@ -117,27 +137,126 @@ def funnel_query(f: Filters) -> tuple[str, dict[str, Any]]:
             so_far.append(f"({clauses[stage]})")
         cond = " AND ".join(so_far) if so_far else "TRUE"
         cols.append(f"count(*) FILTER (WHERE {cond}) AS {stage}")
-    return f"SELECT {', '.join(cols)} FROM ctgov.studies s WHERE {base.sql()}", base.params
+    table = "app.study_facets sf" if mode == "derived" else "ctgov.studies s"
+    return f"SELECT {', '.join(cols)} FROM {table} WHERE {base.sql()}", base.params
+
+
+# Facets that come from child tables even in derived mode (the rest come from app.study_facets in one pass).
+CHILD_FACETS = ("conditions", "interventions", "collaboration")
+_derived_ok: dict[str, tuple[float, bool]] = {}
+DERIVED_CHECK_TTL_S = 30.0
+
+
+def derived_available(db: Database) -> bool:
+    """True when app.study_facets exists and has been built (rebuilt after every import)."""
+    now = time.monotonic()
+    cached_at = _derived_ok.get(db.label)
+    if cached_at and now - cached_at[0] < DERIVED_CHECK_TTL_S:
+        return cached_at[1]
+    try:
+        ok = db.fetch_value("SELECT to_regclass('app.study_facets') IS NOT NULL AND EXISTS "
+                            "(SELECT 1 FROM app.meta WHERE key = 'facets_refreshed_at')", timeout_ms=5_000) is True
+    except TrialLandscapeError:
+        ok = False
+    _derived_ok[db.label] = (now, ok)
+    return ok
+
+
+def forget_derived_check() -> None:
+    """Drop the cached answer of derived_available (after a rebuild or a database switch)."""
+    _derived_ok.clear()
+
+
+def dashboard_queries(f: Filters, mode: str, facets: list[str] | None = None
+                      ) -> dict[str, tuple[str, dict[str, Any] | None]]:
+    """Every query of one dashboard, by name, for the given mode."""
+    cte, params = matched_cte(f, mode=mode)
+    queries: dict[str, tuple[str, dict[str, Any] | None]] = {"funnel": funnel_query(f, mode)}
+    if mode == "derived":
+        p = {**params, "top_sponsors": FACETS["lead_sponsors"]["top"], "top_countries": FACETS["countries"]["top"],
+             "top_reasons": FACETS["why_stopped"]["top"]}
+        queries["derived"] = (f"{cte}\n{load_sql('dashboard_derived')}", p)
+        wanted = [n for n in CHILD_FACETS if facets is None or n in facets]
+        for name in wanted:
+            spec = FACETS[name]
+            queries[name] = (f"{cte}\n{load_sql(spec['sql'])}", {**params, "top": spec["top"]})
+        return queries
+    queries["kpis"] = (f"{cte}\n{load_sql('dashboard_kpis')}", params)
+    queries.update(facet_queries(f, facets))
+    return queries
+
+
+def _split_derived(df: pd.DataFrame) -> tuple[dict[str, int], dict[str, pd.DataFrame]]:
+    """The one-pass derived result → KPIs and per-facet frames shaped like the direct queries' output."""
+    df = df.astype(object).where(df.notna(), None)
+    kpis: dict[str, int] = {}
+    frames: dict[str, pd.DataFrame] = {}
+    for facet, group in df.groupby("facet", sort=False):
+        if facet == "kpis":
+            row = group.iloc[0]
+            kpis.update({"matching_trials": int(row["n"]), "recruiting": int(row["n2"] or 0),
+                         "sites": int(row["n3"] or 0), "planned_enrollment": int(row["n4"] or 0)})
+            continue
+        if facet == "countries_total":
+            kpis["countries"] = int(group.iloc[0]["n"])
+            continue
+        out = pd.DataFrame({"value": group["value"].tolist(), "n": [int(v) for v in group["n"]]})
+        if facet == "enrollment":
+            out["enrollment_type"] = group["value2"].tolist()
+        if facet == "results_by_year":
+            out["with_results"] = [int(v or 0) for v in group["n2"]]
+        frames[str(facet)] = out
+    kpis.setdefault("countries", 0)
+    order = ["matching_trials", "recruiting", "sites", "countries", "planned_enrollment"]
+    return {k: kpis.get(k, 0) for k in order}, frames
 
 
 def dashboard(f: Filters, *, db: Database | None = None, facets: list[str] | None = None,
-              timeout_ms: int = FACET_TIMEOUT_MS) -> Dashboard:
-    """KPIs, funnel and facets for a filter; a facet that fails is named in `errors`."""
+              timeout_ms: int = FACET_TIMEOUT_MS, mode: str = "auto", sequential: bool = False) -> Dashboard:
+    """KPIs, funnel and facets for a filter; a facet that fails is named in `errors`.
+
+    mode "auto" uses the derived per-study table when it has been built, else the base tables;
+    `sequential=True` runs the queries one after another (the benchmark's straightforward baseline).
+    """
     db = db or runtime.get_db()
-    cte, params = matched_cte(f)
-    queries: dict[str, tuple[str, dict[str, Any] | None]] = {
-        "kpis": (f"{cte}\n{load_sql('dashboard_kpis')}", params),
-        "funnel": funnel_query(f),
-    }
-    queries.update(facet_queries(f, facets))
-    results = db.fetch_many(queries, timeout_ms=timeout_ms)
+    if mode == "auto":
+        mode = "derived" if derived_available(db) else "direct"
+    queries = dashboard_queries(f, mode, facets)
+    if sequential:
+        results: dict[str, pd.DataFrame | TrialLandscapeError] = {}
+        for name, (sql, params) in queries.items():
+            try:
+                results[name] = db.fetch_df(sql, params, timeout_ms=timeout_ms)
+            except TrialLandscapeError as err:
+                results[name] = err
+    else:
+        results = db.fetch_many(queries, timeout_ms=timeout_ms)
     errors: dict[str, str] = {}
     for name, result in results.items():
         if isinstance(result, TrialLandscapeError):
             errors[name] = "timed out" if "time limit" in str(result) else str(result)
-    kpi_df = results["kpis"]
-    kpis = ({k: int(v or 0) for k, v in kpi_df.iloc[0].to_dict().items()}
-            if isinstance(kpi_df, pd.DataFrame) else {})
+    kpis: dict[str, int] = {}
+    raw: dict[str, pd.DataFrame] = {}
+    if mode == "derived":
+        derived = results.get("derived")
+        if isinstance(derived, pd.DataFrame):
+            kpis, raw = _split_derived(derived)
+            for name in FACETS:
+                if name not in CHILD_FACETS and name not in raw and (facets is None or name in facets):
+                    raw[name] = pd.DataFrame({"value": [], "n": []})
+            raw["outcome"] = raw.get("status", pd.DataFrame({"value": [], "n": []}))
+        else:
+            for name in FACETS:
+                if name not in CHILD_FACETS:
+                    errors[name] = errors.get("derived", "failed")
+        for name in CHILD_FACETS:
+            if isinstance(results.get(name), pd.DataFrame):
+                raw[name] = results[name]  # type: ignore[assignment]
+    else:
+        kpi_df = results["kpis"]
+        if isinstance(kpi_df, pd.DataFrame):
+            kpis = {k: int(v or 0) for k, v in kpi_df.iloc[0].to_dict().items()}
+        raw = {n: r for n, r in results.items() if n in FACETS and isinstance(r, pd.DataFrame)}
     funnel_df = results["funnel"]
     funnel = []
     if isinstance(funnel_df, pd.DataFrame):
@@ -146,9 +265,11 @@ def dashboard(f: Filters, *, db: Database | None = None, facets: list[str] | Non
                    "active": k == "base" or bool(_is_set(f, k))} for k in ("base", *FUNNEL_FIELDS)]
     out_facets: dict[str, list[dict[str, Any]]] = {}
     for name in FACETS:
-        if name in results and isinstance(results[name], pd.DataFrame):
-            out_facets[name] = shape_facet(name, results[name])  # type: ignore[arg-type]
-    return Dashboard(f, kpis, funnel, out_facets, errors)
+        if name in raw and (facets is None or name in facets):
+            out_facets[name] = shape_facet(name, raw[name])
+    result = Dashboard(f, kpis, funnel, out_facets, errors)
+    result.mode = mode
+    return result
 
 
 def _is_set(f: Filters, stage: str) -> Any:
@@ -205,6 +326,7 @@ def shape_facet(name: str, df: pd.DataFrame) -> list[dict[str, Any]]:
         rows = [{"value": v, "label": AGE_GROUP_LABELS[v], "count": int(n)} for v, n in zip(df["value"], df["n"], strict=True)]
         return sorted(rows, key=lambda r: order.index(r["value"]))
     if name == "results_by_year":
+        df = df.sort_values("value")
         return [{"value": int(v), "label": str(int(v)), "count": int(n), "with_results": int(w),
                  "rate": round(int(w) / int(n), 4) if n else 0.0}
                 for v, n, w in zip(df["value"], df["n"], df["with_results"], strict=True)]
@@ -212,8 +334,10 @@ def shape_facet(name: str, df: pd.DataFrame) -> list[dict[str, Any]]:
         return [{"value": v, "label": f"{v} → {c}", "collaborator": c, "count": int(n)}
                 for v, c, n in zip(df["value"], df["collaborator"], df["n"], strict=True)]
     if name == "start_year":
+        df = df.sort_values("value")
         return [{"value": int(v), "label": str(int(v)), "count": int(n)} for v, n in zip(df["value"], df["n"], strict=True)]
     label_col = "label" if "label" in df.columns else "value"
+    df = df.assign(_n=[-int(n) for n in df["n"]], _v=[str(v) for v in df["value"]]).sort_values(["_n", "_v"])
     return [{"value": v, "label": str(lab) if lab is not None else "Not given", "count": int(n)}
             for v, lab, n in zip(df["value"], df[label_col], df["n"], strict=True)]
 
@@ -233,3 +357,23 @@ def filter_for_click(f: Filters, facet: str, value: Any) -> Filters:
         return f
     return f.with_value(target, value if target in ("phase", "status", "funder_class", "study_type", "country",
                                                     "state") else str(value))
+
+
+DASHBOARD_CACHE_TTL_S = 600
+_dashboard_cache: SingleFlightCache[Dashboard] = SingleFlightCache(DASHBOARD_CACHE_TTL_S, max_entries=512)
+
+
+def cached_dashboard(f: Filters, *, db: Database | None = None) -> Dashboard:
+    """dashboard(f) shared by every thread and user: one computation per filter and database for ten minutes.
+
+    Dashboards with a failed facet are not kept, so the next caller tries again. Callers must not change
+    the returned object: it is the same one everyone gets.
+    """
+    db = db or runtime.get_db()
+    return _dashboard_cache.get_or_compute((db.url, f), lambda: dashboard(f, db=db),
+                                           keep=lambda d: not d.errors)
+
+
+def dashboard_cache_stats() -> CacheStats:
+    """Hits, computations and shared waits of the cross-thread dashboard cache."""
+    return _dashboard_cache.stats()

@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from services.db import Database
+from services.db import Database, load_sql
 from services.errors import BadInput
 from services.loaders import aact_flat, ctgov_csv, ctgov_json
 from services.loaders.common import COLUMNS, STUDY_TABLES, Batch
 
-# Run after every import, in the import's transaction (derived tables register here).
-AFTER_IMPORT: list[str] = []
+# Run after every import, in the import's transaction: rebuild the derived per-study facet table.
+AFTER_IMPORT: list[str] = [load_sql("refresh_study_facets")]
 
 
 @dataclass(frozen=True)
