@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "services.commands.db_cmd",
     "services.commands.import_cmd",
     "services.commands.sql_cmd",
+    "services.commands.bench_cmd",
 ]
 
 Handler = Callable[[argparse.Namespace], int]

@@ -1,0 +1,97 @@
+"""Per-criterion labels, their plain-language wording, and the one mapping to TrialGPT's labels."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from services.eligibility.parser import CriterionKind
+from services.errors import BadInput
+
+
+class Label(StrEnum):
+    """How one criterion stands for one patient."""
+
+    MET = "met"
+    NOT_MET = "not_met"
+    NEEDS_DISCUSSION = "needs_discussion"
+    NOT_ENOUGH_INFO = "not_enough_info"
+    NOT_APPLICABLE = "not_applicable"
+
+    @property
+    def display(self) -> str:
+        """Short wording for a patient-facing checklist."""
+        return _DISPLAY[self]
+
+    @property
+    def is_known(self) -> bool:
+        """True when the label says yes or no (met / not met), the only labels a fit score counts."""
+        return self in (Label.MET, Label.NOT_MET)
+
+
+_DISPLAY = {
+    Label.MET: "Met",
+    Label.NOT_MET: "Not met",
+    Label.NEEDS_DISCUSSION: "Ask your doctor",
+    Label.NOT_ENOUGH_INFO: "Not enough information",
+    Label.NOT_APPLICABLE: "Does not apply to you",
+}
+
+# TrialGPT (Jin et al.) labels.  For an exclusion criterion "met" means the exclusion applies,
+# which TrialGPT calls "excluded"; "not met" is "not excluded".
+BENCHMARK_LABELS: dict[CriterionKind, tuple[str, ...]] = {
+    "inclusion": ("included", "not included", "not enough information", "not applicable"),
+    "exclusion": ("excluded", "not excluded", "not enough information", "not applicable"),
+}
+
+_TO_BENCHMARK: dict[CriterionKind, dict[Label, str]] = {
+    "inclusion": {
+        Label.MET: "included",
+        Label.NOT_MET: "not included",
+        Label.NEEDS_DISCUSSION: "not enough information",
+        Label.NOT_ENOUGH_INFO: "not enough information",
+        Label.NOT_APPLICABLE: "not applicable",
+    },
+    "exclusion": {
+        Label.MET: "excluded",
+        Label.NOT_MET: "not excluded",
+        Label.NEEDS_DISCUSSION: "not enough information",
+        Label.NOT_ENOUGH_INFO: "not enough information",
+        Label.NOT_APPLICABLE: "not applicable",
+    },
+}
+
+_FROM_BENCHMARK: dict[CriterionKind, dict[str, Label]] = {
+    "inclusion": {
+        "included": Label.MET,
+        "not included": Label.NOT_MET,
+        "not enough information": Label.NOT_ENOUGH_INFO,
+        "not applicable": Label.NOT_APPLICABLE,
+    },
+    "exclusion": {
+        "excluded": Label.MET,
+        "not excluded": Label.NOT_MET,
+        "not enough information": Label.NOT_ENOUGH_INFO,
+        "not applicable": Label.NOT_APPLICABLE,
+    },
+}
+
+
+def _check_kind(kind: str) -> CriterionKind:
+    if kind not in ("inclusion", "exclusion"):
+        raise BadInput(f"criterion kind must be 'inclusion' or 'exclusion', not {kind!r}")
+    return kind  # type: ignore[return-value]
+
+
+def to_benchmark(label: Label | str, kind: CriterionKind | str) -> str:
+    """Our label for a criterion of this kind, spelled the way the TrialGPT benchmark spells it."""
+    return _TO_BENCHMARK[_check_kind(kind)][Label(label)]
+
+
+def from_benchmark(label: str, kind: CriterionKind | str) -> Label:
+    """A TrialGPT label for a criterion of this kind, as one of our labels."""
+    checked = _check_kind(kind)
+    try:
+        return _FROM_BENCHMARK[checked][label.strip().lower()]
+    except KeyError:
+        allowed = ", ".join(BENCHMARK_LABELS[checked])
+        raise BadInput(f"{label!r} is not a TrialGPT label for an {checked} criterion (one of: {allowed})") from None

@@ -1,0 +1,308 @@
+"""What the rule evaluator knows about a patient: a structured profile or a free-text clinical note."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from services.eligibility.vocabulary import find_concepts
+from services.errors import BadInput
+
+Sex = Literal["male", "female"]
+Assertion = Literal["affirmed", "negated", "family", "absent"]
+
+
+@dataclass(frozen=True)
+class PatientProfile:
+    """Facts a patient (or the assistant's intake) gave us; unknown fields stay None or empty."""
+
+    age_years: float | None = None
+    sex: Sex | None = None
+    conditions: tuple[str, ...] = ()
+    biomarkers: tuple[str, ...] = ()
+    treatments: tuple[str, ...] = ()
+    ecog: int | None = None
+    pregnant: bool | None = None
+    healthy_volunteer: bool | None = None
+    notes: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.sex not in (None, "male", "female"):
+            raise BadInput(f"sex must be 'male', 'female' or unknown, not {self.sex!r}")
+        if self.age_years is not None and not 0 <= self.age_years < 130:
+            raise BadInput(f"age {self.age_years} years is outside 0-130")
+        if self.ecog is not None and self.ecog not in range(0, 6):
+            raise BadInput(f"ECOG performance status must be 0-5, not {self.ecog}")
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One numbered statement about the patient."""
+
+    id: int
+    text: str
+
+
+@dataclass(frozen=True)
+class PatientFacts:
+    """The patient as the rules see it: numbered statements plus the facts read out of them.
+
+    ``complete_record`` is True for a clinical note written as a full case summary (the
+    TrialGPT/TREC notes): a condition such a note does not mention is taken to be absent, the way a
+    clinician reads a referral letter.  A profile collected in a chat is not complete in that sense.
+    """
+
+    sentences: tuple[Sentence, ...]
+    age_years: float | None
+    sex: Sex | None
+    pregnant: bool | None
+    gestation_weeks: float | None
+    healthy_volunteer: bool | None
+    ecog: int | None
+    consent: bool
+    complete_record: bool
+    from_note: bool
+    age_evidence: tuple[int, ...] = ()
+    sex_evidence: tuple[int, ...] = ()
+    pregnancy_evidence: tuple[int, ...] = ()
+    ecog_evidence: tuple[int, ...] = ()
+    consent_evidence: tuple[int, ...] = ()
+
+    def evidence(self, ids: tuple[int, ...] | list[int]) -> tuple[int, ...]:
+        """Sentence ids worth citing: note sentences only, sorted, without repeats."""
+        if not self.from_note:
+            return ()
+        return tuple(sorted(set(ids)))
+
+
+_NUMBERED = re.compile(r"^\s*(\d{1,3})\.\s+(.*)$")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
+
+
+def split_note(note: str) -> tuple[Sentence, ...]:
+    """Numbered note lines ("0. ...\\n1. ...") as sentences; unnumbered text is split and numbered from 0."""
+    lines = [line for line in note.replace("\r\n", "\n").split("\n") if line.strip()]
+    numbered = [_NUMBERED.match(line) for line in lines]
+    if lines and all(numbered):
+        return tuple(Sentence(int(m.group(1)), m.group(2).strip()) for m in numbered if m)
+    text = " ".join(line.strip() for line in lines)
+    parts = [p.strip() for p in _SENTENCE_END.split(text) if p.strip()]
+    return tuple(Sentence(i, p) for i, p in enumerate(parts))
+
+
+# --- Reading facts out of a note ---------------------------------------------------------------
+
+_UNIT_YEARS = {"year": 1.0, "yr": 1.0, "y": 1.0, "month": 1 / 12, "mo": 1 / 12, "week": 1 / 52.18, "wk": 1 / 52.18,
+               "day": 1 / 365.25}
+_AGE_PATTERNS = (
+    re.compile(r"\b(\d{1,3}(?:\.\d)?)[- ]?(year|yr|month|mo|week|wk|day)s?[- ]?old\b", re.I),
+    re.compile(r"\b(\d{1,3})\s*(?:yo|y/o|y\.o\.|yrs? old)\b", re.I),
+    re.compile(r"\b(?:aged?|age of)\s+(\d{1,3})\b(?!\s*(?:months|weeks|days))", re.I),
+    re.compile(r"\b(\d{1,3})[- ]?(?:year|yr)s?[- ]of[- ]age\b", re.I),
+)
+_NEWBORN = re.compile(r"\b(newborn|neonate|new-born)\b", re.I)
+_FEMALE_NOUN = re.compile(r"\b(woman|women|female|girl|lady|mother of|gravida|she)\b", re.I)
+_MALE_NOUN = re.compile(r"\b(man|men|male|boy|gentleman|he)\b", re.I)
+_FEMALE_PRONOUN = re.compile(r"\b(she|her|hers|herself)\b", re.I)
+_MALE_PRONOUN = re.compile(r"\b(he|his|him|himself)\b", re.I)
+_PREGNANT = re.compile(r"\b(pregnan\w*|gestation\w*|gravid\w*|trimester|antenatal|prenatal)\b", re.I)
+_GESTATION = re.compile(
+    r"\b(\d{1,2}(?:\.\d)?)\s*weeks?(?:'|’)?\s*(?:of\s+)?(?:gestation|pregnan\w*|gestational age)"
+    r"|gestational age (?:of |is |was )?(\d{1,2}(?:\.\d)?)\s*weeks",
+    re.I,
+)
+_ECOG = re.compile(r"\b(?:ECOG|Zubrod|WHO)(?: performance)?(?: status| score| PS)?(?: of| is| was|:)?\s*([0-5])\b", re.I)
+_KARNOFSKY = re.compile(r"\b(?:Karnofsky|KPS|Lansky)[^0-9]{0,25}(\d{2,3})\s*%?", re.I)
+_CONSENT = re.compile(r"\b(informed consent|consent)\b", re.I)
+_COMPLY = re.compile(r"\b(compl(?:y|iance|iant)|adhere)\b", re.I)
+_WILL = re.compile(r"\b(will|agrees?|willing|able|has given|gave|signed|provided?)\b", re.I)
+_HEALTHY = re.compile(r"\b(good (?:general )?health|healthy)\b", re.I)
+
+
+def karnofsky_to_ecog(score: int) -> int:
+    """The usual ECOG grade for a Karnofsky (or Lansky) score: 100-90 -> 0, 80-70 -> 1, ... 10 -> 4, 0 -> 5."""
+    if score >= 90:
+        return 0
+    if score >= 70:
+        return 1
+    if score >= 50:
+        return 2
+    if score >= 30:
+        return 3
+    if score >= 10:
+        return 4
+    return 5
+
+
+def _age_from(sentences: tuple[Sentence, ...]) -> tuple[float | None, tuple[int, ...]]:
+    for sentence in sentences:
+        for pattern in _AGE_PATTERNS:
+            m = pattern.search(sentence.text)
+            if m:
+                unit = (m.group(2) if m.lastindex and m.lastindex >= 2 else "year") or "year"
+                return float(m.group(1)) * _UNIT_YEARS[unit.lower()], (sentence.id,)
+        if _NEWBORN.search(sentence.text):
+            return 0.0, (sentence.id,)
+    return None, ()
+
+
+def _sex_from(sentences: tuple[Sentence, ...]) -> tuple[Sex | None, tuple[int, ...]]:
+    for sentence in sentences:
+        female = _FEMALE_NOUN.search(sentence.text)
+        male = _MALE_NOUN.search(sentence.text)
+        if female and (not male or female.start() < male.start()):
+            return "female", (sentence.id,)
+        if male:
+            return "male", (sentence.id,)
+    text = " ".join(s.text for s in sentences)
+    she, he = len(_FEMALE_PRONOUN.findall(text)), len(_MALE_PRONOUN.findall(text))
+    if she > he:
+        return "female", ()
+    if he > she:
+        return "male", ()
+    return None, ()
+
+
+def is_boilerplate(text: str) -> bool:
+    """True for the stock sentence that the patient will consent and comply (it says nothing clinical)."""
+    consent = _CONSENT.search(text)
+    if consent is None or not _WILL.search(text):
+        return False
+    return assertion_at(text, consent.start(), consent.end()) != "negated"
+
+
+def facts_from_note(note: str) -> PatientFacts:
+    """Read age, sex, pregnancy, performance status and consent out of a clinical note."""
+    sentences = split_note(note)
+    age, age_ids = _age_from(sentences)
+    sex, sex_ids = _sex_from(sentences)
+
+    pregnant: bool | None = None
+    pregnancy_ids: list[int] = []
+    gestation: float | None = None
+    for sentence in sentences:
+        for m in _PREGNANT.finditer(sentence.text):
+            status = assertion_at(sentence.text, m.start())
+            if status == "affirmed" and pregnant is not False:
+                pregnant = True
+                pregnancy_ids.append(sentence.id)
+            elif status == "negated":
+                pregnant = False
+                pregnancy_ids.append(sentence.id)
+        g = _GESTATION.search(sentence.text)
+        if g:
+            gestation = float(g.group(1) or g.group(2))
+    if pregnant is True and sex is None:
+        sex = "female"
+
+    ecog: int | None = None
+    ecog_ids: list[int] = []
+    for sentence in sentences:
+        e = _ECOG.search(sentence.text)
+        k = _KARNOFSKY.search(sentence.text)
+        if e:
+            ecog, ecog_ids = int(e.group(1)), [sentence.id]
+        elif k and 0 <= int(k.group(1)) <= 100:
+            ecog, ecog_ids = karnofsky_to_ecog(int(k.group(1))), [sentence.id]
+
+    consent_ids = [s.id for s in sentences if is_boilerplate(s.text)]
+    healthy: bool | None = None
+    for sentence in sentences:
+        said = _HEALTHY.search(sentence.text)
+        if said and assertion_at(sentence.text, said.start(), said.end()) == "affirmed":
+            healthy = True
+    if healthy is None and any(
+        assertion_at(s.text, m.start, m.end) == "affirmed" and not m.absent
+        for s in sentences
+        if not is_boilerplate(s.text)
+        for m in find_concepts(s.text)
+    ):
+        healthy = False  # a note that records an illness or symptom is not about a healthy volunteer
+    return PatientFacts(
+        sentences=sentences,
+        age_years=age,
+        sex=sex,
+        pregnant=pregnant,
+        gestation_weeks=gestation,
+        healthy_volunteer=healthy,
+        ecog=ecog,
+        consent=bool(consent_ids),
+        complete_record=True,
+        from_note=True,
+        age_evidence=age_ids,
+        sex_evidence=sex_ids,
+        pregnancy_evidence=tuple(pregnancy_ids),
+        ecog_evidence=tuple(ecog_ids),
+        consent_evidence=tuple(consent_ids),
+    )
+
+
+def facts_from_profile(profile: PatientProfile) -> PatientFacts:
+    """Turn a structured profile into statements the rules can search (each item is stated as present)."""
+    statements = [f"Has {c}." for c in profile.conditions if c.strip()]
+    statements += [f"Test result: {b}." for b in profile.biomarkers if b.strip()]
+    statements += [f"Treated with {t}." for t in profile.treatments if t.strip()]
+    sentences = [Sentence(i, text) for i, text in enumerate(statements)]
+    if profile.notes:
+        sentences += [Sentence(len(sentences) + s.id, s.text) for s in split_note(profile.notes)]
+    return PatientFacts(
+        sentences=tuple(sentences),
+        age_years=profile.age_years,
+        sex=profile.sex,
+        pregnant=profile.pregnant,
+        gestation_weeks=None,
+        # Someone who lives with a named condition is not a healthy volunteer unless they say so.
+        healthy_volunteer=(
+            profile.healthy_volunteer if profile.healthy_volunteer is not None else (False if profile.conditions else None)
+        ),
+        ecog=profile.ecog,
+        consent=True,
+        complete_record=False,
+        from_note=False,
+    )
+
+
+# --- Is a mention affirmed, negated, or about someone else? ------------------------------------
+
+_NEGATION_BEFORE = re.compile(
+    r"\b(no|not|denies|denied|deny|denying|without|never|negative for|free of|absence of|absent|"
+    r"ruled out|rules out|r/o|no evidence of|no history of|no signs? of|no sign of|unremarkable for|"
+    r"did not|does not|do not|has not|have not|had not|was not|were not|is not|are not|neither|nor|negative)\b",
+    re.I,
+)
+_NEGATION_AFTER = re.compile(r"^\W{0,3}(?:was |were |is |are )?(?:negative|absent|ruled out|excluded|not (?:seen|found|present))\b", re.I)
+_FAMILY = re.compile(r"\b(family history|mother|father|brother|sister|sibling|parents?|relatives?|grand(?:mother|father))\b", re.I)
+# Words that end the reach of a negation or family cue.
+_SCOPE_END = re.compile(
+    r"\b(but|however|although|though|except|yet|whereas|while|apart from|aside from|which|who|presents?|presented|"
+    r"complains?|complaining|reports?|reported|reveals?|revealed|shows?|showed|noted|is|was|are|were|has|had|"
+    r"developed|underwent|admitted|now|currently|positive)\b|[.;:]|,\s*and\b",
+    re.I,
+)
+_MAX_SCOPE_WORDS = 14
+
+
+def assertion_at(text: str, start: int, end: int | None = None) -> Assertion:
+    """Whether the mention at ``text[start:end]`` is affirmed, negated, or about a relative."""
+    before = text[:start]
+    # Look back only as far as the last scope-ending word.
+    cut = 0
+    for m in _SCOPE_END.finditer(before):
+        cut = m.end()
+    window = before[cut:]
+    if len(window.split()) > _MAX_SCOPE_WORDS:
+        window = " ".join(window.split()[-_MAX_SCOPE_WORDS:])
+    if end is None:
+        word = re.match(r"[\w-]+", text[start:])
+        end = start + (word.end() if word else 0)
+    if re.match(r"^\W{0,3}(?:was |is |were |are |test )?positive\b", text[end:], re.I):
+        return "affirmed"
+    clause = re.split(r"[.;]|\b(?:but|however|although|though|whereas)\b", before)[-1]
+    if _FAMILY.search(clause):
+        return "family"
+    if _NEGATION_BEFORE.search(window):
+        return "negated"
+    if _NEGATION_AFTER.match(text[end:]):
+        return "negated"
+    return "affirmed"

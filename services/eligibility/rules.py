@@ -1,0 +1,1181 @@
+"""Offline rule evaluator: judges one criterion against a patient profile or a clinical note.
+
+The rules decide what structure allows -- age (with units and ranges), sex, pregnancy and
+lactation, healthy volunteers, ECOG/Karnofsky performance status, consent and compliance, a few
+measurements (temperature, haemoglobin, BMI, weight, gestational age), and named conditions,
+treatments and test results that are present or negated -- and say "not enough information"
+otherwise.  A model-based evaluator can take over the rest through :data:`CriterionEvaluator`.
+
+Reading a clinical note: a note written as a complete case summary is read the way a clinician
+reads one.  For an *exclusion* criterion, a condition the note does not mention is taken as
+absent, so the exclusion is "not met"; for an *inclusion* criterion the note must say it.  A
+structured profile is not a complete record, so there an unmentioned condition stays unknown.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Protocol
+
+from services.eligibility.labels import Label
+from services.eligibility.parser import Criterion, CriterionKind, unescape_markdown
+from services.eligibility.patient import (
+    PatientFacts,
+    PatientProfile,
+    assertion_at,
+    facts_from_note,
+    facts_from_profile,
+    is_boilerplate,
+    karnofsky_to_ecog,
+)
+from services.eligibility.vocabulary import ConceptMatch, ancestors, concept_index, find_concepts
+from services.errors import BadInput
+
+__all__ = [
+    "CriterionEvaluator",
+    "Judgement",
+    "PatientProfile",
+    "criterion_text_for",
+    "evaluate",
+    "evaluate_criteria",
+    "patient_facts",
+]
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The label for one criterion, one plain sentence saying why, and the note sentences relied on."""
+
+    label: Label
+    reason: str
+    evidence_sentence_ids: tuple[int, ...] = ()
+    source: str = "rules"
+
+
+class CriterionEvaluator(Protocol):
+    """Anything that can judge one criterion for one patient (the rules, or a model behind services/llm.py)."""
+
+    def __call__(
+        self, criterion_text: str, kind: CriterionKind, patient: PatientProfile | PatientFacts | str
+    ) -> Judgement: ...
+
+
+Patient = PatientProfile | PatientFacts | str
+
+
+@lru_cache(maxsize=256)
+def _facts_for_note(note: str) -> PatientFacts:
+    return facts_from_note(note)
+
+
+def patient_facts(patient: Patient) -> PatientFacts:
+    """The facts the rules use, from a profile, a clinical note, or facts already read."""
+    if isinstance(patient, PatientFacts):
+        return patient
+    if isinstance(patient, PatientProfile):
+        return facts_from_profile(patient)
+    if isinstance(patient, str):
+        return _facts_for_note(patient)
+    raise BadInput(f"cannot evaluate criteria against a {type(patient).__name__}")
+
+
+# --- Text helpers ------------------------------------------------------------------------------
+
+_PARENS = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
+_WORD = re.compile(r"[a-z][a-z0-9'’]*|\d+(?:[.,]\d+)?")
+_NUMBER_TOKEN = "#"
+
+# Words that carry no requirement of their own.
+_GENERIC = frozenset(
+    """
+    a an the of in on for at by to from as is are was were be been being do does did and or nor also either both
+    all each any other another such including include includes included e.g eg i.e ie etc per than more less
+    with who which whom whose that this these those there their his her its they them he she it
+    must should will may can could would shall might
+    have has had having get got
+    patient patients subject subjects participant participants individual individuals person persons people
+    case cases volunteer volunteers
+    history known diagnosis diagnosed diagnoses clinical clinically confirmed documented documentation evidence
+    evident presence present presenting presents presented current currently prior previous previously
+    defined definition according criteria criterion condition conditions disease diseases disorder disorders
+    illness illnesses syndrome syndromes problem problems suspected suspicion suspect
+    onset episode episodes symptom symptoms sign signs suffering suffer suffers experience experiences experiencing
+    undergo undergoing underwent affected affecting
+    study trial screening baseline enrollment enrolment entry randomization randomisation visit admission
+    hospital time inclusion exclusion eligible ineligible based if then when
+    dsm dsm-iv iv dsm-5 icd nos gold who whom
+    """.split()
+)
+_UNIT_WORDS = frozenset(
+    """
+    mg dl kg mm hg ml min m2 mmol umol ul mcg ng iu celsius fahrenheit degree degrees percent cm ms msec bpm
+    """.split()
+)
+# Words that belong to an age or sex requirement once that requirement has been read.
+_AGE_SEX_WORDS = frozenset(
+    """
+    age aged ages old year years yrs months month weeks days inclusive onward onwards life adult adults child children
+    infant infants minor minors male males female females man men woman women boy boys girl girls gender genders sex sexes
+    """.split()
+)
+# Words that narrow a condition ("severe", "uncontrolled"); a note has to say them too for a match.
+_SEVERITY = frozenset(
+    """
+    severe severely uncontrolled uncontrollable unstable significant significantly active advanced decompensated
+    symptomatic refractory malignant secondary requiring require requires acute chronic moderate poorly controlled
+    untreated uncured unresolved intractable persistent recurrent major serious overt mild
+    """.split()
+)
+_TIME = frozenset("recent recently within months month weeks week years year days day hours hour past last since ago "
+                  "concomitant concurrent ongoing #".split())
+_QUALIFIERS = _SEVERITY | _TIME
+_TOKEN_SYNONYMS = {
+    "ekg": "ecg",
+    "electrocardiogram": "ecg",
+    "electrocardiography": "ecg",
+    "radiograph": "xray",
+    "radiography": "xray",
+    "x-ray": "xray",
+    "cxr": "xray",
+    "er": "emergency",
+    "haemoglobin": "hemoglobin",
+    "hb": "hemoglobin",
+    "oesophagus": "esophagus",
+}
+_PHRASE_SYNONYMS = (
+    (re.compile(r"\bemergency (?:room|department|unit)\b"), "emergency"),
+    (re.compile(r"\bcomputed tomography\b"), "ct"),
+    (re.compile(r"\bmagnetic resonance imaging\b"), "mri"),
+    (re.compile(r"\bchest x-?rays?\b"), "chest xray"),
+)
+
+
+def _normalise(text: str) -> str:
+    text = unescape_markdown(text)
+    for src, dst in (("≥", ">="), ("≤", "<="), ("＞", ">"), ("＜", "<"), ("–", "-"), ("—", "-"), ("−", "-"),
+                     ("℃", " C"), ("°", " "), ("\u00a0", " ")):
+        text = text.replace(src, dst)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _stem(word: str) -> str:
+    word = word.lower().strip("'’-")
+    word = _TOKEN_SYNONYMS.get(word, word)
+    for suffix in ("ications", "ication", "ations", "ation", "ings", "ing", "ies", "ed", "es", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return word
+
+
+def _content_words(text: str) -> list[str]:
+    lowered = text.lower()
+    for pattern, replacement in _PHRASE_SYNONYMS:
+        lowered = pattern.sub(replacement, lowered)
+    words = []
+    for w in _WORD.findall(lowered):
+        w = w.rstrip("'’")
+        if w[0].isdigit():
+            words.append(_NUMBER_TOKEN)
+        elif w not in _GENERIC and w not in _UNIT_WORDS and len(w) > 1:
+            words.append(w)
+    return words
+
+
+def _record(facts: PatientFacts) -> str:
+    return "The note" if facts.from_note else "Your profile"
+
+
+# --- What a criterion asks about -----------------------------------------------------------------
+
+
+@dataclass
+class _Finding:
+    """One aspect of a criterion checked against the patient."""
+
+    aspect: str
+    truth: bool | None
+    reason: str
+    evidence: tuple[int, ...] = ()
+    descriptor: bool = False  # describes who the criterion is about (age, sex) rather than a condition
+    open_question: bool = False  # unknown even in a complete record (pregnancy status, a test not done)
+    discuss: bool = False  # partly matches; needs a clinician's judgement
+    closed_reason: str = ""  # how to say it when a complete record's silence settles the question
+    not_applicable: bool = False  # the criterion cannot concern this patient (pregnancy rules for a man)
+    standalone: bool = False  # an age or sex item of its own in a list ("Age < 18 years, prisoners")
+
+
+_UNIT = r"(?P<{n}>years?|yrs?|y\.?o\.?|months?|mos?|weeks?|wks?|days?)"
+_NUM = r"(?P<{n}>\d{{1,3}}(?:\.\d+)?)"
+_DURATION_BEFORE = re.compile(
+    r"\b(for|within|since|past|last|prior|history|ago|after|before|during|duration|lasting|period|least\s+\w+\s+of|"
+    r"interval|every|each|per|from diagnosis|follow-?up|survival|expectancy|remission|stable)\s*$",
+    re.I,
+)
+_DURATION_AFTER = re.compile(r"^\s*(since|ago|after|before|prior|of (?:treatment|therapy|history|follow)|history|duration|"
+                             r"from|post|following|in duration|period)", re.I)
+_AGE_WORD = re.compile(r"\b(age[ds]?|years? old|year-old|yrs? old|of age|adults?|children|child|infants?|minors?|"
+                       r"elderly|paediatric|pediatric|adolescents?|newborns?|neonates?)\b", re.I)
+
+
+def _unit_years(unit: str | None) -> float:
+    if not unit:
+        return 1.0
+    u = unit.lower().rstrip(".")
+    if u.startswith(("y", "yr")):
+        return 1.0
+    if u.startswith("mo"):
+        return 1 / 12
+    if u.startswith("w"):
+        return 7 / 365.25
+    if u.startswith("d"):
+        return 1 / 365.25
+    return 1.0
+
+
+@dataclass(frozen=True)
+class AgeRange:
+    """An age requirement in years; bounds are inclusive unless marked strict."""
+
+    low: float | None
+    high: float | None
+    low_strict: bool = False
+    high_strict: bool = False
+    high_whole_years: bool = False  # "up to 17 years" includes 17 years and 11 months
+
+    def contains(self, age: float) -> bool:
+        """Whether a person of this age (in years) is inside the range."""
+        if self.low is not None and (age < self.low or (self.low_strict and age <= self.low)):
+            return False
+        if self.high is not None:
+            limit = self.high + 1 if self.high_whole_years and not self.high_strict else self.high
+            if self.high_whole_years and not self.high_strict:
+                if age >= limit:
+                    return False
+            elif age > self.high or (self.high_strict and age >= self.high):
+                return False
+        return True
+
+    def describe(self) -> str:
+        """The range in words, e.g. "18 to 75 years"."""
+        def fmt(value: float) -> str:
+            if value < 1:
+                return f"{round(value * 12)} months"
+            return f"{value:g} years"
+
+        if self.low is not None and self.high is not None:
+            return f"{fmt(self.low)} to {fmt(self.high)}"
+        if self.low is not None:
+            return ("over " if self.low_strict else "at least ") + fmt(self.low)
+        if self.high is not None:
+            return ("under " if self.high_strict else "at most ") + fmt(self.high)
+        return "any age"
+
+
+_RANGE = re.compile(
+    r"(?:\b(?:between|from)\s+)?" + _NUM.format(n="a") + r"\s*" + _UNIT.format(n="ua") + r"?\s*"
+    r"(?:-|to|and|through|until)\s*" + _NUM.format(n="b") + r"\s*" + _UNIT.format(n="ub") + r"?\b",
+    re.I,
+)
+_LOW = re.compile(
+    r"(?:>=|=>|>|\bat least|\bover|\bolder than|\bgreater than|\babove|\bmore than|\bminimum(?: age)?(?: of)?|\bfrom)"
+    r"\s*(?:the age of\s*|age\s*)?" + _NUM.format(n="n") + r"\s*" + _UNIT.format(n="u") + r"?",
+    re.I,
+)
+_LOW_AFTER = re.compile(
+    _NUM.format(n="n") + r"\s*" + _UNIT.format(n="u") + r"?\s*(?:of age\s*|old\s*)?"
+    r"(?:(?:or|and)\s+(?:older|over|above|greater|more|up)|\+|onwards?|and beyond)",
+    re.I,
+)
+_HIGH = re.compile(
+    r"(?:<=|=<|<|\bunder|\byounger than|\bless than|\bbelow|\bup to|\bnot older than|\bno older than|"
+    r"\bmaximum(?: age)?(?: of)?|\bbeyond)"
+    r"\s*(?:the age of\s*|age\s*)?" + _NUM.format(n="n") + r"\s*" + _UNIT.format(n="u") + r"?",
+    re.I,
+)
+_HIGH_AFTER = re.compile(
+    _NUM.format(n="n") + r"\s*" + _UNIT.format(n="u") + r"?\s*(?:of age\s*|old\s*)?(?:or|and)\s+(?:younger|under|below|less)",
+    re.I,
+)
+
+
+def _age_context_ok(text: str, start: int, end: int, unit: str | None) -> bool:
+    before = text[max(0, start - 30) : start]
+    after = text[end : end + 30]
+    if _DURATION_BEFORE.search(before) or _DURATION_AFTER.search(after):
+        return False
+    if re.search(r"gestation(?:al)?(?: age)?\W*(?:of\W*)?$", before, re.I) or re.search(
+        r"\b(onset|diagnosis|diagnosed|menarche|menopause)\b[^.;]*$", before, re.I
+    ):
+        return False  # the age at some event, not the patient's age now
+    if re.search(r"\b(age[ds]?|aged|old|age of)\W*$", before, re.I) or re.match(r"\s*(?:years?\s*)?(old|of age)\b", after, re.I):
+        return True
+    if unit is None:
+        return bool(re.search(r"\bage[ds]?\b", before[-15:], re.I))
+    return _unit_years(unit) >= 1 / 13 and bool(_AGE_WORD.search(text) or re.match(r"^\W*(?:patients?|subjects?|participants?|"
+                                                                        r"individuals?|men|women|males?|females?|"
+                                                                        r"persons?|people|\w+\s+)?\W*$", text[:start], re.I))
+
+
+def _numeric_age(candidate: str) -> tuple[AgeRange | None, list[tuple[int, int]]]:
+    """An age range written with numbers, or (None, [])."""
+    spans: list[tuple[int, int]] = []
+    for m in _RANGE.finditer(candidate):
+        ua, ub = m.group("ua"), m.group("ub")
+        a, b = float(m.group("a")), float(m.group("b"))
+        if a > b or (ua is None and ub is None and not re.search(r"\bage[ds]?\b", candidate[max(0, m.start() - 15) : m.start()], re.I)):
+            continue
+        if not _age_context_ok(candidate, m.start(), m.end(), ub or ua):
+            continue
+        unit_b = _unit_years(ub or ua)
+        unit_a = _unit_years(ua or ub)
+        return AgeRange(a * unit_a, b * unit_b, high_whole_years=unit_b == 1.0), [(m.start(), m.end())]
+    low: tuple[float, bool] | None = None
+    high: tuple[float, bool, bool] | None = None
+    for m in _LOW.finditer(candidate):
+        if _age_context_ok(candidate, m.start(), m.end(), m.group("u")):
+            strict = bool(re.match(r"(>(?!=)|over|older|greater|above|more)", m.group(0).strip(), re.I))
+            low = (float(m.group("n")) * _unit_years(m.group("u")), strict)
+            spans.append((m.start(), m.end()))
+            break
+    if low is None:
+        for m in _LOW_AFTER.finditer(candidate):
+            if _age_context_ok(candidate, m.start(), m.start() + len(m.group("n")), m.group("u")) or m.group(0).endswith("+"):
+                low = (float(m.group("n")) * _unit_years(m.group("u")), False)
+                spans.append((m.start(), m.end()))
+                break
+    for m in _HIGH.finditer(candidate):
+        if _age_context_ok(candidate, m.start(), m.end(), m.group("u")):
+            head = m.group(0).strip().lower()
+            strict = head.startswith(("<", "under", "younger", "less", "below", "beyond"))
+            strict = strict and not head.startswith("<=")
+            unit = _unit_years(m.group("u"))
+            high = (float(m.group("n")) * unit, strict, unit == 1.0)
+            spans.append((m.start(), m.end()))
+            break
+    if high is None:
+        for m in _HIGH_AFTER.finditer(candidate):
+            if _age_context_ok(candidate, m.start(), m.start() + len(m.group("n")), m.group("u")):
+                unit = _unit_years(m.group("u"))
+                high = (float(m.group("n")) * unit, False, unit == 1.0)
+                spans.append((m.start(), m.end()))
+                break
+    if low or high:
+        if high and high[0] and re.search(r"\bbeyond\b", candidate, re.I):
+            # "beyond age 50" describes people older than 50.
+            return AgeRange(high[0], None, low_strict=True), spans
+        return (
+            AgeRange(
+                low[0] if low else None,
+                high[0] if high else None,
+                low_strict=low[1] if low else False,
+                high_strict=high[1] if high else False,
+                high_whole_years=high[2] if high else False,
+            ),
+            spans,
+        )
+    return None, []
+
+
+_AGE_GROUPS = {
+    "adult": AgeRange(18, None),
+    "minors": AgeRange(None, 18, high_strict=True),
+    "child": AgeRange(None, 18, high_strict=True),
+    "children": AgeRange(None, 18, high_strict=True),
+    "pediatric": AgeRange(None, 18, high_strict=True),
+    "paediatric": AgeRange(None, 18, high_strict=True),
+    "adolescent": AgeRange(10, 19, high_strict=True),
+    "infant": AgeRange(None, 2, high_strict=True),
+    "elderly": AgeRange(65, None),
+    "newborn": AgeRange(None, 28 / 365.25),
+    "neonate": AgeRange(None, 28 / 365.25),
+}
+_AGE_GROUP_WORD = re.compile(r"\b(adults?|minors|children|child(?![- ]?(?:bearing|pugh|birth))|infants?|elderly|newborns?|"
+                             r"neonates?|adolescents?|"
+                             r"pediatric|paediatric)\b", re.I)
+
+
+def _keyword_age(norm: str) -> tuple[AgeRange | None, list[tuple[int, int]]]:
+    """An age group named by a word ("adults", "children"), or (None, [])."""
+    m = _AGE_GROUP_WORD.search(norm)
+    if m is None or len(norm[: m.start()].split()) > 4:
+        return None, []  # only a group named as the criterion's subject ("Adults with ...") sets an age
+    word = m.group(0).lower()
+    return _AGE_GROUPS.get(word, _AGE_GROUPS.get(word.rstrip("s"))), [m.span()]
+
+
+def parse_age_range(text: str) -> tuple[AgeRange | None, list[tuple[int, int]]]:
+    """The age requirement written in a criterion ("18-75 years", ">= 18 years of age", "aged 40 to 80")."""
+    norm = _normalise(text)
+    main = _PARENS.sub(lambda m: " " * len(m.group(0)), norm)
+    for found in (_numeric_age(main), _keyword_age(main)):
+        if found[0] is not None:
+            return found
+    # An age only in brackets counts when the criterion says little else ("Adult (>= 18 years)").
+    if len(_content_words(main)) <= 3:
+        return _numeric_age(norm)
+    return None, []
+
+
+def _age_finding(text: str, facts: PatientFacts) -> tuple[_Finding | None, list[tuple[int, int]]]:
+    age_range, spans = parse_age_range(text)
+    if age_range is None:
+        return None, []
+    if facts.age_years is None:
+        return _Finding("age", None, f"The trial asks for age {age_range.describe()}, and the age is not known.",
+                        descriptor=True, open_question=True), spans
+    inside = age_range.contains(facts.age_years)
+    shown = f"{facts.age_years:g}" if facts.age_years >= 1 else f"{round(facts.age_years * 12)} months"
+    unit = " years" if facts.age_years >= 1 else ""
+    verdict = "within" if inside else "outside"
+    return (
+        _Finding("age", inside, f"Age {shown}{unit} is {verdict} the range {age_range.describe()}.",
+                 facts.evidence(facts.age_evidence), descriptor=True),
+        spans,
+    )
+
+
+_BOTH_SEXES = re.compile(
+    r"\b(males? and females?|females? and males?|males? or females?|females? or males?|men and women|women and men|"
+    r"both (?:sexes|genders)|either (?:sex|gender)|(?:any|all) (?:sex|sexes|gender|genders)|"
+    r"gender is not limited|regardless of (?:sex|gender)|both genders|all genders)\b",
+    re.I,
+)
+_FEMALE_WORDS = re.compile(r"\b(females?|wom[ae]n|girls?|ladies|lady)\b", re.I)
+_MALE_WORDS = re.compile(r"\b(males?|m[ae]n|boys?|gentlemen)\b", re.I)
+
+
+def _sex_finding(text: str, facts: PatientFacts) -> tuple[_Finding | None, list[tuple[int, int]]]:
+    both = _BOTH_SEXES.search(text)
+    if both:
+        return _Finding("sex", True, "The trial takes people of any sex.", descriptor=True), [both.span()]
+    female = list(_FEMALE_WORDS.finditer(text))
+    male = list(_MALE_WORDS.finditer(text))
+    if male and not female and _PREGNANCY_WORDS.search(text):
+        return None, []  # "pregnant ..., or men who ..." concerns both sexes
+    if bool(female) == bool(male):
+        return None, []
+    wanted = "female" if female else "male"
+    spans = [m.span() for m in (female or male)]
+    if facts.sex is None:
+        return _Finding("sex", None, f"The criterion is about {wanted} patients, and the sex is not known.",
+                        descriptor=True, open_question=True), spans
+    same = facts.sex == wanted
+    return (
+        _Finding("sex", same, f"The criterion is about {wanted} patients and this patient is {facts.sex}.",
+                 facts.evidence(facts.sex_evidence), descriptor=True),
+        spans,
+    )
+
+
+_PREGNANCY_WORDS = re.compile(
+    r"\b(pregnan\w*|lactat\w*|breast[- ]?feed\w*|breastfeed\w*|nursing|child[- ]?bearing(?: potential| age| years)?|"
+    r"contracept\w*|"
+    r"birth control|menstruat\w*|gestation\w*|post-?partum|parturient|puerper\w*|menses|fertile|pregnency)\b",
+    re.I,
+)
+_CONDITIONAL_PREGNANCY = re.compile(
+    r"\b(child[- ]?bearing|contracept\w*|birth control|pregnancy test|if female|of child|fertile|abstinen\w*|"
+    r"menopaus\w*|sterili[sz]\w*|sexually active|planning|plan to|desire to|wish to|intend\w*|become pregnant)\b",
+    re.I,
+)
+_NOT_PREGNANT = re.compile(r"\b(not|non|no)[- ]+(?:be(?:ing)? )?(?:pregnant|pregnancy|lactating|breast[- ]?feeding)", re.I)
+_GESTATION_LIMIT = re.compile(
+    r"gestation(?:al age)?\s*(?:of\s*)?(?P<op><=|>=|<|>|less than|under|more than|over|at least|up to)\s*(?P<n>\d{1,2})\s*weeks?",
+    re.I,
+)
+_CHILDBEARING_AGE = (10.0, 60.0)  # outside this range a woman is taken as unable to be pregnant
+
+
+def _pregnancy_finding(text: str, kind: CriterionKind, facts: PatientFacts) -> tuple[_Finding | None, list[tuple[int, int]]]:
+    words = list(_PREGNANCY_WORDS.finditer(text))
+    if re.search(r"\b(premature(?:ly)?|preterm|pre-term|born|birth weight)\b", text, re.I) and not re.search(
+        r"\bpregnan", text, re.I
+    ):
+        return None, []  # the patient's own birth, not a pregnancy
+    if not words or all(w.group(0).lower() == "nursing" and re.search(r"nursing (home|care|staff)", text, re.I) for w in words):
+        return None, []
+    first_words = len(text[: words[0].start()].split())
+    if first_words > 8 and len(text.split()) > 12:
+        return None, []  # pregnancy is one detail of a longer criterion, not what it is about
+    spans = [w.span() for w in words] + [m.span() for m in _GESTATION_LIMIT.finditer(text)]
+    conditional = bool(_CONDITIONAL_PREGNANCY.search(text))
+    negated = bool(_NOT_PREGNANT.search(text))
+    cannot = facts.sex == "male" or (
+        facts.sex == "female" and facts.age_years is not None
+        and not _CHILDBEARING_AGE[0] <= facts.age_years < _CHILDBEARING_AGE[1]
+    )
+    if cannot:
+        who = "a man" if facts.sex == "male" else f"a woman aged {facts.age_years:g}"
+        if kind == "inclusion" and not conditional and not negated:
+            return _Finding("pregnancy", False, f"The trial is for pregnant women and this patient is {who}.",
+                            facts.evidence(facts.sex_evidence + facts.age_evidence)), spans
+        return _Finding("pregnancy", None, f"Pregnancy rules do not apply to {who}.",
+                        facts.evidence(facts.sex_evidence + facts.age_evidence), not_applicable=True), spans
+    if not re.search(r"pregnan|gestation|pregnency", text, re.I) and not conditional:
+        # Only breastfeeding is asked about; a pregnancy status does not answer that.
+        return _Finding("pregnancy", None, "Whether the patient is breastfeeding is not known.",
+                        open_question=True), spans
+    if facts.pregnant is None or (conditional and not negated and kind == "inclusion"):
+        return _Finding("pregnancy", None, "Whether the patient is pregnant or could become pregnant is not known.",
+                        open_question=True), spans
+    truth = facts.pregnant
+    reason = "The patient is pregnant." if facts.pregnant else "The patient is not pregnant."
+    limit = _GESTATION_LIMIT.search(text)
+    if truth and limit and facts.gestation_weeks is not None:
+        op, n = limit.group("op").lower(), float(limit.group("n"))
+        weeks = facts.gestation_weeks
+        within = {
+            "<": weeks < n, "less than": weeks < n, "under": weeks < n, "<=": weeks <= n, "up to": weeks <= n,
+            ">": weeks > n, "more than": weeks > n, "over": weeks > n, ">=": weeks >= n, "at least": weeks >= n,
+        }[op]
+        truth = within
+        reason = f"The patient is {weeks:g} weeks pregnant; the criterion asks for {op} {n:g} weeks."
+    if negated:
+        truth = not truth
+    return _Finding("pregnancy", truth, reason, facts.evidence(facts.pregnancy_evidence)), spans
+
+
+_PERFORMANCE = re.compile(r"\b(ECOG|Zubrod|WHO performance|performance status|Karnofsky|Karnovsky|KPS|Lansky)\b", re.I)
+
+
+def _allowed_ecog(text: str) -> tuple[set[int], str] | None:
+    """Which ECOG grades a performance-status criterion allows (Karnofsky converted to ECOG)."""
+    norm = _normalise(text)
+    karnofsky = re.search(r"(?:Karnofsky|Karnovsky|KPS|Lansky)[^0-9<>]{0,30}(>=|>|<=|<|at least|of)?\s*(\d{2,3})", norm, re.I)
+    if karnofsky:
+        op, score = (karnofsky.group(1) or ">=").lower(), int(karnofsky.group(2))
+        grades = {g for g in range(6) if _karnofsky_ok(g, op, score)}
+        return grades, f"Karnofsky {op} {score}"
+    m = re.search(r"(?:ECOG|Zubrod|WHO|performance status)[^0-9<>]{0,40}(>=|>|<=|<|of|:)?\s*([0-5])"
+                  r"(?:\s*(?:-|to|~|or|/|,)\s*([0-5]))?(?:\s*(?:,|or)\s*([0-5]))?", norm, re.I)
+    if not m:
+        return None
+    op = (m.group(1) or "").lower()
+    first = int(m.group(2))
+    last = int(m.group(4) or m.group(3) or first)
+    if op in (">",):
+        grades = set(range(first + 1, 6))
+    elif op in (">=",):
+        grades = set(range(first, 6))
+    elif op in ("<",):
+        grades = set(range(0, first))
+    elif op in ("<=",):
+        grades = set(range(0, first + 1))
+    else:
+        grades = set(range(min(first, last), max(first, last) + 1))
+    return grades, m.group(0).strip()
+
+
+def _karnofsky_ok(grade: int, op: str, score: int) -> bool:
+    # The lowest Karnofsky score that maps to each ECOG grade.
+    lowest = {0: 90, 1: 70, 2: 50, 3: 30, 4: 10, 5: 0}[grade]
+    highest = {0: 100, 1: 80, 2: 60, 3: 40, 4: 20, 5: 0}[grade]
+    if op in (">=", "at least", "of"):
+        return lowest >= score or karnofsky_to_ecog(score) >= grade and highest >= score
+    if op == ">":
+        return highest > score
+    if op == "<=":
+        return lowest <= score
+    return lowest < score
+
+
+def _performance_finding(text: str, facts: PatientFacts) -> tuple[_Finding | None, list[tuple[int, int]]]:
+    mention = _PERFORMANCE.search(text)
+    if not mention:
+        return None, []
+    allowed = _allowed_ecog(text)
+    if allowed is None:
+        return None, []
+    grades, written = allowed
+    spans = [(mention.start(), min(len(text), mention.end() + 40))]
+    if facts.ecog is None:
+        return _Finding("performance", None, f"The trial asks for {written}; the patient's activity level "
+                        "(ECOG performance status) is not recorded.", open_question=True), spans
+    ok = facts.ecog in grades
+    return (
+        _Finding("performance", ok, f"ECOG performance status {facts.ecog} is {'within' if ok else 'outside'} "
+                 f"what the trial allows ({written}).", facts.evidence(facts.ecog_evidence)),
+        spans,
+    )
+
+
+_HEALTHY = re.compile(r"\b(healthy(?: volunteers?| subjects?| adults?| participants?| individuals?)?|"
+                      r"good (?:general )?health|medically healthy|in good health)\b", re.I)
+
+
+def _healthy_finding(text: str, facts: PatientFacts) -> tuple[_Finding | None, list[tuple[int, int]]]:
+    m = _HEALTHY.search(text)
+    if not m or assertion_at(text, m.start(), m.end()) != "affirmed":
+        return None, []
+    if facts.healthy_volunteer is None:
+        return _Finding("healthy", None, "The trial wants healthy volunteers; it is not known whether the patient is one.",
+                        open_question=True), [m.span()]
+    word = "is" if facts.healthy_volunteer else "is not"
+    return _Finding("healthy", facts.healthy_volunteer,
+                    f"The trial wants healthy volunteers and the patient {word} one."), [m.span()]
+
+
+_CONSENT_WORDS = re.compile(
+    r"\b(informed consent|consent\w*|assent|comply|compliance|compliant|adhere\w*|willing\w*|unwilling\w*|"
+    r"agree\w* to (?:participate|take part|follow|comply|return|attend)|legal(?:ly)? (?:authori[sz]ed )?representative|"
+    r"surrogate)\b",
+    re.I,
+)
+_REFUSAL = re.compile(
+    r"\b(unable|inability|unwilling\w*|refus\w*|not|no|lack\w*|without|cannot|can't|fail\w*|incapab\w*|"
+    r"incapacit\w*|withdr\w*|difficult\w*|poor|non-?complian\w*|impossible|compromis\w*|interfer\w*|affect\w*|"
+    r"limit\w*|impair\w*|prevent\w*|preclud\w*|hamper\w*|jeopardi[sz]\w*|hinder\w*|unlikely|questionable|"
+    r"inadequate|insufficient|unreliable)\b",
+    re.I,
+)
+
+
+_CONSENT_AS_TIME = re.compile(
+    r"\b(?:before|after|prior to|of|since|at|from|following|until|within)\s+"
+    r"(?:(?:the|signing|signed|obtaining|obtained|giving|written|informed)\s+){0,3}$",
+    re.I,
+)
+
+
+def _consent_finding(text: str, facts: PatientFacts, concepts: list[ConceptMatch]) -> _Finding | None:
+    """A finding when the criterion is about consenting or following the study plan (and names no condition)."""
+    plain = _PARENS.sub(lambda p: " " * len(p.group(0)), text)
+    m = _CONSENT_WORDS.search(plain)
+    if not m or concepts or _CONSENT_AS_TIME.search(plain[: m.start()]):
+        return None  # no consent wording, a named condition, or consent only marks a point in time
+    refusal = bool(_REFUSAL.search(plain[: m.end() + 1]))
+    if not facts.consent:
+        return _Finding("consent", None, "The note does not say whether the patient will consent and follow the study plan.")
+    if facts.from_note:
+        evidence = facts.evidence(facts.consent_evidence)
+        if refusal:
+            return _Finding("consent", False, "The note says the patient will give consent and follow the study plan.",
+                            evidence)
+        return _Finding("consent", True, "The note says the patient will give consent and follow the study plan.", evidence)
+    if refusal:
+        return _Finding("consent", False, "This is about being willing to consent and take part, which you decide "
+                        "at the screening visit.")
+    return _Finding("consent", True, "This is about being willing to consent and take part, which you decide at "
+                    "the screening visit.")
+
+
+# --- Measurements --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Measure:
+    key: str
+    name: str
+    criterion: re.Pattern[str]
+    note: re.Pattern[str]
+    to_standard: dict[str, float]  # unit (lower case) -> factor to the standard unit
+
+
+_OP = r"(?P<op><=|>=|<|>|=|less than|more than|greater than|higher than|lower than|above|below|over|under|at least|at most|up to)"
+_MEASURES = (
+    _Measure(
+        "temperature", "temperature",
+        re.compile(r"\b(?:temperature|fever|body temp\w*)\b[^.;]{0,30}?" + _OP + r"\s*(?P<n>\d{2,3}(?:\.\d)?)\s*(?P<u>C|F|celsius|fahrenheit)?\b", re.I),
+        re.compile(r"\b(?:temperature|fever|T)\b[^.;0-9]{0,20}?(?:of |up to |was |is |: ?)?(?P<n>\d{2,3}(?:\.\d)?)\s*(?P<u>C|F)\b", re.I),
+        {"c": 1.0, "celsius": 1.0, "": 1.0},
+    ),
+    _Measure(
+        "hemoglobin", "hemoglobin",
+        re.compile(r"\b(?:h(?:a)?emoglobin|hgb|hb)\b[^.;]{0,30}?" + _OP + r"\s*(?P<n>\d{1,3}(?:\.\d)?)\s*(?P<u>g/dl|g/l|mmol/l)?", re.I),
+        re.compile(r"\b(?:h(?:a)?emoglobin|hgb|hb)\b(?:\s*\(hb\))?[^.;0-9]{0,15}?(?P<n>\d{1,3}(?:\.\d)?)\s*(?P<u>g/dl|g/l)", re.I),
+        {"g/dl": 1.0, "g/l": 0.1, "": 1.0},
+    ),
+    _Measure(
+        "bmi", "body mass index",
+        re.compile(r"\b(?:bmi|body mass index)\b[^.;]{0,20}?" + _OP + r"\s*(?P<n>\d{2}(?:\.\d)?)(?P<u>)", re.I),
+        re.compile(r"\b(?:bmi|body mass index)\b[^.;0-9]{0,15}?(?P<n>\d{2}(?:\.\d)?)(?P<u>)", re.I),
+        {"": 1.0},
+    ),
+    _Measure(
+        "weight", "weight",
+        re.compile(r"\b(?:weight|weighs?)\b[^.;]{0,20}?" + _OP + r"\s*(?P<n>\d{1,3}(?:\.\d)?)\s*(?P<u>kg|lbs?|pounds)\b", re.I),
+        re.compile(r"\b(?:weight|weighs?|weighing)\b[^.;0-9]{0,15}?(?P<n>\d{1,3}(?:\.\d)?)\s*(?P<u>kg|lbs?|pounds)\b", re.I),
+        {"kg": 1.0, "lb": 0.4536, "lbs": 0.4536, "pounds": 0.4536},
+    ),
+    _Measure(
+        "systolic", "systolic blood pressure",
+        re.compile(r"\bsystolic(?: blood pressure| bp)?\b[^.;]{0,20}?" + _OP + r"\s*(?P<n>\d{2,3})(?P<u>)", re.I),
+        re.compile(r"\b(?:blood pressure|BP)\b[^.;0-9]{0,20}?(?P<n>\d{2,3})\s*/\s*\d{2,3}(?P<u>)", re.I),
+        {"": 1.0},
+    ),
+    _Measure(
+        "platelets", "platelet count",
+        re.compile(r"\bplatelets?(?: count)?\b[^.;]{0,20}?" + _OP + r"\s*(?P<n>\d{1,3}(?:[,.]\d{3})?)\s*(?P<u>x ?10\^?9/l|/mm3|/ul|/µl|/mm\^?3)?", re.I),
+        re.compile(r"\bplatelets?(?: count)?\b[^.;0-9]{0,15}?(?P<n>\d{1,3}(?:[,.]\d{3})?)\s*(?P<u>x ?10\^?9/l|/mm3|/ul)?", re.I),
+        {"": 1.0},
+    ),
+)
+
+
+def _measure_value(measure: _Measure, raw: str, unit: str | None) -> float:
+    value = float(raw.replace(",", "")) if "," in raw and len(raw.split(",")[-1]) == 3 else float(raw)
+    unit_key = (unit or "").lower().replace(" ", "")
+    if measure.key == "temperature" and (unit_key in ("f", "fahrenheit") or value > 50):
+        return (value - 32) * 5 / 9
+    if measure.key == "platelets" and value >= 1000:
+        return value / 1000  # per mm3 -> x10^9/L
+    if measure.key == "hemoglobin" and not unit_key and value > 25:
+        return value / 10  # g/L written without a unit
+    return value * measure.to_standard.get(unit_key, 1.0)
+
+
+def _compare(value: float, op: str, limit: float) -> bool:
+    op = op.lower()
+    if op in ("<", "less than", "lower than", "below", "under"):
+        return value < limit
+    if op in ("<=", "at most", "up to"):
+        return value <= limit
+    if op in (">", "more than", "greater than", "higher than", "above", "over"):
+        return value > limit
+    if op in (">=", "at least"):
+        return value >= limit
+    return math.isclose(value, limit)
+
+
+def _measure_findings(text: str, facts: PatientFacts) -> tuple[list[_Finding], list[tuple[int, int]]]:
+    norm = _normalise(text)
+    findings: list[_Finding] = []
+    spans: list[tuple[int, int]] = []
+    for measure in _MEASURES:
+        m = measure.criterion.search(norm)
+        if not m:
+            continue
+        limit = _measure_value(measure, m.group("n"), m.group("u"))
+        spans.append(m.span())
+        observed: tuple[float, int] | None = None
+        for sentence in facts.sentences:
+            seen = measure.note.search(_normalise(sentence.text))
+            if seen:
+                observed = (_measure_value(measure, seen.group("n"), seen.group("u")), sentence.id)
+                break
+        written = f"{measure.name} {m.group('op')} {m.group('n')}{(' ' + m.group('u')) if m.group('u') else ''}"
+        in_brackets = any(p.start() <= m.start() < p.end() for p in _PARENS.finditer(norm))
+        if observed is None and in_brackets:
+            continue  # a bracketed definition of something named outside the brackets
+        if observed is None:
+            findings.append(_Finding("measure", None, f"The trial asks for {written}; no {measure.name} is recorded."))
+            continue
+        value, sentence_id = observed
+        ok = _compare(value, m.group("op"), limit)
+        findings.append(_Finding("measure", ok, f"The recorded {measure.name} ({value:g}) "
+                                 f"{'meets' if ok else 'does not meet'} the limit ({written}).",
+                                 facts.evidence([sentence_id])))
+    return findings, spans
+
+
+# --- Named conditions, treatments and results -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Status:
+    state: str  # "affirmed", "negated", "absent"
+    evidence: tuple[int, ...]
+    where: str = ""  # the note's wording of an affirmed mention
+    instead: str = ""  # the concept whose presence rules this one out (type 2 diabetes rules out type 1)
+
+
+@lru_cache(maxsize=8192)
+def _concept_status(
+    key: str, facts: PatientFacts, excepted: frozenset[str] = frozenset(), follow_excludes: bool = True
+) -> _Status:
+    """Is this concept (or a narrower one) affirmed for the patient, negated, or not mentioned?
+
+    Mentions of ``excepted`` concepts (and narrower ones) do not count: "cancer, except basal cell
+    carcinoma" is not met by a basal cell carcinoma.
+    """
+    affirmed: list[int] = []
+    broader_affirmed = False
+    negated: list[int] = []
+    wording = ""
+    for sentence in facts.sentences:
+        if is_boilerplate(sentence.text):
+            continue
+        for match in find_concepts(sentence.text):
+            if match.key in excepted or ancestors(match.key) & excepted:
+                continue
+            narrower_or_same = match.key == key or key in ancestors(match.key)
+            broader = match.key in ancestors(key)
+            if not (narrower_or_same or broader):
+                continue
+            state = "negated" if match.absent else assertion_at(sentence.text, match.start, match.end)
+            if state == "affirmed" and narrower_or_same:
+                affirmed.append(sentence.id)
+                wording = wording or sentence.text[match.start : match.end]
+            elif state == "affirmed" and broader:
+                broader_affirmed = True
+            elif state == "negated" and (broader or match.key == key):
+                # "no heart disease" rules out a heart attack; "no heart attack" does not rule out all heart disease.
+                negated.append(sentence.id)
+    if affirmed:
+        return _Status("affirmed", tuple(affirmed), wording)
+    if negated and not broader_affirmed:
+        return _Status("negated", tuple(negated))
+    for other in concept_index()[key].excludes if follow_excludes else ():
+        status = _concept_status(other, facts, excepted, follow_excludes=False)
+        if status.state == "affirmed":
+            return _Status("negated", status.evidence, status.where, instead=concept_index()[other].name)
+    return _Status("absent", ())
+
+
+_UNIT_SPLIT = re.compile(
+    r"\s*(?:,|;|(?<!\d)/|/(?!\d)|\band/or\b|\bor\b|\bnor\b|\band\b|\bsuch as\b|\bincluding\b|\be\.g\.|\bi\.e\.|\betc\.?)\s*",
+    re.I,
+)
+# A piece that starts like this qualifies the piece before it ("..., for all trauma patients").
+_QUALIFYING_PIECE = re.compile(r"^(for|in|at|by|with|of|after|before|during|within|due|from|to|when|while|which|that|"
+                               r"who|requiring|as)\b", re.I)
+_DISJUNCTIVE = re.compile(r"\b(or|and/or|such as|one or more|at least one|any of|any one|e\.g\.|including|either)\b", re.I)
+_EXCEPTION = re.compile(r"\b(other than|except(?: for)?|excluding|apart from|aside from|with the exception of|unless)\b[^;]*", re.I)
+_NEGATED_REQUIREMENT = re.compile(
+    r"^\W*(?:(?:patients?|subjects?|participants?|individuals?)\s+(?:who\s+)?)?(?:must\s+)?"
+    r"(no|not|never|without|absence of|free of|lack of|non-|"
+    r"(?:has|have|had|did|does|do|must|should|is|are)(?: not|n't)(?: (?:been|be|be(?:en)? diagnosed with|had|have|"
+    r"received|receive|undergone|experienced|suffered|used|use|taken|take|smoked|smoke|pregnant|breast-?feeding))?"
+    r"(?=\s|$)(?!\s+(?:changed|change|stopped|completed|started|met)\b))",
+    re.I,
+)
+
+
+@dataclass
+class _Unit:
+    text: str
+    start: int
+    concepts: list[ConceptMatch]
+    leftover: list[str]
+
+
+def _literal_status(words: list[str], facts: PatientFacts, minimum: int, in_sentences: tuple[int, ...] = ()) -> _Status | None:
+    """Whether all these words appear together in one note sentence, as a plain-text match."""
+    words = [w for w in words if w not in _QUALIFIERS and w != _NUMBER_TOKEN]
+    if len(words) < minimum or not words:
+        return None
+    stems = {_stem(w) for w in words}
+    for sentence in facts.sentences:
+        if is_boilerplate(sentence.text) or (in_sentences and sentence.id not in in_sentences):
+            continue
+        sentence_words = _content_words(sentence.text)
+        if not stems <= {_stem(w) for w in sentence_words}:
+            continue
+        first = next(w for w in sentence_words if _stem(w) in stems)
+        position = sentence.text.lower().find(first)
+        state = assertion_at(sentence.text, position) if position >= 0 else "affirmed"
+        return _Status(state if state in ("affirmed", "negated") else "absent", (sentence.id,), " ".join(words))
+    return None
+
+
+def _unexplained(words: list[str], facts: PatientFacts, sentence_ids: tuple[int, ...]) -> list[str]:
+    """The words of a list item that the note sentences showing its concept do not also say.
+
+    Time limits and numbers are never taken as said: "within 3 months" needs a date, not the word "months".
+    """
+    said = {_stem(w) for s in facts.sentences if s.id in sentence_ids for w in _content_words(s.text)}
+    return [w for w in words if w in _TIME or w == _NUMBER_TOKEN or _stem(w) not in said]
+
+
+def _split_units(plain: str, concepts: list[ConceptMatch], ignore: frozenset[str]) -> list[_Unit]:
+    """Cut a criterion into list items; a piece that only qualifies the previous one stays with it."""
+    pieces: list[tuple[int, str]] = []
+    position = 0
+    for piece in _UNIT_SPLIT.split(plain):
+        start = plain.find(piece, position) if piece else position
+        position = start + len(piece)
+        if not piece.strip():
+            continue
+        if pieces and _QUALIFYING_PIECE.match(piece.strip()):
+            first_start, first_text = pieces[-1]
+            pieces[-1] = (first_start, plain[first_start : start + len(piece)])
+        else:
+            pieces.append((start, piece))
+    units = []
+    for start, piece in pieces:
+        inside = [c for c in concepts if start <= c.start < start + len(piece)]
+        leftover = piece
+        for c in sorted(inside, key=lambda c: -c.start):
+            leftover = leftover[: c.start - start] + " " + leftover[c.end - start :]
+        words = [w for w in _content_words(leftover) if w not in ("no", "not", "non", "never", "without") and w not in ignore]
+        units.append(_Unit(piece, start, inside, words))
+    return units
+
+
+def _concept_finding(
+    text: str, kind: CriterionKind, facts: PatientFacts, consumed: list[tuple[int, int]], ignore: frozenset[str]
+) -> tuple[_Finding | None, list[str]]:
+    """Judge the named things in the criterion; returns the finding and the words nothing explained."""
+    norm = _normalise(text)
+    # Clauses that carve out exceptions ("other than basal cell skin cancer") do not count against anyone.
+    excepted = frozenset(c.key for m in _EXCEPTION.finditer(norm) for c in find_concepts(m.group(0)))
+    norm = _EXCEPTION.sub(lambda m: " " * len(m.group(0)), norm)
+    masked = list(norm)
+    for start, end in consumed:
+        for i in range(max(0, start), min(len(masked), end)):
+            masked[i] = " "
+    masked_text = "".join(masked)
+    plain = _PARENS.sub(lambda m: " " * len(m.group(0)), masked_text)
+    requirement_negated = bool(_NEGATED_REQUIREMENT.match(plain)) and not any(
+        c.absent and c.start <= len(plain) - len(plain.lstrip()) + 4 for c in find_concepts(masked_text)
+    )
+    family = bool(re.match(r"^\W*(?:a\s+)?(?:positive\s+)?family history\b", plain, re.I))
+
+    concepts = [c for c in find_concepts(masked_text) if plain[c.start : c.end].strip()]
+    if not concepts and find_concepts(masked_text):
+        # Named only inside brackets: use those.
+        concepts = find_concepts(masked_text)
+        plain = masked_text
+    units = _split_units(plain, concepts, ignore)
+    leftover_all = [w for u in units for w in u.leftover]
+
+    if family:
+        # The criterion is about relatives, so only the note's family history can answer it.
+        hits = [s.id for s in facts.sentences if re.search(r"\bfamily history\b|\b(mother|father|sibling|brother|sister)\b",
+                                                           s.text, re.I) and not is_boilerplate(s.text)]
+        if not concepts or not hits:
+            return _Finding("family", None, "The record says nothing about this in the family history.",
+                            open_question=True), leftover_all
+        return _Finding("family", None, "The family history is mentioned; a doctor should check whether it matches.",
+                        facts.evidence(hits), discuss=True, open_question=True), leftover_all
+
+    if not concepts:
+        literal = _literal_status(leftover_all, facts, minimum=1 if kind == "inclusion" else 2)
+        if literal is not None and literal.state == "affirmed" and not any(
+            w in _QUALIFIERS or w == _NUMBER_TOKEN for w in leftover_all
+        ):
+            return (
+                _Finding("literal", not requirement_negated, f"The note mentions {literal.where}.",
+                         facts.evidence(literal.evidence)),
+                [],
+            )
+        return None, leftover_all
+
+    index = concept_index()
+    # "Severe renal or hepatic insufficiency": the adjective covers every item of the list.
+    shared_severity = [w for w in _content_words(plain) if w in _SEVERITY]
+    results: list[tuple[_Unit, _Status, str]] = []
+    for unit in units:
+        if not unit.concepts:
+            # A list item with no known concept can still be found word for word in the note.
+            literal = _literal_status(unit.leftover, facts, minimum=2)
+            if literal is not None and literal.state in ("affirmed", "negated") and all(
+                w not in _QUALIFIERS and w != _NUMBER_TOKEN for w in unit.leftover
+            ):
+                unit.leftover = []
+                results.append((unit, literal, literal.where))
+            continue
+        statuses = []
+        for c in unit.concepts:
+            status = _concept_status(c.key, facts, excepted)
+            if c.absent:  # the criterion itself says "non-smoker": what counts as met flips
+                status = _Status({"affirmed": "negated", "negated": "affirmed"}.get(status.state, status.state),
+                                 status.evidence, status.where)
+            statuses.append((c, status))
+        states = [st.state for _, st in statuses]
+        # Within one list item every named thing is needed ("COPD smoker" needs both).
+        if "negated" in states:
+            combined = next(st for _, st in statuses if st.state == "negated")
+        elif all(state == "affirmed" for state in states):
+            combined = _Status("affirmed", tuple(i for _, st in statuses for i in st.evidence), statuses[0][1].where)
+        else:
+            combined = _Status("absent", ())
+        unit.leftover += [w for w in shared_severity if w not in unit.leftover]
+        if unit.leftover and combined.state == "affirmed":
+            unit.leftover = _unexplained(unit.leftover, facts, combined.evidence)
+        joiner = " and " if combined.state == "affirmed" else " or "
+        label = joiner.join(dict.fromkeys(("no " if c.absent else "") + index[c.key].name for c, _ in statuses))
+        results.append((unit, combined, label))
+
+    head_leftover = [w for u in units if not any(u is r[0] for r in results) for w in u.leftover]
+    leftovers = [w for u, _, _ in results for w in u.leftover] + head_leftover
+    disjunctive = kind == "exclusion" or bool(_DISJUNCTIVE.search(plain))
+    clean = [r for r in results if r[1].state == "affirmed" and not r[0].leftover]
+    qualified = [r for r in results if r[1].state == "affirmed" and r[0].leftover]
+    negated = [r for r in results if r[1].state == "negated"]
+    absent = [r for r in results if r[1].state == "absent"]
+
+    def names(rows: list[tuple[_Unit, _Status, str]]) -> str:
+        return ", ".join(dict.fromkeys(n for _, _, n in rows))
+
+    def not_there(rows: list[tuple[_Unit, _Status, str]]) -> str:
+        # "no smoking" that is not there means the record shows smoking.
+        flipped = [n[3:] for _, _, n in rows if n.startswith("no ")]
+        plain_names = [n for _, st, n in rows if not n.startswith("no ") and not st.instead]
+        parts = [f"{_record(facts)} shows {st.instead}, not {n}." for _, st, n in rows if st.instead]
+        if plain_names:
+            parts.append(f"{_record(facts)} says there is no {', '.join(dict.fromkeys(plain_names))}.")
+        if flipped:
+            parts.append(f"{_record(facts)} shows {', '.join(dict.fromkeys(flipped))}, while this criterion is about "
+                             "people without it.")
+        return " ".join(parts)
+
+    def evidence(rows: list[tuple[_Unit, _Status, str]]) -> tuple[int, ...]:
+        return facts.evidence([i for _, st, _ in rows for i in st.evidence])
+
+    def extra(rows: list[tuple[_Unit, _Status, str]]) -> str:
+        return " ".join(dict.fromkeys(w for u, _, _ in rows for w in u.leftover if w != _NUMBER_TOKEN)) or "the limits"
+
+    def _qualified(rows: list[tuple[_Unit, _Status, str]]) -> _Finding:
+        return _Finding(
+            "concept", None,
+            f"{_record(facts)} shows {names(rows)}, but not whether the details in the criterion ({extra(rows)}) apply.",
+            evidence(rows), discuss=True,
+            closed_reason=f"{_record(facts)} shows {names(rows)} but does not describe it as the criterion does "
+            f"({extra(rows)}), so this is taken not to apply.",
+        )
+
+    present_wanted = not requirement_negated
+    if disjunctive:
+        if clean:
+            return _Finding("concept", present_wanted, f"{_record(facts)} shows {names(clean)}.", evidence(clean)), []
+        if qualified:
+            return _qualified(qualified), leftovers
+        if results and len(negated) == len(results):
+            return _Finding("concept", requirement_negated, not_there(negated), evidence(negated)), leftovers
+    else:
+        if negated:
+            return _Finding("concept", requirement_negated, not_there(negated), evidence(negated)), leftovers
+        if results and not absent and not qualified and not head_leftover:
+            return _Finding("concept", present_wanted, f"{_record(facts)} shows {names(results)}.", evidence(results)), []
+        if qualified and not absent:
+            return _qualified(qualified), leftovers
+    missing = absent or results
+    wants_absence = requirement_negated or all(n.startswith("no ") for _, _, n in missing)
+    if wants_absence and kind == "inclusion" and facts.complete_record and not qualified and not clean:
+        # "No history of X" (or "non-smoker") in a complete case summary that never mentions X.
+        unmentioned = ", ".join(dict.fromkeys(n.removeprefix("no ") for _, _, n in missing))
+        return _Finding("concept", True, f"{_record(facts)} does not mention {unmentioned}, so the patient is taken "
+                        "not to have it.", ()), []
+    return _Finding("concept", None, f"{_record(facts)} does not mention {names(missing)}."), leftovers
+
+
+# --- Putting the aspects together ---------------------------------------------------------------
+
+
+def evaluate(criterion_text: str | None, kind: CriterionKind, patient: Patient) -> Judgement:
+    """Judge one criterion ("inclusion" or "exclusion") for a profile or a clinical note."""
+    if kind not in ("inclusion", "exclusion"):
+        raise BadInput(f"criterion kind must be 'inclusion' or 'exclusion', not {kind!r}")
+    facts = patient_facts(patient)
+    text = _normalise(criterion_text or "")
+    if not re.search(r"[A-Za-z0-9]", text):
+        if kind == "exclusion":
+            return Judgement(Label.NOT_MET, "The exclusion criterion is empty, so it rules no one out.")
+        return Judgement(Label.NOT_APPLICABLE, "The criterion is empty.")
+
+    findings: list[_Finding] = []
+    consumed: list[tuple[int, int]] = []
+    pregnancy, spans = _pregnancy_finding(text, kind, facts)
+    if pregnancy is not None:
+        consumed += spans
+    for finder in (_age_finding, _sex_finding, _performance_finding, _healthy_finding):
+        finding, spans = finder(text, facts)
+        if finding is not None:
+            finding.standalone = finding.descriptor and _is_own_item(text, spans)
+            findings.append(finding)
+            consumed += spans
+    measures, spans = _measure_findings(text, facts)
+    findings += measures
+    consumed += spans
+
+    consent = _consent_finding(text, facts, find_concepts(text)) if pregnancy is None else None
+    if consent is not None:
+        # Everything else in a consent criterion is wording about the consent itself.
+        return _combine(findings + [consent], [], kind, facts)
+
+    ignore = _AGE_SEX_WORDS if any(f.aspect in ("age", "sex") for f in findings) else frozenset()
+    concept, leftover = _concept_finding(text, kind, facts, consumed, ignore)
+    if concept is not None:
+        findings.append(concept)
+    leftover = [w for w in leftover if w not in _QUALIFIERS] if concept is None else leftover
+
+    if pregnancy is not None:
+        if pregnancy.not_applicable and not any(f.aspect == "concept" and f.truth for f in findings):
+            return Judgement(Label.NOT_APPLICABLE, pregnancy.reason, pregnancy.evidence)
+        # Pregnancy is what the criterion is about when nothing else is asked (a sex word aside); otherwise
+        # it only says whom the criterion concerns, and an unknown pregnancy status leaves the rest to decide.
+        is_subject = not leftover and all(f.aspect == "sex" and f.truth is not False for f in findings)
+        if pregnancy.truth is not None or is_subject:
+            findings.append(pregnancy)
+    return _combine(findings, leftover, kind, facts)
+
+
+def _is_own_item(text: str, spans: list[tuple[int, int]]) -> bool:
+    """Whether an age or sex phrase stands as a list item of its own rather than describing the others."""
+    if not spans:
+        return False
+    start, end = spans[0]
+    before = re.split(r"[,;]|\bor\b", text[:start])[-1]
+    after = re.split(r"[,;]|\bor\b", text[end:])[0]
+    others = [w for w in _content_words(before + " " + after) if w not in _AGE_SEX_WORDS]
+    return not others and bool(re.search(r"[,;]|\bor\b", text))
+
+
+def _combine(findings: list[_Finding], leftover: list[str], kind: CriterionKind, facts: PatientFacts) -> Judgement:
+    false = [f for f in findings if f.truth is False]
+    true = [f for f in findings if f.truth is True]
+    unknown = [f for f in findings if f.truth is None]
+
+    if false:
+        first = false[0]
+        if kind == "exclusion" and first.descriptor and (len(findings) > len(false) or leftover):
+            if first.standalone:
+                # One item of an exclusion list does not hold; the other items decide.
+                return _combine([f for f in findings if f is not first], leftover, kind, facts)
+            return Judgement(Label.NOT_APPLICABLE, f"This exclusion is about another group of people. {first.reason}",
+                             first.evidence)
+        return Judgement(Label.NOT_MET, first.reason, first.evidence)
+
+    if true and not unknown and not leftover:
+        evidence = tuple(sorted({i for f in true for i in f.evidence}))
+        return Judgement(Label.MET, " ".join(f.reason for f in true[:2]), evidence)
+
+    if kind == "exclusion" and facts.complete_record and not any(f.open_question for f in unknown):
+        # A complete case summary that does not mention something an exclusion needs: the exclusion does not apply.
+        reason = next((f.closed_reason or f.reason for f in unknown if f.aspect == "concept"), None)
+        if reason is None:
+            reason = "The note does not mention anything this exclusion describes."
+        evidence = tuple(sorted({i for f in findings for i in f.evidence}))
+        return Judgement(Label.NOT_MET, reason, evidence)
+
+    if not findings:
+        return Judgement(Label.NOT_ENOUGH_INFO, f"{_record(facts)} does not say whether this applies.")
+
+    evidence = tuple(sorted({i for f in findings for i in f.evidence}))
+    discuss = [f for f in unknown if f.discuss]
+    if discuss:
+        return Judgement(Label.NEEDS_DISCUSSION, discuss[0].reason, evidence)
+    if unknown:
+        return Judgement(Label.NOT_ENOUGH_INFO, unknown[0].reason, evidence)
+    known = " ".join(f.reason for f in true[:1])
+    return Judgement(Label.NOT_ENOUGH_INFO, f"{known} The rest of the criterion is not on record.".strip(), evidence)
+
+
+def criterion_text_for(criterion: Criterion) -> str:
+    """The text to judge for a parsed criterion: sub-items included, and a short section label ("Age") prefixed."""
+    text = criterion.full_text
+    if criterion.section and len(criterion.section.split()) <= 3:
+        return f"{criterion.section}: {text}"
+    return text
+
+
+def evaluate_criteria(
+    criteria: Iterable[Criterion],
+    patient: Patient,
+    fallback: CriterionEvaluator | None = None,
+) -> list[tuple[Criterion, Judgement]]:
+    """Judge every criterion with the rules; where they cannot decide, ask ``fallback`` (e.g. the model) if given."""
+    facts = patient_facts(patient)
+    out: list[tuple[Criterion, Judgement]] = []
+    for criterion in criteria:
+        text = criterion_text_for(criterion)
+        judgement = evaluate(text, criterion.kind, facts)
+        if fallback is not None and judgement.label in (Label.NOT_ENOUGH_INFO, Label.NEEDS_DISCUSSION):
+            judgement = fallback(text, criterion.kind, facts)
+        out.append((criterion, judgement))
+    return out

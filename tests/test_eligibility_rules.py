@@ -1,0 +1,354 @@
+"""Tests for the offline rule evaluator (services/eligibility/rules.py) on notes and profiles written here."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.eligibility.labels import Label
+from services.eligibility.parser import Criterion, parse_criteria
+from services.eligibility.patient import PatientProfile, facts_from_note, split_note
+from services.eligibility.rules import AgeRange, Judgement, evaluate, evaluate_criteria, parse_age_range
+from services.errors import BadInput
+
+NOTE = """0. A 67-year-old woman presents with shortness of breath and a productive cough.
+1. She has type 2 diabetes and hypertension, and denies smoking.
+2. There is no history of stroke or heart failure.
+3. Her mother had breast cancer.
+4. Her ECOG performance status is 1.
+5. Temperature is 38.6 C.
+6. The patient will provide informed consent, and will comply with the trial protocol without any practical issues."""
+
+BOY = """0. An 8-year-old boy fell from his bike.
+1. He is drowsy and vomited twice.
+2. The patient will provide informed consent, and will comply with the trial protocol without any practical issues."""
+
+PREGNANT = """0. A 27-year-old woman at 11 weeks gestation is found to have a hemoglobin of 9.0 g/dL.
+1. She has no history of diabetes."""
+
+
+def label(criterion: str, kind: str, patient: object) -> Label:
+    return evaluate(criterion, kind, patient).label  # type: ignore[arg-type]
+
+
+# --- Age --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Age 18–75 years", AgeRange(18, 75, high_whole_years=True)),
+        ("≥ 18 years of age", AgeRange(18, None)),
+        ("aged 40 to 80", AgeRange(40, 80, high_whole_years=True)),
+        ("Patients over 18 years.", AgeRange(18, None, low_strict=True)),
+        ("Younger than 18 years of age", AgeRange(None, 18, high_strict=True, high_whole_years=True)),
+        ("65 years of age or older", AgeRange(65, None)),
+        ("Age 18+", AgeRange(18, None)),
+        ("Male Age 2 months to 20 years of age", AgeRange(2 / 12, 20, high_whole_years=True)),
+        ("Adults", AgeRange(18, None)),
+    ],
+)
+def test_eligibility_rules_parse_age_range(text: str, expected: AgeRange) -> None:
+    assert parse_age_range(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "At least 2 year history of episodic cluster headache",
+        "Fever for more than 1 week",
+        "Radiotherapy completed within the past 6 months to 5 years",
+        "IIEF score between 6 and 25",
+        "Pregnant, with gestational age <23 weeks",
+    ],
+)
+def test_eligibility_rules_durations_are_not_ages(text: str) -> None:
+    assert parse_age_range(text) == (None, [])
+
+
+def test_eligibility_rules_age_inside_and_outside() -> None:
+    assert evaluate("Age 18–75 years", "inclusion", NOTE) == Judgement(
+        Label.MET, "Age 67 years is within the range 18 years to 75 years.", (0,)
+    )
+    assert evaluate("aged 70 to 80", "inclusion", NOTE) == Judgement(
+        Label.NOT_MET, "Age 67 years is outside the range 70 years to 80 years.", (0,)
+    )
+    # An exclusion that only names an age the patient is outside of simply does not apply.
+    assert evaluate("Younger than 18 years of age", "exclusion", NOTE).label == Label.NOT_MET
+
+
+def test_eligibility_rules_whole_years_at_upper_bound() -> None:
+    seventeen_and_a_half = PatientProfile(age_years=17.5)
+    assert label("Aged 1 to 17 years", "inclusion", seventeen_and_a_half) == Label.MET
+    assert label("Under 17 years", "inclusion", seventeen_and_a_half) == Label.NOT_MET
+
+
+def test_eligibility_rules_age_in_months_for_an_infant() -> None:
+    infant = "0. A 6-month-old male infant has a urine output of less than 0.2 mL/kg/hr after surgery."
+    assert facts_from_note(infant).age_years == 0.5
+    assert label("Age 2 months to 20 years", "inclusion", infant) == Label.MET
+    assert label("Age 1 to 5 years", "inclusion", infant) == Label.NOT_MET
+
+
+def test_eligibility_rules_age_unknown_is_not_enough_information() -> None:
+    assert label("Age 18-65 years", "inclusion", PatientProfile(sex="male")) == Label.NOT_ENOUGH_INFO
+
+
+# --- Sex ---------------------------------------------------------------------------------------------
+
+
+def test_eligibility_rules_sex() -> None:
+    assert evaluate("Male patients", "inclusion", NOTE) == Judgement(
+        Label.NOT_MET, "The criterion is about male patients and this patient is female.", (0,)
+    )
+    assert label("Male and female", "inclusion", NOTE) == Label.MET
+    assert label("Both genders are eligible for study", "inclusion", BOY) == Label.MET
+    assert label("Women aged 18 to 45", "inclusion", BOY) == Label.NOT_MET
+    # An exclusion about a group the patient does not belong to does not apply to them.
+    assert evaluate("Female subjects diagnosed with lupus, 12 years of age and older", "exclusion", BOY).label == (
+        Label.NOT_APPLICABLE
+    )
+
+
+def test_eligibility_rules_sex_read_from_pronouns() -> None:
+    facts = facts_from_note("0. A 10 year old child has a cough.\n1. His mother says he has had a fever.")
+    assert (facts.sex, facts.age_years) == ("male", 10.0)
+
+
+# --- Pregnancy -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "criterion",
+    ["Pregnant or lactating women", "Pregnancy", "Women of childbearing potential not using contraception"],
+)
+def test_eligibility_rules_pregnancy_does_not_apply_to_men_or_older_women(criterion: str) -> None:
+    assert evaluate(criterion, "exclusion", BOY) == Judgement(
+        Label.NOT_APPLICABLE, "Pregnancy rules do not apply to a man.", (0,)
+    )
+    assert evaluate(criterion, "exclusion", NOTE) == Judgement(
+        Label.NOT_APPLICABLE, "Pregnancy rules do not apply to a woman aged 67.", (0,)
+    )
+
+
+def test_eligibility_rules_pregnancy_unknown_for_a_young_woman() -> None:
+    young = "0. A 26-year-old woman with bipolar disorder feels depressed."
+    assert evaluate("Pregnant or breast feeding women", "exclusion", young) == Judgement(
+        Label.NOT_ENOUGH_INFO, "Whether the patient is pregnant or could become pregnant is not known.", (0,)
+    )
+
+
+def test_eligibility_rules_pregnancy_known() -> None:
+    assert label("Pregnancy", "exclusion", PREGNANT) == Label.MET
+    assert evaluate("Pregnant, with gestational age <23 weeks", "inclusion", PREGNANT) == Judgement(
+        Label.MET, "The patient is 11 weeks pregnant; the criterion asks for < 23 weeks.", (0,)
+    )
+    assert label("Pregnant, with gestational age <8 weeks", "inclusion", PREGNANT) == Label.NOT_MET
+    assert label("Pregnant", "inclusion", BOY) == Label.NOT_MET
+    assert label("Pregnant women", "exclusion", PatientProfile(sex="female", age_years=30, pregnant=False)) == (
+        Label.NOT_MET
+    )
+
+
+def test_eligibility_rules_own_premature_birth_is_not_pregnancy() -> None:
+    assert label("Premature birth (<36 weeks gestation)", "exclusion", BOY) == Label.NOT_MET
+
+
+# --- Performance status -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("criterion", "kind", "expected"),
+    [
+        ("ECOG performance status 0-2", "inclusion", Label.MET),
+        ("ECOG PS 0 or 1", "inclusion", Label.MET),
+        ("ECOG performance status of 0", "inclusion", Label.NOT_MET),
+        ("ECOG >= 2", "exclusion", Label.NOT_MET),
+        ("ECOG > 0", "exclusion", Label.MET),
+        ("Karnofsky performance status >= 70%", "inclusion", Label.MET),
+        ("Karnofsky performance status >= 90%", "inclusion", Label.NOT_MET),
+    ],
+)
+def test_eligibility_rules_performance_status(criterion: str, kind: str, expected: Label) -> None:
+    assert label(criterion, kind, NOTE) == expected
+
+
+def test_eligibility_rules_performance_status_unknown_stays_open_even_for_exclusions() -> None:
+    judgement = evaluate("ECOG performance status >= 3", "exclusion", BOY)
+    assert judgement.label == Label.NOT_ENOUGH_INFO
+    assert "activity level" in judgement.reason
+
+
+def test_eligibility_rules_karnofsky_in_note() -> None:
+    note = "0. A 70-year-old man with lung cancer.\n1. His Karnofsky score is 60%."
+    assert facts_from_note(note).ecog == 2
+    assert label("ECOG 0-1", "inclusion", note) == Label.NOT_MET
+
+
+# --- Named conditions, negation, consent ----------------------------------------------------------------
+
+
+def test_eligibility_rules_condition_present() -> None:
+    assert evaluate("Clinical diagnosis of hypertension", "inclusion", NOTE) == Judgement(
+        Label.MET, "The note shows high blood pressure.", (1,)
+    )
+    assert evaluate("Patients with cough or shortness of breath", "inclusion", NOTE).label == Label.MET
+
+
+def test_eligibility_rules_negated_in_note() -> None:
+    assert evaluate("History of stroke", "exclusion", NOTE) == Judgement(
+        Label.NOT_MET, "The note says there is no stroke.", (2,)
+    )
+    assert evaluate("Current smoker", "inclusion", NOTE) == Judgement(
+        Label.NOT_MET, "The note says there is no smoking.", (1,)
+    )
+    assert label("Heart failure", "inclusion", NOTE) == Label.NOT_MET
+
+
+def test_eligibility_rules_negation_forms() -> None:
+    note = (
+        "0. A 45-year-old man presents with chest pain.\n"
+        "1. He denies diabetes.\n"
+        "2. No history of seizures.\n"
+        "3. He tested negative for hepatitis C.\n"
+        "4. He is HIV negative."
+    )
+    for criterion in ("Diabetes", "Epilepsy", "Hepatitis C", "HIV infection"):
+        assert label(criterion, "inclusion", note) == Label.NOT_MET, criterion
+    assert label("Chest pain", "inclusion", note) == Label.MET
+
+
+def test_eligibility_rules_family_history_is_not_the_patients_own() -> None:
+    assert evaluate("History of breast cancer", "exclusion", NOTE) == Judgement(
+        Label.NOT_MET, "The note does not mention breast cancer."
+    )
+    assert label("Family history of breast cancer", "inclusion", NOTE) == Label.NEEDS_DISCUSSION
+
+
+def test_eligibility_rules_subtype_rules_out_sibling() -> None:
+    assert evaluate("Type 1 diabetes", "exclusion", NOTE) == Judgement(
+        Label.NOT_MET, "The note shows type 2 diabetes, not type 1 diabetes.", (1,)
+    )
+
+
+def test_eligibility_rules_non_smoker_requirement() -> None:
+    smoker = "0. A 66-year-old woman has smoked 1 to 2 packs per day for 47 years."
+    assert label("COPD, non smoker", "inclusion", smoker) == Label.NOT_MET
+    assert label("Non-smokers", "inclusion", "0. A 50-year-old woman with asthma.") == Label.MET
+
+
+def test_eligibility_rules_qualified_condition() -> None:
+    # In a complete case summary, hypertension not described as uncontrolled does not trigger the exclusion.
+    assert label("Uncontrolled hypertension", "exclusion", NOTE) == Label.NOT_MET
+    # A profile is not a complete record: the doctor has to judge whether it is uncontrolled.
+    profile = PatientProfile(age_years=67, sex="female", conditions=("hypertension",))
+    assert label("Uncontrolled hypertension", "exclusion", profile) == Label.NEEDS_DISCUSSION
+
+
+def test_eligibility_rules_unmentioned_exclusion_in_note_versus_profile() -> None:
+    assert evaluate("Known HIV infection", "exclusion", NOTE).label == Label.NOT_MET
+    profile = PatientProfile(age_years=67, sex="female", conditions=("hypertension",))
+    assert evaluate("History of stroke", "exclusion", profile) == Judgement(
+        Label.NOT_ENOUGH_INFO, "Your profile does not mention stroke."
+    )
+
+
+def test_eligibility_rules_inclusion_needs_positive_evidence() -> None:
+    assert evaluate("Chronic kidney disease", "inclusion", NOTE) == Judgement(
+        Label.NOT_ENOUGH_INFO, "The note does not mention kidney disease."
+    )
+    assert label("No prior myocardial infarction", "inclusion", NOTE) == Label.MET
+
+
+def test_eligibility_rules_exception_clause_is_ignored() -> None:
+    note = "0. A 60-year-old man had a basal cell carcinoma removed last year."
+    assert label("History of malignancy, except basal cell carcinoma of the skin", "exclusion", note) == Label.NOT_MET
+    assert label("History of malignancy", "exclusion", note) == Label.MET
+
+
+def test_eligibility_rules_consent_and_compliance() -> None:
+    assert evaluate("Able to give written informed consent", "inclusion", NOTE) == Judgement(
+        Label.MET, "The note says the patient will give consent and follow the study plan.", (6,)
+    )
+    assert label("Inability to comply with study procedures", "exclusion", NOTE) == Label.NOT_MET
+    assert label("Refusal to consent", "exclusion", NOTE) == Label.NOT_MET
+    assert label("Subjects willing to participate in follow-up visits", "inclusion", NOTE) == Label.MET
+    no_statement = "0. A 40-year-old man with asthma."
+    assert label("Signed informed consent", "inclusion", no_statement) == Label.NOT_ENOUGH_INFO
+
+
+def test_eligibility_rules_noncompliance_history_is_a_condition() -> None:
+    note = "0. A 64-year-old woman with diabetes.\n1. She is not compliant with her diabetes medication."
+    assert evaluate("History of non-compliance", "exclusion", note) == Judgement(
+        Label.MET, "The note shows trouble following treatment plans.", (1,)
+    )
+
+
+def test_eligibility_rules_healthy_volunteers() -> None:
+    assert label("Healthy volunteers", "inclusion", NOTE) == Label.NOT_MET
+    assert label("Healthy volunteers", "inclusion", PatientProfile(healthy_volunteer=True)) == Label.MET
+    assert label("Healthy volunteers", "inclusion", PatientProfile()) == Label.NOT_ENOUGH_INFO
+
+
+def test_eligibility_rules_measurements() -> None:
+    assert evaluate("Temperature above 38 C", "inclusion", NOTE) == Judgement(
+        Label.MET, "The recorded temperature (38.6) meets the limit (temperature above 38 C).", (5,)
+    )
+    assert label("Haemoglobin < 90 g/L", "exclusion", PREGNANT) == Label.NOT_MET
+    assert label("Hemoglobin >= 10 g/dL", "inclusion", PREGNANT) == Label.NOT_MET
+
+
+def test_eligibility_rules_profile() -> None:
+    profile = PatientProfile(
+        age_years=58, sex="male", conditions=("type 2 diabetes", "COPD"), treatments=("metformin",), ecog=1
+    )
+    assert evaluate("Diabetes mellitus", "inclusion", profile) == Judgement(
+        Label.MET, "Your profile shows diabetes.", ()
+    )
+    assert label("ECOG 0-1", "inclusion", profile) == Label.MET
+    assert label("Pregnant or breastfeeding", "exclusion", profile) == Label.NOT_APPLICABLE
+    assert label("Asthma", "exclusion", profile) == Label.NOT_ENOUGH_INFO
+
+
+def test_eligibility_rules_evaluate_criteria_uses_fallback_only_when_unsure() -> None:
+    parsed = parse_criteria("Inclusion Criteria:\n* Age 18 or older\n* Kawasaki disease presentation")
+    calls: list[str] = []
+
+    def model(text: str, kind: str, patient: object) -> Judgement:
+        calls.append(text)
+        return Judgement(Label.NEEDS_DISCUSSION, "A model would say this.", source="model")
+
+    results = evaluate_criteria(parsed.all, NOTE, fallback=model)
+    assert [(c.number, j.label, j.source) for c, j in results] == [
+        (1, Label.MET, "rules"),
+        (2, Label.NEEDS_DISCUSSION, "model"),
+    ]
+    assert calls == ["Kawasaki disease presentation"]
+
+
+def test_eligibility_rules_section_label_is_used() -> None:
+    criterion = Criterion(1, "18 and over", "inclusion", section="Age")
+    [(_, judgement)] = evaluate_criteria([criterion], NOTE)
+    assert judgement.label == Label.MET
+
+
+def test_eligibility_rules_bad_input() -> None:
+    with pytest.raises(BadInput):
+        evaluate("Age 18+", "maybe", NOTE)  # type: ignore[arg-type]
+    with pytest.raises(BadInput):
+        PatientProfile(sex="other")  # type: ignore[arg-type]
+    assert evaluate("", "exclusion", NOTE).label == Label.NOT_MET
+    assert evaluate(None, "inclusion", NOTE).label == Label.NOT_APPLICABLE
+
+
+def test_eligibility_rules_split_note_numbers_plain_text() -> None:
+    assert [(s.id, s.text) for s in split_note("A 40-year-old man. He has asthma.")] == [
+        (0, "A 40-year-old man."),
+        (1, "He has asthma."),
+    ]
+
+
+def test_eligibility_rules_mutually_exclusive_subtypes_when_neither_is_known() -> None:
+    # Type 1 and type 2 diabetes rule each other out; with neither mentioned the answer stays open.
+    assert evaluate("Type 1 diabetes", "inclusion", "0. A 30-year-old man with asthma.") == Judgement(
+        Label.NOT_ENOUGH_INFO, "The note does not mention type 1 diabetes."
+    )
