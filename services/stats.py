@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -17,7 +20,7 @@ import pandas as pd
 from services import runtime
 from services.cache import CacheStats, SingleFlightCache
 from services.db import Database, load_sql
-from services.errors import TrialLandscapeError
+from services.errors import QueryTimeout, TrialLandscapeError
 from services.filters import (
     FUNNEL_FIELDS,
     Filters,
@@ -41,7 +44,8 @@ FACETS: dict[str, dict[str, Any]] = {
     "funder_class": {"sql": "facet_funder_class", "title": "Funder class", "filter": "funder_class",
                      "kind": "funder_class"},
     "study_type": {"sql": "facet_study_type", "title": "Study type", "filter": "study_type", "kind": "study_type"},
-    "enrollment": {"sql": "facet_enrollment", "title": "Enrollment size (actual vs anticipated)"},
+    "enrollment": {"sql": "facet_enrollment", "title": "Enrollment size (actual vs anticipated)",
+                   "filter": "enrollment"},
     "sex": {"sql": "facet_sex", "title": "Sex eligibility", "filter": "sex", "kind": "sex"},
     "age_groups": {"sql": "facet_age_groups", "title": "Age groups accepted"},
     "intervention_types": {"sql": "facet_intervention_types", "title": "Intervention types",
@@ -68,6 +72,12 @@ BUCKETS = {
 }
 AGE_GROUP_LABELS = {"CHILD": "Children (under 18)", "ADULT": "Adults (18–64)", "OLDER_ADULT": "Older adults (65+)"}
 CLOSED_OUTCOMES = ("COMPLETED", "TERMINATED", "WITHDRAWN", "SUSPENDED")
+# Facets about how trials ended describe closed trials, so they ignore the status filter (the default filter
+# keeps open trials only, which would leave them empty); every other filter applies.
+CLOSED_FACETS = ("outcome", "why_stopped", "results_by_year")
+# Enrollment bucket (facet value) → (enrollment_min, enrollment_max) a click sets.
+ENROLLMENT_RANGES: dict[int, tuple[int, int | None]] = {
+    1: (0, 49), 2: (50, 99), 3: (100, 249), 4: (250, 499), 5: (500, 999), 6: (1000, 4999), 7: (5000, None)}
 FUNNEL_LABELS = {"base": "All trials (other filters)", "condition": "Condition", "status": "Status",
                  "age": "Age", "sex": "Sex", "near": "Place"}
 
@@ -89,11 +99,37 @@ class Dashboard:
                 "facets": self.facets, "errors": self.errors, "notices": self.notices}
 
 
-def matched_cte(f: Filters, *, skip: tuple[str, ...] = (), mode: str = "direct") -> tuple[str, dict[str, Any]]:
+_mode_override: ContextVar[str | None] = ContextVar("stats_mode_override", default=None)
+
+
+@contextmanager
+def forced_mode(mode: str) -> Iterator[None]:
+    """Within this block, "auto" means `mode` (the benchmark's straightforward baseline uses "direct")."""
+    token = _mode_override.set(mode)
+    try:
+        yield
+    finally:
+        _mode_override.reset(token)
+
+
+def resolve_mode(mode: str = "auto", db: Database | None = None) -> str:
+    """"derived" when app.study_facets is built on this database, else "direct" (explicit modes pass through)."""
+    if mode != "auto":
+        return mode
+    override = _mode_override.get()
+    if override:
+        return override
+    return "derived" if derived_available(db or runtime.get_db()) else "direct"
+
+
+def matched_cte(f: Filters, *, skip: tuple[str, ...] = (), mode: str = "auto",
+                db: Database | None = None) -> tuple[str, dict[str, Any]]:
     """`WITH m AS (…)` selecting the NCT ids that match the filter, and its parameters.
 
-    mode "direct" reads the ctgov base tables (valid on any AACT); "derived" reads app.study_facets.
+    mode "direct" reads the ctgov base tables (valid on any AACT); "derived" reads app.study_facets;
+    "auto" picks derived when it has been built.
     """
+    mode = resolve_mode(mode, db)
     if mode == "derived":
         params: dict[str, Any] = {}
         clauses = derived_clauses(f, params)
@@ -110,8 +146,8 @@ def _ages_cte() -> str:
 
 
 def facet_queries(f: Filters, names: list[str] | None = None) -> dict[str, tuple[str, dict[str, Any]]]:
-    """SQL text and parameters of each facet query for a filter."""
-    cte, params = matched_cte(f)
+    """SQL text and parameters of each facet query for a filter (direct mode, on the base tables)."""
+    cte, params = matched_cte(f, mode="direct")
     out: dict[str, tuple[str, dict[str, Any]]] = {}
     for name, spec in FACETS.items():
         if names is not None and name not in names:
@@ -176,6 +212,10 @@ def dashboard_queries(f: Filters, mode: str, facets: list[str] | None = None
         p = {**params, "top_sponsors": FACETS["lead_sponsors"]["top"], "top_countries": FACETS["countries"]["top"],
              "top_reasons": FACETS["why_stopped"]["top"]}
         queries["derived"] = (f"{cte}\n{load_sql('dashboard_derived')}", p)
+        if f.status and any(facets is None or n in facets for n in CLOSED_FACETS):
+            closed_cte, closed_params = matched_cte(replace(f, status=()), mode=mode)
+            queries["closed"] = (f"{closed_cte}\n{load_sql('dashboard_derived_closed')}", {
+                **closed_params, "top_reasons": FACETS["why_stopped"]["top"]})
         wanted = [n for n in CHILD_FACETS if facets is None or n in facets]
         for name in wanted:
             spec = FACETS[name]
@@ -183,6 +223,9 @@ def dashboard_queries(f: Filters, mode: str, facets: list[str] | None = None
         return queries
     queries["kpis"] = (f"{cte}\n{load_sql('dashboard_kpis')}", params)
     queries.update(facet_queries(f, facets))
+    if f.status:
+        closed = [n for n in CLOSED_FACETS if facets is None or n in facets]
+        queries.update(facet_queries(replace(f, status=()), closed))
     return queries
 
 
@@ -219,8 +262,7 @@ def dashboard(f: Filters, *, db: Database | None = None, facets: list[str] | Non
     `sequential=True` runs the queries one after another (the benchmark's straightforward baseline).
     """
     db = db or runtime.get_db()
-    if mode == "auto":
-        mode = "derived" if derived_available(db) else "direct"
+    mode = resolve_mode(mode, db)
     queries = dashboard_queries(f, mode, facets)
     if sequential:
         results: dict[str, pd.DataFrame | TrialLandscapeError] = {}
@@ -234,7 +276,7 @@ def dashboard(f: Filters, *, db: Database | None = None, facets: list[str] | Non
     errors: dict[str, str] = {}
     for name, result in results.items():
         if isinstance(result, TrialLandscapeError):
-            errors[name] = "timed out" if "time limit" in str(result) else str(result)
+            errors[name] = "timed out" if isinstance(result, QueryTimeout) else str(result)
     kpis: dict[str, int] = {}
     raw: dict[str, pd.DataFrame] = {}
     if mode == "derived":
@@ -245,6 +287,18 @@ def dashboard(f: Filters, *, db: Database | None = None, facets: list[str] | Non
                 if name not in CHILD_FACETS and name not in raw and (facets is None or name in facets):
                     raw[name] = pd.DataFrame({"value": [], "n": []})
             raw["outcome"] = raw.get("status", pd.DataFrame({"value": [], "n": []}))
+            closed_df = results.get("closed")
+            if isinstance(closed_df, pd.DataFrame):
+                _, closed_raw = _split_derived(closed_df)
+                empty = pd.DataFrame({"value": [], "n": []})
+                raw["outcome"] = closed_raw.get("status", empty)
+                raw["why_stopped"] = closed_raw.get("why_stopped", empty)
+                raw["results_by_year"] = closed_raw.get(
+                    "results_by_year", pd.DataFrame({"value": [], "n": [], "with_results": []}))
+            elif "closed" in results:
+                for name in CLOSED_FACETS:
+                    raw.pop(name, None)
+                    errors[name] = errors["closed"]
         else:
             for name in FACETS:
                 if name not in CHILD_FACETS:
@@ -348,6 +402,9 @@ def filter_for_click(f: Filters, facet: str, value: Any) -> Filters:
     target = spec.get("filter")
     if target is None or value is None:
         return f
+    if target == "enrollment":
+        bucket = ENROLLMENT_RANGES.get(int(value)) if str(value).lstrip("-").isdigit() else None
+        return f if bucket is None else replace(f, enrollment_min=bucket[0], enrollment_max=bucket[1])
     if target == "start_year":
         return replace(f, start_from=int(value), start_to=int(value))
     if target == "sex":

@@ -2,5 +2,7 @@
 SELECT CASE WHEN c.k = 0 THEN 0 WHEN c.k = 1 THEN 1 WHEN c.k <= 5 THEN 2 WHEN c.k <= 20 THEN 3
             WHEN c.k <= 100 THEN 4 ELSE 5 END AS value,
        count(*) AS n
-FROM m CROSS JOIN LATERAL (SELECT count(*) AS k FROM ctgov.facilities f WHERE f.nct_id = m.nct_id) c
+FROM (SELECT m.nct_id, count(f.nct_id) AS k
+      FROM m LEFT JOIN ctgov.facilities f ON f.nct_id = m.nct_id
+      GROUP BY m.nct_id) c
 GROUP BY 1
