@@ -8,13 +8,15 @@ sidebar and returns the current filters.
 from __future__ import annotations
 
 import contextlib
+import os
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any, TypeVar
 
 import streamlit as st
 
-from services import runtime
+from services import access, runtime
 from services.errors import DatabaseUnavailable, QueryTimeout, TrialLandscapeError
 from services.filters import Filters
 from services.normalize import FUNDER_CLASSES, LABELS, OPEN_STATUSES, PHASES, STATUSES, STUDY_TYPES
@@ -84,6 +86,7 @@ def page_setup(title: str, icon: str = "🧭", *, sidebar: bool = True) -> Filte
     """Common start of every page: config, state, URL, notices, sidebar; returns the filters."""
     with contextlib.suppress(st.errors.StreamlitAPIException):
         st.set_page_config(page_title=f"{title} · Trial Landscape", page_icon=icon, layout="wide")
+    require_access()
     read_url_once()
     f = current_filters()
     _write_url(f)
@@ -99,6 +102,79 @@ def show_notices() -> None:
     if notices:
         st.warning("Some filter values were not used:\n\n" + "\n".join(f"- {n}" for n in notices), icon="⚠️")
         st.session_state["notices"] = []
+
+
+# ---- access gate ---------------------------------------------------------------------------
+_ACCESS_KEY = "access_key"
+_ACCESS_ATTEMPTS = "access_attempts"
+_PASSWORD_WIDGET = "access_password"
+
+
+def _secrets() -> dict[str, Any]:
+    """Streamlit secrets as a plain dict ({} when there is no secrets file)."""
+    if not st.secrets.load_if_toml_exists():
+        return {}
+    return st.secrets.to_dict()
+
+
+def require_access() -> None:
+    """Stop the page behind a login when the instance is protected, before anything else renders.
+
+    An [auth] section in Streamlit secrets → Streamlit's own OIDC login (st.login / st.user);
+    else APP_PASSWORD (environment or secrets) → a password form; else the app is open.
+    """
+    try:
+        secrets = _secrets()
+    except Exception as err:  # noqa: BLE001 - an unreadable secrets file must lock the app, not open it
+        st.error(f"The server's secrets file cannot be read, so access cannot be checked: {type(err).__name__}. "
+                 "The operator must fix `.streamlit/secrets.toml`.", icon="🔒")
+        st.stop()
+    oidc = access.oidc_config(secrets.get("auth"))
+    if oidc is not None:
+        if not st.user.get("is_logged_in", False):
+            _login_screen(oidc)
+            st.stop()
+        return
+    password = access.configured_password(os.environ, secrets)
+    if password is None or st.session_state.get(_ACCESS_KEY) == access.fingerprint(password):
+        return
+    _password_screen(password)
+    st.stop()
+
+
+def _login_screen(oidc: access.OidcConfig) -> None:
+    st.title("🔒 Trial Landscape")
+    st.write("This instance is for signed-in users. Sign in with your organisation's account to continue.")
+    if st.button("Sign in", type="primary", key="access_login"):
+        st.login(oidc.provider) if oidc.provider else st.login()
+
+
+def _check_password(password: str) -> None:
+    # Runs as the form's callback, before the script: the typed text is taken out of session state at
+    # once, so it never lingers in a widget, the URL or a log line.
+    typed = str(st.session_state.get(_PASSWORD_WIDGET) or "")
+    st.session_state[_PASSWORD_WIDGET] = ""
+    attempts: access.Attempts = st.session_state.setdefault(_ACCESS_ATTEMPTS, access.Attempts())
+    verdict = attempts.attempt(typed, password, time.monotonic())
+    if verdict.admitted:
+        st.session_state[_ACCESS_KEY] = access.fingerprint(password)
+    else:
+        st.session_state["access_message"] = verdict.message
+
+
+def _password_screen(password: str) -> None:
+    attempts: access.Attempts = st.session_state.setdefault(_ACCESS_ATTEMPTS, access.Attempts())
+    st.title("🔒 Trial Landscape")
+    st.write("This instance is protected. Enter the password you were given to continue.")
+    with st.form("access_form", clear_on_submit=True, border=True):
+        st.text_input("Password", type="password", key=_PASSWORD_WIDGET, max_chars=256)
+        st.form_submit_button("Enter", type="primary", on_click=_check_password, args=(password,))
+    message = st.session_state.pop("access_message", None)
+    if message:
+        st.error(message, icon="🚫")
+    elif attempts.wait_left(time.monotonic()) > 0:
+        st.info(f"After {attempts.failures} wrong tries in a row, the next one is accepted in "
+                f"{attempts.wait_left(time.monotonic()):.0f} s.", icon="⏳")
 
 
 # ---- the shared sidebar ------------------------------------------------------------------
@@ -245,29 +321,69 @@ def render_share_link(f: Filters) -> None:
 # ---- data access with caching and error banners ----------------------------------------------
 @st.cache_resource(show_spinner="Starting the database…")
 def _database_ready() -> str:
+    # The offline gazetteer takes seconds to build; build it in the background so the first
+    # place search of this process does not wait for it.
+    import threading
+
+    from services import geo
+
+    threading.Thread(target=geo.warm_up, name="geo-warm-up", daemon=True).start()
     return runtime.get_db().label
 
 
 def ensure_database() -> None:
     """Start/attach the database once per process; a failure shows a banner with a retry."""
+    require_access()
     with database_errors():
         _database_ready()
 
 
+DB_RECHECK_S = 5.0
+
+
+def _retry_database() -> None:
+    _database_ready.clear()
+    st.session_state["db_down_since"] = None
+
+
+def _database_answers() -> bool:
+    """One cheap ping of the trial database (False when it is still down or not started)."""
+    try:
+        return runtime.get_db().health().ok
+    except TrialLandscapeError:
+        return False
+
+
+@st.fragment(run_every=DB_RECHECK_S)
+def _watch_database() -> None:
+    # Re-runs on its own every few seconds while the banner is up; reloads the page once the database
+    # answers again, so nobody has to press Retry (at most one automatic reload per interval).
+    last = st.session_state.get("db_auto_retry_at") or 0.0
+    if time.monotonic() - last >= DB_RECHECK_S and _database_answers():
+        st.session_state["db_auto_retry_at"] = time.monotonic()
+        st.rerun(scope="app")
+    st.caption(f"Checking again every {DB_RECHECK_S:.0f} seconds; the page comes back by itself.")
+
+
 @contextlib.contextmanager
 def database_errors() -> Iterator[None]:
-    """Turn database trouble into a banner with a Retry button (never a traceback)."""
+    """Turn database trouble into a banner with a Retry button (never a traceback); recovers by itself."""
     try:
         yield
     except DatabaseUnavailable as err:
-        st.error(f"**The database is not reachable right now.** {err.hint}\n\n_Details: {err}_", icon="🔌")
-        if st.button("Retry", type="primary", key=f"retry_{id(err)}"):
-            _database_ready.clear()
-            st.rerun()
+        if not st.session_state.get("db_down_since"):
+            st.session_state["db_down_since"] = time.strftime("%H:%M:%S")
+        st.error(f"**The database is not reachable right now** (since {st.session_state['db_down_since']}). "
+                 f"{err.hint}", icon="🔌")
+        st.caption(f"Details: {err}")
+        st.button("Retry", type="primary", key="db_retry", on_click=_retry_database)
+        _watch_database()
         st.stop()
     except QueryTimeout as err:
         st.warning(f"**That took too long.** {err.hint}", icon="⏱️")
+        st.button("Try again", key="db_timeout_retry")
         st.stop()
+    st.session_state["db_down_since"] = None
 
 
 def cached(fn: Callable[..., T], *args: Any) -> T:

@@ -1,0 +1,206 @@
+"""Fair-use limits for a shared instance: assistant messages per session per time window, concurrent model calls.
+
+`message_limiter()` and `model_gate()` are the process-wide instances configured from the environment:
+ASSISTANT_MESSAGE_LIMIT (default 20) messages per ASSISTANT_MESSAGE_WINDOW_S (default 600) seconds for each
+session token, and MODEL_CONCURRENCY (default 4) model calls at once, a caller waiting at most
+MODEL_WAIT_S (default 30) seconds for a free slot.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import threading
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+
+from services.errors import AssistantUnavailable
+
+DEFAULT_MESSAGE_LIMIT = 20
+DEFAULT_MESSAGE_WINDOW_S = 600.0
+DEFAULT_MODEL_CONCURRENCY = 4
+DEFAULT_MODEL_WAIT_S = 30.0
+MAX_TRACKED_KEYS = 10_000
+
+
+class TooManyMessages(AssistantUnavailable):
+    """A session sent more assistant messages than the window allows."""
+
+    hint = "Your conversation is kept. Wait until the time shown, then send your message again."
+
+    def __init__(self, message: str, *, retry_after_s: float) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class ModelBusy(AssistantUnavailable):
+    """Every model-call slot of this server stayed taken for the whole wait."""
+
+    hint = "Many people are using the assistant right now. Your conversation is kept; send your message again in a minute."
+
+
+@dataclass(frozen=True)
+class LimitDecision:
+    """Whether one more event is allowed now, how many remain, and when the oldest counted one expires."""
+
+    allowed: bool
+    remaining: int
+    retry_after_s: float
+
+    def message(self, limit: int, window_s: float) -> str:
+        """A sentence for the page when the event was refused."""
+        return (f"You have sent {limit} messages in the last {_duration(window_s)}, the most this server allows. "
+                f"You can send the next one in {_duration(self.retry_after_s)}.")
+
+
+def _duration(seconds: float) -> str:
+    whole = max(1, math.ceil(seconds))
+    if whole < 120:
+        return f"{whole} second{'s' if whole != 1 else ''}"
+    minutes = math.ceil(whole / 60)
+    return f"{minutes} minutes"
+
+
+class SlidingWindowLimiter:
+    """At most `limit` events per `window_s` seconds for each key (a session token), counted over a sliding window."""
+
+    def __init__(self, limit: int, window_s: float, *, clock: Callable[[], float] = time.monotonic,
+                 max_keys: int = MAX_TRACKED_KEYS) -> None:
+        if limit < 1 or window_s <= 0:
+            raise ValueError("limit must be ≥ 1 and window_s > 0")
+        self.limit = limit
+        self.window_s = float(window_s)
+        self._clock = clock
+        self._max_keys = max_keys
+        self._events: OrderedDict[str, deque[float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def _live(self, key: str, now: float) -> deque[float]:
+        events = self._events.get(key)
+        if events is None:
+            events = deque()
+            self._events[key] = events
+            while len(self._events) > self._max_keys:
+                self._events.popitem(last=False)
+        while events and events[0] <= now - self.window_s:
+            events.popleft()
+        self._events.move_to_end(key)
+        return events
+
+    def _decision(self, events: deque[float], now: float, allowed: bool) -> LimitDecision:
+        remaining = max(0, self.limit - len(events))
+        retry = 0.0 if remaining else max(0.0, events[0] + self.window_s - now)
+        return LimitDecision(allowed, remaining, retry)
+
+    def check(self, key: str) -> LimitDecision:
+        """Whether `key` could send one more now, without counting anything."""
+        with self._lock:
+            now = self._clock()
+            events = self._live(key, now)
+            return self._decision(events, now, len(events) < self.limit)
+
+    def try_acquire(self, key: str) -> LimitDecision:
+        """Count one event for `key` if the window allows it; the decision says whether it was counted."""
+        with self._lock:
+            now = self._clock()
+            events = self._live(key, now)
+            if len(events) >= self.limit:
+                return self._decision(events, now, False)
+            events.append(now)
+            return self._decision(events, now, True)
+
+    def acquire(self, key: str) -> LimitDecision:
+        """Count one event for `key` or raise TooManyMessages with a sentence saying when to try again."""
+        decision = self.try_acquire(key)
+        if not decision.allowed:
+            raise TooManyMessages(decision.message(self.limit, self.window_s), retry_after_s=decision.retry_after_s)
+        return decision
+
+    def forget(self, key: str) -> None:
+        """Drop everything counted for `key`."""
+        with self._lock:
+            self._events.pop(key, None)
+
+
+class ConcurrencyGate:
+    """A counting semaphore for model calls: `with gate.slot(): …`; waits at most timeout_s, then ModelBusy."""
+
+    def __init__(self, limit: int, timeout_s: float) -> None:
+        if limit < 1:
+            raise ValueError("limit must be ≥ 1")
+        self.limit = limit
+        self.timeout_s = float(timeout_s)
+        self._semaphore = threading.BoundedSemaphore(limit)
+        self._lock = threading.Lock()
+        self._in_use = 0
+
+    @property
+    def in_use(self) -> int:
+        """How many slots are taken right now."""
+        with self._lock:
+            return self._in_use
+
+    @contextlib.contextmanager
+    def slot(self, timeout_s: float | None = None) -> Iterator[None]:
+        """Hold one slot for the duration of the block; raise ModelBusy if none frees up in time."""
+        wait = self.timeout_s if timeout_s is None else timeout_s
+        if not self._semaphore.acquire(timeout=max(0.0, wait)):
+            raise ModelBusy(f"All {self.limit} assistant slots of this server stayed busy for "
+                            f"{_duration(wait)}; nothing was sent to the model.")
+        with self._lock:
+            self._in_use += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._in_use -= 1
+            self._semaphore.release()
+
+
+def _number(env: Mapping[str, str], name: str, default: float, minimum: float) -> float:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        return default
+    return value if math.isfinite(value) and value >= minimum else default
+
+
+def limiter_from_env(env: Mapping[str, str]) -> SlidingWindowLimiter:
+    """A message limiter with the limit and window read from `env` (defaults for missing or bad values)."""
+    return SlidingWindowLimiter(int(_number(env, "ASSISTANT_MESSAGE_LIMIT", DEFAULT_MESSAGE_LIMIT, 1)),
+                                _number(env, "ASSISTANT_MESSAGE_WINDOW_S", DEFAULT_MESSAGE_WINDOW_S, 1))
+
+
+def gate_from_env(env: Mapping[str, str]) -> ConcurrencyGate:
+    """A model-call gate with the concurrency and wait read from `env` (defaults for missing or bad values)."""
+    return ConcurrencyGate(int(_number(env, "MODEL_CONCURRENCY", DEFAULT_MODEL_CONCURRENCY, 1)),
+                           _number(env, "MODEL_WAIT_S", DEFAULT_MODEL_WAIT_S, 0))
+
+
+_singletons_lock = threading.Lock()
+_limiter: SlidingWindowLimiter | None = None
+_gate: ConcurrencyGate | None = None
+
+
+def message_limiter() -> SlidingWindowLimiter:
+    """The process's assistant-message limiter (keyed by assistant session token)."""
+    global _limiter
+    with _singletons_lock:
+        if _limiter is None:
+            _limiter = limiter_from_env(os.environ)
+        return _limiter
+
+
+def model_gate() -> ConcurrencyGate:
+    """The process's gate on concurrent model calls, shared by every session."""
+    global _gate
+    with _singletons_lock:
+        if _gate is None:
+            _gate = gate_from_env(os.environ)
+        return _gate
