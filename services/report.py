@@ -1,0 +1,587 @@
+"""The patient's report: self-contained printable HTML for the selected trials, and a PDF through headless Chromium."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from services import normalize
+from services.assistant.tools import AdverseEvents, ReportRequest, Site, TrialBackend, TrialDetails
+from services.eligibility.scoring import Verdict
+from services.errors import BadInput, TrialLandscapeError
+
+log = logging.getLogger(__name__)
+
+TEMPLATE_DIR = Path(__file__).parent / "templates"
+TEMPLATE_NAME = "report.html.j2"
+NCT_ID = re.compile(r"NCT\d{8}")
+CHROMIUM_PATHS = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
+PDF_TIMEOUT_SECONDS = 60.0
+MAX_SERIOUS_EVENTS = 5
+MAX_OTHER_EVENTS = 8
+MAX_PLAIN_SUMMARY_CHARS = 900
+
+DISCLAIMER = (
+    "This report is not medical advice. It was put together by a computer program from what you told it and "
+    "from the public ClinicalTrials.gov registry, and it can be wrong or out of date. Only a trial's study team "
+    "can decide whether you can take part. Discuss every trial in it with your doctor before making any decision "
+    "about your care."
+)
+
+
+class PdfFailed(TrialLandscapeError):
+    """Chromium was found but did not produce a PDF (crashed, timed out or wrote nothing usable)."""
+
+    hint = "Open the HTML report in a browser and use Print → Save as PDF instead."
+
+
+def trial_url(nct_id: str) -> str:
+    """The trial's page on ClinicalTrials.gov."""
+    return f"https://clinicaltrials.gov/study/{nct_id}"
+
+
+# --- Wording ---------------------------------------------------------------------------------------
+
+# Criterion statuses as the assistant saves them ("does the patient pass this line?"); the rules'
+# label spellings are accepted too so a rule-built match renders the same way.
+_STATUS_VIEW: dict[str, tuple[str, str, str]] = {
+    "met": ("Met", "met", "✓"),
+    "not_met": ("Not met", "notmet", "✗"),
+    "needs_discussion": ("Needs discussion", "discuss", "?"),
+    "not_enough_information": ("Not enough information", "unknown", "?"),
+    "not_applicable": ("Does not apply to you", "met", "–"),
+}
+_STATUS_ALIASES = {"not_enough_info": "not_enough_information", "unknown": "not_enough_information"}
+_KIND_VIEW = {"inclusion": "Needed to join", "exclusion": "Keeps people out"}
+_VERDICT_CLASS = {
+    Verdict.ELIGIBLE: "eligible",
+    Verdict.EXCLUDED: "excluded",
+    Verdict.UNCERTAIN: "uncertain",
+    Verdict.NOT_RELEVANT: "notrelevant",
+}
+_ARM_TYPES = {
+    "EXPERIMENTAL": "Gets the treatment being studied",
+    "ACTIVE_COMPARATOR": "Gets an existing treatment, for comparison",
+    "PLACEBO_COMPARATOR": "Gets a placebo (looks like the treatment but has no active medicine)",
+    "SHAM_COMPARATOR": "Gets a sham (pretend) procedure, for comparison",
+    "NO_INTERVENTION": "Gets no study treatment",
+    "OTHER": "Other group",
+}
+_UNKNOWN_KINDS = {"record": "Bring", "test": "Test that may be needed", "question": "Ask"}
+_PROFILE_FIELDS: tuple[tuple[str, str], ...] = (
+    ("diagnosis", "Diagnosis"),
+    ("stage", "Stage"),
+    ("subtype", "Type or subtype"),
+    ("biomarkers", "Test results and markers"),
+    ("treatments", "Treatments so far"),
+    ("other_conditions", "Other health conditions"),
+    ("age", "Age"),
+    ("sex", "Sex"),
+    ("location", "Where you live"),
+    ("travel_radius_miles", "How far you would travel"),
+    ("activity_level", "Daily activity"),
+    ("ecog", "Activity score (ECOG)"),
+    ("preferred_phases", "Trial phases you prefer"),
+    ("trial_types", "Kinds of trial you are open to"),
+    ("preferences", "Other preferences"),
+    ("notes", "Notes"),
+)
+_HIDDEN_PROFILE_FIELDS = frozenset({"latitude", "longitude", "complete"})
+_STANDARD_GLOSSARY: tuple[tuple[str, str], ...] = (
+    ("Eligibility criteria", "The rules a trial uses to decide who can take part: things you need to have "
+     "(inclusion criteria) and things that keep people out (exclusion criteria)."),
+    ("Fit score", "A rough 0-100 guide in this report to how well a trial seems to match what you told us. "
+     "It is not a decision; only the study team decides who can join."),
+    ("Phase", "How far along a treatment's testing is. Phase 1 trials are small and check safety; phase 2 "
+     "checks whether it works and finds the dose; phase 3 compares it with standard care in many people; "
+     "phase 4 follows a treatment that is already approved."),
+    ("Adverse event", "Any unwanted health problem that happened to someone during a trial, whether or not "
+     "the treatment caused it. \"Serious\" ones led to a hospital stay, disability, or were life-threatening."),
+    ("Placebo", "A look-alike treatment with no active medicine, used so results can be compared fairly."),
+)
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return re.sub(r"\s+", " ", str(value)).strip()
+
+
+def _paragraphs(value: Any) -> list[str]:
+    """Text split on blank lines, each paragraph with its whitespace collapsed."""
+    if not value:
+        return []
+    return [p for p in (_text(part) for part in re.split(r"\n\s*\n", str(value))) if p]
+
+
+def _shorten(text: str, limit: int, *, at_sentence: bool = True) -> str:
+    """Text cut to at most limit characters: at a sentence end when one is near, else at a word, with an ellipsis."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    sentence_end = cut.rfind(". ")
+    if at_sentence and sentence_end > limit // 2:
+        return cut[: sentence_end + 1]
+    return cut.rsplit(" ", 1)[0].rstrip(",;:") + "…"
+
+
+def _month(value: Any) -> str | None:
+    """'2024-02' or '2024-02-15' (or a date) as 'February 2024'; other text unchanged."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime | date):
+        return value.strftime("%B %Y")
+    m = re.fullmatch(r"(\d{4})-(\d{2})(?:-(\d{2}))?", str(value).strip())
+    if not m:
+        return _text(value)
+    return date(int(m.group(1)), int(m.group(2)), 1).strftime("%B %Y")
+
+
+def _months_between(start: Any, end: Any) -> int | None:
+    def parse(value: Any) -> tuple[int, int] | None:
+        if isinstance(value, datetime | date):
+            return value.year, value.month
+        m = re.fullmatch(r"(\d{4})-(\d{2})(?:-\d{2})?", str(value or "").strip())
+        return (int(m.group(1)), int(m.group(2))) if m else None
+
+    a, b = parse(start), parse(end)
+    if a is None or b is None:
+        return None
+    months = (b[0] - a[0]) * 12 + b[1] - a[1]
+    return months if months >= 0 else None
+
+
+def _started(start: Any, today: date) -> bool:
+    m = re.fullmatch(r"(\d{4})-(\d{2})(?:-\d{2})?", str(start or "").strip())
+    if m is None:
+        return False
+    return (int(m.group(1)), int(m.group(2))) <= (today.year, today.month)
+
+
+def _duration(months: int) -> str:
+    if months < 24:
+        return f"about {months} month{'s' if months != 1 else ''}"
+    years = months / 12
+    return f"about {years:.0f} years" if abs(years - round(years)) < 0.25 else f"about {years:.1f} years"
+
+
+def _phases(value: Any) -> str:
+    if not value:
+        return ""
+    parts = value if isinstance(value, list | tuple) else re.split(r"[/,]", str(value))
+    labels = [normalize.label("phase", str(p).strip()) for p in parts if str(p).strip()]
+    return " / ".join(dict.fromkeys(labels))
+
+
+def _status(value: Any) -> str:
+    return normalize.label("status", str(value)) if value else ""
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        return ""
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
+        return f"{int(value):,}"
+    if isinstance(value, float):
+        return f"{value:,.1f}"
+    return _text(value)
+
+
+def _value(key: str, value: Any) -> str:
+    """A profile value in words."""
+    if value is None or value == "" or value == [] or value == ():
+        return ""
+    if key == "preferred_phases":
+        return ", ".join(_phases([v]) for v in value)
+    if key == "travel_radius_miles":
+        return f"Up to {_number(value)} miles"
+    if key == "age":
+        return f"{_number(value)} years"
+    if isinstance(value, bool):
+        return "Yes" if value else "No"
+    if isinstance(value, Mapping):
+        return "; ".join(f"{_label(k)}: {_value(k, v)}" for k, v in value.items() if _value(k, v))
+    if isinstance(value, list | tuple):
+        return ", ".join(_value(key, v) for v in value if _value(key, v))
+    if isinstance(value, int | float):
+        return _number(value)
+    text = _text(value)
+    if key in ("sex", "trial_types"):
+        return text[:1].upper() + text[1:].lower()
+    return text
+
+
+def _label(key: str) -> str:
+    known = dict(_PROFILE_FIELDS)
+    if key in known:
+        return known[key]
+    words = str(key).replace("_", " ").strip()
+    return words[:1].upper() + words[1:]
+
+
+# --- Building the view ---------------------------------------------------------------------------
+
+
+def profile_rows(profile: Mapping[str, Any], intake_answers: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(label, value) rows about the patient: profile fields in a fixed order, then anything else they told us."""
+    merged: dict[str, Any] = dict(intake_answers)
+    merged.update({k: v for k, v in profile.items() if v not in (None, "", [], ())})
+    if "ecog" in merged and "activity_level" in merged:
+        merged.pop("ecog")  # the activity sentence already says it in words
+    rows: list[tuple[str, str]] = []
+    for key, title in _PROFILE_FIELDS:
+        shown = _value(key, merged.get(key))
+        if shown:
+            rows.append((title, shown))
+    known = {key for key, _ in _PROFILE_FIELDS} | _HIDDEN_PROFILE_FIELDS
+    for key in sorted(k for k in merged if k not in known):
+        shown = _value(key, merged[key])
+        if shown:
+            rows.append((_label(key), shown))
+    return rows
+
+
+def criterion_rows(criteria: Iterable[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """Checklist rows: who the line is for, the plain wording, the original wording, status and reason."""
+    rows = []
+    for item in criteria:
+        status = str(item.get("status") or "not_enough_information")
+        status = _STATUS_ALIASES.get(status, status)
+        label, css, mark = _STATUS_VIEW.get(status, _STATUS_VIEW["not_enough_information"])
+        full = _text(item.get("criterion"))
+        plain = _text(item.get("plain")) or full
+        kind = str(item.get("type") or item.get("kind") or "inclusion")
+        rows.append(
+            {
+                "kind": _KIND_VIEW.get(kind, _label(kind)),
+                "plain": plain,
+                "original": _shorten(full, 400) if full and full.lower() != plain.lower() else "",
+                "status": label,
+                "css": css,
+                "mark": mark,
+                "reason": _text(item.get("reason")),
+            }
+        )
+    return rows
+
+
+def side_effects(report: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Top adverse event terms by people affected, serious and other, summed over the trial's groups."""
+    if report is None:
+        return None
+    if not report.get("has_results"):
+        return {"has_results": False, "serious": [], "other": []}
+    totals: dict[tuple[bool, str], dict[str, Any]] = {}
+    for event in report.get("events") or []:
+        term = _text(event.get("term"))
+        if not term:
+            continue
+        serious = bool(event.get("serious"))
+        row = totals.setdefault(
+            (serious, term.lower()),
+            {"term": term[:1].upper() + term[1:], "organ_system": _text(event.get("organ_system")),
+             "affected": 0, "at_risk": 0},
+        )
+        row["affected"] += int(event.get("subjects_affected") or 0)
+        row["at_risk"] += int(event.get("subjects_at_risk") or 0)
+
+    def top(serious: bool, limit: int) -> list[dict[str, Any]]:
+        rows = [dict(r) for (s, _), r in totals.items() if s is serious and r["affected"] > 0]
+        rows.sort(key=lambda r: (-r["affected"], r["term"].lower()))
+        for r in rows:
+            r["percent"] = f"{100.0 * r['affected'] / r['at_risk']:.0f}%" if r["at_risk"] else ""
+            r["people"] = f"{r['affected']:,} of {r['at_risk']:,}" if r["at_risk"] else f"{r['affected']:,}"
+        return rows[:limit]
+
+    return {"has_results": True, "serious": top(True, MAX_SERIOUS_EVENTS), "other": top(False, MAX_OTHER_EVENTS)}
+
+
+def _arm_rows(details: Mapping[str, Any]) -> list[dict[str, str]]:
+    rows = []
+    for arm in details.get("arms") or []:
+        kind = str(arm.get("group_type") or arm.get("type") or "").upper().replace(" ", "_")
+        treatments = arm.get("interventions")
+        if isinstance(treatments, list | tuple):
+            treatments = ", ".join(_text(t.get("name") if isinstance(t, Mapping) else t) for t in treatments)
+        rows.append(
+            {
+                "title": _text(arm.get("title") or arm.get("label") or arm.get("name")) or "Study group",
+                "kind": _ARM_TYPES.get(kind, ""),
+                "description": _shorten(_text(arm.get("description")), 400),
+                "treatments": _text(treatments),
+            }
+        )
+    return rows
+
+
+def _intervention_names(details: Mapping[str, Any]) -> list[str]:
+    names = []
+    for item in details.get("interventions") or []:
+        if isinstance(item, Mapping):
+            name = _text(item.get("name"))
+            kind = normalize.label("intervention_type", str(item["type"])) if item.get("type") else ""
+            if name:
+                names.append(f"{name} ({kind.lower()})" if kind else name)
+        elif _text(item):
+            names.append(_text(item))
+    return list(dict.fromkeys(names))
+
+
+def _site_text(site: Mapping[str, Any] | None, fallback: Any) -> tuple[str, str]:
+    """(where, distance) of the nearest site; from the site record, else the saved match's sentence."""
+    if site:
+        place = ", ".join(p for p in (_text(site.get(k)) for k in ("city", "state", "country")) if p)
+        where = " — ".join(p for p in (_text(site.get("facility")), place) if p)
+        miles = site.get("distance_miles")
+        distance = ""
+        if isinstance(miles, int | float):
+            distance = "less than a mile from you" if miles < 1 else f"about {miles:,.0f} mile{'s' if round(miles) != 1 else ''} from you"
+        return where, distance
+    if isinstance(fallback, Mapping):
+        return _site_text(fallback, None)
+    return _text(fallback), ""
+
+
+def trial_view(
+    index: int,
+    match: Mapping[str, Any],
+    details: Mapping[str, Any] | None,
+    events: Mapping[str, Any] | None,
+    site: Mapping[str, Any] | None,
+    today: date,
+) -> dict[str, Any]:
+    """Everything the template shows for one selected trial."""
+    nct_id = str(match.get("nct_id") or "").strip().upper()
+    if not NCT_ID.fullmatch(nct_id):
+        raise BadInput(f"report trial {index}: {match.get('nct_id')!r} is not an NCT id")
+    details = details or {}
+    try:
+        verdict: Verdict | None = Verdict(str(match.get("verdict")))
+    except ValueError:
+        verdict = None
+    score = match.get("fit_score")
+    score = max(0, min(100, int(score))) if isinstance(score, int | float) and not isinstance(score, bool) else None
+    criteria = criterion_rows(match.get("criteria") or [])
+    counts = {css: sum(1 for c in criteria if c["css"] == css) for css in ("met", "notmet", "discuss", "unknown")}
+    plain_summary = _paragraphs(match.get("summary"))
+    registry_summary = _shorten(_text(details.get("summary")), MAX_PLAIN_SUMMARY_CHARS)
+    start, end = details.get("start_date"), details.get("completion_date")
+    months = _months_between(start, end)
+    where, distance = _site_text(site, match.get("nearest_site"))
+    unknowns = [
+        {"kind": _UNKNOWN_KINDS.get(str(u.get("kind")), "Find out"), "text": _text(u.get("text"))}
+        for u in match.get("unknowns") or []
+        if _text(u.get("text"))
+    ]
+    phases = _phases(match.get("phases") or details.get("phases"))
+    return {
+        "number": index,
+        "nct_id": nct_id,
+        "anchor": f"trial-{nct_id}",
+        "url": trial_url(nct_id),
+        "title": _text(match.get("title") or details.get("title")) or nct_id,
+        "short_title": _shorten(_text(match.get("title") or details.get("title")), 70, at_sentence=False),
+        "official_title": _text(details.get("official_title")),
+        "status": _status(match.get("status") or details.get("status")),
+        "phases": phases,
+        "study_type": normalize.label("study_type", str(details["study_type"])) if details.get("study_type") else "",
+        "sponsor": _text(details.get("sponsor")),
+        "collaborators": [_text(c) for c in details.get("collaborators") or [] if _text(c)],
+        "conditions": [_text(c) for c in details.get("conditions") or [] if _text(c)],
+        "enrollment": _number(details.get("enrollment")),
+        "fit_score": score,
+        "verdict": verdict.display if verdict else "Not assessed",
+        "verdict_class": _VERDICT_CLASS[verdict] if verdict else "uncertain",
+        "plain_summary": plain_summary,
+        "registry_summary": registry_summary if not plain_summary else "",
+        "criteria": criteria,
+        "counts": counts,
+        "unknowns": unknowns,
+        "what_to_expect": _paragraphs(match.get("what_to_expect")),
+        "arms": _arm_rows(details),
+        "interventions": _intervention_names(details),
+        "start": _month(start),
+        "start_verb": "started" if _started(start, today) else "starts",
+        "end": _month(end),
+        "duration": _duration(months) if months is not None else "",
+        "primary_outcomes": [_shorten(_text(o), 300) for o in (details.get("primary_outcomes") or [])[:4] if _text(o)],
+        "side_effects": side_effects(events),
+        "site_where": where,
+        "site_distance": distance,
+        "has_details": bool(details),
+    }
+
+
+def _glossary(given: Sequence[Mapping[str, str]], trials: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """The assistant's glossary, then the standard terms this report uses that it did not define."""
+    rows: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for entry in given:
+        term, meaning = _text(entry.get("term")), _text(entry.get("meaning"))
+        if term and meaning and term.lower() not in seen:
+            rows.append((term, meaning))
+            seen.add(term.lower())
+    used = {
+        "Eligibility criteria": any(t["criteria"] for t in trials),
+        "Fit score": any(t["fit_score"] is not None for t in trials),
+        "Phase": any(t["phases"] and t["phases"] != normalize.label("phase", "NA") for t in trials),
+        "Adverse event": any(t["side_effects"] and t["side_effects"]["has_results"] for t in trials),
+        "Placebo": any("placebo" in (a["kind"] + a["title"]).lower() for t in trials for a in t["arms"]),
+    }
+    for term, meaning in _STANDARD_GLOSSARY:
+        if used[term] and term.lower() not in seen:
+            rows.append((term, meaning))
+    return rows
+
+
+def report_inputs(backend: TrialBackend, request: ReportRequest) -> dict[str, dict[str, Any]]:
+    """Details, adverse events and the nearest site of each selected trial, as render_report's keyword arguments.
+
+    The nearest site is measured from the patient's saved latitude/longitude; without them it is left out
+    and the saved match's own nearest-site sentence is shown instead.
+    """
+    profile = request.patient_profile
+    lat, lon = profile.get("latitude"), profile.get("longitude")
+    origin = (float(lat), float(lon)) if isinstance(lat, int | float) and isinstance(lon, int | float) else None
+    details: dict[str, Any] = {}
+    events: dict[str, Any] = {}
+    sites: dict[str, Any] = {}
+    for match in request.trials:
+        nct_id = str(match.get("nct_id") or "").strip().upper()
+        if not NCT_ID.fullmatch(nct_id):
+            continue
+        found = backend.get_trial_details(nct_id)
+        if found is not None:
+            details[nct_id] = found
+        reported = backend.get_adverse_events(nct_id)
+        if reported is not None:
+            events[nct_id] = reported
+        if origin is not None:
+            located = [s for s in backend.get_trial_locations(nct_id, origin) or [] if s.get("distance_miles") is not None]
+            if located:
+                sites[nct_id] = min(located, key=lambda s: s.get("distance_miles") or 0.0)
+    return {"trial_details": details, "adverse_events": events, "nearest_sites": sites}
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def render_report(
+    request: ReportRequest,
+    *,
+    trial_details: Mapping[str, TrialDetails] | None = None,
+    adverse_events: Mapping[str, AdverseEvents] | None = None,
+    nearest_sites: Mapping[str, Site] | None = None,
+    generated_on: date | None = None,
+) -> str:
+    """The report as one self-contained HTML page (inline CSS, no scripts, links only to ClinicalTrials.gov)."""
+    if not request.trials:
+        raise BadInput("A report needs at least one selected trial.")
+    details_by_id = {k.upper(): v for k, v in (trial_details or {}).items()}
+    events_by_id = {k.upper(): v for k, v in (adverse_events or {}).items()}
+    sites_by_id = {k.upper(): v for k, v in (nearest_sites or {}).items()}
+    today = generated_on or date.today()
+    trials = []
+    for i, match in enumerate(request.trials, start=1):
+        nct_id = str(match.get("nct_id") or "").strip().upper()
+        trials.append(
+            trial_view(
+                i,
+                match,
+                details_by_id.get(nct_id),
+                events_by_id.get(nct_id),
+                sites_by_id.get(nct_id),
+                today,
+            )
+        )
+    context = {
+        "generated_on": f"{today:%B} {today.day}, {today.year}",
+        "summary": _paragraphs(request.summary),
+        "profile": profile_rows(request.patient_profile, request.intake_answers),
+        "trials": trials,
+        "questions": [q for q in (_text(q) for q in request.questions_for_doctor) if q],
+        "glossary": _glossary(request.glossary, trials),
+        "disclaimer": DISCLAIMER,
+    }
+    return _environment().get_template(TEMPLATE_NAME).render(**context)
+
+
+# --- PDF -----------------------------------------------------------------------------------------
+
+
+def find_chromium() -> str | None:
+    """Path of a Chromium/Chrome binary (CHROMIUM_PATH overrides), or None when there is none."""
+    configured = os.environ.get("CHROMIUM_PATH", "").strip()
+    candidates = [configured] if configured else [*CHROMIUM_PATHS, shutil.which("chromium") or ""]
+    for path in candidates:
+        if path and os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def render_pdf(html: str, *, timeout: float = PDF_TIMEOUT_SECONDS, chromium: str | None = None) -> bytes | None:
+    """The HTML printed to PDF by headless Chromium; None when no Chromium is installed; PdfFailed when it fails."""
+    binary = chromium or find_chromium()
+    if binary is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="trial-report-") as tmp:
+        folder = Path(tmp)
+        page = folder / "report.html"
+        page.write_text(html, encoding="utf-8")
+        target = folder / "report.pdf"
+        command = [
+            binary,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-default-apps",
+            "--disable-extensions",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--no-pdf-header-footer",
+            f"--user-data-dir={folder / 'profile'}",
+            f"--print-to-pdf={target}",
+            page.as_uri(),
+        ]
+        process = subprocess.Popen(
+            command,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # its own process group, so a timeout ends Chromium's helpers too
+            env={**os.environ, "HOME": str(folder)},
+        )
+        try:
+            _, stderr = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+            raise PdfFailed(f"Chromium did not finish the PDF within {timeout:g} seconds.") from None
+        data = target.read_bytes() if target.is_file() else b""
+        if not data.startswith(b"%PDF"):
+            tail = stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
+            raise PdfFailed(
+                f"Chromium exited with code {process.returncode} without writing a PDF"
+                + (f": {' / '.join(tail)}" if tail else ".")
+            )
+        return data
