@@ -20,6 +20,7 @@ from services.errors import BadInput, TrialLandscapeError
 COMMAND_MODULES = [
     "services.commands.db_cmd",
     "services.commands.import_cmd",
+    "services.commands.synth_cmd",
     "services.commands.sql_cmd",
     "services.commands.bench_cmd",
 ]
