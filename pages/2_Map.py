@@ -1,0 +1,80 @@
+"""Map page: sites of the matching trials (points, density or choropleth), the place with its radius, nearest sites."""
+
+import streamlit as st
+
+from services import mapdeck, sitemap, ui_state
+
+ui_state.ensure_database()
+f = ui_state.page_setup("Map", "🗺️")
+st.title("🗺️ Map of trial sites")
+
+c1, c2, c3 = st.columns([3, 1.3, 1.3])
+mode = c1.radio("Show", mapdeck.MODES, format_func=mapdeck.MODE_LABELS.get, horizontal=True, key="map_mode")
+metric = "trials"
+if mode in ("countries", "states"):
+    metric = c2.radio("Colour by", ["trials", "sites"], horizontal=True, key="map_metric",
+                      format_func=lambda m: "Number of trials" if m == "trials" else "Number of sites")
+has_area = bool(f.near or f.country or f.state)
+only_in_area = c3.toggle("Only sites in the filtered area", value=True, key="map_only_area", disabled=not has_area,
+                         help="On: only the sites inside the place, country or state filters. Off: every site "
+                              "of the matching trials, wherever it is.")
+tiles = c3.toggle("Street map tiles", value=False, key="map_tiles",
+                  help="Draws a street basemap from the internet. Leave off when offline: the shipped "
+                       "country and state outlines are the map then.")
+
+with ui_state.database_errors():
+    data = ui_state.cached(sitemap.map_data, f, only_in_area)
+
+if data.place is not None and data.radius_miles is not None:
+    st.caption(f"📍 **{data.place.name}** — sites within {f.radius:g} {f.unit} "
+               f"({data.place.lat:.4f}, {data.place.lon:.4f}).")
+st.caption(sitemap.describe_shown(data.summary))
+for name, message in data.errors.items():
+    st.warning(f"The {name} values could not be loaded: {message}", icon="⚠️")
+
+st.pydeck_chart(mapdeck.build_deck(data, mode, metric, tiles), height=mapdeck.MAP_HEIGHT, key="map_deck")
+
+if mode in ("sites", "sites+density"):
+    what = "Most common status per cell" if data.summary.aggregated else "Site status"
+    st.markdown(sitemap.legend_html(sitemap.status_legend(data.points),
+                                    f"{what} (the trial's status where the site gives none)"),
+                unsafe_allow_html=True)
+if mode in ("density", "sites+density"):
+    st.caption("Density: warmer colours where more sites are close together.")
+if mode in ("countries", "states"):
+    values = data.countries if mode == "countries" else data.states
+    noun = "trials" if metric == "trials" else "sites"
+    st.markdown(sitemap.legend_html(sitemap.choropleth_legend(values, metric),
+                                    f"Number of {noun} (log scale)"), unsafe_allow_html=True)
+    missing = sitemap.unmatched_names(values, mode)
+    if missing:
+        st.caption("No outline at this map scale for: " + ", ".join(missing[:30])
+                   + (f" and {len(missing) - 30} more" if len(missing) > 30 else "") + ".")
+    with st.expander(f"Values per {'country' if mode == 'countries' else 'US state'} ({len(values):,})"):
+        st.dataframe(values, hide_index=True, width="stretch")
+
+st.subheader("Nearest sites")
+if data.place is None:
+    st.info("Set a place in the sidebar (**Place → Near**, e.g. “Boston, MA” or a US ZIP) to see the nearest "
+            "sites with their distances and a radius ring on the map.", icon="📍")
+else:
+    table = sitemap.nearest_table(data.nearest, f.unit)
+    if table.empty:
+        st.warning(f"No site of the matching trials lies within {f.radius:g} {f.unit} of {data.place.name}. "
+                   "Widen the radius or relax other filters.", icon="🔍")
+    else:
+        shown = f"the nearest {len(table):,}" if len(table) < data.summary.located else f"all {len(table):,}"
+        st.caption(f"Showing {shown} of {data.summary.located:,} sites with coordinates, nearest first. "
+                   "The NCT id opens the trial's details.")
+        table = table.assign(nct_id=["Trials?nct=" + n for n in table["nct_id"]])
+        st.dataframe(
+            table, hide_index=True, width="stretch",
+            column_config={
+                "distance": st.column_config.NumberColumn(f"Distance ({f.unit})", format="%.1f"),
+                "facility": "Facility", "city": "City", "state": "State", "country": "Country",
+                "status": "Status",
+                "nct_id": st.column_config.LinkColumn("Trial", display_text=r"nct=(NCT\d+)"),
+                "title": st.column_config.TextColumn("Title", width="large"),
+            },
+        )
+ui_state.footer()
