@@ -8,7 +8,7 @@ import pandas as pd
 
 from services import runtime
 from services.db import Database, load_sql
-from services.filters import Filters, distance_sql, near_sql
+from services.filters import Filters, distance_sql
 
 
 def country_names(db: Database | None = None) -> list[str]:
@@ -30,14 +30,12 @@ def _near_cte(f: Filters, params: dict[str, Any]) -> str:
     place = f.place()
     if place is None:
         return ", near_d AS (SELECT NULL::varchar AS nct_id, NULL::float8 AS nearest_miles WHERE false)"
-    clause = near_sql(place, MAX_NEAREST_SCAN_MILES, params)
+    # The nearest site at any distance; no bounding box here, because near_sql's parameters (box, radius)
+    # are shared with the filter's own near clause in the same statement and must keep the filter's radius.
+    params.update({"near_lat": place.lat, "near_lon": place.lon})
     return (", near_d AS (SELECT f.nct_id, min(" + distance_sql("f") + ") AS nearest_miles "
             "FROM m JOIN ctgov.facilities f ON f.nct_id = m.nct_id "
-            "WHERE f.latitude IS NOT NULL AND " + clause.replace(":near_r", "CAST(:near_scan AS float8)")
-            + " GROUP BY f.nct_id)")
-
-
-MAX_NEAREST_SCAN_MILES = 12_500.0
+            "WHERE f.latitude IS NOT NULL AND f.longitude IS NOT NULL GROUP BY f.nct_id)")
 
 
 def matching_trials(f: Filters, *, sort: str = "start_date", descending: bool = True, limit: int = 50,
@@ -48,7 +46,6 @@ def matching_trials(f: Filters, *, sort: str = "start_date", descending: bool = 
     db = db or runtime.get_db()
     cte, params = matched_cte(f)
     params = dict(params)
-    params["near_scan"] = MAX_NEAREST_SCAN_MILES
     order = SORTS.get(sort, SORTS["start_date"])
     direction = "DESC NULLS LAST" if descending else "ASC NULLS LAST"
     params.update({"limit": max(1, min(int(limit), EXPORT_CAP)), "offset": max(0, int(offset))})
