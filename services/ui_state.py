@@ -405,12 +405,16 @@ def _cached_call(module: str, qualname: str, args: tuple[Any, ...]) -> Any:
 
 
 @st.cache_data(ttl=3600, show_spinner=False)
-def country_options() -> list[str]:
-    """Country names present in the database, for the sidebar."""
+def _country_names() -> list[str]:
     from services.search import country_names
 
+    return country_names()
+
+
+def country_options() -> list[str]:
+    """Country names present in the database, for the sidebar ([] while it is down, and not cached so)."""
     try:
-        return country_names()
+        return _country_names()
     except TrialLandscapeError:
         return []
 
