@@ -1,0 +1,334 @@
+"""The assistant's TrialBackend over our database: searches, trial records, sites, side effects, stats, reports."""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from datetime import date
+from typing import Any
+
+from services import geo, runtime
+from services.assistant.tools import (
+    AdverseEvent,
+    AdverseEvents,
+    DashboardStats,
+    EligibilityInfo,
+    NearestSite,
+    Place,
+    ReportOutput,
+    ReportRequest,
+    SearchPage,
+    Site,
+    TrialDetails,
+    TrialQuery,
+    TrialSummary,
+)
+from services.db import Database, load_sql
+from services.eligibility.parser import parse_criteria
+from services.errors import BadInput, TrialLandscapeError
+from services.filters import Filters, near_sql, where_sql
+from services.normalize import canonical, phase_list
+
+SEARCH_TIMEOUT_MS = 30_000
+# A point counts as a geocoded place when it lies this close to it (the model may round coordinates).
+SAME_PLACE_MILES = 2.0
+_MAX_REMEMBERED_PLACES = 2_000
+
+# Places found by geocode_location in this process: (lat, lon) -> the name that produced them. The dashboard
+# filters take a place by name, so get_dashboard_stats maps the model's coordinates back to the name.
+_places: OrderedDict[tuple[float, float], str] = OrderedDict()
+_places_lock = threading.Lock()
+
+
+def remember_place(name: str, lat: float, lon: float) -> None:
+    """Record that `name` geocodes to (lat, lon), so stats for that point can use the dashboard filters."""
+    key = (round(float(lat), 5), round(float(lon), 5))
+    with _places_lock:
+        _places[key] = name
+        _places.move_to_end(key)
+        while len(_places) > _MAX_REMEMBERED_PLACES:
+            _places.popitem(last=False)
+
+
+def place_name_for(lat: float, lon: float) -> str | None:
+    """The remembered place name for a point (within SAME_PLACE_MILES), nearest first; None when unknown."""
+    with _places_lock:
+        known = list(_places.items())
+    best: tuple[float, str] | None = None
+    for (plat, plon), name in known:
+        miles = geo.haversine_miles(lat, lon, plat, plon)
+        if miles <= SAME_PLACE_MILES and (best is None or miles < best[0]):
+            best = (miles, name)
+    return best[1] if best else None
+
+
+def query_filters(query: TrialQuery, *, with_place: bool = False) -> Filters:
+    """The dashboard filter for a TrialQuery; the place is left out unless with_place (it needs a name)."""
+    country: tuple[str, ...] = ()
+    if query.country:
+        country = (geo.aact_country_name(query.country) or query.country.strip(),)
+    near = None
+    radius = 100.0
+    if with_place and query.latitude is not None and query.longitude is not None:
+        near = place_name_for(query.latitude, query.longitude)
+        if near is None:
+            raise BadInput(
+                "These coordinates were not found with geocode_location in this conversation; geocode the "
+                "patient's place first and pass the coordinates it returned."
+            )
+        radius = float(query.radius_miles) if query.radius_miles is not None else 12_500.0
+    return Filters(
+        condition=query.condition or None,
+        intervention=query.intervention or None,
+        status=tuple(query.statuses),
+        phase=tuple(query.phases),
+        country=country,
+        near=near,
+        radius=radius,
+        unit="mi",
+        age=float(query.age_years) if query.age_years is not None else None,
+        sex=query.sex,
+    )
+
+
+def _month(month_year: Any, day: Any) -> str | None:
+    """A start or completion date as YYYY-MM (or the registry's own text when it is not ISO)."""
+    if isinstance(month_year, str) and month_year.strip():
+        text = month_year.strip()
+        return text[:7] if text[:4].isdigit() else text
+    if isinstance(day, date):
+        return day.strftime("%Y-%m")
+    return None
+
+
+def _phases(raw: Any) -> list[str]:
+    return list(phase_list(raw)) if raw else []
+
+
+def _status(raw: Any) -> str | None:
+    return canonical("status", raw) if raw else None
+
+
+def _sex(raw: Any) -> str | None:
+    return canonical("sex", raw) if raw else None
+
+
+def _age_text(raw: Any) -> str | None:
+    if raw is None or str(raw).strip().upper() in ("", "N/A", "NA"):
+        return None
+    return str(raw).strip()
+
+
+def _miles(value: Any) -> float | None:
+    return None if value is None else round(float(value), 1)
+
+
+class DatabaseBackend:
+    """TrialBackend over the trial database (default: the process's database from services.runtime)."""
+
+    def __init__(self, db: Database | None = None, *, known_places: Iterable[tuple[str, float, float]] = ()) -> None:
+        self._db = db
+        for name, lat, lon in known_places:
+            remember_place(name, lat, lon)
+
+    @property
+    def db(self) -> Database:
+        """The database the backend reads (resolved on first use, so building a backend costs nothing)."""
+        if self._db is None:
+            self._db = runtime.get_db()
+        return self._db
+
+    # ------------------------------------------------------------------ search
+
+    def search_trials(self, query: TrialQuery) -> SearchPage:
+        """Trials matching the query through the shared filter SQL, nearest site first when an origin is given."""
+        parts = where_sql(query_filters(query))
+        origin = (query.latitude, query.longitude) if query.latitude is not None and query.longitude is not None else None
+        params: dict[str, Any] = dict(parts.params)
+        if origin is not None and query.radius_miles is not None:
+            place = geo.Place("origin", origin[0], origin[1], "point", "", None, None)
+            parts.add("EXISTS (SELECT 1 FROM ctgov.facilities f WHERE f.nct_id = s.nct_id AND "
+                      f"{near_sql(place, float(query.radius_miles), params)})")
+            params.update(parts.params)
+        params["near_lat"] = origin[0] if origin else None
+        params["near_lon"] = origin[1] if origin else None
+        params["limit"] = max(1, int(query.limit))
+        cte = f"WITH m AS MATERIALIZED (SELECT s.nct_id FROM ctgov.studies s WHERE {parts.sql()})\n"
+        page = self.db.fetch_rows(cte + load_sql("assistant_search_page"), params, timeout_ms=SEARCH_TIMEOUT_MS)
+        if not page:
+            return {"total": 0, "trials": []}
+        ids = [str(r["nct_id"]) for r in page]
+        summaries = {r["nct_id"]: r for r in self.db.fetch_rows(load_sql("assistant_trial_summaries"), {"ids": ids})}
+        nearest: dict[str, dict[str, Any]] = {}
+        if origin is not None:
+            rows = self.db.fetch_rows(load_sql("assistant_nearest_sites"),
+                                      {"ids": ids, "near_lat": origin[0], "near_lon": origin[1]})
+            nearest = {r["nct_id"]: r for r in rows}
+        trials = [self._summary(summaries[i], nearest.get(i)) for i in ids if i in summaries]
+        return {"total": int(page[0]["total"]), "trials": trials}
+
+    @staticmethod
+    def _summary(row: Mapping[str, Any], near: Mapping[str, Any] | None) -> TrialSummary:
+        site: NearestSite | None = None
+        if near is not None:
+            site = {"facility": near["facility"] or "", "city": near["city"] or "", "state": near["state"] or "",
+                    "country": near["country"] or "", "distance_miles": _miles(near["distance_miles"])}
+        return {
+            "nct_id": row["nct_id"],
+            "title": row["title"] or "",
+            "status": _status(row["status"]) or "UNKNOWN",
+            "phases": _phases(row["phase"]),
+            "conditions": list(row["conditions"] or []),
+            "mesh_terms": list(row["mesh_terms"] or []),
+            "interventions": list(row["interventions"] or []),
+            "sponsor": row["sponsor"] or "",
+            "enrollment": row["enrollment"],
+            "start_date": _month(row["start_month_year"], row["start_date"]),
+            "min_age": _age_text(row["minimum_age"]),
+            "max_age": _age_text(row["maximum_age"]),
+            "sex": _sex(row["gender"]),
+            "site_count": int(row["site_count"] or 0),
+            "nearest_site": site,
+        }
+
+    # ------------------------------------------------------------------ one trial
+
+    def get_trial_details(self, nct_id: str) -> TrialDetails | None:
+        """The full record of one trial, or None when the database does not have it."""
+        rows = self.db.fetch_rows(load_sql("assistant_trial_details"), {"nct_id": nct_id})
+        if not rows:
+            return None
+        r = rows[0]
+        return {
+            "nct_id": r["nct_id"],
+            "title": r["title"] or "",
+            "official_title": r["official_title"] or "",
+            "status": _status(r["status"]) or "UNKNOWN",
+            "phases": _phases(r["phase"]),
+            "study_type": canonical("study_type", r["study_type"]) if r["study_type"] else "",
+            "conditions": list(r["conditions"] or []),
+            "interventions": [{"type": str(i.get("type") or ""), "name": str(i.get("name") or "")}
+                              for i in (r["interventions"] or [])],
+            "sponsor": r["sponsor"] or "",
+            "collaborators": list(r["collaborators"] or []),
+            "enrollment": r["enrollment"],
+            "start_date": _month(r["start_month_year"], r["start_date"]),
+            "completion_date": _month(r["completion_month_year"], r["completion_date"]),
+            "summary": " ".join(str(r["summary"] or "").split()),
+            "arms": [{"type": str(a.get("type") or ""), "title": str(a.get("title") or ""),
+                      "description": " ".join(str(a.get("description") or "").split())}
+                     for a in (r["arms"] or [])],
+            "primary_outcomes": [" ".join(str(o).split()) for o in (r["primary_outcomes"] or []) if o],
+            "has_results": bool(r["has_results"]),
+        }
+
+    def get_eligibility_criteria(self, nct_id: str) -> EligibilityInfo | None:
+        """Structured limits and the criteria split into numbered inclusion and exclusion lists."""
+        rows = self.db.fetch_rows(load_sql("assistant_eligibility"), {"nct_id": nct_id})
+        if not rows:
+            return None
+        r = rows[0]
+        text = r["criteria"] or ""
+        parsed = parse_criteria(text)
+        return {
+            "nct_id": r["nct_id"],
+            "min_age": _age_text(r["minimum_age"]),
+            "max_age": _age_text(r["maximum_age"]),
+            "sex": _sex(r["gender"]),
+            "healthy_volunteers": r["healthy_volunteers"],
+            "inclusion": [c.full_text for c in parsed.inclusion],
+            "exclusion": [c.full_text for c in parsed.exclusion],
+            "criteria_text": text,
+        }
+
+    def get_trial_locations(self, nct_id: str, origin: tuple[float, float] | None) -> list[Site] | None:
+        """Every site of one trial with its distance from origin (miles) when an origin is given."""
+        rows = self.db.fetch_rows(load_sql("assistant_trial_sites"), {"nct_id": nct_id})
+        if not rows:
+            return None
+        sites: list[Site] = []
+        for r in rows:
+            if r["facility"] is None and r["city"] is None and r["country"] is None:
+                continue
+            lat, lon = r["latitude"], r["longitude"]
+            distance = None
+            if origin is not None and lat is not None and lon is not None:
+                distance = round(geo.haversine_miles(origin[0], origin[1], float(lat), float(lon)), 1)
+            sites.append({
+                "facility": r["facility"] or "", "city": r["city"] or "", "state": r["state"] or "",
+                "country": r["country"] or "", "status": _status(r["status"]) or "",
+                "latitude": float(lat) if lat is not None else None,
+                "longitude": float(lon) if lon is not None else None,
+                "distance_miles": distance,
+            })
+        return sites
+
+    def get_adverse_events(self, nct_id: str) -> AdverseEvents | None:
+        """Adverse events from one trial's posted results (reported_events), summed over result groups."""
+        rows = self.db.fetch_rows(load_sql("assistant_adverse_events"), {"nct_id": nct_id})
+        if not rows:
+            return None
+        events: list[AdverseEvent] = [
+            {"term": r["term"], "organ_system": r["organ_system"] or "", "serious": bool(r["serious"]),
+             "subjects_affected": int(r["subjects_affected"] or 0), "subjects_at_risk": int(r["subjects_at_risk"] or 0)}
+            for r in rows if r["term"]
+        ]
+        return {"nct_id": nct_id, "has_results": any(bool(r["has_results"]) for r in rows), "events": events}
+
+    # ------------------------------------------------------------------ places and stats
+
+    def geocode_location(self, text: str) -> Place | None:
+        """Coordinates for a place name or US ZIP from the offline gazetteer; None when not found."""
+        result = geo.geocode(text)
+        place = result.place
+        if place is None:
+            return None
+        remember_place(text.strip(), place.lat, place.lon)
+        remember_place(place.name, place.lat, place.lon)
+        return {"name": place.name, "latitude": round(place.lat, 5), "longitude": round(place.lon, 5),
+                "country": place.country, "state": place.state, "note": result.message}
+
+    def get_dashboard_stats(self, query: TrialQuery) -> DashboardStats:
+        """The Explore page's KPIs and phase/status counts for the query (services.stats.dashboard)."""
+        from services import stats
+
+        f = query_filters(query, with_place=True)
+        board = stats.dashboard(f, db=self.db, facets=["phase", "status"])
+        if "kpis" in board.errors or not board.kpis:
+            raise TrialLandscapeError(f"The dashboard numbers could not be computed: {board.errors.get('kpis', 'no result')}.")
+        out: DashboardStats = {
+            "matching_trials": board.kpis.get("matching_trials", 0),
+            "recruiting": board.kpis.get("recruiting", 0),
+            "sites": board.kpis.get("sites", 0),
+            "countries": board.kpis.get("countries", 0),
+            "planned_enrollment": board.kpis.get("planned_enrollment", 0),
+            "by_phase": {str(r["value"]): int(r["count"]) for r in board.facets.get("phase", [])},
+            "by_status": {str(r["value"]): int(r["count"]) for r in board.facets.get("status", [])},
+        }
+        return out
+
+    # ------------------------------------------------------------------ report
+
+    def generate_report(self, request: ReportRequest) -> ReportOutput:
+        """Render the report for the selected trials with services.report.render_report."""
+        return {"html": render_report_html(request)}
+
+
+REPORT_MODULE = "services.report"
+
+
+def render_report_html(request: ReportRequest) -> str:
+    """HTML of the patient's report from services.report; a clear error when that module is not installed."""
+    try:
+        report = importlib.import_module(REPORT_MODULE)
+    except ModuleNotFoundError as exc:
+        if exc.name != REPORT_MODULE:
+            raise
+        raise TrialLandscapeError(
+            "The report writer (services/report.py) is not part of this installation yet, so no report can be "
+            "made. The assessments are saved; try again once it is installed.",
+        ) from exc
+    html: str = report.render_report(request)
+    return html

@@ -1,0 +1,251 @@
+"""DatabaseBackend against the real sample database: searches, records, sites, side effects, stats, report seam."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from services import geo, stats
+from services.assistant import AssistantSession, ReportRequest, TrialQuery, build_registry
+from services.assistant import backend as backend_module
+from services.assistant.backend import DatabaseBackend, place_name_for
+from services.assistant.tools import ToolContext
+from services.eligibility.parser import parse_criteria
+from services.errors import BadInput, TrialLandscapeError
+from services.filters import Filters, where_sql
+
+LOMPOC = (34.63915, -120.45794)
+HOUSTON = (29.76328, -95.36327)
+
+
+@pytest.fixture(scope="module")
+def backend(db: Any) -> DatabaseBackend:
+    return DatabaseBackend(db)
+
+
+def _count(db: Any, f: Filters) -> int:
+    """How many studies the shared filter SQL selects (the Explore page's definition), with a generous limit."""
+    parts = where_sql(f)
+    return int(db.fetch_value(f"SELECT count(*) FROM ctgov.studies s WHERE {parts.sql()}", parts.params,
+                              timeout_ms=120_000))
+
+
+def _raw(raw_v2: list[dict[str, Any]], nct_id: str) -> dict[str, Any]:
+    return next(r for r in raw_v2 if r["protocolSection"]["identificationModule"]["nctId"] == nct_id)
+
+
+@pytest.mark.parametrize(
+    ("query", "filters"),
+    [
+        (TrialQuery(condition="NSCLC", latitude=LOMPOC[0], longitude=LOMPOC[1], radius_miles=2500, age_years=62,
+                    sex="MALE"),
+         Filters(condition="NSCLC", status=("RECRUITING", "NOT_YET_RECRUITING"), near="Lompoc, CA", radius=2500,
+                 age=62, sex="MALE")),
+        (TrialQuery(condition="type 2 diabetes", latitude=HOUSTON[0], longitude=HOUSTON[1], radius_miles=100,
+                    age_years=55, sex="FEMALE", statuses=("RECRUITING", "ACTIVE_NOT_RECRUITING")),
+         Filters(condition="type 2 diabetes", status=("RECRUITING", "ACTIVE_NOT_RECRUITING"), near="Houston, TX",
+                 radius=100, age=55, sex="FEMALE")),
+        (TrialQuery(intervention="metformin", phases=("PHASE4",), statuses=()),
+         Filters(intervention="metformin", phase=("PHASE4",), status=())),
+    ],
+)
+def test_assistant_backend_search_counts_match_dashboard_filter(
+    backend: DatabaseBackend, db: Any, query: TrialQuery, filters: Filters
+) -> None:
+    page = backend.search_trials(query)
+    assert page["total"] == _count(db, filters)
+    assert len(page["trials"]) == min(page["total"], query.limit)
+    assert page["total"] > 0
+
+
+def test_assistant_backend_search_orders_by_true_nearest_site(backend: DatabaseBackend) -> None:
+    query = TrialQuery(condition="NSCLC", latitude=LOMPOC[0], longitude=LOMPOC[1], age_years=62, sex="MALE", limit=8)
+
+    page = backend.search_trials(query)
+
+    distances = [t["nearest_site"]["distance_miles"] for t in page["trials"]]  # type: ignore[index]
+    assert distances == sorted(distances)
+    for trial in page["trials"]:
+        sites = backend.get_trial_locations(trial["nct_id"], LOMPOC) or []
+        closest = min((s for s in sites if s["distance_miles"] is not None), key=lambda s: s["distance_miles"])  # type: ignore[arg-type,return-value]
+        assert trial["nearest_site"] == {
+            "facility": closest["facility"], "city": closest["city"], "state": closest["state"],
+            "country": closest["country"], "distance_miles": closest["distance_miles"],
+        }
+
+
+def test_assistant_backend_search_whole_result_near_lompoc(backend: DatabaseBackend) -> None:
+    query = TrialQuery(condition="NSCLC", statuses=("RECRUITING", "NOT_YET_RECRUITING", "ACTIVE_NOT_RECRUITING"),
+                       latitude=LOMPOC[0], longitude=LOMPOC[1], radius_miles=250, age_years=62, sex="MALE")
+
+    page = backend.search_trials(query)
+
+    shown = [(t["nct_id"], t["status"], t["phases"], t["nearest_site"]["city"],  # type: ignore[index]
+              t["nearest_site"]["distance_miles"], t["min_age"], t["sex"]) for t in page["trials"]]  # type: ignore[index]
+    assert (page["total"], shown) == (3, [
+        ("NCT02623712", "ACTIVE_NOT_RECRUITING", ["NA"], "Pasadena", 131.6, "18 Years", "ALL"),
+        ("NCT05798663", "ACTIVE_NOT_RECRUITING", ["PHASE2"], "Santa Clara", 205.4, "18 Years", "ALL"),
+        ("NCT06956690", "RECRUITING", ["PHASE1", "PHASE2"], "La Jolla", 220.9, "18 Years", "ALL"),
+    ])
+
+
+def test_assistant_backend_search_without_origin_has_no_distances(backend: DatabaseBackend) -> None:
+    page = backend.search_trials(TrialQuery(condition="NSCLC", limit=3))
+    assert [t["nearest_site"] for t in page["trials"]] == [None, None, None]
+    assert all(t["status"] == "RECRUITING" for t in page["trials"])  # recruiting sorts before not yet recruiting
+
+
+def test_assistant_backend_details_match_registry_record(backend: DatabaseBackend, raw_v2: list[dict[str, Any]]) -> None:
+    raw = _raw(raw_v2, "NCT00106392")["protocolSection"]
+
+    details = backend.get_trial_details("NCT00106392")
+
+    assert details is not None
+    arms = raw["armsInterventionsModule"]
+    assert details["nct_id"] == "NCT00106392"
+    assert details["title"] == raw["identificationModule"]["briefTitle"]
+    assert details["official_title"] == raw["identificationModule"].get("officialTitle", "")
+    assert details["conditions"] == raw["conditionsModule"]["conditions"]
+    assert details["interventions"] == [{"type": i["type"], "name": i["name"]} for i in arms["interventions"]]
+    assert details["arms"] == [{"type": g.get("type", ""), "title": g["label"],
+                                "description": " ".join(g.get("description", "").split())}
+                               for g in arms["armGroups"]]
+    assert details["primary_outcomes"] == [" ".join(o["measure"].split())
+                                           for o in raw["outcomesModule"]["primaryOutcomes"]]
+    assert details["sponsor"] == raw["sponsorCollaboratorsModule"]["leadSponsor"]["name"]
+    assert details["summary"] == " ".join(raw["descriptionModule"]["briefSummary"].split())
+    assert details["start_date"] == raw["statusModule"]["startDateStruct"]["date"][:7]
+    assert details["has_results"] is True
+
+
+def test_assistant_backend_eligibility_is_split_by_the_parser(
+    backend: DatabaseBackend, raw_v2: list[dict[str, Any]]
+) -> None:
+    module = _raw(raw_v2, "NCT00106392")["protocolSection"]["eligibilityModule"]
+    parsed = parse_criteria(module["eligibilityCriteria"])
+
+    info = backend.get_eligibility_criteria("NCT00106392")
+
+    assert info == {
+        "nct_id": "NCT00106392",
+        "min_age": module.get("minimumAge"),
+        "max_age": module.get("maximumAge"),
+        "sex": module["sex"],
+        "healthy_volunteers": module.get("healthyVolunteers"),
+        "inclusion": [c.full_text for c in parsed.inclusion],
+        "exclusion": [c.full_text for c in parsed.exclusion],
+        "criteria_text": module["eligibilityCriteria"],
+    }
+    assert info["inclusion"] and info["exclusion"]
+
+
+def test_assistant_backend_locations_have_distances(backend: DatabaseBackend, raw_v2: list[dict[str, Any]]) -> None:
+    raw = _raw(raw_v2, "NCT00106392")["protocolSection"]["contactsLocationsModule"]["locations"]
+
+    sites = backend.get_trial_locations("NCT00106392", HOUSTON) or []
+
+    assert [(s["facility"], s["city"], s["country"]) for s in sites] == [
+        (loc.get("facility", ""), loc.get("city", ""), loc.get("country", "")) for loc in raw
+    ]
+    for site, loc in zip(sites, raw, strict=True):
+        point = loc.get("geoPoint")
+        expected = round(geo.haversine_miles(*HOUSTON, point["lat"], point["lon"]), 1) if point else None
+        assert site["distance_miles"] == expected
+    without = backend.get_trial_locations("NCT00106392", None) or []
+    assert {s["distance_miles"] for s in without} == {None}
+
+
+def test_assistant_backend_adverse_events_sum_result_groups(
+    backend: DatabaseBackend, raw_v2: list[dict[str, Any]]
+) -> None:
+    module = _raw(raw_v2, "NCT00106392")["resultsSection"]["adverseEventsModule"]
+    expected: dict[tuple[str, bool], tuple[int, int]] = {}
+    for kind, serious in (("seriousEvents", True), ("otherEvents", False)):
+        for event in module.get(kind, []):
+            affected = sum(s.get("numAffected", 0) for s in event["stats"])
+            at_risk = sum(s.get("numAtRisk", 0) for s in event["stats"])
+            old = expected.get((event["term"], serious), (0, 0))
+            expected[(event["term"], serious)] = (old[0] + affected, old[1] + at_risk)
+
+    report = backend.get_adverse_events("NCT00106392")
+
+    assert report is not None and report["has_results"] is True
+    got = {(e["term"], e["serious"]): (e["subjects_affected"], e["subjects_at_risk"]) for e in report["events"]}
+    assert got == expected
+    affected = [e["subjects_affected"] for e in report["events"]]
+    assert affected == sorted(affected, reverse=True)
+
+
+def test_assistant_backend_trial_without_results(backend: DatabaseBackend) -> None:
+    assert backend.get_adverse_events("NCT02623712") == {"nct_id": "NCT02623712", "has_results": False, "events": []}
+
+
+def test_assistant_backend_unknown_trial_is_none(backend: DatabaseBackend) -> None:
+    unknown = "NCT99999999"
+    assert [backend.get_trial_details(unknown), backend.get_eligibility_criteria(unknown),
+            backend.get_trial_locations(unknown, LOMPOC), backend.get_adverse_events(unknown)] == [None] * 4
+
+
+def test_assistant_backend_geocode_and_stats_use_the_dashboard(backend: DatabaseBackend, db: Any) -> None:
+    place = backend.geocode_location("Houston, TX")
+    assert place is not None
+    assert (place["name"], place["state"], place["country"]) == ("Houston, Texas, United States", "Texas",
+                                                                "United States")
+    assert place_name_for(place["latitude"] + 0.001, place["longitude"]) == "Houston, Texas, United States"
+    query = TrialQuery(condition="diabetes", latitude=place["latitude"], longitude=place["longitude"],
+                       radius_miles=100, age_years=55, sex="FEMALE")
+
+    got = backend.get_dashboard_stats(query)
+
+    board = stats.dashboard(Filters(condition="diabetes", status=("RECRUITING", "NOT_YET_RECRUITING"),
+                                    near="Houston, TX", radius=100, age=55, sex="FEMALE"), db=db,
+                            facets=["phase", "status"])
+    assert got == {
+        **{k: board.kpis[k] for k in ("matching_trials", "recruiting", "sites", "countries", "planned_enrollment")},
+        "by_phase": {r["value"]: r["count"] for r in board.facets["phase"]},
+        "by_status": {r["value"]: r["count"] for r in board.facets["status"]},
+    }
+    assert got["matching_trials"] == _count(db, board.filters) > 0
+
+
+def test_assistant_backend_stats_refuse_unknown_point(backend: DatabaseBackend) -> None:
+    with pytest.raises(BadInput, match="geocode_location"):
+        backend.get_dashboard_stats(TrialQuery(condition="diabetes", latitude=-45.0, longitude=170.0,
+                                               radius_miles=50))
+
+
+def test_assistant_backend_geocode_unknown_place(backend: DatabaseBackend) -> None:
+    assert backend.geocode_location("Qwxzyville, Nowhere") is None
+
+
+def test_assistant_backend_report_writer_missing_is_a_clear_error(
+    backend: DatabaseBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(backend_module, "REPORT_MODULE", "services.no_such_report_module")
+    request = ReportRequest("s", {}, {}, (), "summary", ("q",), ())
+    with pytest.raises(TrialLandscapeError, match=r"report writer \(services/report.py\)"):
+        backend.generate_report(request)
+
+
+def test_assistant_backend_search_tool_end_to_end(backend: DatabaseBackend) -> None:
+    session = AssistantSession()
+    ctx = ToolContext(session, backend)
+    registry = build_registry()
+
+    outcome = registry.run("search_trials", {"strategy": "wider_radius", "condition": "NSCLC",
+                                             "latitude": LOMPOC[0], "longitude": LOMPOC[1], "age": 62,
+                                             "sex": "MALE", "limit": 5}, ctx)
+
+    result = json.loads(outcome.content)
+    assert outcome.is_error is False
+    # Hits that only mention NSCLC in a keyword are dropped by the tool's condition check.
+    assert (result["returned"], result["dropped_not_about_condition"], len(result["trials"])) == (3, 2, 3)
+    assert all("NSCLC" in t["title"] or any("Non-small" in c or "NSCLC" in c for c in t["conditions"])
+               for t in result["trials"])
+    assert list(session.candidates) == [t["nct_id"] for t in result["trials"]]
+    assert set(session.seen_nct_ids) == set(session.candidates)
+    bad = registry.run("get_trial_details", {"nct_id": "NCT99999999"}, ctx)
+    assert (bad.is_error, json.loads(bad.content)["error"]) == (
+        True, "No trial NCT99999999 in the database. Check the id against your search results.")
