@@ -1,0 +1,2 @@
+-- Delete one assistant session ("forget this session"). Parameters: :token.
+DELETE FROM app.sessions WHERE token = :token
