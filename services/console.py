@@ -24,6 +24,7 @@ import pandas as pd
 from services import runtime
 from services.db import SQL_DIR, Database, load_sql
 from services.errors import BadInput, QueryTimeout, UnsafeQuery
+from services.sqlguard import MAX_CHARS as GUARD_MAX_CHARS
 from services.sqlguard import GuardedQuery, check_query
 
 DEFAULT_MAX_ROWS = 10_000
@@ -36,6 +37,7 @@ READABLE_SCHEMAS = frozenset({"ctgov", "information_schema"})
 # ctgov first, as the guard assumes for bare names; public for extension functions (pg_trgm, …).
 SEARCH_PATH = "ctgov, public"
 EXAMPLES_DIR = SQL_DIR / "examples"
+MAX_CHARS = GUARD_MAX_CHARS
 
 _INTEGER_TYPES = {"int2": "a whole number", "int4": "a whole number", "int8": "a whole number"}
 _TEXT_TYPES = frozenset({"text", "varchar", "bpchar", "char", "name", "citext", "unknown"})
@@ -204,16 +206,17 @@ def run_query(sql: str, params: Mapping[str, Any] | None = None, *, db: Database
 def coerce_value(name: str, type_name: str, value: Any) -> Any:
     """Turn a parameter value (often text from a form or the command line) into the type PostgreSQL inferred.
 
-    An empty text is NULL; arrays (type names starting with "_") take comma-separated text.
+    An empty text is NULL; arrays (type names such as "text[]" or "_text") take comma-separated text.
     """
     if value is None:
         return None
-    if type_name.startswith("_"):
+    element = type_name[:-2] if type_name.endswith("[]") else type_name[1:] if type_name.startswith("_") else ""
+    if element:
         if isinstance(value, (list, tuple)):
             items: Sequence[Any] = value
         else:
             items = [part.strip() for part in str(value).split(",")] if str(value).strip() else []
-        return [coerce_value(name, type_name[1:], item) for item in items]
+        return [coerce_value(name, element, item) for item in items]
     if not isinstance(value, str):
         if type_name in _TEXT_TYPES:
             return str(value)

@@ -39,13 +39,19 @@ BEGIN
     END;
 
     -- The connecting user must be able to SET ROLE trial_reader inside the console's transaction.
-    IF NOT pg_has_role(current_user, 'trial_reader', 'MEMBER') THEN
-        BEGIN
+    -- From PostgreSQL 16 membership and SET are separate (a CREATEROLE creator holds ADMIN only), and
+    -- INHERIT FALSE keeps the reader's grants from leaking into the app user's own privileges.
+    BEGIN
+        IF current_setting('server_version_num')::int >= 160000 THEN
+            IF NOT pg_has_role(current_user, 'trial_reader', 'SET') THEN
+                EXECUTE format('GRANT trial_reader TO %I WITH SET TRUE, INHERIT FALSE', current_user);
+            END IF;
+        ELSIF NOT pg_has_role(current_user, 'trial_reader', 'MEMBER') THEN
             EXECUTE format('GRANT trial_reader TO %I', current_user);
-        EXCEPTION
-            WHEN insufficient_privilege THEN
-                RAISE NOTICE '% cannot switch to trial_reader (%)', current_user, SQLERRM;
-        END;
-    END IF;
+        END IF;
+    EXCEPTION
+        WHEN insufficient_privilege THEN
+            RAISE NOTICE '% cannot switch to trial_reader (%)', current_user, SQLERRM;
+    END;
 END
 $$;

@@ -1,0 +1,501 @@
+"""Tests for the SQL console: hostile input changes nothing, analysis returns the right rows, limits hold, roles."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import decimal
+import io
+import json
+import os
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+
+from services import console, embedded
+from services.cli import main as cli_main
+from services.db import Database
+from services.errors import BadInput, QueryFailed, QueryTimeout, UnsafeQuery
+from tests.sql_examples import EXAMPLES
+from tests.test_sqlguard import HOSTILE
+
+ROLE_SQL = (Path(__file__).resolve().parent.parent / "sql" / "schema" / "020_reader_role.sql").read_text()
+CROSS_JOIN = "SELECT * FROM ctgov.facilities a, ctgov.facilities b, ctgov.facilities c"
+# Counts every row of a three-way cross join of trial sites: far past any time limit.
+SLOW = "SELECT count(*) FROM ctgov.facilities a, ctgov.facilities b, ctgov.facilities c"
+
+# Statements that write, run straight through the database door (no guard): the READ ONLY transaction
+# and the reader role must stop every one of them.
+WRITES = [
+    "INSERT INTO ctgov.studies (nct_id) VALUES ('NCT99999999')",
+    "UPDATE ctgov.studies SET phase = 'PHASE4'",
+    "DELETE FROM ctgov.conditions",
+    "TRUNCATE ctgov.keywords",
+    "DROP TABLE ctgov.countries",
+    "CREATE TABLE ctgov.notes (body text)",
+    "ALTER TABLE ctgov.studies ADD COLUMN note text",
+    "GRANT ALL ON ctgov.studies TO PUBLIC",
+    "WITH gone AS (DELETE FROM ctgov.sponsors RETURNING *) SELECT count(*) FROM gone",
+    "SELECT * INTO ctgov.studies_copy FROM ctgov.studies",
+    "SELECT nextval(pg_get_serial_sequence('ctgov.facilities', 'id'))",
+    "DELETE FROM app.meta",
+    "CREATE TEMP TABLE scratch AS SELECT 1 AS a",
+]
+
+
+def _checksum(db: Database) -> dict[str, tuple[int, int]]:
+    """Row count and an order-independent hash sum of every ctgov table, plus the relations of our schemas."""
+    tables = [r["table_name"] for r in db.fetch_rows(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'ctgov' "
+        "AND table_type = 'BASE TABLE' ORDER BY table_name")]
+    assert tables and all(re.fullmatch(r"[a-z_]+", t) for t in tables)
+    sql = " UNION ALL ".join(
+        f"SELECT '{t}' AS t, count(*) AS n, coalesce(sum(hashtext(x::text)::bigint), 0) AS h FROM ctgov.{t} AS x"
+        for t in tables)
+    sums = {r["t"]: (int(r["n"]), int(r["h"])) for r in db.fetch_rows(sql)}
+    relations = db.fetch_rows(
+        "SELECT count(*) AS n, coalesce(sum(hashtext(n.nspname || '.' || c.relname || '.' || c.relkind::text)::bigint), 0) AS h "
+        "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname IN ('ctgov', 'app', 'public')")[0]
+    sums["<relations>"] = (int(relations["n"]), int(relations["h"]))
+    meta = db.fetch_rows("SELECT count(*) AS n, coalesce(sum(hashtext(m::text)::bigint), 0) AS h FROM app.meta m")[0]
+    sums["<app.meta>"] = (int(meta["n"]), int(meta["h"]))
+    return sums
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _as_user(url: str, user: str) -> str:
+    parts = urlsplit(url)
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit((parts.scheme, f"{user}@{host}", parts.path, parts.query, parts.fragment))
+
+
+def _plain_rows(db: Database, sql: str, params: dict[str, object]) -> tuple[tuple[object, ...], ...]:
+    """The same query straight through SQLAlchemy's text() (the trusted path), as tuples."""
+    # That path has the default search_path, so the bare table names get their schema here.
+    qualified = re.sub(r"\b(FROM|JOIN) (studies|keywords)\b", r"\1 ctgov.\2", sql.strip().rstrip(";"))
+    return tuple(tuple(row.values()) for row in db.fetch_rows(qualified, params))
+
+
+# ---- hostile input ------------------------------------------------------------------------------
+def test_console_refuses_every_hostile_input_and_changes_nothing(db):
+    before = _checksum(db)
+    outcomes = []
+    for ident, sql, reason in HOSTILE:
+        try:
+            console.run_query(sql, {}, db=db)
+            outcomes.append((ident, "ran"))
+        except UnsafeQuery as err:
+            outcomes.append((ident, "refused" if reason in str(err) else f"other reason: {err}"))
+    assert outcomes == [(ident, "refused") for ident, _, _ in HOSTILE]
+    assert len(HOSTILE) >= 60
+    assert _checksum(db) == before
+
+
+def test_console_refuses_schemas_outside_the_trial_data(db):
+    for sql, table in [("SELECT * FROM app.sessions", "app.sessions"),
+                       ("SELECT s.token FROM ctgov.studies JOIN app.sessions s ON true", "app.sessions"),
+                       ("SELECT * FROM public.notes", "public.notes"),
+                       ("WITH t AS (SELECT * FROM app.meta) SELECT * FROM t", "app.meta")]:
+        with pytest.raises(UnsafeQuery) as caught:
+            console.run_query(sql, db=db)
+        assert str(caught.value) == (f"{table} is outside the trial data; the console reads the ctgov tables "
+                                     "(and information_schema to look up columns).")
+
+
+def test_console_writes_past_the_guard_still_change_nothing(db):
+    before = _checksum(db)
+    for role in (console.READER_ROLE, None):
+        failures = []
+        for sql in WRITES:
+            with pytest.raises(QueryFailed) as caught:
+                db.fetch_guarded(sql, (), max_rows=10, timeout_ms=5_000, role=role, search_path=console.SEARCH_PATH)
+            failures.append(str(caught.value))
+        # Without the role (as the owner) the READ ONLY transaction alone stops every write; with it, the
+        # role's missing privileges may speak first.
+        allowed = r"read-only transaction" if role is None else r"read-only transaction|permission denied"
+        assert [m for m in failures if not re.search(allowed, m)] == []
+    assert _checksum(db) == before
+
+
+# ---- the reader role ----------------------------------------------------------------------------
+def test_console_reader_role_cannot_write(db):
+    before = _checksum(db)
+    denied = []
+    # (GRANT is left out: without grant options PostgreSQL only warns that nothing was granted.)
+    for sql in WRITES[:7] + ["DELETE FROM app.meta", "SELECT * FROM app.sessions"]:
+        # Bypassing the guard and the READ ONLY transaction: only the role's privileges stand in the way.
+        with pytest.raises(QueryFailed) as caught:
+            db.fetch_capped(sql, max_rows=10, read_only_transaction=False, role=console.READER_ROLE)
+        denied.append(bool(re.search(r"permission denied|must be owner", str(caught.value))))
+    assert denied == [True] * 9
+    assert _checksum(db) == before
+
+
+def test_console_reader_role_is_set_up(db):
+    db.execute_script(ROLE_SQL)  # a second run changes nothing and raises nothing
+    role = db.fetch_rows(
+        "SELECT rolcanlogin, rolsuper, rolcreaterole, rolcreatedb, rolbypassrls, rolconfig FROM pg_roles "
+        "WHERE rolname = 'trial_reader'")
+    assert role == [{"rolcanlogin": False, "rolsuper": False, "rolcreaterole": False, "rolcreatedb": False,
+                      "rolbypassrls": False,
+                      "rolconfig": ["default_transaction_read_only=on", "statement_timeout=30s"]}]
+    privileges = db.fetch_rows(
+        "SELECT DISTINCT privilege_type FROM information_schema.role_table_grants "
+        "WHERE grantee = 'trial_reader' ORDER BY 1")
+    assert privileges == [{"privilege_type": "SELECT"}]
+    tables = db.fetch_value("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'ctgov'")
+    readable = db.fetch_value(
+        "SELECT count(*) FROM information_schema.tables "
+        "WHERE table_schema = 'ctgov' AND has_table_privilege('trial_reader', "
+        "quote_ident(table_schema) || '.' || quote_ident(table_name), 'SELECT')")
+    assert readable == tables
+    assert db.fetch_value("SELECT has_schema_privilege('trial_reader', 'app', 'USAGE')") is False
+
+
+def test_console_runs_as_the_reader_role(db):
+    result = console.run_query("SELECT current_user AS who, count(*) AS trials FROM studies", db=db)
+    trials = db.fetch_value("SELECT count(*) FROM ctgov.studies")
+    assert (result.columns, result.rows) == (("who", "trials"), (("trial_reader", trials),))
+    assert result.role_used == "trial_reader"
+    assert console.protection(db) == console.Protection(
+        "trial_reader", "Queries run as the database role trial_reader, which can only read the ctgov tables, "
+                        "inside a READ ONLY transaction.")
+
+
+def test_console_falls_back_when_the_user_cannot_switch_role(db):
+    user = "console_limited"
+    db.execute(f"DROP ROLE IF EXISTS {user}")
+    db.execute(f"CREATE ROLE {user} LOGIN NOSUPERUSER NOCREATEROLE")
+    db.execute(f"GRANT USAGE ON SCHEMA ctgov TO {user}")
+    db.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA ctgov TO {user}")
+    limited = Database(_as_user(db.url, user), pool_size=1)
+    try:
+        limited.execute_script(ROLE_SQL)  # no CREATEROLE, no ADMIN: notices, not errors
+        guard = console.protection(limited)
+        assert guard == console.Protection(
+            None, "Only the READ ONLY transaction and the query check protect the data: the database user is "
+                  "not allowed to switch to the role trial_reader.")
+        result = console.run_query("SELECT current_user AS who, count(*) AS n FROM ctgov.sponsors", db=limited)
+        assert result.rows == (("console_limited", db.fetch_value("SELECT count(*) FROM ctgov.sponsors")),)
+        assert result.role_used is None
+        with pytest.raises(QueryFailed, match="read-only transaction"):
+            limited.fetch_guarded("DELETE FROM ctgov.sponsors", max_rows=1)
+    finally:
+        limited.close()
+        db.execute(f"DROP OWNED BY {user}")
+        db.execute(f"DROP ROLE {user}")
+
+
+@contextlib.contextmanager
+def _scratch_server(scratch_dir: Path) -> Iterator[Database]:
+    pgdata = scratch_dir / "pg"
+    admin = Database(embedded.start(pgdata), pool_size=1)
+    try:
+        yield admin
+    finally:
+        admin.close()
+        embedded.wipe(pgdata)
+
+
+def test_console_role_setup_on_a_fresh_server(scratch_dir):
+    with _scratch_server(scratch_dir) as admin:
+        admin.execute_script(
+            "CREATE ROLE plain_user LOGIN; CREATE ROLE role_maker LOGIN CREATEROLE; "
+            "CREATE SCHEMA ctgov AUTHORIZATION role_maker; "
+            "CREATE TABLE ctgov.studies (nct_id varchar PRIMARY KEY, phase varchar); "
+            "ALTER TABLE ctgov.studies OWNER TO role_maker; "
+            "INSERT INTO ctgov.studies VALUES ('NCT00000001', 'PHASE1'), ('NCT00000002', NULL); "
+            "GRANT USAGE ON SCHEMA ctgov TO plain_user; GRANT SELECT ON ctgov.studies TO plain_user")
+        plain = Database(_as_user(admin.url, "plain_user"), pool_size=1)
+        maker = Database(_as_user(admin.url, "role_maker"), pool_size=1)
+        try:
+            # Without CREATEROLE the script still applies, and the role is simply not there.
+            plain.execute_script(ROLE_SQL)
+            assert admin.fetch_value("SELECT count(*) FROM pg_roles WHERE rolname = 'trial_reader'") == 0
+            assert console.protection(plain).role is None
+            assert "could not be created (the database user lacks the CREATEROLE privilege)" in \
+                console.protection(plain).note
+            assert console.run_query("SELECT nct_id FROM studies ORDER BY 1", db=plain).rows == (
+                ("NCT00000001",), ("NCT00000002",))
+            # A CREATEROLE user that is not a superuser creates it, grants it and may switch to it; twice is fine.
+            maker.execute_script(ROLE_SQL)
+            maker.execute_script(ROLE_SQL)
+            assert console.protection(maker).role == "trial_reader"
+            result = console.run_query("SELECT current_user AS who, nct_id FROM studies WHERE phase = :p",
+                                       {"p": "PHASE1"}, db=maker)
+            assert result.rows == (("trial_reader", "NCT00000001"),)
+            with pytest.raises(QueryFailed, match="permission denied"):
+                maker.fetch_capped("DELETE FROM ctgov.studies", max_rows=1, read_only_transaction=False,
+                                   role="trial_reader")
+            assert admin.fetch_value("SELECT count(*) FROM ctgov.studies") == 2
+        finally:
+            plain.close()
+            maker.close()
+
+
+def test_console_read_only_database_uses_the_transaction_guard(db):
+    read_only = Database(db.url, read_only=True, pool_size=1)
+    try:
+        guard = console.protection(read_only)
+        # The reader role exists on this server, so even a read-only connection uses it.
+        assert guard.role == "trial_reader"
+    finally:
+        read_only.close()
+
+
+# ---- legitimate queries -------------------------------------------------------------------------
+@pytest.mark.parametrize(("ident", "sql", "params"), EXAMPLES, ids=[case[0] for case in EXAMPLES])
+def test_console_runs_analytical_query(db, ident, sql, params):
+    result = console.run_query(sql, params, db=db)
+    expected = _plain_rows(db, sql, params)
+    assert result.rows == expected
+    assert result.truncated is False
+    # The same values typed as text, as the page and the CLI pass them, give the same rows.
+    as_text = {name: "" if value is None else str(value) for name, value in params.items()}
+    assert console.run_query(sql, as_text, db=db).rows == expected
+
+
+def test_console_analytical_queries_are_not_empty(db):
+    # Comparing with the direct path proves little if both return nothing: every example finds rows.
+    empty = [ident for ident, sql, params in EXAMPLES if not console.run_query(sql, params, db=db).rows]
+    assert empty == []
+
+
+@pytest.mark.parametrize("example", console.examples(), ids=lambda e: e.name)
+def test_console_runs_example_file(db, example):
+    params = {"country": "United States"} if ":country" in example.sql else {}
+    result = console.run_query(example.sql, params, db=db)
+    assert result.rows == _plain_rows(db, example.sql, params)
+    assert result.rows and not result.truncated
+
+
+def test_console_examples_have_titles():
+    found = console.examples()
+    assert [e.name for e in found] == sorted(p.stem for p in console.EXAMPLES_DIR.glob("*.sql"))
+    assert len(found) == 10
+    by_name = {e.name: e for e in found}
+    assert by_name["sites_per_country"].title == "Sites per country"
+    assert by_name["sites_per_country"].description == "Number of trial sites and of distinct trials per country, " \
+                                                       "largest first."
+
+
+def test_console_independent_counts(db, raw_v2):
+    # Trials per phase for the studies of the raw v2 sample file, counted from the file, not the database.
+    expected: dict[str, int] = {}
+    for study in raw_v2:
+        phases = study["protocolSection"].get("designModule", {}).get("phases") or []
+        key = "/".join(phases) if phases else "NONE"
+        expected[key] = expected.get(key, 0) + 1
+    ids = ",".join(study["protocolSection"]["identificationModule"]["nctId"] for study in raw_v2)
+    result = console.run_query(
+        "SELECT coalesce(phase, 'NONE') AS phase, count(*) AS trials FROM ctgov.studies "
+        "WHERE nct_id = ANY(:ids) GROUP BY 1 ORDER BY 1", {"ids": ids}, db=db)
+    assert dict(result.rows) == expected
+
+
+# ---- parameters ---------------------------------------------------------------------------------
+def test_console_parameters_take_the_types_postgres_infers(db):
+    result = console.run_query(
+        "SELECT nct_id FROM ctgov.studies WHERE start_date >= :since AND enrollment >= :size "
+        "AND (CAST(:phase AS text) IS NULL OR phase = :phase) AND (:with_results OR true) "
+        "ORDER BY nct_id LIMIT :n",
+        {"since": "2015-01-01", "size": " 100 ", "phase": "", "with_results": "no", "n": "3"}, db=db)
+    expected = db.fetch_rows(
+        "SELECT nct_id FROM ctgov.studies WHERE start_date >= '2015-01-01' AND enrollment >= 100 "
+        "ORDER BY nct_id LIMIT 3")
+    assert result.rows == tuple((r["nct_id"],) for r in expected)
+    assert dict(result.parameters) == {"since": "2015-01-01", "size": " 100 ", "phase": "",
+                                       "with_results": "no", "n": "3"}
+
+
+def test_console_array_parameter_takes_comma_separated_text(db):
+    result = console.run_query(
+        "SELECT phase, count(*) AS n FROM ctgov.studies WHERE phase = ANY(:phases) GROUP BY phase ORDER BY phase",
+        {"phases": "PHASE1, PHASE3"}, db=db)
+    expected = db.fetch_rows("SELECT phase, count(*) AS n FROM ctgov.studies WHERE phase IN ('PHASE1', 'PHASE3') "
+                             "GROUP BY phase ORDER BY phase")
+    assert result.rows == tuple((r["phase"], r["n"]) for r in expected)
+
+
+@pytest.mark.parametrize(("sql", "params", "message"), [
+    ("SELECT 1 LIMIT :n", {"n": "five"}, "The parameter :n needs a whole number, not 'five'."),
+    ("SELECT 1 WHERE :flag", {"flag": "maybe"}, "The parameter :flag needs true or false, not 'maybe'."),
+    ("SELECT 1 FROM ctgov.studies WHERE start_date > :d", {"d": "31/01/2020"},
+     "The parameter :d needs a date such as 2024-01-31, not '31/01/2020'."),
+    ("SELECT 1 FROM ctgov.studies WHERE enrollment > :e", {}, "Give a value for :e before running the query."),
+    ("SELECT date '2020-01-01' + CAST(:gap AS interval)", {"gap": "1 day"},
+     "The parameter :gap is of type interval, which cannot be typed in here; write CAST(:gap AS text) in the "
+     "query and convert it there."),
+])
+def test_console_bad_parameter_values_are_refused(db, sql, params, message):
+    with pytest.raises(BadInput) as caught:
+        console.run_query(sql, params, db=db)
+    assert str(caught.value) == message
+
+
+def test_console_coerce_value():
+    assert console.coerce_value("a", "int8", "42") == 42
+    assert console.coerce_value("a", "float8", "2.5") == 2.5
+    assert console.coerce_value("a", "numeric", "1.10") == decimal.Decimal("1.10")
+    assert console.coerce_value("a", "numeric", 3) == decimal.Decimal("3")
+    assert console.coerce_value("a", "bool", "Yes") is True
+    assert console.coerce_value("a", "date", "2024-02-29") == dt.date(2024, 2, 29)
+    assert console.coerce_value("a", "timestamptz", "2024-02-29 10:00") == dt.datetime(2024, 2, 29, 10,
+                                                                                      tzinfo=dt.UTC)
+    assert console.coerce_value("a", "timestamp", "2024-02-29T10:00+02:00") == dt.datetime(2024, 2, 29, 8)
+    assert console.coerce_value("a", "jsonb", '{"k": [1]}') == {"k": [1]}
+    assert console.coerce_value("a", "_int4", "1, 2,3") == [1, 2, 3]
+    assert console.coerce_value("a", "_text", "") == []
+    assert console.coerce_value("a", "text", " keep spaces ") == " keep spaces "
+    assert console.coerce_value("a", "text", 12) == "12"
+    assert console.coerce_value("a", "int4", "  ") is None
+    assert console.coerce_value("a", "int4", None) is None
+    with pytest.raises(BadInput, match="needs a number, not 'NaN'"):
+        console.coerce_value("a", "numeric", "NaN")
+
+
+def test_console_parameter_names():
+    assert console.parameter_names("SELECT * FROM studies WHERE phase = :phase LIMIT :n") == ("phase", "n")
+    assert console.parameter_names("SELECT ':x' AS colon, :y::int") == ("y",)
+    assert console.parameter_names("DELETE FROM studies WHERE phase = :phase") == ()
+    assert console.parameter_names("SELECT * FROM app.sessions WHERE token = :t") == ()
+
+
+# ---- limits -------------------------------------------------------------------------------------
+def test_console_timeout_cancels_then_next_query_runs(db):
+    started = time.perf_counter()
+    with pytest.raises(QueryTimeout) as caught:
+        console.run_query(SLOW, db=db, timeout_ms=400)
+    elapsed = time.perf_counter() - started
+    assert str(caught.value) == "The query ran past the console's time limit of 0.4 s and was cancelled."
+    assert "join condition" in caught.value.hint
+    assert 0.35 < elapsed < 10
+    assert console.run_query("SELECT count(*) AS n FROM ctgov.studies", db=db).rows == (
+        (db.fetch_value("SELECT count(*) FROM ctgov.studies"),),)
+
+
+def test_console_limits_come_from_the_environment(monkeypatch):
+    monkeypatch.delenv("SQL_MAX_ROWS", raising=False)
+    monkeypatch.delenv("SQL_TIMEOUT_MS", raising=False)
+    assert console.limits() == console.Limits(10_000, 30_000)
+    monkeypatch.setenv("SQL_MAX_ROWS", "250")
+    monkeypatch.setenv("SQL_TIMEOUT_MS", "1500")
+    assert console.limits() == console.Limits(250, 1_500)
+    monkeypatch.setenv("SQL_MAX_ROWS", "many")
+    monkeypatch.setenv("SQL_TIMEOUT_MS", "0")
+    assert console.limits() == console.Limits(10_000, 100)
+
+
+def test_console_cross_join_is_capped_without_memory_growth(db):
+    sites = db.fetch_value("SELECT count(*) FROM ctgov.facilities")
+    assert sites ** 3 > 10**12  # far more rows than any machine holds
+    before = _rss_bytes()
+    started = time.perf_counter()
+    result = console.run_query(CROSS_JOIN, db=db)
+    elapsed = time.perf_counter() - started
+    grown = _rss_bytes() - before
+    assert len(result.rows) == result.cap == 10_000
+    assert result.truncated is True
+    assert len(result.columns) == 3 * len(db.fetch_rows(
+        "SELECT 1 FROM information_schema.columns WHERE table_schema = 'ctgov' AND table_name = 'facilities'"))
+    assert elapsed < 20
+    assert grown < 300 * 1024 * 1024, grown
+    frame = result.frame()
+    assert frame.shape == (10_000, len(result.columns))
+    assert len(set(frame.columns)) == len(result.columns)  # the three id columns get distinct names
+
+
+def test_console_cap_is_exact(db):
+    limit = db.fetch_value("SELECT count(*) FROM ctgov.sponsors")
+    exact = console.run_query("SELECT nct_id FROM ctgov.sponsors", db=db, max_rows=limit)
+    assert (len(exact.rows), exact.truncated) == (limit, False)
+    over = console.run_query("SELECT nct_id FROM ctgov.sponsors", db=db, max_rows=limit - 1)
+    assert (len(over.rows), over.truncated) == (limit - 1, True)
+    assert console.run_query("SELECT 1 AS one WHERE false", db=db).rows == ()
+
+
+def test_console_database_errors_are_reported(db):
+    with pytest.raises(QueryFailed, match='relation "ctgov.no_such_table" does not exist'):
+        console.run_query("SELECT * FROM ctgov.no_such_table", db=db)
+    with pytest.raises(QueryFailed, match="division by zero"):
+        console.run_query("SELECT 1 / 0", db=db)
+
+
+# ---- result shapes ------------------------------------------------------------------------------
+def test_console_result_json_and_frame(db):
+    result = console.run_query(
+        "SELECT 'NCT1' AS id, 2.50::numeric AS price, 7::numeric AS whole, date '2024-01-31' AS day, "
+        "NULL::int AS missing, jsonb_build_object('a', 1) AS doc, ARRAY[1, 2] AS list, true AS flag, "
+        "1 AS x, 2 AS x", db=db)
+    assert result.to_json() == {
+        "columns": ["id", "price", "whole", "day", "missing", "doc", "list", "flag", "x", "x"],
+        "rows": [["NCT1", 2.5, 7, "2024-01-31", None, {"a": 1}, [1, 2], True, 1, 2]],
+        "truncated": False,
+    }
+    frame = result.frame()
+    assert list(frame.columns) == ["id", "price", "whole", "day", "missing", "doc", "list", "flag", "x", "x_2"]
+    assert frame.iloc[0].tolist()[:4] == ["NCT1", 2.5, 7.0, dt.date(2024, 1, 31)]
+    assert frame.iloc[0].tolist()[5:] == ['{"a": 1}', "[1, 2]", True, 1, 2]
+    assert result.to_csv().decode().splitlines() == [
+        "id,price,whole,day,missing,doc,list,flag,x,x_2", 'NCT1,2.5,7.0,2024-01-31,,"{""a"": 1}","[1, 2]",True,1,2']
+
+
+# ---- CLI ----------------------------------------------------------------------------------------
+def _cli(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli_main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_console_cli_json(db):
+    code, out, err = _cli(["sql", "SELECT nct_id, enrollment FROM studies WHERE phase = :phase "
+                                  "ORDER BY nct_id LIMIT :n", "--param", "phase=PHASE3", "--param", "n=4", "--json"])
+    expected = db.fetch_rows("SELECT nct_id, enrollment FROM ctgov.studies WHERE phase = 'PHASE3' "
+                             "ORDER BY nct_id LIMIT 4")
+    assert code == 0
+    assert json.loads(out) == {"columns": ["nct_id", "enrollment"],
+                               "rows": [[r["nct_id"], r["enrollment"]] for r in expected], "truncated": False}
+    assert re.fullmatch(r"4 rows in \d+\.\d{3} s \(as trial_reader; limits 10,000 rows, 30 s\)\n", err)
+
+
+def test_console_cli_text_and_cap(db, monkeypatch):
+    monkeypatch.setenv("SQL_MAX_ROWS", "2")
+    code, out, err = _cli(["sql", "SELECT nct_id FROM studies ORDER BY nct_id"])
+    first = db.fetch_rows("SELECT nct_id FROM ctgov.studies ORDER BY nct_id LIMIT 2")
+    assert code == 0
+    assert out.split() == ["nct_id"] + [r["nct_id"] for r in first]
+    assert "capped at 2 rows, more were available" in err
+
+
+def test_console_cli_refusal_goes_to_stderr_with_exit_2(db):
+    code, out, err = _cli(["sql", "DROP TABLE ctgov.studies", "--json"])
+    assert (code, out) == (2, "")
+    assert err == ("error: DROP is not allowed because it changes the database's schema, permissions or "
+                   "documentation; only a single SELECT query can run here.\n")
+    assert _cli(["sql", "SELECT 1 LIMIT :n", "--param", "n"])[0:3:2] == (
+        2, "error: --param takes NAME=VALUE, not 'n'.\n")
+    assert _cli(["sql", "SELECT 1 LIMIT :n"])[0:3:2] == (2, "error: Give a value for :n before running the query.\n")
+
+
+def test_console_cli_timeout_exits_1(db, monkeypatch):
+    monkeypatch.setenv("SQL_TIMEOUT_MS", "300")
+    code, out, err = _cli(["sql", SLOW])
+    assert (code, out) == (1, "")
+    assert err.startswith("error: The query ran past the console's time limit of 0.3 s and was cancelled.")
+
+
+def test_console_cli_reads_stdin(db, monkeypatch):
+    monkeypatch.setattr("sys.stdin", io.StringIO("SELECT count(*) AS n FROM studies;\n"))
+    code, out, _ = _cli(["sql", "-", "--json"])
+    assert code == 0
+    assert json.loads(out)["rows"] == [[db.fetch_value("SELECT count(*) FROM ctgov.studies")]]
