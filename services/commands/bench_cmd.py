@@ -9,6 +9,7 @@ from typing import Any
 # One line per benchmark module; each exposes `register_bench(bench_subparsers)`.
 BENCH_MODULES = [
     "services.commands.bench_eligibility_cmd",
+    "services.commands.bench_load_cmd",
 ]
 
 

@@ -1,0 +1,131 @@
+"""`python -m services bench load`: concurrent simulated users against the dashboard service (and HTTP)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from services.errors import BadInput, TrialLandscapeError
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent.parent
+SERVER_START_TIMEOUT_S = 120.0
+
+
+def register_bench(bench_subparsers: Any) -> None:
+    """Add `load` under `bench`."""
+    parser: argparse.ArgumentParser = bench_subparsers.add_parser(
+        "load",
+        help="simulated concurrent users with random filters; p50/p95 latency and errors",
+        description="Threads play users who open dashboards for random filters (through the shared "
+        "cross-user cache unless --no-cache) and, with --url or --serve, also fetch a Streamlit server's "
+        "health endpoint and page. Loopback only; every loop stops at the deadline.",
+    )
+    parser.add_argument("--users", type=int, default=30, help="concurrent users (default: %(default)s)")
+    parser.add_argument("--seconds", type=float, default=60.0, help="duration (default: %(default)s)")
+    parser.add_argument("--think-ms", type=float, default=1000.0,
+                        help="mean pause between a user's actions, uniform 0…2×mean (default: %(default)s)")
+    parser.add_argument("--views", type=int, default=60,
+                        help="distinct filters the users choose from, by Zipf popularity; 0 = a new random "
+                        "filter every time (default: %(default)s)")
+    parser.add_argument("--no-cache", action="store_true", help="compute every dashboard (no shared cache)")
+    parser.add_argument("--seed", type=int, default=7, help="random seed of the users' filters")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--url", help="also load a running Streamlit server at this loopback URL")
+    group.add_argument("--serve", action="store_true",
+                       help="start a Streamlit server of this app on a free loopback port and load it too")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.set_defaults(handler=handle)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def streamlit_server(port: int | None = None) -> Iterator[str]:
+    """Run `streamlit run app.py` on 127.0.0.1 (this process's environment) until the block ends; yield its URL."""
+    from services.loadtest import http_get
+
+    port = port or free_port()
+    url = f"http://127.0.0.1:{port}"
+    cmd = [sys.executable, "-m", "streamlit", "run", str(PROJECT_DIR / "app.py"), "--server.port", str(port),
+           "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+    proc = subprocess.Popen(cmd, cwd=PROJECT_DIR, env=dict(os.environ), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+        while True:
+            if proc.poll() is not None:
+                raise TrialLandscapeError(f"The Streamlit server exited at start (code {proc.returncode}).")
+            try:
+                http_get(f"{url}/_stcore/health", timeout_s=2)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise TrialLandscapeError("The Streamlit server did not answer its health check in time.") from None
+                time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def _text(result: dict[str, Any]) -> str:
+    lines = [f"{result['users']} users for {result['seconds']} s (think {result['think_s']} s, views "
+             f"{result['views']}): "
+             f"{result['requests']} requests, {result['errors']} errors, p50 {result['p50_s']} s, "
+             f"p95 {result['p95_s']} s"]
+    for name, s in result["targets"].items():
+        lines.append(f"  {name:<14} {s['requests']:>7} requests  {s['errors']:>4} errors  "
+                     f"p50 {s['p50_s']:.4f} s  p95 {s['p95_s']:.4f} s  max {s['max_s']:.4f} s")
+    if "cache" in result:
+        c = result["cache"]
+        lines.append(f"  dashboard cache: {c['computations']} computations, {c['hits']} hits, "
+                     f"{c['shared']} waited for another user's computation")
+    return "\n".join(lines)
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Run the load test and print its measurements; exit 1 when any request failed."""
+    from services import loadtest, runtime, stats
+    from services.cli import print_result
+
+    if args.url:
+        loadtest.check_loopback(args.url)
+    if args.think_ms < 0:
+        raise BadInput("--think-ms cannot be negative.")
+    runtime.get_db()  # start/attach the database before the clock starts
+    if args.views < 0:
+        raise BadInput("--views cannot be negative.")
+    views = loadtest.view_pool(args.views, args.seed) if args.views else None
+    targets = {"dashboard": loadtest.dashboard_request(views, use_cache=not args.no_cache)}
+    before = stats.dashboard_cache_stats()
+    with contextlib.ExitStack() as stack:
+        url = stack.enter_context(streamlit_server()) if args.serve else args.url
+        if url:
+            targets.update(loadtest.http_requests(url))
+        result = loadtest.run_load(targets, users=args.users, seconds=args.seconds, think_s=args.think_ms / 1000,
+                                   seed=args.seed)
+    if not args.no_cache:
+        after = stats.dashboard_cache_stats()
+        result["cache"] = {"computations": after.computations - before.computations,
+                           "hits": after.hits - before.hits, "shared": after.shared - before.shared}
+    result["views"] = len(views) if views else "random"
+    result["database"] = runtime.get_db().label
+    print_result(result, args.json, _text)
+    return 1 if result["errors"] else 0

@@ -1,0 +1,117 @@
+"""The load test: percentiles, loopback-only targets, bounded user loops and the `bench load` command."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import random
+import threading
+import time
+
+import pytest
+
+from services import loadtest
+from services.cli import main
+from services.errors import BadInput
+from services.filters import Filters
+
+
+def test_loadtest_percentile_interpolates_between_ranks():
+    values = [0.5, 0.1, 0.4, 0.2, 0.3]
+    assert [loadtest.percentile(values, q) for q in (0, 50, 95, 100)] == pytest.approx([0.1, 0.3, 0.48, 0.5])
+    assert loadtest.percentile([], 95) == 0.0
+    assert loadtest.percentile([2.0], 95) == 2.0
+
+
+def test_loadtest_only_talks_to_loopback():
+    assert [loadtest.check_loopback(u) for u in ("http://127.0.0.1:8501/", "http://localhost:9",
+                                                  "http://[::1]:8501", "http://127.8.0.1")] == [
+        "http://127.0.0.1:8501", "http://localhost:9", "http://[::1]:8501", "http://127.8.0.1"]
+    for bad in ("http://10.0.0.5:8501", "http://192.168.1.2", "https://example.org", "ftp://127.0.0.1",
+                "127.0.0.1:8501"):
+        with pytest.raises(BadInput):
+            loadtest.check_loopback(bad)
+
+
+def test_loadtest_view_pool_is_distinct_and_repeatable():
+    pool = loadtest.view_pool(40, seed=3)
+    assert len(pool) == len(set(pool)) == 40
+    assert pool == loadtest.view_pool(40, seed=3)
+    assert all(isinstance(f, Filters) for f in pool)
+    rng = random.Random(1)
+    picks = [loadtest.pick_view(pool, rng) for _ in range(2000)]
+    # Zipf popularity: the first view is asked for far more often than the last
+    assert picks.count(pool[0]) > 5 * picks.count(pool[-1])
+
+
+def test_loadtest_run_load_counts_requests_and_errors_and_stops_on_time():
+    calls = []
+    lock = threading.Lock()
+
+    def flaky(rng: random.Random) -> None:
+        with lock:
+            calls.append(1)
+            n = len(calls)
+        time.sleep(0.01)
+        if n % 4 == 0:
+            raise OSError("connection refused")
+
+    started = time.monotonic()
+    result = loadtest.run_load({"flaky": flaky}, users=5, seconds=1.5, think_s=0.05)
+    took = time.monotonic() - started
+    assert took < 3.5
+    t = result["targets"]["flaky"]
+    assert t["requests"] == len(calls) == result["requests"]
+    assert t["errors"] == result["errors"] == len(calls) // 4
+    assert t["error_samples"][0] == "OSError: connection refused"
+    assert 0.009 < result["p50_s"] < 0.5 and result["p50_s"] <= result["p95_s"] <= t["max_s"]
+    assert (result["users"], result["unfinished_users"]) == (5, 0)
+
+
+def test_loadtest_run_load_refuses_unbounded_runs():
+    for kwargs in ({"users": 0, "seconds": 1}, {"users": 1000, "seconds": 1}, {"users": 1, "seconds": 0},
+                   {"users": 1, "seconds": 10_000}):
+        with pytest.raises(BadInput):
+            loadtest.run_load({"x": lambda rng: None}, **kwargs)
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        body = b"ok" if self.path in ("/_stcore/health", "/") else b"missing"
+        self.send_response(200 if body == b"ok" else 404)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_loadtest_http_targets_fetch_health_and_page():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        result = loadtest.run_load(loadtest.http_requests(url), users=3, seconds=1.0, think_s=0.05)
+        with pytest.raises(OSError):
+            loadtest.http_get(url + "/nowhere")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert set(result["targets"]) == {"http_health", "http_page"}
+    assert result["errors"] == 0 and result["targets"]["http_page"]["requests"] > 3
+
+
+def test_loadtest_bench_load_command_reports_json(db, capsys):
+    code = main(["bench", "load", "--users", "4", "--seconds", "3", "--views", "5", "--think-ms", "100", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert {"requests", "errors", "p50_s", "p95_s", "targets", "cache", "views"} <= out.keys()
+    assert (out["errors"], out["views"], out["users"]) == (0, 5, 4)
+    assert out["cache"]["computations"] <= 5 < out["requests"]
+
+
+def test_loadtest_bench_load_command_refuses_other_hosts(capsys):
+    assert main(["bench", "load", "--url", "http://10.1.2.3:8501", "--seconds", "1"]) == 2
+    assert "only talks to this machine" in capsys.readouterr().err
