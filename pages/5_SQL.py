@@ -1,0 +1,115 @@
+"""SQL page: one read-only SELECT over ctgov, with example queries, a schema browser, bound parameters and CSV."""
+
+import streamlit as st
+
+from services import console, ui_state
+from services.errors import BadInput, QueryFailed, QueryTimeout, UnsafeQuery
+
+STARTER = """-- One read-only SELECT over schema ctgov; write values as :name to get an input box.
+SELECT phase, count(*) AS trials
+FROM ctgov.studies
+WHERE overall_status = :status
+GROUP BY phase
+ORDER BY trials DESC"""
+
+ui_state.ensure_database()
+ui_state.page_setup("SQL", "🧮", sidebar=False)
+for key, value in {"sql_text": STARTER, "sql_result": None, "sql_error": None, "sql_param_status": "RECRUITING"}.items():
+    st.session_state.setdefault(key, value)
+
+st.title("🧮 SQL console")
+# A monospaced editor: SQL is read by its columns.
+st.html("<style>.st-key-sql_text textarea {font-family: 'Source Code Pro', ui-monospace, monospace; "
+        "font-size: 0.9rem;}</style>")
+examples = {example.name: example for example in console.examples()}
+limits = console.limits()
+with ui_state.database_errors():
+    guard = ui_state.cached(console.protection)
+    columns = ui_state.cached(console.schema_columns)
+
+
+def _load_example() -> None:
+    chosen = st.session_state.get("sql_example")
+    if chosen in examples:
+        st.session_state["sql_text"] = examples[chosen].sql
+        st.session_state["sql_result"] = None
+        st.session_state["sql_error"] = None
+
+
+# ---- schema browser ------------------------------------------------------------------------
+with st.sidebar:
+    st.header("Schema ctgov")
+    find = st.text_input("Find a table or column", key="sql_find", placeholder="e.g. enrollment").strip().lower()
+    shown = 0
+    for table, group in columns.groupby("table_name", sort=True):
+        hits = group if not find or find in str(table) else group[group["column_name"].str.contains(find, regex=False)]
+        if find and hits.empty:
+            continue
+        shown += 1
+        kind = "view" if bool(group["is_view"].iloc[0]) else "table"
+        with st.expander(f"{table} · {len(group)} columns{' · view' if kind == 'view' else ''}", expanded=bool(find)):
+            st.markdown("\n".join(f"- `{row.column_name}` <small>{row.data_type}</small>"
+                                  for row in hits.itertuples()), unsafe_allow_html=True)
+    if not shown:
+        st.caption("No table or column matches.")
+    st.caption("From information_schema; bare table names are read from ctgov.")
+
+# ---- editor ----------------------------------------------------------------------------------
+st.selectbox("Example queries", list(examples), index=None, key="sql_example", on_change=_load_example,
+             format_func=lambda name: examples[name].title, placeholder="Load an example query…")
+if st.session_state.get("sql_example") in examples:
+    st.caption(examples[st.session_state["sql_example"]].description)
+sql = st.text_area("Query", key="sql_text", height=260, max_chars=console.MAX_CHARS,
+                   help="One SELECT (WITH allowed). Values written as :name become input boxes below.")
+
+names = console.parameter_names(sql)
+if names:
+    st.markdown("**Parameters** — an empty box is NULL; text is converted to the type the query needs.")
+    for start in range(0, len(names), 3):
+        for col, name in zip(st.columns(3), names[start:start + 3], strict=False):
+            col.text_input(f":{name}", key=f"sql_param_{name}")
+
+run = st.button("Run query", type="primary")
+st.caption(f"Limits: at most **{limits.max_rows:,} rows** and **{limits.timeout_ms / 1000:g} s** per query. "
+           f"{guard.note}")
+
+if run:
+    params = {name: st.session_state.get(f"sql_param_{name}", "") for name in names}
+    st.session_state["sql_result"] = None
+    st.session_state["sql_error"] = None
+    with ui_state.database_errors():
+        try:
+            with st.spinner("Running the query…"):
+                st.session_state["sql_result"] = console.run_query(sql, params)
+        except UnsafeQuery as err:
+            st.session_state["sql_error"] = ("refused", f"**Not run.** {err}")
+        except BadInput as err:
+            st.session_state["sql_error"] = ("refused", f"**Not run.** {err}")
+        except QueryTimeout as err:
+            st.session_state["sql_error"] = ("timeout", f"**Stopped.** {err} {err.hint}")
+        except QueryFailed as err:
+            st.session_state["sql_error"] = ("failed", f"**The database refused the query.** "
+                                                       f"{str(err).removeprefix('The database refused the query: ')}")
+
+# ---- result ----------------------------------------------------------------------------------
+error = st.session_state["sql_error"]
+result = st.session_state["sql_result"]
+if error:
+    kind, message = error
+    if kind == "timeout":
+        st.warning(message, icon="⏱️")
+    else:
+        st.error(message, icon="🚫")
+elif result is not None:
+    rows = len(result.rows)
+    st.subheader(f"Result · {rows:,} row{'s' if rows != 1 else ''}")
+    as_role = f"as {result.role_used}" if result.role_used else "without a reader role"
+    st.caption(f"{result.elapsed_s:.2f} s · {as_role} · cap {result.cap:,} rows · timeout "
+               f"{result.timeout_ms / 1000:g} s")
+    if result.truncated:
+        st.warning(f"Only the first {result.cap:,} rows are shown: the query has more. Add a LIMIT, a WHERE clause "
+                   "or an aggregate to see what matters.", icon="✂️")
+    st.dataframe(result.frame(), hide_index=True, width="stretch")
+    st.download_button("Download CSV", data=result.to_csv(), file_name="query.csv", mime="text/csv",
+                       on_click="ignore")
+ui_state.footer()

@@ -1,0 +1,226 @@
+"""Tests for the SQL page: editor, examples, schema browser, parameters, limits, refusals and a real browser."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from services import console
+
+PROJECT = Path(__file__).resolve().parent.parent
+PAGE = "pages/5_SQL.py"
+CHROMIUM = "/usr/bin/chromium"
+SLOW = "SELECT count(*) FROM ctgov.facilities a, ctgov.facilities b, ctgov.facilities c"
+
+
+def _page() -> AppTest:
+    at = AppTest.from_file(str(PROJECT / PAGE), default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _run(at: AppTest, sql: str | None = None, **params: str) -> AppTest:
+    if sql is not None:
+        at.text_area(key="sql_text").set_value(sql)
+        at.run()
+    for name, value in params.items():
+        at.text_input(key=f"sql_param_{name}").set_value(value)
+    next(b for b in at.button if b.label == "Run query").click()
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _captions(at: AppTest) -> list[str]:
+    return [c.value for c in at.caption]
+
+
+def test_sql_page_runs_the_starter_query_with_its_parameter(db, monkeypatch):
+    monkeypatch.delenv("SQL_MAX_ROWS", raising=False)
+    monkeypatch.delenv("SQL_TIMEOUT_MS", raising=False)
+    at = _page()
+    assert at.title[0].value == "🧮 SQL console"
+    assert [t.label for t in at.text_input if t.key.startswith("sql_param_")] == [":status"]
+    assert at.text_input(key="sql_param_status").value == "RECRUITING"
+    assert any("at most **10,000 rows** and **30 s** per query" in c and "trial_reader" in c for c in _captions(at))
+    _run(at)
+    expected = console.run_query(at.text_area(key="sql_text").value, {"status": "RECRUITING"}, db=db)
+    shown = at.dataframe[0].value
+    assert shown.to_dict("list") == expected.frame().to_dict("list")
+    assert at.subheader[0].value == f"Result · {len(expected.rows)} rows"
+    assert any(c.endswith("as trial_reader · cap 10,000 rows · timeout 30 s") for c in _captions(at))
+    assert [e.proto.label for e in at.get("download_button")] == ["Download CSV"]
+
+
+def test_sql_page_loads_each_example(db):
+    at = _page()
+    examples = console.examples()
+    assert at.selectbox(key="sql_example").options == [e.title for e in examples]
+    for example in examples:
+        at.selectbox(key="sql_example").set_value(example.name)
+        at.run()
+        assert at.text_area(key="sql_text").value == example.sql
+        assert example.description in _captions(at)
+    # The last example (top conditions) runs as loaded and shows the same rows as the service.
+    _run(at)
+    expected = console.run_query(examples[-1].sql, db=db)
+    assert at.dataframe[0].value.to_dict("list") == expected.frame().to_dict("list")
+
+
+def test_sql_page_example_with_parameter(db):
+    at = _page()
+    at.selectbox(key="sql_example").set_value("recruiting_sites_in_country")
+    at.run()
+    assert [t.label for t in at.text_input if t.key.startswith("sql_param_")] == [":country"]
+    _run(at, country="France")
+    expected = console.run_query(console.examples()[3].sql, {"country": "France"}, db=db)
+    assert expected.rows
+    assert at.dataframe[0].value.to_dict("list") == expected.frame().to_dict("list")
+
+
+def test_sql_page_parameter_inputs_follow_the_query(db):
+    at = _page()
+    at.text_area(key="sql_text").set_value(
+        "SELECT nct_id FROM studies WHERE phase = :phase AND enrollment > :size AND phase <> ':not_me' "
+        "ORDER BY nct_id LIMIT :n")
+    at.run()
+    assert [t.label for t in at.text_input if t.key.startswith("sql_param_")] == [":phase", ":size", ":n"]
+    _run(at, phase="PHASE2", size="500", n="5")
+    expected = db.fetch_rows("SELECT nct_id FROM ctgov.studies WHERE phase = 'PHASE2' AND enrollment > 500 "
+                             "ORDER BY nct_id LIMIT 5")
+    assert at.dataframe[0].value["nct_id"].tolist() == [r["nct_id"] for r in expected]
+    _run(at, n="five")
+    assert [e.value for e in at.error] == ["**Not run.** The parameter :n needs a whole number, not 'five'."]
+    assert len(at.dataframe) == 0
+
+
+def test_sql_page_schema_browser(db):
+    at = _page()
+    tables = db.fetch_rows("SELECT table_name, count(*) AS n FROM information_schema.columns "
+                           "WHERE table_schema = 'ctgov' GROUP BY 1 ORDER BY 1")
+    assert [e.label for e in at.sidebar.expander] == [f"{t['table_name']} · {t['n']} columns" for t in tables]
+    at.sidebar.text_input(key="sql_find").set_value("enrollment")
+    at.run()
+    found = [e.label.split(" · ")[0] for e in at.sidebar.expander]
+    assert found == [r["table_name"] for r in db.fetch_rows(
+        "SELECT DISTINCT table_name FROM information_schema.columns WHERE table_schema = 'ctgov' "
+        "AND column_name LIKE '%enrollment%' ORDER BY 1")]
+    assert "studies" in found
+
+
+def test_sql_page_refuses_hostile_queries(db):
+    at = _page()
+    _run(at, "DROP TABLE ctgov.studies")
+    assert [e.value for e in at.error] == [
+        "**Not run.** DROP is not allowed because it changes the database's schema, permissions or documentation; "
+        "only a single SELECT query can run here."]
+    _run(at, "SELECT * FROM app.sessions")
+    assert [e.value for e in at.error] == [
+        "**Not run.** app.sessions is outside the trial data; the console reads the ctgov tables "
+        "(and information_schema to look up columns)."]
+    assert db.fetch_value("SELECT count(*) FROM ctgov.studies") > 0
+
+
+def test_sql_page_timeout_is_reported_and_the_page_recovers(db, monkeypatch):
+    monkeypatch.setenv("SQL_TIMEOUT_MS", "500")
+    at = _page()
+    assert any("**0.5 s** per query" in c for c in _captions(at))
+    _run(at, "SELECT pg_sleep(30)")
+    assert [e.value for e in at.error] == [
+        "**Not run.** pg_sleep() is not allowed because it pauses the server process and would hold a shared "
+        "connection idle."]
+    started = time.perf_counter()
+    _run(at, SLOW)
+    assert time.perf_counter() - started < 15
+    assert [w.value for w in at.warning] == [
+        "**Stopped.** The query ran past the console's time limit of 0.5 s and was cancelled. Add a WHERE clause "
+        "or a LIMIT, aggregate earlier, or check that every join has a join condition."]
+    assert len(at.dataframe) == 0
+    _run(at, "SELECT count(*) AS trials FROM ctgov.studies")
+    assert not at.warning and not at.error
+    assert at.dataframe[0].value["trials"].tolist() == [db.fetch_value("SELECT count(*) FROM ctgov.studies")]
+
+
+def test_sql_page_cross_join_is_capped(db, monkeypatch):
+    monkeypatch.setenv("SQL_MAX_ROWS", "2000")
+    at = _page()
+    _run(at, "SELECT a.nct_id, b.city, c.country FROM ctgov.facilities a, ctgov.facilities b, ctgov.facilities c")
+    assert len(at.dataframe[0].value) == 2000
+    assert [w.value for w in at.warning] == [
+        "Only the first 2,000 rows are shown: the query has more. Add a LIMIT, a WHERE clause or an aggregate to "
+        "see what matters."]
+    assert at.subheader[0].value == "Result · 2,000 rows"
+
+
+def test_sql_page_database_error_is_shown(db):
+    at = _page()
+    _run(at, "SELECT nct_id FROM ctgov.no_such_table")
+    assert [e.value for e in at.error] == [
+        '**The database refused the query.** relation "ctgov.no_such_table" does not exist']
+
+
+# ---- a real browser -----------------------------------------------------------------------------
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not Path(CHROMIUM).exists() and not shutil.which("chromium"),
+                    reason="Debian's chromium is not installed (/usr/bin/chromium)")
+def test_sql_page_in_chromium(db, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    port = _free_port()
+    env = {**os.environ, "TRIAL_LANDSCAPE_DATA_DIR": os.environ["TRIAL_LANDSCAPE_DATA_DIR"]}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true",
+         "--server.address", "127.0.0.1"],
+        cwd=PROJECT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as answer:
+                    if answer.read() == b"ok":
+                        break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+        countries = db.fetch_value("SELECT count(DISTINCT country) FROM ctgov.facilities")
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(
+                executable_path=CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium"),
+                args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                      "--disable-component-update", "--disable-sync", "--no-first-run"])
+            page = browser.new_page(viewport={"width": 1400, "height": 1600})
+            page.goto(f"http://127.0.0.1:{port}/SQL", wait_until="networkidle")
+            page.get_by_role("button", name="Run query").wait_for(timeout=90_000)
+            page.locator(".st-key-sql_example [data-testid=stSelectbox] input").click()
+            page.get_by_role("option", name="Sites per country").click()
+            page.get_by_text("Number of trial sites and of distinct trials per country, largest first.", exact=True).wait_for(timeout=30_000)
+            page.get_by_role("button", name="Run query").click()
+            page.get_by_text(f"Result · {countries:,} rows").wait_for(timeout=60_000)
+            page.get_by_role("button", name="Download CSV").wait_for(timeout=30_000)
+            time.sleep(1)
+            shot = tmp_path / "sql_page.png"
+            page.screenshot(path=str(shot), full_page=True)
+            assert page.get_by_text("Queries run as the database role trial_reader").count() == 1
+            assert page.locator("[data-testid=stException]").count() == 0
+            browser.close()
+        assert shot.stat().st_size > 20_000
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
