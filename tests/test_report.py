@@ -1,0 +1,440 @@
+"""The patient report for a guided-mode-like patient (type 2 diabetes, 55, female, Houston TX) from real sample trials."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import time
+from dataclasses import replace
+from datetime import date
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from services import report
+from services.assistant.backend import DatabaseBackend
+from services.assistant.tools import ReportRequest
+from services.eligibility.labels import Label
+from services.eligibility.match import criterion_status, match_record, structured_criteria
+from services.eligibility.model import judge_criteria
+from services.eligibility.parser import Criterion, parse_criteria
+from services.eligibility.patient import PatientProfile
+from services.eligibility.rules import Judgement
+from services.eligibility.scoring import fit_score, gap_checklist, results_from, trial_verdict
+from services.errors import BadInput
+from services.filters import Filters
+from services.report import (
+    PdfFailed,
+    criterion_rows,
+    profile_rows,
+    render_pdf,
+    render_report,
+    report_inputs,
+    side_effects,
+)
+from services.search import matching_trials
+from tests.html_check import check_html, element_texts, tables
+
+CHROMIUM = "/usr/bin/chromium"
+SHOTS = Path("/tmp/shots")
+# Chosen by the patient: a digital therapeutic trial in Houston (found by the search below), a linaclotide trial
+# for people with type 2 diabetes in Texas, and a contrast-agent safety study with posted side effects that
+# takes only people 65 or older.
+SELECTED = ("NCT04886388", "NCT03119584", "NCT01252810")
+PATIENT = PatientProfile(
+    age_years=55, sex="female", conditions=("type 2 diabetes",), treatments=("metformin",), ecog=1
+)
+INJECTION = "<script>alert(1)</script>"
+DAY = date(2026, 3, 2)
+
+
+@pytest.fixture(scope="module")
+def case(db: Any) -> SimpleNamespace:
+    """Search, judge and render as guided mode would; keep every piece for the tests to inspect."""
+    backend = DatabaseBackend(db)
+    place = backend.geocode_location("Houston, TX")
+    assert place is not None
+    found = matching_trials(
+        Filters(condition="type 2 diabetes", status=(), near="Houston, TX", radius=300.0, unit="mi"),
+        sort="nearest_miles", descending=False, limit=100, db=db,
+    )
+    candidates = [str(n) for n in found["nct_id"]]
+    matches = []
+    for nct_id in SELECTED:
+        info = backend.get_eligibility_criteria(nct_id)
+        details = backend.get_trial_details(nct_id)
+        assert info is not None and details is not None
+        criteria = structured_criteria(info.get("min_age"), info.get("max_age"), info.get("sex"))
+        criteria += list(parse_criteria(info.get("criteria_text")).all)
+        matches.append(
+            match_record(nct_id, judge_criteria(criteria, PATIENT), title=details.get("title"),
+                         status=details.get("status"), phases=details.get("phases") or ())
+        )
+    matches[0]["what_to_expect"] = 'You would use an app every day. "><iframe src="https://evil.example/x"></iframe>'
+    request = ReportRequest(
+        session_id="k" * 43,
+        patient_profile={
+            "diagnosis": "Type 2 diabetes", "age": 55, "sex": "female", "location": "Houston, TX",
+            "latitude": place["latitude"], "longitude": place["longitude"], "travel_radius_miles": 50,
+            "treatments": ["metformin"], "ecog": 1, "notes": f"{INJECTION} I do not like needles",
+        },
+        intake_answers={"diagnosis": "Type 2 diabetes", "preferences": "Weekday visits"},
+        trials=tuple(matches),
+        summary="You have type 2 diabetes and live in Houston.\n\nYou chose three trials to discuss "
+                "<img src=x onerror=alert(2)>.",
+        questions_for_doctor=("Is my HbA1c in the range these trials want?", "Would I stop metformin?"),
+        glossary=({"term": "HbA1c</dd><script>alert(3)</script>", "meaning": "Average blood sugar over 3 months."},),
+    )
+    inputs = report_inputs(backend, request)
+    html = render_report(request, **inputs, generated_on=DAY)
+    return SimpleNamespace(backend=backend, request=request, inputs=inputs, html=html, candidates=candidates,
+                           matches=matches, db=db)
+
+
+def test_report_parses_as_balanced_html(case: SimpleNamespace) -> None:
+    checked = check_html(case.html)
+    assert checked["problems"] == []
+    assert {"summary", "about-you", "comparison", "questions", "glossary", "references", "disclaimer"} <= checked["ids"]
+    assert not {"script", "iframe", "img", "link", "object", "embed", "form", "base"} & set(checked["elements"])
+
+
+def test_report_sections_cover_the_selected_trials_in_order(case: SimpleNamespace) -> None:
+    titles = [m["title"] for m in case.matches]
+    assert element_texts(case.html, "h2") == [
+        "Summary",
+        "About you",
+        "The trials side by side",
+        *[f"Trial {i}: {t}" for i, t in enumerate(titles, start=1)],
+        "Questions for your doctor",
+        "Words used in this report",
+        "References",
+        "Please read",
+    ]
+    assert element_texts(case.html, "h3") == [
+        "In plain words", "Eligibility checklist", "Still to find out", "What to expect",
+        "Side effects reported in the trial's results", "Nearest site",
+    ] * 3
+
+
+def test_report_contains_only_the_selected_trials(case: SimpleNamespace) -> None:
+    assert SELECTED[0] in case.candidates and "NCT05094401" in case.candidates
+    unselected = [n for n in case.candidates if n not in SELECTED]
+    assert len(unselected) >= 10
+    assert [n for n in unselected if n in case.html] == []
+    assert sorted(set(re.findall(r"NCT\d{8}", case.html))) == sorted(SELECTED)
+
+
+def test_report_links_only_to_clinicaltrials_gov(case: SimpleNamespace) -> None:
+    attributes = re.findall(r"""\b(?:src|href|action|poster|srcset)\s*=\s*(["'])(.*?)\1""", case.html, re.I)
+    values = [value for _, value in attributes]
+    external = {v for v in values if not v.startswith("#")}
+    assert external == {f"https://clinicaltrials.gov/study/{n}" for n in SELECTED}
+    ids = check_html(case.html)["ids"]
+    assert all(v[1:] in ids for v in values if v.startswith("#"))
+    assert re.search(r"url\s*\(|@import|<link|<script", case.html, re.I) is None
+    assert "https://evil.example" in case.html  # shown as text only, never as a link or frame
+
+
+def test_report_escapes_injected_patient_and_model_text(case: SimpleNamespace) -> None:
+    html = case.html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; I do not like needles" in html
+    assert "&lt;img src=x onerror=alert(2)&gt;" in html
+    assert "HbA1c&lt;/dd&gt;&lt;script&gt;alert(3)&lt;/script&gt;" in html
+    assert "&#34;&gt;&lt;iframe src=&#34;https://evil.example/x&#34;&gt;&lt;/iframe&gt;" in html
+    assert "<script" not in html.lower() and "<img" not in html.lower() and "<iframe" not in html.lower()
+
+
+def test_report_profile_lists_what_the_patient_said(case: SimpleNamespace) -> None:
+    profile = [(dt, dd) for dt, dd in zip(
+        element_texts(case.html.split('id="about-you"')[1].split("</section>")[0], "dt"),
+        element_texts(case.html.split('id="about-you"')[1].split("</section>")[0], "dd"), strict=True)]
+    assert profile == [
+        ("Diagnosis", "Type 2 diabetes"),
+        ("Treatments so far", "metformin"),
+        ("Age", "55 years"),
+        ("Sex", "Female"),
+        ("Where you live", "Houston, TX"),
+        ("How far you would travel", "Up to 50 miles"),
+        ("Activity score (ECOG)", "1"),
+        ("Other preferences", "Weekday visits"),
+        ("Notes", f"{INJECTION} I do not like needles"),
+    ]
+
+
+def test_report_checklist_rows_match_the_saved_criteria(case: SimpleNamespace) -> None:
+    checklists = tables(case.html, "checklist")
+    assert len(checklists) == 3
+    marks = {"met": "✓ Met", "not_met": "✗ Not met", "needs_discussion": "? Needs discussion",
+             "not_enough_information": "? Not enough information"}
+    for match, table in zip(case.matches, checklists, strict=True):
+        assert table[0] == ["Requirement", "Kind", "For you", "Why"]
+        expected = [
+            [" ".join(c["plain"].split()), "Needed to join" if c["type"] == "inclusion" else "Keeps people out",
+             marks[c["status"]], " ".join(c["reason"].split())]
+            for c in match["criteria"]
+        ]
+        assert table[1:] == expected
+    # The contrast study takes people 65 or older: the structured age limit rules this 55-year-old out.
+    assert checklists[2][1][:3] == ["Age 65 years or older", "Needed to join", "✗ Not met"]
+    assert case.matches[2]["verdict"] == "excluded"
+
+
+def test_report_comparison_table_matches_the_saved_matches(case: SimpleNamespace) -> None:
+    [compare] = tables(case.html, "compare")
+    rows = {row[0]: row[1:] for row in compare[1:]}
+    assert rows["Fit score"] == [
+        f"{m['fit_score']} / 100" if m["fit_score"] is not None else "No score" for m in case.matches
+    ]
+    assert rows["Our reading"][2] == "Likely not eligible"
+    assert rows["Side-effect results posted"] == ["No", "No", "Yes"]
+    assert [h.split(":")[0] for h in compare[0][1:]] == ["Trial 1", "Trial 2", "Trial 3"]
+    nearest = case.inputs["nearest_sites"]
+    assert nearest[SELECTED[0]]["distance_miles"] < 1
+    assert rows["Nearest site"][0].endswith("less than a mile from you")
+
+
+def test_report_side_effects_are_the_top_posted_terms(case: SimpleNamespace) -> None:
+    rows = case.db.fetch_rows(
+        "SELECT lower(event_type) = 'serious' AS serious, adverse_event_term AS term, organ_system, "
+        "sum(subjects_affected)::int AS affected, sum(subjects_at_risk)::int AS at_risk "
+        "FROM ctgov.reported_events WHERE nct_id = :n GROUP BY 1, 2, 3",
+        {"n": SELECTED[2]},
+    )
+
+    def expected(serious: bool, limit: int) -> list[list[str]]:
+        picked = sorted((r for r in rows if r["serious"] is serious and r["affected"] > 0),
+                        key=lambda r: (-r["affected"], r["term"].lower()))[:limit]
+        return [[r["term"][:1].upper() + r["term"][1:], r["organ_system"], f"{r['affected']:,} of {r['at_risk']:,}",
+                 f"{100 * r['affected'] / r['at_risk']:.0f}%"] for r in picked]
+
+    serious, other = tables(case.html, "events")
+    assert serious[0] == ["Serious", "Body system", "People affected", "Share"]
+    assert serious[1:] == expected(True, 5)
+    assert other[0] == ["Other (not serious)", "Body system", "People affected", "Share"]
+    assert other[1:] == expected(False, 8)
+    assert len(serious) > 1 and len(other) > 1
+    assert "not necessarily caused by the treatment" in case.html
+
+
+def test_report_references_and_disclaimer(case: SimpleNamespace) -> None:
+    refs = element_texts(case.html.split('id="references"')[1].split("</section>")[0], "li")
+    details = case.inputs["trial_details"]
+    assert refs == [
+        f"{details[n]['official_title']}. ClinicalTrials.gov identifier {n}. https://clinicaltrials.gov/study/{n}"
+        for n in SELECTED
+    ]
+    assert "Not medical advice — discuss with your doctor." in case.html
+    assert element_texts(case.html.split('id="disclaimer"')[1].split("</section>")[0], "p") == [report.DISCLAIMER]
+
+
+def test_report_pdf_is_produced_by_chromium(case: SimpleNamespace) -> None:
+    if not os.path.exists(CHROMIUM):
+        pytest.skip("Debian's chromium is not installed, so no PDF engine is present")
+    pdf = render_pdf(case.html)
+    assert pdf is not None and pdf.startswith(b"%PDF")
+    assert len(pdf) > 20_000
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    (SHOTS / "report-test.pdf").write_bytes(pdf)
+
+
+@pytest.mark.browser
+def test_report_renders_in_headless_chromium_without_network(case: SimpleNamespace, scratch_dir: Path) -> None:
+    if not os.path.exists(CHROMIUM):
+        pytest.skip("Debian's chromium is not installed")
+    from playwright.sync_api import sync_playwright
+
+    page_file = scratch_dir / "report.html"
+    page_file.write_text(case.html, encoding="utf-8")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    requested: list[str] = []
+    errors: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--no-first-run"])
+        try:
+            page = browser.new_page(viewport={"width": 1000, "height": 1400})
+            page.on("request", lambda r: requested.append(r.url))
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(page_file.as_uri())
+            title = page.title()
+            trial_boxes = page.locator("article.trial").count()
+            height = page.evaluate("document.body.scrollHeight")
+            page.screenshot(path=str(SHOTS / "report-test.png"), full_page=True)
+            page.emulate_media(media="print")
+            nav_shown = page.locator("nav").is_visible()
+        finally:
+            browser.close()
+    assert requested == [page_file.as_uri()]
+    assert errors == []
+    assert title == "Clinical trial options to discuss with your doctor"
+    assert trial_boxes == 3
+    assert height > 3000
+    assert nav_shown is False  # the contents list is for the screen only
+
+
+def test_report_pdf_is_none_without_chromium(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CHROMIUM_PATH", "/nonexistent/chromium")
+    assert report.find_chromium() is None
+    assert render_pdf("<!DOCTYPE html><html><body>x</body></html>") is None
+
+
+def _fake_browser(folder: Path, body: str) -> str:
+    path = folder / "fake-chromium"
+    path.write_text("#!/bin/sh\n" + body + "\n", encoding="utf-8")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return str(path)
+
+
+def test_report_pdf_times_out_and_stops_chromium(scratch_dir: Path) -> None:
+    browser = _fake_browser(scratch_dir, "sleep 30")
+    started = time.monotonic()
+    with pytest.raises(PdfFailed, match="did not finish the PDF within 1 seconds"):
+        render_pdf("<!DOCTYPE html><html></html>", chromium=browser, timeout=1)
+    assert time.monotonic() - started < 10
+
+
+def test_report_pdf_failure_says_why(scratch_dir: Path) -> None:
+    browser = _fake_browser(scratch_dir, "echo 'cannot open display' >&2; exit 3")
+    with pytest.raises(PdfFailed, match="exited with code 3 without writing a PDF: cannot open display"):
+        render_pdf("<!DOCTYPE html><html></html>", chromium=browser)
+
+
+def test_report_refuses_no_trials_and_bad_ids(case: SimpleNamespace) -> None:
+    with pytest.raises(BadInput, match="at least one selected trial"):
+        render_report(replace(case.request, trials=()))
+    bad = dict(case.matches[0], nct_id="NCT123")
+    with pytest.raises(BadInput, match="'NCT123' is not an NCT id"):
+        render_report(replace(case.request, trials=(bad,)))
+
+
+def test_report_without_lookups_falls_back_to_the_saved_match(case: SimpleNamespace) -> None:
+    match = dict(case.matches[0], nearest_site="Study Site, Houston, Texas (2 miles)")
+    html = render_report(replace(case.request, trials=(match,)), generated_on=DAY)
+    assert check_html(html)["problems"] == []
+    assert "<p>Study Site, Houston, Texas (2 miles).</p>" in html
+    assert "Side-effect results were not looked up for this trial." in html
+    assert "Full details of this trial were not available" in html
+    assert "Prepared March 2, 2026 · 1 trial you chose" in html
+
+
+def test_report_side_effects_sum_groups_and_rank_by_people() -> None:
+    events = {
+        "nct_id": "NCT00000001",
+        "has_results": True,
+        "events": [
+            {"term": "nausea", "organ_system": "GI", "serious": False, "subjects_affected": 10, "subjects_at_risk": 100},
+            {"term": "Nausea", "organ_system": "GI", "serious": False, "subjects_affected": 5, "subjects_at_risk": 100},
+            {"term": "Headache", "organ_system": "Nervous", "serious": False, "subjects_affected": 15, "subjects_at_risk": 200},
+            {"term": "Rash", "organ_system": "Skin", "serious": False, "subjects_affected": 0, "subjects_at_risk": 200},
+            {"term": "Sepsis", "organ_system": "Infections", "serious": True, "subjects_affected": 1, "subjects_at_risk": 0},
+        ],
+    }
+    assert side_effects(events) == {
+        "has_results": True,
+        "serious": [{"term": "Sepsis", "organ_system": "Infections", "affected": 1, "at_risk": 0, "percent": "",
+                     "people": "1"}],
+        "other": [
+            {"term": "Headache", "organ_system": "Nervous", "affected": 15, "at_risk": 200, "percent": "8%",
+             "people": "15 of 200"},
+            {"term": "Nausea", "organ_system": "GI", "affected": 15, "at_risk": 200, "percent": "8%",
+             "people": "15 of 200"},
+        ],
+    }
+    assert side_effects({"nct_id": "NCT00000001", "has_results": False, "events": []}) == {
+        "has_results": False, "serious": [], "other": []}
+    assert side_effects(None) is None
+
+
+def test_report_criterion_rows_word_every_status() -> None:
+    rows = criterion_rows([
+        {"type": "inclusion", "criterion": "Age >= 18", "status": "met", "plain": "You are 18 or older", "reason": "55."},
+        {"type": "exclusion", "criterion": "Pregnancy", "status": "not_met", "plain": "pregnancy", "reason": "r"},
+        {"type": "inclusion", "criterion": "HbA1c 7-10%", "status": "needs_discussion", "plain": "", "reason": ""},
+        {"type": "exclusion", "criterion": "Insulin", "status": "not_enough_info", "plain": "Insulin", "reason": ""},
+        {"type": "exclusion", "criterion": "Lactation", "status": "not_applicable", "plain": "Lactation", "reason": ""},
+    ])
+    assert [(r["kind"], r["plain"], r["original"], r["status"], r["mark"], r["css"]) for r in rows] == [
+        ("Needed to join", "You are 18 or older", "Age >= 18", "Met", "✓", "met"),
+        ("Keeps people out", "pregnancy", "", "Not met", "✗", "notmet"),
+        ("Needed to join", "HbA1c 7-10%", "", "Needs discussion", "?", "discuss"),
+        ("Keeps people out", "Insulin", "", "Not enough information", "?", "unknown"),
+        ("Keeps people out", "Lactation", "", "Does not apply to you", "–", "met"),
+    ]
+
+
+def test_report_profile_rows_merge_intake_and_hide_coordinates() -> None:
+    rows = profile_rows(
+        {"age": 55, "sex": "female", "latitude": 29.7, "longitude": -95.3, "preferred_phases": ["PHASE2", "PHASE3"],
+         "activity_level": "Fully active, no limits on what I can do", "ecog": 0, "favourite_colour": "blue"},
+        {"diagnosis": "Type 2 diabetes", "age": 54},
+    )
+    assert rows == [
+        ("Diagnosis", "Type 2 diabetes"),
+        ("Age", "55 years"),
+        ("Sex", "Female"),
+        ("Daily activity", "Fully active, no limits on what I can do"),
+        ("Trial phases you prefer", "Phase 2, Phase 3"),
+        ("Favourite colour", "blue"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("label", "kind", "status"),
+    [
+        (Label.MET, "inclusion", "met"),
+        (Label.MET, "exclusion", "not_met"),
+        (Label.NOT_MET, "inclusion", "not_met"),
+        (Label.NOT_MET, "exclusion", "met"),
+        (Label.NEEDS_DISCUSSION, "exclusion", "needs_discussion"),
+        (Label.NOT_ENOUGH_INFO, "inclusion", "not_enough_information"),
+        (Label.NOT_APPLICABLE, "exclusion", "met"),
+    ],
+)
+def test_report_match_status_says_whether_the_patient_passes(label: Label, kind: str, status: str) -> None:
+    assert criterion_status(label, kind) == status  # type: ignore[arg-type]
+
+
+def test_report_match_record_from_judgements() -> None:
+    pairs = [
+        (Criterion(0, "Age 65 years or older", "inclusion"), Judgement(Label.NOT_MET, "You are 55.")),
+        (Criterion(1, "Type 1 diabetes", "exclusion"), Judgement(Label.NOT_MET, "You have type 2.")),
+        (Criterion(2, "HbA1c 7-10%", "inclusion"), Judgement(Label.NOT_ENOUGH_INFO, "No HbA1c on record.")),
+    ]
+    record = match_record("NCT01252810", pairs, title="T", status="COMPLETED", phases=["PHASE2"])
+    results = results_from(pairs)
+    checklist = gap_checklist(results)
+    assert record == {
+        "nct_id": "NCT01252810",
+        "title": "T",
+        "status": "COMPLETED",
+        "phases": ["PHASE2"],
+        "fit_score": 50,
+        "verdict": "excluded",
+        "summary": f"{trial_verdict(results, True).reason} {fit_score(results).explanation}",
+        "criteria": [
+            {"type": "inclusion", "criterion": "Age 65 years or older", "status": "not_met", "plain": "Age 65 years or older",
+             "reason": "You are 55."},
+            {"type": "exclusion", "criterion": "Type 1 diabetes", "status": "met", "plain": "Type 1 diabetes",
+             "reason": "You have type 2."},
+            {"type": "inclusion", "criterion": "HbA1c 7-10%", "status": "not_enough_information",
+             "plain": "HbA1c 7-10%", "reason": "No HbA1c on record."},
+        ],
+        "unknowns": [{"kind": "record", "text": r} for r in checklist.records]
+        + [{"kind": "question", "text": q} for q in checklist.questions],
+    }
+    assert checklist.records == ("Recent lab results (blood and urine tests)",)
+    assert checklist.questions == ()  # a lab value is a record to bring, not a question
+
+
+def test_report_structured_limits_become_criteria() -> None:
+    assert structured_criteria("18 Years", "75 Years", "ALL") == [Criterion(0, "Age 18 years to 75 years", "inclusion")]
+    assert structured_criteria("65 Years", None, "FEMALE") == [
+        Criterion(0, "Age 65 years or older", "inclusion"), Criterion(0, "Sex: female", "inclusion")]
+    assert structured_criteria("N/A", "17 Years", "MALE") == [
+        Criterion(0, "Age 17 years or younger", "inclusion"), Criterion(0, "Sex: male", "inclusion")]
+    assert structured_criteria(None, "N/A", None) == []
