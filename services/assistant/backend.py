@@ -312,14 +312,14 @@ class DatabaseBackend:
     # ------------------------------------------------------------------ report
 
     def generate_report(self, request: ReportRequest) -> ReportOutput:
-        """Render the report for the selected trials with services.report.render_report."""
-        return {"html": render_report_html(request)}
+        """Render the report for the selected trials with services.report (details, side effects, nearest sites)."""
+        return {"html": render_report_html(self, request)}
 
 
 REPORT_MODULE = "services.report"
 
 
-def render_report_html(request: ReportRequest) -> str:
+def render_report_html(backend: DatabaseBackend, request: ReportRequest) -> str:
     """HTML of the patient's report from services.report; a clear error when that module is not installed."""
     try:
         report = importlib.import_module(REPORT_MODULE)
@@ -330,5 +330,5 @@ def render_report_html(request: ReportRequest) -> str:
             "The report writer (services/report.py) is not part of this installation yet, so no report can be "
             "made. The assessments are saved; try again once it is installed.",
         ) from exc
-    html: str = report.render_report(request)
+    html: str = report.render_report(request, **report.report_inputs(backend, request))
     return html

@@ -1,0 +1,619 @@
+"""Guided mode: the assistant's six phases driven by a form, fixed search strategies and rule-based eligibility.
+
+Used when no API key is configured. It calls the same tools as the model (through the ToolRegistry, so the
+same argument checks, deduplication by NCT id, condition check, phase rules and report apply) and scores
+criteria with services.eligibility (rules + scoring) instead of a model. Nothing here imports Streamlit.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from services.assistant.session import NCT_RE, AssistantSession
+from services.assistant.tools import (
+    ACTIVITY_LEVELS,
+    DEFAULT_STATUSES,
+    MAX_TRIALS,
+    TRIAL_PHASES,
+    ToolContext,
+    ToolRegistry,
+    TrialBackend,
+    build_registry,
+    condition_matches,
+    truncate,
+)
+from services.eligibility.labels import Label
+from services.eligibility.match import criterion_status, structured_criteria
+from services.eligibility.parser import CriterionKind, unescape_markdown
+from services.eligibility.patient import PatientProfile
+from services.eligibility.rules import evaluate
+from services.eligibility.scoring import CriterionResult, fit_score, gap_checklist, trial_verdict
+from services.errors import BadInput
+from services.normalize import label
+
+GUIDED_LABEL = "Guided mode (no API key)"
+MAX_MATCHED = 12
+MIN_GOOD_CANDIDATES = 5
+MAX_RADIUS_MILES = 12_500.0
+SEXES = ("female", "male")
+TRIAL_TYPES = ("drug", "biological", "device", "procedure", "radiation", "behavioral", "other")
+_GENERIC = frozenset({
+    "cancer", "cancers", "carcinoma", "tumor", "tumour", "tumors", "tumours", "neoplasm", "neoplasms", "disease",
+    "diseases", "disorder", "disorders", "syndrome", "mellitus", "malignancy",
+})  # fmt: skip
+_LEADING_QUALIFIERS = frozenset({"type", "stage", "grade", "advanced", "metastatic", "recurrent", "early", "late",
+                                 "chronic", "acute", "severe", "mild", "moderate"})
+_MAX_LIST_ITEMS = 25
+
+StatusCallback = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class IntakeForm:
+    """Every intake answer of the guided form (lists are already split into items)."""
+
+    diagnosis: str
+    stage: str = ""
+    subtype: str = ""
+    biomarkers: tuple[str, ...] = ()
+    treatments: tuple[str, ...] = ()
+    age: int | None = None
+    sex: str | None = None
+    location: str = ""
+    travel_radius_miles: float | None = 100.0
+    activity_level: str | None = None
+    trial_types: tuple[str, ...] = ()
+    preferred_phases: tuple[str, ...] = ()
+    interventions_of_interest: str = ""
+    other_conditions: tuple[str, ...] = ()
+    notes: str = ""
+
+    def problems(self) -> list[str]:
+        """What must be fixed before the form can be used, one sentence each (empty when it is fine)."""
+        out: list[str] = []
+        if not self.diagnosis.strip():
+            out.append("Please enter the diagnosis (the condition you are looking for trials for).")
+        if len(self.diagnosis) > 200:
+            out.append("The diagnosis is too long (at most 200 characters).")
+        if self.age is None or not 0 <= self.age <= 120:
+            out.append("Please enter an age between 0 and 120.")
+        if self.sex not in SEXES:
+            out.append("Please choose female or male (trials often limit who can join by sex).")
+        if not self.location.strip():
+            out.append("Please enter where you live: a city with its state or country, or a US ZIP code.")
+        if self.travel_radius_miles is not None and not 1 <= self.travel_radius_miles <= MAX_RADIUS_MILES:
+            out.append("The travel distance must be between 1 and 12,500 miles.")
+        if self.activity_level is not None and self.activity_level not in ACTIVITY_LEVELS:
+            out.append("Please choose one of the offered activity levels.")
+        bad_types = [t for t in self.trial_types if t not in TRIAL_TYPES]
+        if bad_types:
+            out.append(f"Unknown kinds of treatment: {', '.join(bad_types)}.")
+        bad_phases = [p for p in self.preferred_phases if p not in TRIAL_PHASES]
+        if bad_phases:
+            out.append(f"Unknown trial phases: {', '.join(bad_phases)}.")
+        for name in ("biomarkers", "treatments", "other_conditions"):
+            items = getattr(self, name)
+            if len(items) > _MAX_LIST_ITEMS or any(len(i) > 150 for i in items):
+                out.append(f"Too many or too long entries under {name.replace('_', ' ')} "
+                           f"(at most {_MAX_LIST_ITEMS}, 150 characters each).")
+        if len(self.stage) > 100 or len(self.subtype) > 150 or len(self.location) > 200:
+            out.append("The stage, subtype or place is too long.")
+        if len(self.interventions_of_interest) > 200 or len(self.notes) > 1500:
+            out.append("The treatment of interest or the notes are too long.")
+        return out
+
+    def profile_fields(self) -> dict[str, Any]:
+        """The answers as save_patient_profile arguments (without coordinates)."""
+        fields: dict[str, Any] = {"diagnosis": self.diagnosis.strip(), "age": self.age, "sex": self.sex,
+                                  "location": self.location.strip(), "travel_radius_miles": self.travel_radius_miles}
+        for name in ("stage", "subtype", "notes"):
+            if getattr(self, name).strip():
+                fields[name] = getattr(self, name).strip()
+        for name in ("biomarkers", "treatments", "other_conditions"):
+            if getattr(self, name):
+                fields[name] = list(getattr(self, name))
+        if self.activity_level:
+            fields["activity_level"] = self.activity_level
+        if self.trial_types:
+            fields["trial_types"] = list(self.trial_types)
+        if self.preferred_phases:
+            fields["preferred_phases"] = list(self.preferred_phases)
+        return fields
+
+
+def split_items(text: str | None) -> tuple[str, ...]:
+    """A comma, semicolon or line separated answer as its items (blank ones dropped, repeats removed)."""
+    items = [" ".join(part.split()) for part in re.split(r"[,;\n]", text or "")]
+    return tuple(dict.fromkeys(i for i in items if i))
+
+
+@dataclass
+class StepResult:
+    """What one guided step did: the assistant's message, UI events (same kinds as the model's) and statuses."""
+
+    text: str
+    events: list[dict[str, Any]] = field(default_factory=list)
+    statuses: list[str] = field(default_factory=list)
+
+
+class GuidedError(BadInput):
+    """A guided step could not be done; the message says why in words for the patient."""
+
+
+def broader_condition(diagnosis: str) -> str | None:
+    """A wider name for the condition: its last specific word and what follows ("non-small cell lung cancer" →
+    "lung cancer", "type 2 diabetes" → "diabetes"); None when there is nothing wider."""
+    words = re.findall(r"[A-Za-z0-9]+", diagnosis.lower())
+    specific = [i for i, w in enumerate(words) if w not in _GENERIC and w not in _LEADING_QUALIFIERS
+                and not w.isdigit() and len(w) > 1]
+    if len(specific) < 2:
+        return None
+    broader = " ".join(words[specific[-1]:])
+    return broader if broader != " ".join(words) else None
+
+
+def _phase_words(phases: Sequence[str]) -> str:
+    if not phases:
+        return "No phase given"
+    if list(phases) == ["NA"]:
+        return "No drug phase (for example a device, behaviour or care study)"
+    return " and ".join(label("phase", p) for p in phases)
+
+
+FULL_CRITERIA = "Full eligibility criteria"
+TOO_FAR_PENALTY = 20
+NO_CRITERIA_TEXT_CAP = 50
+
+
+def guided_fit(results: Sequence[CriterionResult], *, missing_text: bool, too_far: bool) -> tuple[int, str]:
+    """Guided mode's 0-100 fit: the rule fit score (favourable share of the checkable criteria), at most 50 when
+    only the structured age and sex limits could be read, and 20 lower when the nearest site is farther than the
+    patient wants to travel. Returns the score and a sentence explaining it."""
+    base = fit_score(results)
+    score = base.score if base.score is not None else 0
+    why = base.explanation
+    if missing_text:
+        score = min(score, NO_CRITERIA_TEXT_CAP)
+        why = (f"Only the age and sex limits could be checked (the full criteria are not in our copy of the registry), "
+               f"so the fit is at most {NO_CRITERIA_TEXT_CAP}.")
+    if too_far:
+        score = max(0, score - TOO_FAR_PENALTY)
+        why += " The nearest site is farther than you want to travel."
+    return score, why
+
+
+def _plain(text: str) -> str:
+    return truncate(" ".join(unescape_markdown(text).split()), 400) or ""
+
+
+class GuidedAssistant:
+    """Runs the guided phases for one session through the same tools the model uses."""
+
+    def __init__(self, backend: TrialBackend, *, registry: ToolRegistry | None = None,
+                 on_status: StatusCallback | None = None) -> None:
+        self.backend = backend
+        self.registry = registry or build_registry()
+        self.on_status = on_status
+
+    # ------------------------------------------------------------------ tool plumbing
+
+    def _call(self, session: AssistantSession, name: str, args: dict[str, Any], step: StepResult) -> dict[str, Any]:
+        ctx = ToolContext(session, self.backend)
+        outcome = self.registry.run(name, args, ctx)
+        while not ctx.statuses.empty():
+            self._status(step, ctx.statuses.get())
+        payload: dict[str, Any] = json.loads(outcome.content)
+        if outcome.is_error:
+            problems = "; ".join(payload.get("problems") or [])
+            raise GuidedError(f"{payload['error']}{' ' + problems if problems else ''}")
+        step.events.extend(outcome.events)
+        return payload
+
+    def _status(self, step: StepResult, message: str) -> None:
+        step.statuses.append(message)
+        if self.on_status is not None:
+            self.on_status(message)
+
+    @staticmethod
+    def _say(session: AssistantSession, user_text: str, answer: str) -> None:
+        """Add the step to the conversation as a user line and the assistant's answer (roles keep alternating)."""
+        block = {"type": "text", "text": user_text}
+        if session.messages and session.messages[-1]["role"] == "user":
+            last = session.messages[-1]["content"]
+            previous = [{"type": "text", "text": last}] if isinstance(last, str) else list(last)
+            session.messages[-1] = {"role": "user", "content": [*previous, block]}
+        else:
+            session.messages.append({"role": "user", "content": [block]})
+        session.messages.append({"role": "assistant", "content": [{"type": "text", "text": answer}]})
+        session.touch()
+
+    @staticmethod
+    def start_over(session: AssistantSession) -> None:
+        """Forget the profile, searches, matches, selection and report (the conversation text stays)."""
+        session.patient_profile = {}
+        session.intake_answers = {k: v for k, v in session.intake_answers.items() if k.startswith("dashboard_")}
+        session.candidates = {}
+        session.matched_trials = []
+        session.selected_nct_ids = []
+        session.report_html = None
+        session.flags = dict.fromkeys(session.flags, False)
+        session.phase = "intake"
+        session.touch()
+
+    # ------------------------------------------------------------------ phases
+
+    def submit_intake(self, session: AssistantSession, form: IntakeForm) -> StepResult:
+        """Check and save the intake answers, find the place, update the dashboard filters, move to search."""
+        problems = form.problems()
+        if problems:
+            raise GuidedError(" ".join(problems))
+        step = StepResult("")
+        place = self.backend.geocode_location(form.location.strip())
+        if place is None:
+            raise GuidedError(f"Could not find the place “{form.location.strip()}”. Type a city with its state or "
+                              "country (for example “Houston, TX”), or a US ZIP code.")
+        self._status(step, place.get("note") or f"Using {place['name']}.")
+        fields = form.profile_fields()
+        fields.update({"latitude": place["latitude"], "longitude": place["longitude"], "complete": True})
+        self.start_over(session)
+        self._call(session, "save_patient_profile", fields, step)
+        for key in ("interventions_of_interest",):
+            value = getattr(form, key).strip()
+            if value:
+                session.intake_answers[key] = value
+            else:
+                session.intake_answers.pop(key, None)
+        filters: dict[str, Any] = {"condition": form.diagnosis.strip(), "age": form.age,
+                                   "sex": (form.sex or "").upper(), "near": form.location.strip()}
+        if form.travel_radius_miles is not None:
+            filters.update({"radius": form.travel_radius_miles, "radius_unit": "mi"})
+        if form.preferred_phases:
+            filters["phase"] = list(form.preferred_phases)
+        self._call(session, "emit_partial_filters", filters, step)
+        self._call(session, "update_session_phase", {"phase": "search", "reason": "guided intake form saved"}, step)
+        distance = (f"within {form.travel_radius_miles:g} miles of" if form.travel_radius_miles is not None
+                    else "at any distance from")
+        step.text = (f"Thank you. I saved your answers: {form.diagnosis.strip()}, age {form.age}, {form.sex}, "
+                     f"{distance} {place['name']}. Next I will search the trial database.")
+        self._say(session, "Here are my answers to the intake form.", step.text)
+        return step
+
+    def strategies(self, session: AssistantSession) -> list[tuple[str, dict[str, Any]]]:
+        """The search calls for this patient, in order: exact, broader, intervention (any distance, nearest first),
+        phase (wider radius is added while running when too few trials are found)."""
+        p = session.patient_profile
+        base: dict[str, Any] = {"latitude": p["latitude"], "longitude": p["longitude"], "age": p["age"],
+                                "sex": str(p["sex"]).upper(), "statuses": list(DEFAULT_STATUSES), "limit": MAX_TRIALS}
+        radius = p.get("travel_radius_miles")
+        near = dict(base, radius_miles=radius) if radius else dict(base)
+        diagnosis = p["diagnosis"]
+        calls: list[tuple[str, dict[str, Any]]] = [("exact", dict(near, condition=diagnosis))]
+        wider = broader_condition(diagnosis)
+        if wider:
+            calls.append(("broader", dict(near, condition=wider)))
+        wanted = session.intake_answers.get("interventions_of_interest")
+        if wanted:
+            calls.append(("intervention", dict(base, condition=diagnosis, intervention=wanted)))
+        if p.get("preferred_phases"):
+            calls.append(("phase", dict(near, condition=diagnosis, phases=list(p["preferred_phases"]))))
+        return calls
+
+    def run_search(self, session: AssistantSession) -> StepResult:
+        """Run the search strategies (deduplicated by the tool), widen the distance when few trials are near."""
+        if not session.flags["intake_complete"]:
+            raise GuidedError("Please fill in the intake form first.")
+        step = StepResult("")
+        session.phase = "search"
+        calls = self.strategies(session)
+        done: list[str] = []
+        for i, (strategy, args) in enumerate(calls, start=1):
+            self._status(step, f"Search {i} of {len(calls)}: {strategy.replace('_', ' ')} ({args.get('condition') or ''}"
+                               f"{' + ' + args['intervention'] if args.get('intervention') else ''})")
+            result = self._call(session, "search_trials", {"strategy": strategy, **args}, step)
+            done.append(f"{strategy.replace('_', ' ')}: {result['returned']} trials ({result['new_this_session']} new)")
+        radius = session.patient_profile.get("travel_radius_miles")
+        if len(session.candidates) < MIN_GOOD_CANDIDATES:
+            exact = dict(calls[0][1])
+            wider_radius = min(MAX_RADIUS_MILES, max(float(radius) * 3, float(radius) + 200)) if radius else None
+            for limit in ([wider_radius] if wider_radius else []) + [None]:
+                if len(session.candidates) >= MIN_GOOD_CANDIDATES:
+                    break
+                args = {k: v for k, v in exact.items() if k != "radius_miles"}
+                if limit is not None:
+                    args["radius_miles"] = limit
+                where = f"within {limit:g} miles" if limit else "at any distance"
+                self._status(step, f"Few trials found nearby; searching {where}.")
+                result = self._call(session, "search_trials", {"strategy": "wider_radius", **args}, step)
+                done.append(f"wider radius ({where}): {result['returned']} trials ({result['new_this_session']} new)")
+        found = len(session.candidates)
+        lines = "\n".join(f"- {d}" for d in done)
+        if not found:
+            step.text = ("I could not find open trials for this condition in our copy of the registry, even without a "
+                         f"distance limit. What I tried:\n{lines}\n\nYou can change the diagnosis wording or the "
+                         "preferences in the form and search again.")
+            self._say(session, "Please search for trials.", step.text)
+            return step
+        self._call(session, "update_session_phase", {"phase": "matching", "reason": "guided search done"}, step)
+        first = list(session.candidates.values())[:3]
+        named = "; ".join(f"{t['nct_id']} ({truncate(t.get('title') or '', 70)})" for t in first)
+        step.text = (f"I found {found} different trials (duplicates across searches removed). What I tried:\n{lines}\n\n"
+                     f"The first ones are {named}. Next I will check each one's eligibility criteria against your answers.")
+        self._say(session, "Please search for trials.", step.text)
+        return step
+
+    def run_matching(self, session: AssistantSession, limit: int = MAX_MATCHED) -> StepResult:
+        """Judge every criterion of the first `limit` candidates with the rules, save the matches, show the cards."""
+        if not session.candidates:
+            raise GuidedError("There are no trials to check yet; run the search first.")
+        step = StepResult("")
+        session.phase = "matching"
+        patient = self.patient(session)
+        ids = list(session.candidates)[:limit]
+        matches = []
+        for i, nct_id in enumerate(ids, start=1):
+            self._status(step, f"Checking trial {i} of {len(ids)}: {nct_id}")
+            matches.append(self._assess(session, nct_id, patient, step))
+        self._call(session, "save_matched_trials", {"trials": matches}, step)
+        ranked = [m["nct_id"] for m in session.matched_trials]
+        self._call(session, "emit_trial_cards", {"nct_ids": ranked[:20], "selectable": True}, step)
+        self._call(session, "update_session_phase", {"phase": "selection", "reason": "guided matching done"}, step)
+        counts = {v: sum(1 for m in session.matched_trials if m["verdict"] == v)
+                  for v in ("eligible", "uncertain", "excluded", "not_relevant")}
+        best = session.matched_trials[0]
+        step.text = (f"I checked {len(matches)} trials against their published criteria with fixed rules: "
+                     f"{counts['eligible']} look possible, {counts['uncertain']} need more information, "
+                     f"{counts['excluded']} seem to rule you out, {counts['not_relevant']} are about another condition. "
+                     f"The best fit is {best['nct_id']} (fit {best['fit_score']}/100). Tick the trials you want in your "
+                     "report below. Your doctor and the trial team make the real decision.")
+        self._say(session, "Please check which trials I might be eligible for.", step.text)
+        return step
+
+    def patient(self, session: AssistantSession) -> PatientProfile:
+        """The rule evaluator's view of the saved profile."""
+        p = session.patient_profile
+        conditions = [p.get("diagnosis", "")] + [p.get(k, "") for k in ("stage", "subtype")]
+        conditions += list(p.get("other_conditions") or [])
+        return PatientProfile(
+            age_years=float(p["age"]) if p.get("age") is not None else None,
+            sex=p.get("sex"),
+            conditions=tuple(c for c in conditions if c),
+            biomarkers=tuple(p.get("biomarkers") or ()),
+            treatments=tuple(p.get("treatments") or ()),
+            ecog=p.get("ecog"),
+            notes=p.get("notes") or None,
+        )
+
+    def _assess(self, session: AssistantSession, nct_id: str, patient: PatientProfile, step: StepResult) -> dict[str, Any]:
+        # The backend's record, not the tool's: the tool shortens long criteria for the model, the rules read all.
+        self._call(session, "get_eligibility_criteria", {"nct_id": nct_id}, step)
+        info = self.backend.get_eligibility_criteria(nct_id) or {}
+        details = self._call(session, "get_trial_details", {"nct_id": nct_id}, step)
+        sites = self._call(session, "get_trial_locations", {"nct_id": nct_id, "limit": 1}, step)
+        results, criteria = self.judge(info, patient)
+        candidate = session.candidates.get(nct_id, {})
+        # Searches made with the diagnosis itself already passed the search tool's condition check (which also
+        # reads MeSH terms); trials from the broader or intervention searches are checked here.
+        about = bool(set(candidate.get("strategies", [])) & {"exact", "wider_radius", "phase"}) or condition_matches(
+            session.patient_profile.get("diagnosis", ""),
+            {"conditions": details.get("conditions") or candidate.get("conditions") or [], "title": details.get("title") or ""},
+        )
+        verdict = trial_verdict(results, about)
+        missing_text = not (info.get("inclusion") or info.get("exclusion"))
+        checklist = gap_checklist([r for r in results if r.text != FULL_CRITERIA])
+        unknowns = ([{"kind": "record", "text": truncate(r, 300)} for r in checklist.records]
+                    + [{"kind": "question", "text": truncate(q, 300)} for q in checklist.questions])
+        if missing_text:
+            unknowns.insert(0, {"kind": "question", "text": f"What are the full eligibility criteria of {nct_id}? "
+                                                             "Ask the trial team or read them on ClinicalTrials.gov."})
+        nearest = (sites.get("sites") or [None])[0]
+        nearest_text = ""
+        miles = None
+        if nearest:
+            place = ", ".join(x for x in (nearest.get("facility"), nearest.get("city"), nearest.get("state"),
+                                          nearest.get("country")) if x)
+            miles = nearest.get("distance_miles")
+            nearest_text = truncate(place + (f" — about {miles:g} miles away" if miles is not None else ""), 300) or ""
+        radius = session.patient_profile.get("travel_radius_miles")
+        too_far = miles is not None and radius is not None and miles > float(radius)
+        score, why = guided_fit(results, missing_text=missing_text, too_far=too_far)
+        effects = self._side_effects(session, nct_id, details, step)
+        summary_bits = [f"{truncate(details.get('title') or '', 160)}.",
+                        f"{_phase_words(details.get('phases') or [])}; {label('status', details.get('status')).lower()}.",
+                        why, verdict.reason]
+        if effects:
+            summary_bits.append(effects)
+        return {
+            "nct_id": nct_id,
+            "fit_score": score,
+            "verdict": verdict.verdict.value,
+            "summary": truncate(" ".join(summary_bits), 700),
+            "criteria": criteria[:60],
+            "unknowns": unknowns[:20],
+            "what_to_expect": truncate(self._what_to_expect(details), 900),
+            "nearest_site": nearest_text,
+        }
+
+    @staticmethod
+    def judge(info: Mapping[str, Any], patient: PatientProfile) -> tuple[list[CriterionResult], list[dict[str, Any]]]:
+        """Rule judgements for a trial's structured limits and every listed criterion, as scoring results and as
+        save_matched_trials criteria."""
+        results: list[CriterionResult] = []
+        criteria: list[dict[str, Any]] = []
+
+        def add(kind: CriterionKind, text: str, result_label: Label, reason: str, plain: str | None = None) -> None:
+            results.append(CriterionResult(kind, result_label, text, reason))
+            criteria.append({"type": kind, "criterion": truncate(text, 600), "status": criterion_status(result_label, kind),
+                             "plain": plain or _plain(text), "reason": truncate(reason, 400)})
+
+        structured = structured_criteria(info.get("min_age"), info.get("max_age"), info.get("sex"))
+        if not any(c.text.startswith("Age") for c in structured):
+            add("inclusion", "Any age", Label.MET, "The trial sets no age limit.", "There is no age limit.")
+        if not any(c.text.startswith("Sex") for c in structured):
+            add("inclusion", "Sex: any", Label.MET, "The trial takes people of any sex.", "People of any sex can join.")
+        for criterion in structured:
+            judgement = evaluate(criterion.text, criterion.kind, patient)
+            add(criterion.kind, criterion.text, judgement.label, judgement.reason)
+        if info.get("healthy_volunteers") is True and patient.conditions:
+            add("inclusion", "Accepts healthy volunteers", Label.NEEDS_DISCUSSION,
+                "The trial also takes healthy volunteers; ask whether your condition makes you a patient or a volunteer here.",
+                "The trial also takes healthy people.")
+        listed = [("inclusion", c) for c in info.get("inclusion") or []] + [("exclusion", c) for c in info.get("exclusion") or []]
+        if not listed:
+            add("inclusion", FULL_CRITERIA, Label.NOT_ENOUGH_INFO,
+                "Our copy of the registry does not have this trial's criteria text; read them on ClinicalTrials.gov.",
+                "Check the full list of who can join on ClinicalTrials.gov.")
+        for kind, text in listed:
+            judgement = evaluate(text, kind, patient)  # type: ignore[arg-type]
+            add(kind, text, judgement.label, judgement.reason)  # type: ignore[arg-type]
+        return results, criteria
+
+    def _side_effects(self, session: AssistantSession, nct_id: str, details: Mapping[str, Any], step: StepResult) -> str:
+        if not details.get("has_results"):
+            return ""
+        report = self._call(session, "get_adverse_events", {"nct_id": nct_id}, step)
+        if not report.get("has_results"):
+            return ""
+        common = [e for e in (report.get("other") or []) + (report.get("serious") or []) if e.get("percent")]
+        common.sort(key=lambda e: -(e["percent"] or 0))
+        if not common:
+            return ""
+        listed = ", ".join(f"{str(e['term']).lower()} ({e['percent']:g}%)" for e in common[:3])
+        return f"Side effects reported most often in its results: {listed}."
+
+    @staticmethod
+    def _what_to_expect(details: Mapping[str, Any]) -> str:
+        parts = []
+        phases = details.get("phases") or []
+        if phases == ["NA"]:
+            parts.append("This study has no drug phase (it tests something like a device, a programme or a way of care).")
+        elif phases:
+            parts.append(f"This is a {_phase_words(phases)} study.")
+        arms = details.get("arms") or []
+        if arms:
+            names = "; ".join(a.get("title") or "" for a in arms[:3] if a.get("title"))
+            parts.append(f"It has {len(arms)} group{'s' if len(arms) != 1 else ''} of participants"
+                         f"{': ' + names if names else ''}.")
+        if details.get("enrollment"):
+            parts.append(f"It plans to include about {details['enrollment']:,} people.")
+        if details.get("start_date") or details.get("completion_date"):
+            parts.append(f"It runs from {details.get('start_date') or 'an unknown date'} to "
+                         f"{details.get('completion_date') or 'an unknown date'}.")
+        outcomes = details.get("primary_outcomes") or []
+        if outcomes:
+            parts.append(f"Its main measure: {truncate(outcomes[0], 200)}.")
+        return " ".join(parts) or "The registry record does not describe the visits or procedures."
+
+    def select(self, session: AssistantSession, nct_ids: Sequence[str]) -> StepResult:
+        """Record the trials the patient ticked and move to the report phase."""
+        ids = list(dict.fromkeys(i.strip().upper() for i in nct_ids))
+        if not ids:
+            raise GuidedError("Please tick at least one trial for your report.")
+        bad = [i for i in ids if not NCT_RE.fullmatch(i) or session.matched(i) is None]
+        if bad:
+            raise GuidedError(f"These trials were not among the assessed trials: {', '.join(bad)}.")
+        step = StepResult("")
+        session.selected_nct_ids = ids
+        session.flags["selection_complete"] = True
+        self._call(session, "update_session_phase", {"phase": "report", "reason": "patient selected trials"}, step)
+        step.text = f"Thank you. Your report will cover {', '.join(ids)}. Press “Write my report” when you are ready."
+        self._say(session, f"I have chosen these trials for my report: {', '.join(ids)}.", step.text)
+        return step
+
+    def make_report(self, session: AssistantSession) -> StepResult:
+        """Write the report for the selected trials (summary, questions and glossary made by rules)."""
+        if not session.selected_nct_ids:
+            raise GuidedError("Please choose at least one trial first.")
+        step = StepResult("")
+        if session.phase not in ("report", "followup"):
+            self._call(session, "update_session_phase", {"phase": "report", "reason": "report requested"}, step)
+        self._status(step, "Writing your report…")
+        selected = [m for i in session.selected_nct_ids if (m := session.matched(i)) is not None]
+        self._call(session, "generate_report", {"summary": self.report_summary(session),
+                                                "questions_for_doctor": self.questions(selected),
+                                                "glossary": self.glossary(session, selected)}, step)
+        if session.phase != "followup":
+            self._call(session, "update_session_phase", {"phase": "followup", "reason": "report written"}, step)
+        step.text = ("Your report is ready: it covers the trials you chose, how each one's criteria compare with your "
+                     "answers, what is still unknown, and questions for your doctor. It is a starting point for a talk "
+                     "with your doctor, not a decision.")
+        self._say(session, "Please write my report.", step.text)
+        return step
+
+    @staticmethod
+    def report_summary(session: AssistantSession) -> str:
+        """The report's opening paragraph, from the saved profile and the search and matching counts."""
+        p = session.patient_profile
+        details = ", ".join(x for x in (p.get("stage"), p.get("subtype")) if x)
+        radius = p.get("travel_radius_miles")
+        where = f"within {radius:g} miles of {p.get('location')}" if radius else f"at any distance from {p.get('location')}"
+        strategies = sorted({s for c in session.candidates.values() for s in c.get("strategies", [])})
+        text = (f"You are {p.get('age')} years old, {p.get('sex')}, with {p.get('diagnosis')}"
+                f"{' (' + details + ')' if details else ''}. We searched our copy of the ClinicalTrials.gov registry "
+                f"for open trials {where}, with {len(strategies)} search strategies ({', '.join(strategies)}), and "
+                f"found {len(session.candidates)} trials. We checked {len(session.matched_trials)} of them against "
+                "their published criteria with fixed rules (guided mode, no AI), and you chose "
+                f"{len(session.selected_nct_ids)} for this report.")
+        return truncate(text, 2000) or ""
+
+    @staticmethod
+    def questions(selected: Sequence[Mapping[str, Any]]) -> list[str]:
+        """Questions for the doctor: the open questions of the selected trials, then records to ask about."""
+        asked: dict[str, None] = {}
+        for match in selected:
+            for item in match.get("unknowns") or []:
+                if item["kind"] == "question":
+                    asked[item["text"]] = None
+        for match in selected:
+            for item in match.get("unknowns") or []:
+                if item["kind"] == "record":
+                    asked[f"Can we get these ready for the trial team: {item['text'][0].lower()}{item['text'][1:]}?"] = None
+        ids = ", ".join(m["nct_id"] for m in selected)
+        asked[f"Given my treatment so far, would joining {ids} be a reasonable option for me?"] = None
+        return [truncate(q, 300) or "" for q in list(asked)[:12]]
+
+    @staticmethod
+    def glossary(session: AssistantSession, selected: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
+        """Terms from GLOSSARY that the report's text uses, plus the basics every report needs."""
+        text = json.dumps([session.patient_profile, list(selected)], ensure_ascii=False).lower()
+        entries = [{"term": term, "meaning": meaning} for term, (pattern, meaning) in GLOSSARY.items()
+                   if term in ALWAYS_EXPLAINED or re.search(pattern, text)]
+        return entries[:30]
+
+
+ALWAYS_EXPLAINED = frozenset({"Clinical trial", "Inclusion criteria", "Exclusion criteria", "NCT number",
+                              "Fit score"})
+# term -> (regular expression that finds it in the report's text, meaning in plain words)
+GLOSSARY: dict[str, tuple[str, str]] = {
+    "Clinical trial": ("", "A research study that tests a medicine, device or way of care in people."),
+    "NCT number": ("", "The trial's ID on ClinicalTrials.gov, NCT followed by eight digits."),
+    "Inclusion criteria": ("", "The things that must be true about you to join a trial."),
+    "Exclusion criteria": ("", "The things that would keep you out of a trial."),
+    "Fit score": ("", "A 0–100 number: the share of the criteria we could check that came out in your favour."),
+    "Phase 1": (r"\bphase ?1\b", "An early study that tests safety and dose in a small group of people."),
+    "Phase 2": (r"\bphase ?2\b", "A study that checks whether a treatment works and what its side effects are."),
+    "Phase 3": (r"\bphase ?3\b", "A large study that compares a new treatment with the usual one."),
+    "Phase 4": (r"\bphase ?4\b", "A study of a treatment that is already approved, to learn more about it."),
+    "Placebo": (r"placebo", "A dummy treatment with no active medicine, used for comparison."),
+    "Randomized": (r"randomi[sz]", "People are put into the study's groups by chance, like a coin toss."),
+    "ECOG performance status": (r"\becog\b|performance status", "A 0–5 scale doctors use for how active you are day to day; 0 is fully active."),
+    "Biomarker": (r"\b(biomarker|egfr|alk|her2|pd-l1|kras|brca)", "A measurable sign in blood or tissue, such as a gene change, that can guide treatment."),
+    "Metastatic": (r"metasta", "Cancer that has spread from where it started to other parts of the body."),
+    "Adenocarcinoma": (r"adenocarcinoma", "A cancer that starts in gland cells, such as those lining the lungs or bowel."),
+    "Non-small cell lung cancer": (r"non-small|nsclc", "The most common kind of lung cancer (NSCLC)."),
+    "Chemotherapy": (r"chemotherap", "Medicines that kill fast-growing cells such as cancer cells."),
+    "Immunotherapy": (r"immunotherap|pd-1|pd-l1|checkpoint", "Treatment that helps your immune system fight a disease."),
+    "Radiation therapy": (r"radiation|radiotherap", "Treatment with high-energy rays aimed at a tumour."),
+    "HbA1c": (r"\b(hba1c|a1c)\b|glycated", "A blood test that shows your average blood sugar over the last 2–3 months."),
+    "Type 2 diabetes": (r"type 2 diabetes|\bt2dm?\b", "A long-term condition in which the body does not use insulin well, so blood sugar runs high."),
+    "Insulin": (r"insulin", "A hormone that lowers blood sugar; also given as a medicine."),
+    "BMI": (r"\bbmi\b|body mass index", "Body mass index: weight compared with height, used to describe body size."),
+    "eGFR": (r"\bgfr\b|kidney function|creatinine clearance", "A blood-test estimate of how well your kidneys filter."),
+    "Informed consent": (r"consent", "Agreeing to join after the trial team has explained the study and its risks."),
+    "Adverse event": (r"side effect|adverse", "Any unwanted medical event during a trial, whether or not the treatment caused it."),
+    "Contraception": (r"contracept|birth control", "Ways to prevent pregnancy; many trials require it."),
+    "Washout period": (r"washout", "A time without certain medicines before starting a trial."),
+}
