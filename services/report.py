@@ -30,7 +30,7 @@ CHROMIUM_PATHS = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/go
 PDF_TIMEOUT_SECONDS = 60.0
 MAX_SERIOUS_EVENTS = 5
 MAX_OTHER_EVENTS = 8
-MAX_PLAIN_SUMMARY_CHARS = 900
+MAX_REGISTRY_SUMMARY_CHARS = 700
 
 DISCLAIMER = (
     "This report is not medical advice. It was put together by a computer program from what you told it and "
@@ -375,7 +375,7 @@ def trial_view(
     criteria = criterion_rows(match.get("criteria") or [])
     counts = {css: sum(1 for c in criteria if c["css"] == css) for css in ("met", "notmet", "discuss", "unknown")}
     plain_summary = _paragraphs(match.get("summary"))
-    registry_summary = _shorten(_text(details.get("summary")), MAX_PLAIN_SUMMARY_CHARS)
+    registry_summary = _shorten(_text(details.get("summary")), MAX_REGISTRY_SUMMARY_CHARS)
     start, end = details.get("start_date"), details.get("completion_date")
     months = _months_between(start, end)
     where, distance = _site_text(site, match.get("nearest_site"))
@@ -404,7 +404,7 @@ def trial_view(
         "verdict": verdict.display if verdict else "Not assessed",
         "verdict_class": _VERDICT_CLASS[verdict] if verdict else "uncertain",
         "plain_summary": plain_summary,
-        "registry_summary": registry_summary if not plain_summary else "",
+        "registry_summary": registry_summary,
         "criteria": criteria,
         "counts": counts,
         "unknowns": unknowns,

@@ -230,6 +230,7 @@ def test_report_references_and_disclaimer(case: SimpleNamespace) -> None:
     assert element_texts(case.html.split('id="disclaimer"')[1].split("</section>")[0], "p") == [report.DISCLAIMER]
 
 
+@pytest.mark.browser
 def test_report_pdf_is_produced_by_chromium(case: SimpleNamespace) -> None:
     if not os.path.exists(CHROMIUM):
         pytest.skip("Debian's chromium is not installed, so no PDF engine is present")
