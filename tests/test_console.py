@@ -226,6 +226,15 @@ def test_console_role_setup_on_a_fresh_server(scratch_dir):
                 console.protection(plain).note
             assert console.run_query("SELECT nct_id FROM studies ORDER BY 1", db=plain).rows == (
                 ("NCT00000001",), ("NCT00000002",))
+            # An external read-only database (the AACT cloud, a replica): the page says the transaction guards alone.
+            read_only = Database(plain.url, read_only=True, pool_size=1)
+            try:
+                assert console.protection(read_only) == console.Protection(
+                    None, "Only the READ ONLY transaction and the query check protect the data: this database is "
+                          "connected read-only, so the app created no reader role.")
+                assert console.run_query("SELECT count(*) AS n FROM studies", db=read_only).rows == ((2,),)
+            finally:
+                read_only.close()
             # A CREATEROLE user that is not a superuser creates it, grants it and may switch to it; twice is fine.
             maker.execute_script(ROLE_SQL)
             maker.execute_script(ROLE_SQL)

@@ -83,7 +83,8 @@ def test_sql_page_example_with_parameter(db):
     at.run()
     assert [t.label for t in at.text_input if t.key.startswith("sql_param_")] == [":country"]
     _run(at, country="France")
-    expected = console.run_query(console.examples()[3].sql, {"country": "France"}, db=db)
+    example = {e.name: e for e in console.examples()}["recruiting_sites_in_country"]
+    expected = console.run_query(example.sql, {"country": "France"}, db=db)
     assert expected.rows
     assert at.dataframe[0].value.to_dict("list") == expected.frame().to_dict("list")
 
