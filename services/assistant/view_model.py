@@ -1,0 +1,283 @@
+"""Shaping for the Assistant page: phase steps, cards, the site map, usage, filter changes (no Streamlit here)."""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+import pydeck as pdk
+
+from services import mapdeck, sitemap
+from services.assistant.session import PHASES, AssistantSession
+from services.assistant.tools import ACTIVITY_LEVELS, TrialBackend, trial_card
+from services.assistant.trimming import message_size, policy_for
+from services.filters import Filters
+from services.limits import ConcurrencyGate
+from services.normalize import label
+
+PHASE_TITLES: dict[str, str] = {
+    "intake": "About you", "search": "Search", "matching": "Check eligibility", "selection": "Choose trials",
+    "report": "Report", "followup": "Follow-up",
+}
+VERDICT_TEXT: dict[str, tuple[str, str]] = {
+    "eligible": ("Looks eligible", "#1a7f37"),
+    "uncertain": ("Needs more information", "#9a6700"),
+    "excluded": ("Likely not eligible", "#cf222e"),
+    "not_relevant": ("Not for your condition", "#6e7781"),
+}
+CHARS_PER_TOKEN = 4  # a rough size of a token in English text, for the context estimate only
+MAP_SITE_CAP = 3_000
+_FILTER_KEYS = ("condition", "intervention", "age", "sex", "near", "radius", "radius_unit", "phase", "status")
+
+
+@dataclass(frozen=True)
+class PhaseStep:
+    """One step of the six-step indicator."""
+
+    number: int
+    phase: str
+    title: str
+    state: str  # "done" | "current" | "todo"
+
+
+def phase_steps(session: AssistantSession) -> list[PhaseStep]:
+    """The six phases with done / current / to-do states (a phase is done once the conversation moved past it)."""
+    current = PHASES.index(session.phase)
+    steps = []
+    for i, phase in enumerate(PHASES):
+        state = "current" if i == current else "done" if i < current else "todo"
+        steps.append(PhaseStep(i + 1, phase, PHASE_TITLES[phase], state))
+    return steps
+
+
+def phase_html(steps: Sequence[PhaseStep]) -> str:
+    """The indicator as a row of numbered pills (inline styles, safe text)."""
+    colours = {"done": ("#dafbe1", "#1a7f37"), "current": ("#0969da", "#ffffff"), "todo": ("#f6f8fa", "#57606a")}
+    pills = []
+    for step in steps:
+        bg, fg = colours[step.state]
+        mark = "✓ " if step.state == "done" else f"{step.number}. "
+        weight = 700 if step.state == "current" else 500
+        pills.append(f'<span style="background:{bg};color:{fg};border-radius:14px;padding:4px 11px;margin:2px 4px 2px 0;'
+                     f'display:inline-block;font-size:0.9rem;font-weight:{weight};border:1px solid #d0d7de">'
+                     f"{mark}{html.escape(step.title)}</span>")
+    return '<div class="phase-steps" aria-label="Assistant progress">' + "".join(pills) + "</div>"
+
+
+def filter_changes(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Dashboard filter fields (for ui_state.update_filters) from the assistant's filter values."""
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        if key not in _FILTER_KEYS or value in (None, "", [], ()):
+            continue
+        if key in ("condition", "intervention", "near"):
+            out[key] = " ".join(str(value).split())[:200]
+        elif key == "age":
+            out["age"] = float(value)
+        elif key == "sex":
+            out["sex"] = str(value).upper() if str(value).upper() in ("FEMALE", "MALE") else None
+        elif key == "radius":
+            out["radius"] = float(value)
+        elif key == "radius_unit":
+            out["unit"] = "km" if value == "km" else "mi"
+        elif key in ("phase", "status"):
+            out[key] = tuple(value)
+    return out
+
+
+def dashboard_seed(f: Filters) -> dict[str, Any]:
+    """What the dashboard filters can tell the assistant about the patient (for session.seed_from_dashboard)."""
+    seed: dict[str, Any] = {"condition": f.condition, "age": int(f.age) if f.age is not None else None,
+                            "sex": f.sex, "near": f.near}
+    if f.near:
+        seed["radius"] = f.radius
+        seed["radius_unit"] = f.unit
+    return {k: v for k, v in seed.items() if v not in (None, "")}
+
+
+def form_defaults(session: AssistantSession, f: Filters) -> dict[str, Any]:
+    """Starting values for the guided intake form: the saved profile, else the dashboard seed or filters."""
+    p = session.patient_profile
+    seeded = {k.removeprefix("dashboard_"): v for k, v in session.intake_answers.items() if k.startswith("dashboard_")}
+    sex = p.get("sex") or (str(seeded.get("sex") or f.sex or "").lower() or None)
+    radius = p.get("travel_radius_miles", seeded.get("radius", f.radius if f.near else 100.0))
+    if seeded.get("radius_unit", f.unit) == "km" and "travel_radius_miles" not in p and radius is not None:
+        radius = float(radius) / 1.609344
+    return {
+        "diagnosis": p.get("diagnosis") or seeded.get("condition") or f.condition or "",
+        "stage": p.get("stage", ""),
+        "subtype": p.get("subtype", ""),
+        "biomarkers": ", ".join(p.get("biomarkers") or []),
+        "treatments": ", ".join(p.get("treatments") or []),
+        "age": p.get("age", seeded.get("age", int(f.age) if f.age is not None else None)),
+        "sex": sex if sex in ("female", "male") else None,
+        "location": p.get("location") or seeded.get("near") or f.near or "",
+        "travel_radius_miles": float(radius) if radius is not None else None,
+        "activity_level": p.get("activity_level"),
+        "trial_types": list(p.get("trial_types") or []),
+        "preferred_phases": list(p.get("preferred_phases") or []),
+        "interventions_of_interest": session.intake_answers.get("interventions_of_interest", ""),
+        "other_conditions": ", ".join(p.get("other_conditions") or []),
+        "notes": p.get("notes", ""),
+    }
+
+
+def open_widget(session: AssistantSession) -> dict[str, Any] | None:
+    """The newest choice widget that has no answer yet (the one the page shows), if any."""
+    waiting = [w for w in session.widgets.values() if "answer" not in w]
+    return waiting[-1] if waiting else None
+
+
+def cards_to_show(session: AssistantSession, events: Iterable[Mapping[str, Any]] = ()) -> tuple[list[dict[str, Any]], bool]:
+    """The trial cards for the page and whether they can be ticked: the newest trial_cards event of this turn,
+    else every scored trial while the patient is choosing (so cards come back after a reload or a restart)."""
+    latest = [e for e in events if e.get("type") == "trial_cards"]
+    if latest:
+        event = latest[-1]
+        return [dict(c) for c in event["trials"]], bool(event.get("selectable", True))
+    if session.matched_trials and session.phase in ("matching", "selection"):
+        cards = [trial_card(session, m["nct_id"]) for m in session.matched_trials]
+        return [c for c in cards if c is not None], True
+    return [], False
+
+
+def card_view(card: Mapping[str, Any]) -> dict[str, Any]:
+    """Display strings for one trial card."""
+    verdict = card.get("verdict")
+    words, colour = VERDICT_TEXT.get(str(verdict), ("Not assessed yet", "#6e7781"))
+    phases = card.get("phases") or []
+    nearest = card.get("nearest_site")
+    if isinstance(nearest, Mapping):
+        place = ", ".join(str(nearest.get(k)) for k in ("facility", "city", "state") if nearest.get(k))
+        miles = nearest.get("distance_miles")
+        nearest = place + (f" — about {miles:g} miles away" if isinstance(miles, int | float) else "")
+    return {
+        "nct_id": card["nct_id"],
+        "title": card.get("title") or card["nct_id"],
+        "url": card.get("url") or f"https://clinicaltrials.gov/study/{card['nct_id']}",
+        "fit": card.get("fit_score"),
+        "verdict": words,
+        "colour": colour,
+        "status": label("status", card.get("status")) if card.get("status") else "",
+        "phases": ", ".join(label("phase", p) for p in phases) if phases else "No phase",
+        "summary": card.get("summary") or "",
+        "nearest": nearest or "",
+    }
+
+
+def badge_html(text: str, colour: str) -> str:
+    """A small coloured label."""
+    return (f'<span style="background:{colour};color:#fff;border-radius:10px;padding:2px 9px;font-size:0.8rem;'
+            f'font-weight:600">{html.escape(text)}</span>')
+
+
+def site_points(backend: TrialBackend, nct_ids: Sequence[str], origin: tuple[float, float] | None,
+                cap: int = MAP_SITE_CAP) -> pd.DataFrame:
+    """Located sites of the given trials as map points (lat, lon, colour, tooltip lines), nearest first."""
+    rows: list[dict[str, Any]] = []
+    for nct_id in nct_ids:
+        for site in backend.get_trial_locations(nct_id, origin) or []:
+            if site.get("latitude") is None or site.get("longitude") is None:
+                continue
+            miles = site.get("distance_miles")
+            rows.append({
+                "lat": float(site["latitude"]), "lon": float(site["longitude"]), "nct_id": nct_id,
+                "color": [*sitemap.status_colour(site.get("status") or "RECRUITING"), 220], "weight": 1,
+                "t_title": nct_id,
+                "t_sub": ", ".join(x for x in (site.get("facility"), site.get("city"), site.get("state")) if x),
+                "t_l1": site.get("country") or "",
+                "t_l2": f"{miles:g} miles away" if isinstance(miles, int | float) else "",
+                "distance": miles if isinstance(miles, int | float) else float("inf"),
+            })
+    frame = pd.DataFrame(rows, columns=["lat", "lon", "nct_id", "color", "weight", "t_title", "t_sub", "t_l1", "t_l2",
+                                        "distance"])
+    return frame.sort_values("distance", kind="stable").head(cap).reset_index(drop=True)
+
+
+def cards_deck(points: pd.DataFrame, origin: tuple[float, float] | None, radius_miles: float | None,
+               place_name: str = "You") -> pdk.Deck:
+    """A small offline map: shipped outlines, the trials' sites, the patient's place and travel radius."""
+    layers: list[pdk.Layer] = mapdeck.outline_layers(states=True)
+    if origin is not None and radius_miles:
+        layers.append(mapdeck.ring_layer(origin[0], origin[1], float(radius_miles)))
+    if len(points):
+        layers.append(mapdeck.site_layer(points, aggregated=False))
+    if origin is not None:
+        layers.extend(mapdeck.pin_layers(place_name, origin[0], origin[1], float(radius_miles or 0)))
+        view = mapdeck.view_for_place(origin[0], origin[1], max(float(radius_miles or 0), 150.0) * 1.6)
+    else:
+        view = mapdeck.view_for_points(points)
+    return pdk.Deck(layers=layers, initial_view_state=view, map_style=None, tooltip=mapdeck.TOOLTIP)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts and the size of the conversation the next model call would send."""
+
+    model_calls: int
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    context_tokens: int
+    trim_at_tokens: int
+    trimming: bool
+
+
+def usage(session: AssistantSession) -> Usage:
+    """Running totals plus an estimate of the history's size against the trimming threshold."""
+    chars = sum(message_size(m) for m in session.messages)
+    policy = policy_for(session.phase, session.flags["intake_complete"])
+    u = session.usage
+    return Usage(u.model_calls, u.input_tokens, u.output_tokens, u.cache_read_input_tokens,
+                 chars // CHARS_PER_TOKEN, policy.max_chars // CHARS_PER_TOKEN, session.settings.trimming)
+
+
+def profile_lines(session: AssistantSession) -> list[str]:
+    """The saved profile in plain lines for the side panel."""
+    p = session.patient_profile
+    lines = []
+    for key, title in (("diagnosis", "Diagnosis"), ("stage", "Stage"), ("subtype", "Subtype"), ("age", "Age"),
+                       ("sex", "Sex"), ("location", "Place"), ("travel_radius_miles", "Travel up to (miles)"),
+                       ("ecog", "ECOG"), ("biomarkers", "Biomarkers"), ("treatments", "Treatments"),
+                       ("preferred_phases", "Preferred phases")):
+        value = p.get(key)
+        if value in (None, "", []):
+            continue
+        if isinstance(value, list):
+            value = ", ".join(label("phase", v) if key == "preferred_phases" else str(v) for v in value)
+        lines.append(f"{title}: {value:g}" if isinstance(value, float) else f"{title}: {value}")
+    return lines
+
+
+def activity_options() -> list[str]:
+    """The activity-level answers (each maps to an ECOG score)."""
+    return list(ACTIVITY_LEVELS)
+
+
+def events_json(events: Sequence[Mapping[str, Any]]) -> str:
+    """UI events as JSON text (kept in page state between reruns)."""
+    return json.dumps(list(events), ensure_ascii=False)
+
+
+class GatedModel:
+    """A model client whose calls each hold a slot of the process-wide concurrency gate (services.limits)."""
+
+    def __init__(self, llm: Any, gate: ConcurrencyGate) -> None:
+        self.llm = llm
+        self.gate = gate
+
+    def create(self, **params: Any) -> dict[str, Any]:
+        """One non-streaming call inside a gate slot."""
+        with self.gate.slot():
+            reply: dict[str, Any] = self.llm.create(**params)
+            return reply
+
+    def stream(self, *, on_text: Callable[[str], None] | None = None, **params: Any) -> dict[str, Any]:
+        """One streaming call inside a gate slot."""
+        with self.gate.slot():
+            reply: dict[str, Any] = self.llm.stream(on_text=on_text, **params)
+            return reply

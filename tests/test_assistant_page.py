@@ -1,0 +1,356 @@
+"""The Assistant page with AppTest: a whole model conversation through the fake API, guided mode, resuming a link."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from services import runtime
+from services.assistant import ACTIVITY_LEVELS, AssistantSession, build_registry
+from services.assistant.session import NCT_RE, PHASES
+from services.assistant.store import SessionStore
+from services.assistant.tools import validate
+from services.filters import Filters
+from tests.conftest import PROJECT
+from tests.fake_anthropic import FakeAnthropic, ScriptedTurn, text_block, tool_block
+
+PAGE = str(PROJECT / "pages" / "4_Assistant.py")
+EXPLORE = "pages/1_Explore.py"
+ACTIVE_LIGHT_WORK = list(ACTIVITY_LEVELS)[1]
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
+    with FakeAnthropic() as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-real")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        yield server
+
+
+def _results(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The parsed tool results the app sent back in the newest user message."""
+    last = body["messages"][-1]["content"]
+    return [json.loads(b["content"]) for b in last if b.get("type") == "tool_result"]
+
+
+def _all_results(body: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for message in body["messages"]:
+        if message["role"] == "user" and isinstance(message["content"], list):
+            out += [json.loads(b["content"]) for b in message["content"] if b.get("type") == "tool_result"]
+    return out
+
+
+def _tools(*calls: tuple[str, dict[str, Any]], text: str | None = None) -> ScriptedTurn:
+    content = ([text_block(text)] if text else []) + [tool_block(name, args) for name, args in calls]
+    return ScriptedTurn(content, stop_reason="tool_use")
+
+
+class LungScript:
+    """The model's side of the NSCLC conversation; later steps read the app's tool results like a model would."""
+
+    def __init__(self) -> None:
+        self.place: dict[str, Any] = {}
+        self.candidates: list[str] = []
+
+    def where(self) -> dict[str, Any]:
+        return {"latitude": self.place["latitude"], "longitude": self.place["longitude"], "age": 62, "sex": "MALE"}
+
+    def after_geocode(self, body: dict[str, Any]) -> ScriptedTurn:
+        self.place = _results(body)[0]
+        return _tools(
+            ("save_patient_profile", {"location": "Lompoc, California", "latitude": self.place["latitude"],
+                                      "longitude": self.place["longitude"], "travel_radius_miles": 200}),
+            ("emit_partial_filters", {"near": "Lompoc, California", "radius": 200, "radius_unit": "mi"}),
+            ("emit_widget", {"field": "activity_level", "question": "Which sentence fits your days best?",
+                             "widget_type": "single_select"}),
+        )
+
+    def searches(self, body: dict[str, Any]) -> ScriptedTurn:
+        near = dict(self.where(), radius_miles=200)
+        return _tools(("emit_status", {"message": "Searching for trials near Lompoc…"}),
+                      ("search_trials", {"strategy": "exact", "condition": "NSCLC", **near}),
+                      ("search_trials", {"strategy": "broader", "condition": "lung cancer", **near}))
+
+    def wider(self, body: dict[str, Any]) -> ScriptedTurn:
+        return _tools(("search_trials", {"strategy": "wider_radius", "condition": "NSCLC", **self.where()}))
+
+    def summarise_search(self, body: dict[str, Any]) -> ScriptedTurn:
+        found = [t["nct_id"] for r in _all_results(body) if "trials" in r for t in r["trials"]]
+        self.candidates = list(dict.fromkeys(found))[:3]
+        return _tools(("update_session_phase", {"phase": "matching", "reason": "searches done"}),
+                      text=f"I found {len(set(found))} trials, for example {', '.join(self.candidates)}.")
+
+    def lookups(self, body: dict[str, Any]) -> ScriptedTurn:
+        calls: list[tuple[str, dict[str, Any]]] = [("emit_status", {"message": "Checking 3 trials"})]
+        for nct_id in self.candidates:
+            calls += [("get_eligibility_criteria", {"nct_id": nct_id}), ("get_trial_locations", {"nct_id": nct_id})]
+        return _tools(*calls)
+
+    def save_matches(self, body: dict[str, Any]) -> ScriptedTurn:
+        results = _results(body)[1:]
+        matches = []
+        for i, nct_id in enumerate(self.candidates):
+            eligibility, locations = results[2 * i], results[2 * i + 1]
+            criteria = [{"type": "inclusion", "criterion": f"Ages {eligibility['ages']}", "status": "met",
+                         "plain": "You need to be an adult.", "reason": "You are 62."}]
+            criteria += [{"type": "inclusion", "criterion": c, "status": "not_enough_information",
+                          "plain": "Your doctor needs to confirm this.", "reason": "Not in your profile."}
+                         for c in eligibility["inclusion"][:3]]
+            nearest = locations["sites"][0] if locations["sites"] else {}
+            matches.append({
+                "nct_id": nct_id, "fit_score": 70 - 10 * i, "verdict": "uncertain",
+                "summary": f"A study of NSCLC ({nct_id}); several criteria need your records.",
+                "criteria": criteria,
+                "unknowns": [{"kind": "record", "text": "Your pathology report"},
+                             {"kind": "question", "text": "Has my cancer been tested for EGFR?"}],
+                "nearest_site": f"{nearest.get('city', 'unknown')}, about {nearest.get('distance_miles')} miles",
+            })
+        return _tools(("save_matched_trials", {"trials": matches}))
+
+    def cards(self, body: dict[str, Any]) -> ScriptedTurn:
+        return _tools(("emit_trial_cards", {"nct_ids": self.candidates, "selectable": True}),
+                      ("update_session_phase", {"phase": "selection", "reason": "all scored"}),
+                      text=f"The best fit is {self.candidates[0]}. Tick the trials you want in your report.")
+
+    def report(self, body: dict[str, Any]) -> ScriptedTurn:
+        return _tools(("generate_report", {
+            "summary": "You are 62, with stage IIIA adenocarcinoma of the lung (NSCLC), living in Lompoc.",
+            "questions_for_doctor": ["Has my tumour been tested for EGFR and ALK?", "Is my cancer measurable on a scan?"],
+            "glossary": [{"term": "NSCLC", "meaning": "Non-small cell lung cancer, the most common kind."}]}))
+
+    def queue(self, fake: FakeAnthropic) -> None:
+        """Every reply of the conversation, in order (two or more per patient message)."""
+        fake.add_tools(("emit_widget", {"field": "diagnosis", "question": "Which kind of lung cancer is it?",
+                                        "widget_type": "single_select", "allow_other": True,
+                                        "options": ["Non-small cell lung cancer (NSCLC)", "Small cell lung cancer",
+                                                    "I'm not sure"]}),
+                       text="I'm sorry to hear about your diagnosis. I'll help you look.")
+        fake.add_text("Please choose the answer that fits.")
+        fake.add_tools(("save_patient_profile", {"diagnosis": "non-small cell lung cancer"}),
+                       ("emit_partial_filters", {"condition": "NSCLC"}))
+        fake.add_text("Thank you. Do you know the stage and the cell type?")
+        fake.add_tools(("save_patient_profile", {"stage": "IIIA", "subtype": "adenocarcinoma",
+                                                 "treatments": ["carboplatin", "pemetrexed", "radiation"]}))
+        fake.add_text("How old are you, and what sex were you assigned at birth?")
+        fake.add_tools(("save_patient_profile", {"age": 62, "sex": "male"}),
+                       ("emit_partial_filters", {"age": 62, "sex": "MALE"}))
+        fake.add_text("Where do you live, and how far could you travel for a trial?")
+        fake.add_tools(("geocode_location", {"place": "Lompoc, California"}))
+        fake.add(self.after_geocode)
+        fake.add_text("Thanks. One more question about your daily activity.")
+        fake.add_text("Here is what I have: NSCLC stage IIIA adenocarcinoma, 62, male, Lompoc, up to 200 miles. "
+                      "Is that right?")
+        fake.add_tools(("save_patient_profile", {"complete": True}),
+                       ("update_session_phase", {"phase": "search", "reason": "profile confirmed"}))
+        fake.add(self.searches)
+        fake.add(self.wider)
+        fake.add(self.summarise_search)
+        fake.add(lambda body: ScriptedTurn([text_block(f"Next I will check {', '.join(self.candidates)}.")]))
+        fake.add(self.lookups)
+        fake.add(self.save_matches)
+        fake.add(self.cards)
+        fake.add(lambda body: ScriptedTurn([text_block("Take your time choosing.")]))
+        fake.add_tools(("update_session_phase", {"phase": "report", "reason": "selection received"}))
+        fake.add(self.report)
+        fake.add_tools(("update_session_phase", {"phase": "followup", "reason": "report written"}))
+        fake.add_text("Your report is ready. It covers the two trials you chose.")
+
+
+def _chat(at: AppTest, text: str) -> AppTest:
+    at.chat_input(key="asst_chat").set_value(text)
+    return at.run()
+
+
+def _answer_widget(at: AppTest, widget_id: str, choice: str) -> AppTest:
+    at.radio(key=f"pick_{widget_id}").set_value(choice)
+    next(b for b in at.button if b.label == "Send answer").click()
+    return at.run()
+
+
+def _ok(at: AppTest) -> None:
+    assert [e.value for e in at.exception] == []
+    assert [e.value for e in at.error] == []
+
+
+def test_assistant_page_full_conversation_through_fake_api(db: Any, fake: FakeAnthropic) -> None:
+    script = LungScript()
+    script.queue(fake)
+    at = AppTest.from_file(PAGE, default_timeout=240).run()
+    _ok(at)
+
+    _chat(at, "Hello. I have lung cancer and I'm looking for a clinical trial.")
+    _answer_widget(at, "w1", "Non-small cell lung cancer (NSCLC)")
+    _chat(at, "Stage IIIA adenocarcinoma. I had carboplatin and pemetrexed with radiation.")
+    _chat(at, "I'm 62 and male.")
+    _chat(at, "Lompoc, California. I can travel up to 200 miles.")
+    _answer_widget(at, "w2", ACTIVE_LIGHT_WORK)
+    _chat(at, "Yes, that's right.")
+    _ok(at)
+    session: AssistantSession = at.session_state["asst_session"]
+    assert session.phase == "matching" and session.flags["intake_complete"]
+    assert session.patient_profile["ecog"] == 1
+
+    # The intake reached the shared filters: the Explore page's sidebar shows them.
+    assert at.session_state["filters"] == Filters(condition="NSCLC", near="Lompoc, California", radius=200.0,
+                                                  age=62.0, sex="MALE")
+    explore = AppTest.from_file(str(PROJECT / EXPLORE), default_timeout=240)
+    explore.session_state["filters"] = at.session_state["filters"]
+    explore.session_state["url_read"] = True
+    explore.run()
+    assert [e.value for e in explore.exception] == []
+    assert (explore.text_input(key="flt_condition").value, explore.text_input(key="flt_near").value,
+            explore.number_input(key="flt_radius").value, explore.number_input(key="flt_age").value,
+            explore.selectbox(key="flt_sex").value) == ("NSCLC", "Lompoc, California", 200.0, 62.0, "MALE")
+
+    _chat(at, "Please check which ones might fit me.")
+    _ok(at)
+    assert session.phase == "selection"
+    picks = [c for c in at.checkbox if c.key and c.key.startswith("asst_pick_")]
+    assert [c.key.removeprefix("asst_pick_") for c in picks] == script.candidates
+    assert len(at.get("deck_gl_json_chart")) == 1
+    picks[0].check()
+    picks[2].check()
+    at.run()
+    next(b for b in at.button if b.key == "asst_select").click()
+    at.run()
+    _ok(at)
+
+    chosen = [script.candidates[0], script.candidates[2]]
+    assert (session.phase, session.selected_nct_ids) == ("followup", chosen)
+    assert set(NCT_RE.findall(session.report_html or "")) == set(chosen)
+    assert fake.remaining == 0
+    # Every phase's own prompt was used, and every tool call had arguments the schema accepts.
+    used = {p for r in fake.requests for p in PHASES if f"# Phase: {p}" in r["system"][1]["text"]}
+    assert used == set(PHASES)
+    registry = build_registry()
+    calls = [b for m in session.messages if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use"]
+    assert [c["name"] for c in calls if c["name"] == "update_session_phase"] == ["update_session_phase"] * 5
+    assert [c["input"]["phase"] for c in calls if c["name"] == "update_session_phase"] == list(PHASES[1:])
+    assert all(validate(registry.tools[c["name"]].input_schema, c["input"]) == [] for c in calls)
+    results = [b for m in session.messages if m["role"] == "user" and isinstance(m["content"], list)
+               for b in m["content"] if b["type"] == "tool_result"]
+    assert len(results) == len(calls) and not any(r.get("is_error") for r in results)
+    texts = [m.markdown[0].value for m in at.chat_message if m.markdown]
+    assert texts[-1] == "Your report is ready. It covers the two trials you chose."
+    assert any(b.label == "Download report (HTML)" for b in at.get("download_button"))
+    assert SessionStore(db).load(session.id) == session
+    assert at.query_params["session"] == session.id
+
+
+def _fill_guided_form(at: AppTest) -> None:
+    at.text_input(key="g_diagnosis").set_value("type 2 diabetes")
+    at.number_input(key="g_age").set_value(55)
+    at.radio(key="g_sex").set_value("female")
+    at.text_input(key="g_location").set_value("Houston, TX")
+    at.number_input(key="g_radius").set_value(100.0)
+    at.selectbox(key="g_activity").set_value(ACTIVE_LIGHT_WORK)
+    at.text_input(key="g_treatments").set_value("metformin, insulin")
+
+
+def _click(at: AppTest, key: str) -> AppTest:
+    next(b for b in at.button if b.key == key).click()
+    return at.run()
+
+
+def _guided_to_report(at: AppTest) -> AssistantSession:
+    at.run()
+    _ok(at)
+    assert "Guided mode (no API key)" in at.info[0].value
+    _fill_guided_form(at)
+    next(b for b in at.button if b.label == "Save my answers and continue").click()
+    at.run()
+    _ok(at)
+    session: AssistantSession = at.session_state["asst_session"]
+    assert session.phase == "search"
+    assert at.session_state["filters"] == Filters(condition="type 2 diabetes", near="Houston, TX", radius=100.0,
+                                                  age=55.0, sex="FEMALE")
+    _click(at, "g_search")
+    _ok(at)
+    assert session.phase == "matching"
+    _click(at, "g_match")
+    _ok(at)
+    assert session.phase == "selection"
+    picks = [c for c in at.checkbox if c.key and c.key.startswith("asst_pick_")]
+    assert len(picks) == len(session.matched_trials) >= 5
+    picks[1].check()
+    at.run()
+    _click(at, "asst_select")
+    _ok(at)
+    assert session.phase == "report"
+    _click(at, "g_report")
+    _ok(at)
+    return session
+
+
+def test_assistant_page_guided_mode_end_to_end(db: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    at = AppTest.from_file(PAGE, default_timeout=240)
+
+    session = _guided_to_report(at)
+
+    assert session.phase == "followup"
+    chosen = session.selected_nct_ids
+    assert len(chosen) == 1 and set(NCT_RE.findall(session.report_html or "")) == set(chosen)
+    assert [b.label for b in at.get("download_button")] == ["Download report (HTML)"]
+    assert [e.role for e in session.chat_log()] == ["user", "assistant"] * 5
+    assert len(at.chat_input) == 0
+
+
+def test_assistant_page_resumes_after_restart(db: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    first = AppTest.from_file(PAGE, default_timeout=240)
+    before = _guided_to_report(first)
+    token = first.query_params["session"]
+    shown_before = [m.markdown[0].value for m in first.chat_message]
+
+    # A new process: no page state, no database handles, only the link.
+    runtime.reset()
+    second = AppTest.from_file(PAGE, default_timeout=240)
+    second.query_params["session"] = token
+    second.run()
+
+    _ok(second)
+    after: AssistantSession = second.session_state["asst_session"]
+    assert after == before
+    assert [m.markdown[0].value for m in second.chat_message] == shown_before
+    assert any("- Diagnosis: type 2 diabetes" in m.value for m in second.markdown)
+    assert second.session_state["filters"] == Filters(condition="type 2 diabetes", near="Houston, TX",
+                                                      radius=100.0, age=55.0, sex="FEMALE")
+    assert any("✓ Report" in m.value and "Follow-up" in m.value for m in second.markdown)
+
+
+def test_assistant_page_bad_or_forgotten_links_open_fresh(db: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    store = SessionStore(db)
+    kept = AssistantSession()
+    kept.patient_profile = {"diagnosis": "asthma"}
+    store.save(kept)
+    broken = AssistantSession().id
+    db.execute("INSERT INTO app.sessions (token, data, expires_at) VALUES (:t, CAST(:d AS jsonb), now() + interval '1 day')",
+               {"t": broken, "d": json.dumps({"version": 1})})
+
+    at = AppTest.from_file(PAGE, default_timeout=240)
+    at.query_params["session"] = broken
+    at.run()
+
+    assert [w.value for w in at.warning] == [
+        "The saved session behind that link could not be read (its stored data is damaged), so a new session was "
+        "started. Other sessions are not affected."]
+    assert at.session_state["asst_session"].id not in (broken, kept.id)
+    assert "session" not in at.query_params
+    assert store.load(kept.id) == kept
+
+    other = AppTest.from_file(PAGE, default_timeout=240)
+    other.query_params["session"] = kept.id
+    other.run()
+    assert other.session_state["asst_session"] == kept
+    _click(other, "asst_forget")
+    assert store.load(kept.id) is None
+    assert [w.value for w in other.warning] == [
+        "The session was forgotten: its answers, matches and report are deleted from the server."]
+    assert other.session_state["asst_session"].id != kept.id
