@@ -1,0 +1,358 @@
+"""Pure chart builders for the Explore page: facet rows → plotly Figure, with one colour per category everywhere.
+
+Nothing here touches Streamlit or the database: every builder takes the rows of one facet of
+`stats.Dashboard` (dicts with value, label, count, …) and returns a `plotly.graph_objects.Figure`
+whose points carry the facet value in `customdata[0]`, so a click can be turned back into a filter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import plotly.graph_objects as go
+
+from services.stats import FACETS
+
+NOT_GIVEN = "#A7AFBC"  # grey for "Not given", "Unknown", "No sites listed": never a real category colour
+ACCENT = "#3E7CB1"  # bars of top-N lists (sponsors, conditions, countries…): one series, one colour
+RATE_LINE = "#D1495B"
+LABEL_CHARS = 38  # longer axis labels are shortened; the hover shows the full text
+BAR_PX = 24  # height per bar of a horizontal bar chart
+
+# A stable colour per category: the same status is the same colour in the status and outcome charts.
+COLORS: dict[str, dict[Any, str]] = {
+    "status": {
+        "RECRUITING": "#2E9E44", "NOT_YET_RECRUITING": "#93D07E", "ENROLLING_BY_INVITATION": "#1BA6A6",
+        "ACTIVE_NOT_RECRUITING": "#3E7CB1", "COMPLETED": "#2F3E75", "SUSPENDED": "#E3A21A",
+        "TERMINATED": "#C8323C", "WITHDRAWN": "#EE7A30", "UNKNOWN": NOT_GIVEN, "AVAILABLE": "#8DB33A",
+        "NO_LONGER_AVAILABLE": "#7D7D7D", "TEMPORARILY_NOT_AVAILABLE": "#C9B458",
+        "APPROVED_FOR_MARKETING": "#8660B0", "WITHHELD": "#8C5A45",
+    },
+    "phase": {
+        "EARLY_PHASE1": "#A9CCE8", "PHASE1": "#6AA6D6", "PHASE2": "#3478B5", "PHASE3": "#1D4E89",
+        "PHASE4": "#7452A8", "NA": "#E39B4C", "NONE": NOT_GIVEN,
+    },
+    "funder_class": {
+        "INDUSTRY": "#D1495B", "NIH": "#2F6FAE", "FED": "#4FA3A5", "OTHER_GOV": "#5C9E3F", "INDIV": "#E3B23C",
+        "NETWORK": "#9A63A8", "OTHER": "#8C6D52", "UNKNOWN": NOT_GIVEN, "AMBIG": "#C9CDD4",
+    },
+    "study_type": {"INTERVENTIONAL": "#3E7CB1", "OBSERVATIONAL": "#E07B39", "EXPANDED_ACCESS": "#5C9E3F"},
+    "sex": {"ALL": "#6C63A8", "FEMALE": "#D1495B", "MALE": "#2F8FC7"},
+    "intervention_type": {
+        "DRUG": "#3E7CB1", "DEVICE": "#E07B39", "BIOLOGICAL": "#5C9E3F", "PROCEDURE": "#C8323C",
+        "RADIATION": "#9A63A8", "BEHAVIORAL": "#8C6D52", "GENETIC": "#D67AB1", "DIETARY_SUPPLEMENT": "#B5B238",
+        "COMBINATION_PRODUCT": "#1BA6A6", "DIAGNOSTIC_TEST": "#E3B23C", "OTHER": "#7D8A99",
+    },
+    "age_group": {"CHILD": "#E3B23C", "ADULT": "#3E7CB1", "OLDER_ADULT": "#1BA6A6"},
+    "series": {"Actual": "#2F3E75", "Anticipated": "#8FB8DE", "Type not given": NOT_GIVEN},
+}
+# Bucket values that mean "no data" in the bucketed facets.
+_NO_DATA_BUCKETS = {"enrollment": {0}, "duration": {-1}, "sites_per_trial": {0}}
+
+
+def color_for(kind: str | None, value: Any) -> str:
+    """The colour of one category of a kind (grey for missing values, the accent for uncoloured kinds)."""
+    if value is None:
+        return NOT_GIVEN
+    if kind is None:
+        return ACCENT
+    return COLORS.get(kind, {}).get(value, ACCENT)
+
+
+@dataclass(frozen=True)
+class ChartSpec:
+    """One chart of the Explore page: which facet, how it is drawn, and what an empty chart means."""
+
+    facet: str
+    title: str
+    style: str  # "bar" (vertical), "hbar" (ranked list), "timeline", "enrollment", "rate"
+    color_kind: str | None = None
+    empty: str = "No matching trials."
+    note: str = ""
+    max_rows: int = 0  # a ranked list longer than this shows its top rows only (0 = all)
+    sentence_case: bool = False  # free text stored lower-case (stop reasons) gets a capital first letter
+    two_line: bool = False  # "lead → collaborator" labels on two lines
+
+    @property
+    def clickable(self) -> bool:
+        """Whether a click on this chart adds a filter."""
+        return FACETS[self.facet].get("filter") is not None
+
+
+_CLOSED_NOTE = "Closed trials that match every other filter (the status filter does not apply here)."
+
+# The charts in page order (SPEC §5.1): every facet of stats.FACETS appears once.
+CHARTS: tuple[ChartSpec, ...] = (
+    ChartSpec("phase", "Phase", "bar", "phase", "No matching trials.",
+              "A Phase 1/Phase 2 trial counts in both phases."),
+    ChartSpec("status", "Recruitment status", "hbar", "status", "No matching trials."),
+    ChartSpec("conditions", "Top conditions", "hbar", None,
+              "No matching trial lists a condition.", "Condition names as registered (top 15)."),
+    ChartSpec("lead_sponsors", "Top lead sponsors", "hbar", None,
+              "No matching trial names a lead sponsor.", "Top 15 by number of trials."),
+    ChartSpec("funder_class", "Funder class (lead sponsor)", "bar", "funder_class",
+              "No matching trial names a lead sponsor."),
+    ChartSpec("study_type", "Study type", "bar", "study_type", "No matching trials."),
+    ChartSpec("enrollment", "Enrollment size (actual vs anticipated)", "enrollment", "series",
+              "No matching trials.", "Anticipated = planned enrollment of trials still running."),
+    ChartSpec("sex", "Sex eligibility", "bar", "sex", "No matching trials.",
+              "A click sets the patient's sex filter (trials open to everyone still match)."),
+    ChartSpec("age_groups", "Age groups accepted", "bar", "age_group",
+              "No matching trials.", "A trial open to several age groups counts in each."),
+    ChartSpec("duration", "Trial duration (start → primary completion)", "bar", None,
+              "No matching trials.", "Planned duration for running trials, actual for finished ones."),
+    ChartSpec("intervention_types", "Intervention types", "hbar", "intervention_type",
+              "No matching trial lists an intervention.", "A trial with several types counts in each."),
+    ChartSpec("interventions", "Top interventions", "hbar", None,
+              "No matching trial lists an intervention.", "Placebo left out; top 15."),
+    ChartSpec("start_year", "Start year", "timeline", None,
+              "No matching trial gives a start date.", "Includes planned start dates."),
+    ChartSpec("sites_per_trial", "Sites per trial", "bar", None, "No matching trials."),
+    ChartSpec("countries", "Countries", "hbar", None,
+              "No matching trial lists a site country.", "Trials with a site in each country (top 25)."),
+    ChartSpec("us_states", "US states", "hbar", None,
+              "No matching trial has a site in the United States.", "Trials with a site in each state (top 25).",
+              max_rows=25),
+    ChartSpec("outcome", "How closed trials ended", "hbar", "status",
+              "No completed, terminated, withdrawn or suspended trial matches the other filters.", _CLOSED_NOTE),
+    ChartSpec("why_stopped", "Top reasons for stopping", "hbar", None,
+              "No closed trial that matches gives a reason for stopping.", _CLOSED_NOTE,
+              sentence_case=True),
+    ChartSpec("results_by_year", "Results reported, by completion year", "rate", None,
+              "No completed or terminated trial matching the other filters has a completion date.",
+              "Bars: completed or terminated trials; line: share with results posted. " + _CLOSED_NOTE),
+    ChartSpec("collaboration", "Top sponsor collaborations (lead → collaborator)", "hbar", None,
+              "No matching trial lists a collaborator.", "A click filters on the lead sponsor.", two_line=True),
+    ChartSpec("collaboration_mix", "Collaborators per trial", "bar", None, "No matching trials."),
+)
+CHART_BY_FACET = {c.facet: c for c in CHARTS}
+
+
+def short_label(text: str, limit: int = LABEL_CHARS) -> str:
+    """A label cut to `limit` characters with an ellipsis."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
+    fig.update_layout(
+        title={"text": title, "x": 0, "xanchor": "left", "font": {"size": 15}},
+        height=height, margin={"l": 8, "r": 16, "t": 44, "b": 8}, showlegend=False,
+        bargap=0.25, hoverlabel={"namelength": -1}, clickmode="event+select",
+        dragmode=False,
+    )
+    fig.update_xaxes(automargin=True, fixedrange=True)
+    fig.update_yaxes(automargin=True, fixedrange=True)
+    return fig
+
+
+def _legend_on_top(fig: go.Figure) -> go.Figure:
+    """A horizontal legend between the title and the plot, so neither covers the other."""
+    fig.update_layout(showlegend=True, margin={"t": 76},
+                      legend={"orientation": "h", "x": 0, "xanchor": "left", "y": 1.02, "yanchor": "bottom",
+                              "font": {"size": 11}})
+    return fig
+
+
+def wrap_label(text: str, width: int = 14, lines: int = 2) -> str:
+    """A short category label broken into at most `lines` lines of about `width` characters (plotly <br>)."""
+    words = " ".join(str(text).split()).split(" ")
+    out: list[str] = []
+    current = ""
+    for word in words:
+        if current and len(current) + 1 + len(word) > width:
+            out.append(current)
+            current = word
+        else:
+            current = f"{current} {word}".strip()
+    out.append(current)
+    if len(out) > lines:
+        out = out[: lines - 1] + [short_label(" ".join(out[lines - 1:]), width)]
+    return "<br>".join(out)
+
+
+def empty_figure(title: str, message: str, height: int = 220) -> go.Figure:
+    """A chart frame that says why there is nothing to draw."""
+    fig = go.Figure()
+    fig.add_annotation(text=message, x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False,
+                       font={"size": 13, "color": "#5F6B7A"}, align="center")
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
+    return _layout(fig, title, height)
+
+
+def _colors(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    no_data = _NO_DATA_BUCKETS.get(spec.facet, set())
+    out = []
+    for r in rows:
+        value = r.get("value")
+        out.append(NOT_GIVEN if value is None or value in no_data else color_for(spec.color_kind, value))
+    return out
+
+
+def bar_figure(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> go.Figure:
+    """Vertical bars in the facet's own order (phases, buckets, categories)."""
+    labels = [str(r["label"]) for r in rows]
+    fig = go.Figure(go.Bar(
+        x=[wrap_label(lab) for lab in labels], y=[int(r["count"]) for r in rows],
+        marker={"color": _colors(spec, rows)},
+        customdata=[[r.get("value"), lab] for r, lab in zip(rows, labels, strict=True)],
+        text=[f"{int(r['count']):,}" for r in rows], textposition="outside", cliponaxis=False,
+        hovertemplate="%{customdata[1]}<br><b>%{y:,}</b> trials<extra></extra>",
+    ))
+    fig.update_yaxes(title=None, rangemode="tozero", showticklabels=False, showgrid=False)
+    fig.update_xaxes(title=None, tickangle=0, type="category", tickfont={"size": 11 if len(rows) <= 6 else 10})
+    return _layout(fig, spec.title, 330)
+
+
+def hbar_figure(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> go.Figure:
+    """A ranked list as horizontal bars, largest on top, long labels shortened."""
+    labels = [str(r["label"]) for r in rows]
+    if spec.sentence_case:
+        labels = [lab[:1].upper() + lab[1:] for lab in labels]
+    # Duplicate short labels would merge bars on a category axis; the index keeps them apart.
+    ticks = []
+    seen: set[str] = set()
+    for lab in labels:
+        if spec.two_line and " → " in lab:
+            lead, other = lab.split(" → ", 1)
+            tick = f"{short_label(lead, LABEL_CHARS - 2)}<br>→ {short_label(other, LABEL_CHARS - 2)}"
+        else:
+            tick = short_label(lab)
+        while tick in seen:
+            tick += " "
+        seen.add(tick)
+        ticks.append(tick)
+    fig = go.Figure(go.Bar(
+        y=ticks, x=[int(r["count"]) for r in rows], orientation="h",
+        marker={"color": _colors(spec, rows)},
+        customdata=[[r.get("value"), lab] for r, lab in zip(rows, labels, strict=True)],
+        text=[f"{int(r['count']):,}" for r in rows], textposition="outside", cliponaxis=False,
+        hovertemplate="%{customdata[1]}<br><b>%{x:,}</b> trials<extra></extra>",
+    ))
+    fig.update_yaxes(title=None, autorange="reversed", type="category")
+    fig.update_xaxes(title=None, rangemode="tozero", showticklabels=False, showgrid=False)
+    per_bar = BAR_PX * 2 if spec.two_line else BAR_PX
+    return _layout(fig, spec.title, max(230, 70 + per_bar * len(rows)))
+
+
+def timeline_figure(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> go.Figure:
+    """Trials per start year as bars on a year axis."""
+    fig = go.Figure(go.Bar(
+        x=[int(r["value"]) for r in rows], y=[int(r["count"]) for r in rows],
+        marker={"color": ACCENT}, customdata=[[r["value"], r["label"]] for r in rows],
+        hovertemplate="Started in %{customdata[1]}<br><b>%{y:,}</b> trials<extra></extra>",
+    ))
+    fig.update_xaxes(title=None, dtick=5 if len(rows) > 12 else 1, tickformat="d")
+    fig.update_yaxes(title="Trials", rangemode="tozero")
+    return _layout(fig, spec.title, 330)
+
+
+def enrollment_figure(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> go.Figure:
+    """Enrollment-size buckets, one bar per enrollment type (actual, anticipated, not given)."""
+    order = sorted({(int(r["value"]), str(r["label"])) for r in rows})
+    categories = [label for _, label in order]
+    fig = go.Figure()
+    for series in ("Actual", "Anticipated", "Type not given"):
+        by_bucket = {int(r["value"]): int(r["count"]) for r in rows if r.get("series") == series}
+        if not by_bucket:
+            continue
+        fig.add_trace(go.Bar(
+            name=series, x=categories, y=[by_bucket.get(v, 0) for v, _ in order],
+            marker={"color": COLORS["series"][series]},
+            customdata=[[v, f"{label} participants · {series.lower()}"] for v, label in order],
+            hovertemplate="%{customdata[1]}<br><b>%{y:,}</b> trials<extra></extra>",
+        ))
+    fig.update_xaxes(title="Participants", type="category", categoryorder="array", categoryarray=categories,
+                     tickangle=-30)
+    fig.update_yaxes(title="Trials", rangemode="tozero")
+    fig = _legend_on_top(_layout(fig, spec.title, 350))
+    fig.update_layout(barmode="group")
+    return fig
+
+
+def rate_figure(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> go.Figure:
+    """Finished trials per completion year (bars) and the share with results posted (line, right axis)."""
+    years = [int(r["value"]) for r in rows]
+    fig = go.Figure()
+    fig.add_trace(go.Bar(
+        x=years, y=[int(r["count"]) for r in rows], name="Finished trials", marker={"color": "#B8CCE4"},
+        customdata=[[r["value"], r.get("with_results", 0)] for r in rows],
+        hovertemplate="%{x}: <b>%{y:,}</b> finished, %{customdata[1]:,} with results<extra></extra>",
+    ))
+    fig.add_trace(go.Scatter(
+        x=years, y=[round(100 * float(r.get("rate", 0.0)), 1) for r in rows], name="With results (%)",
+        yaxis="y2", mode="lines+markers", line={"color": RATE_LINE, "width": 2}, marker={"size": 5},
+        customdata=[[r["value"]] for r in rows], hovertemplate="%{x}: <b>%{y}%</b> with results<extra></extra>",
+    ))
+    fig = _legend_on_top(_layout(fig, spec.title, 350))
+    fig.update_layout(
+        yaxis={"title": "Finished trials", "rangemode": "tozero", "fixedrange": True},
+        yaxis2={"title": "With results", "overlaying": "y", "side": "right", "range": [0, 104],
+                "tickvals": [0, 25, 50, 75, 100], "ticksuffix": "%", "showgrid": False, "fixedrange": True},
+        xaxis={"dtick": 5 if len(rows) > 12 else 1, "tickformat": "d"},
+    )
+    return fig
+
+
+_BUILDERS = {"bar": bar_figure, "hbar": hbar_figure, "timeline": timeline_figure,
+             "enrollment": enrollment_figure, "rate": rate_figure}
+
+
+def facet_figure(facet: str, rows: Sequence[Mapping[str, Any]] | None) -> go.Figure:
+    """The figure of one facet; an explained empty frame when it has no rows."""
+    spec = CHART_BY_FACET[facet]
+    if not rows:
+        return empty_figure(spec.title, spec.empty)
+    if spec.max_rows and len(rows) > spec.max_rows:
+        rows = list(rows)[: spec.max_rows]
+    return _BUILDERS[spec.style](spec, rows)
+
+
+def funnel_figure(funnel: Sequence[Mapping[str, Any]]) -> go.Figure:
+    """The narrowing funnel: each stage adds one filter (condition → status → age → sex → place)."""
+    if not funnel:
+        return empty_figure("How the filters narrow the trials", "No funnel to show.")
+    base = max(int(funnel[0]["count"]), 1)
+    labels, counts, colors, texts = [], [], [], []
+    for stage in funnel:
+        active = bool(stage.get("active", True))
+        n = int(stage["count"])
+        labels.append(str(stage["stage"]) + ("" if active else " (not set)"))
+        counts.append(n)
+        colors.append("#3E7CB1" if active else "#C9D6E6")
+        texts.append(f"{n:,} ({100 * n / base:.0f}%)")
+    fig = go.Figure(go.Funnel(
+        y=labels, x=counts, text=texts, textinfo="text", marker={"color": colors},
+        connector={"fillcolor": "#EDF1F6", "line": {"color": "#D5DCE5", "width": 1}},
+        hovertemplate="%{y}: <b>%{x:,}</b> trials<extra></extra>",
+    ))
+    fig = _layout(fig, "How the filters narrow the trials", 300)
+    fig.update_yaxes(type="category")
+    return fig
+
+
+def clicked_values(fig: go.Figure, selection: Mapping[str, Any] | None) -> list[Any]:
+    """Facet values of the points in a Streamlit plotly selection (curve + point index → customdata[0])."""
+    if not selection:
+        return []
+    values: list[Any] = []
+    for point in selection.get("points") or []:
+        value: Any = None
+        curve = point.get("curve_number", 0)
+        index = point.get("point_index", point.get("point_number"))
+        try:
+            custom = fig.data[int(curve)].customdata
+            if custom is not None and index is not None:
+                value = custom[int(index)][0]
+        except (IndexError, TypeError, ValueError):
+            value = None
+        if value is None and isinstance(point.get("customdata"), (list, tuple)) and point["customdata"]:
+            value = point["customdata"][0]
+        if hasattr(value, "item"):  # numpy scalars from plotly's arrays → plain Python values
+            value = value.item()
+        if value is not None and value not in values:
+            values.append(value)
+    return values

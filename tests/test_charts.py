@@ -1,0 +1,183 @@
+"""Chart builders: facet rows in, plotly figures out — values, labels, colours, empty states and clicks."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import pytest
+
+from services import charts, stats
+
+STATUS_ROWS = [
+    {"value": "RECRUITING", "label": "Recruiting", "count": 30},
+    {"value": "ACTIVE_NOT_RECRUITING", "label": "Active, not recruiting", "count": 12},
+    {"value": None, "label": "Not given", "count": 2},
+]
+OUTCOME_ROWS = [
+    {"value": "COMPLETED", "label": "Completed", "count": 50},
+    {"value": "TERMINATED", "label": "Terminated", "count": 9},
+]
+
+
+def test_charts_cover_every_facet_once():
+    assert sorted(c.facet for c in charts.CHARTS) == sorted(stats.FACETS)
+    assert len(charts.CHARTS) >= 19
+    assert {c.facet for c in charts.CHARTS if c.clickable} == {n for n, s in stats.FACETS.items() if s.get("filter")}
+
+
+def test_charts_hbar_keeps_values_labels_and_order():
+    fig = charts.facet_figure("status", STATUS_ROWS)
+    bar = fig.data[0]
+    assert isinstance(bar, go.Bar) and bar.orientation == "h"
+    assert list(bar.y) == ["Recruiting", "Active, not recruiting", "Not given"]
+    assert list(bar.x) == [30, 12, 2]
+    assert [list(c) for c in bar.customdata] == [["RECRUITING", "Recruiting"],
+                                                 ["ACTIVE_NOT_RECRUITING", "Active, not recruiting"],
+                                                 [None, "Not given"]]
+    assert fig.layout.yaxis.autorange == "reversed"  # largest first, at the top
+    assert fig.layout.title.text == "Recruitment status"
+
+
+def test_charts_colour_is_stable_per_category_across_charts():
+    status = charts.facet_figure("status", STATUS_ROWS + [{"value": "TERMINATED", "label": "Terminated", "count": 1}])
+    outcome = charts.facet_figure("outcome", OUTCOME_ROWS)
+    s_colors = dict(zip((c[0] for c in status.data[0].customdata), status.data[0].marker.color, strict=True))
+    o_colors = dict(zip((c[0] for c in outcome.data[0].customdata), outcome.data[0].marker.color, strict=True))
+    assert s_colors["TERMINATED"] == o_colors["TERMINATED"] == charts.COLORS["status"]["TERMINATED"]
+    assert s_colors[None] == charts.NOT_GIVEN
+    assert s_colors["RECRUITING"] != s_colors["ACTIVE_NOT_RECRUITING"]
+    # Every palette gives distinct colours to distinct real categories.
+    for kind, palette in charts.COLORS.items():
+        real = [c for v, c in palette.items() if c != charts.NOT_GIVEN]
+        assert len(real) == len(set(real)), kind
+
+
+def test_charts_phase_bars_in_facet_order_with_no_data_grey():
+    rows = [{"value": "PHASE1", "label": "Phase 1", "count": 5}, {"value": "PHASE2", "label": "Phase 2", "count": 7},
+            {"value": "NONE", "label": "No phase (observational)", "count": 3}]
+    fig = charts.facet_figure("phase", rows)
+    bar = fig.data[0]
+    assert list(bar.x) == ["Phase 1", "Phase 2", "No phase<br>(observational)"]
+    assert list(bar.y) == [5, 7, 3]
+    assert list(bar.marker.color) == [charts.COLORS["phase"]["PHASE1"], charts.COLORS["phase"]["PHASE2"],
+                                      charts.NOT_GIVEN]
+    assert list(bar.text) == ["5", "7", "3"]
+
+
+def test_charts_empty_facet_explains_itself():
+    fig = charts.facet_figure("us_states", [])
+    assert fig.data == ()
+    assert [a.text for a in fig.layout.annotations] == ["No matching trial has a site in the United States."]
+    assert fig.layout.title.text == "US states"
+    for spec in charts.CHARTS:
+        empty = charts.facet_figure(spec.facet, None)
+        assert empty.layout.annotations[0].text == spec.empty and spec.empty
+
+
+def test_charts_enrollment_groups_actual_and_anticipated():
+    rows = [{"value": 0, "label": "Not given", "series": "Type not given", "count": 4},
+            {"value": 1, "label": "1–49", "series": "Actual", "count": 3},
+            {"value": 1, "label": "1–49", "series": "Anticipated", "count": 2},
+            {"value": 3, "label": "100–249", "series": "Actual", "count": 6}]
+    fig = charts.facet_figure("enrollment", rows)
+    assert fig.layout.barmode == "group"
+    by_name = {t.name: (list(t.x), list(t.y)) for t in fig.data}
+    assert by_name == {"Actual": (["Not given", "1–49", "100–249"], [0, 3, 6]),
+                       "Anticipated": (["Not given", "1–49", "100–249"], [0, 2, 0]),
+                       "Type not given": (["Not given", "1–49", "100–249"], [4, 0, 0])}
+    assert fig.data[0].marker.color == charts.COLORS["series"]["Actual"]
+    assert fig.layout.legend.y > 1  # the legend sits above the plot, under the title, not over it
+
+
+def test_charts_results_rate_has_bars_and_percent_line():
+    rows = [{"value": 2019, "label": "2019", "count": 10, "with_results": 4, "rate": 0.4},
+            {"value": 2020, "label": "2020", "count": 5, "with_results": 0, "rate": 0.0}]
+    fig = charts.facet_figure("results_by_year", rows)
+    bars, line = fig.data
+    assert list(bars.x) == [2019, 2020] and list(bars.y) == [10, 5]
+    assert list(line.y) == [40.0, 0.0] and line.yaxis == "y2"
+    assert fig.layout.yaxis2.ticksuffix == "%"
+
+
+def test_charts_long_labels_are_shortened_but_kept_for_hover():
+    long_name = "A very long sponsor name that goes on and on, Incorporated International"
+    rows = [{"value": long_name, "label": long_name, "count": 9}]
+    fig = charts.facet_figure("lead_sponsors", rows)
+    tick = fig.data[0].y[0]
+    assert len(tick) <= charts.LABEL_CHARS and tick.endswith("…")
+    assert fig.data[0].customdata[0][1] == long_name
+
+
+def test_charts_two_line_collaboration_and_sentence_case_reasons():
+    fig = charts.facet_figure("collaboration", [{"value": "Mayo Clinic", "collaborator": "NCI",
+                                                  "label": "Mayo Clinic → NCI", "count": 3}])
+    assert fig.data[0].y[0] == "Mayo Clinic<br>→ NCI"
+    assert fig.data[0].customdata[0][0] == "Mayo Clinic"
+    fig = charts.facet_figure("why_stopped", [{"value": "low accrual", "label": "low accrual", "count": 2}])
+    assert fig.data[0].y[0] == "Low accrual"
+    assert fig.data[0].customdata[0][0] == "low accrual"
+
+
+def test_charts_duplicate_short_labels_stay_separate_bars():
+    a = "x" * 60 + "A"
+    b = "x" * 60 + "B"
+    fig = charts.facet_figure("conditions", [{"value": a, "label": a, "count": 2}, {"value": b, "label": b, "count": 1}])
+    assert len(set(fig.data[0].y)) == 2
+
+
+def test_charts_us_states_show_top_rows_only():
+    rows = [{"value": f"S{i}", "label": f"State {i}", "count": 100 - i} for i in range(40)]
+    fig = charts.facet_figure("us_states", rows)
+    assert len(fig.data[0].y) == charts.CHART_BY_FACET["us_states"].max_rows == 25
+
+
+def test_charts_funnel_shows_counts_shares_and_unset_stages():
+    funnel = [{"stage": "All trials (other filters)", "key": "base", "count": 200, "active": True},
+              {"stage": "Condition", "key": "condition", "count": 50, "active": True},
+              {"stage": "Status", "key": "status", "count": 50, "active": False}]
+    fig = charts.funnel_figure(funnel)
+    trace = fig.data[0]
+    assert isinstance(trace, go.Funnel)
+    assert list(trace.y) == ["All trials (other filters)", "Condition", "Status (not set)"]
+    assert list(trace.x) == [200, 50, 50]
+    assert list(trace.text) == ["200 (100%)", "50 (25%)", "50 (25%)"]
+    assert trace.marker.color[2] != trace.marker.color[1]
+
+
+@pytest.mark.parametrize(("selection", "want"), [
+    (None, []),
+    ({"points": []}, []),
+    ({"points": [{"curve_number": 0, "point_index": 1}]}, ["ACTIVE_NOT_RECRUITING"]),
+    ({"points": [{"curve_number": 0, "point_number": 0}, {"curve_number": 0, "point_index": 0}]}, ["RECRUITING"]),
+    ({"points": [{"curve_number": 0, "point_index": 2}]}, []),  # "Not given" adds no filter
+    ({"points": [{"curve_number": 5, "point_index": 0, "customdata": ["RECRUITING", "x"]}]}, ["RECRUITING"]),
+])
+def test_charts_clicked_values(selection, want):
+    fig = charts.facet_figure("status", STATUS_ROWS)
+    assert charts.clicked_values(fig, selection) == want
+
+
+def test_charts_click_on_grouped_enrollment_gives_the_bucket():
+    rows = [{"value": 1, "label": "1–49", "series": "Actual", "count": 3},
+            {"value": 5, "label": "500–999", "series": "Anticipated", "count": 2}]
+    fig = charts.facet_figure("enrollment", rows)
+    assert charts.clicked_values(fig, {"points": [{"curve_number": 1, "point_index": 1}]}) == [5]
+    value = charts.clicked_values(fig, {"points": [{"curve_number": 0, "point_index": 0}]})[0]
+    assert type(value) is int
+
+
+def test_charts_wrap_and_short_label():
+    assert charts.wrap_label("No phase (observational)") == "No phase<br>(observational)"
+    assert charts.wrap_label("Phase 1") == "Phase 1"
+    assert charts.wrap_label("one two three four five six seven eight", width=8) == "one two<br>three f…"
+    assert charts.short_label("abc", 5) == "abc"
+    assert charts.short_label("abcdefgh", 5) == "abcd…"
+
+
+def test_charts_whole_dashboard_renders(db):
+    from services.filters import Filters
+
+    d = stats.dashboard(Filters(status=()), db=db)
+    for spec in charts.CHARTS:
+        fig = charts.facet_figure(spec.facet, d.facets[spec.facet])
+        assert fig.data, spec.facet  # the whole sample has data for every chart
+        fig.to_json()  # serialisable, as Streamlit needs
