@@ -24,8 +24,9 @@ GEO_DIR = Path(__file__).resolve().parent.parent / "data" / "geo"
 # responsive and the page payload stays a few megabytes.
 POINT_LIMIT = 10_000
 NEAREST_LIMIT = 200
-# Grid cell sizes (degrees) tried in order; the columns cells_0 … cells_4 of map_summary.sql count each.
-GRID_STEPS: tuple[float, ...] = (0.1, 0.25, 0.5, 1.0, 2.0)
+# Grid cell sizes (degrees) tried in order; the columns cells_0 … cells_6 of map_summary.sql count each.
+# The coarsest has at most 18 × 36 = 648 cells, so some step always fits a point limit of 648 or more.
+GRID_STEPS: tuple[float, ...] = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
 MAP_TIMEOUT_MS = 30_000
 TITLE_CHARS = 90
 
@@ -286,10 +287,7 @@ def log_ticks(max_value: float) -> list[int]:
     ticks = [10 ** k for k in range(int(math.log10(max_value)) + 1)]
     top = int(max_value)
     if ticks[-1] != top:
-        if top < ticks[-1] * 2 and len(ticks) > 1:
-            ticks[-1] = top
-        else:
-            ticks.append(top)
+        ticks.append(top)
     return ticks
 
 
