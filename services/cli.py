@@ -23,6 +23,7 @@ COMMAND_MODULES = [
     "services.commands.synth_cmd",
     "services.commands.sql_cmd",
     "services.commands.bench_cmd",
+    "services.commands.stats_cmd",
 ]
 
 Handler = Callable[[argparse.Namespace], int]

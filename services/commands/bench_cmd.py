@@ -10,6 +10,7 @@ from typing import Any
 BENCH_MODULES = [
     "services.commands.bench_eligibility_cmd",
     "services.commands.bench_load_cmd",
+    "services.commands.bench_dashboard_cmd",
 ]
 
 
