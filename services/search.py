@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
-from services import runtime
+from services import geo, runtime
 from services.db import Database, load_sql
+from services.eligibility.parser import ParsedCriteria, parse_criteria
+from services.errors import BadInput, TrialLandscapeError
 from services.filters import Filters, distance_sql
 
 
@@ -61,3 +65,118 @@ def count_trials(f: Filters, *, db: Database | None = None) -> int:
     db = db or runtime.get_db()
     cte, params = matched_cte(f)
     return int(db.fetch_value(f"{cte} SELECT count(*) FROM m", params))
+
+
+# ---- one trial's details ------------------------------------------------------------------------
+_NCT_RE = re.compile(r"^\s*(NCT)\s*(\d{8})\s*$", re.IGNORECASE)
+DETAIL_TIMEOUT_MS = 15_000
+DETAIL_QUERIES = ("trial_study", "trial_conditions", "trial_arms", "trial_interventions", "trial_outcomes",
+                  "trial_sites", "trial_sponsors")
+
+
+def parse_nct_id(text: str | None) -> str:
+    """A ClinicalTrials.gov id in canonical form ('nct05923281 ' → 'NCT05923281'); BadInput when malformed."""
+    raw = text if isinstance(text, str) else ""
+    match = _NCT_RE.match(raw)
+    if not match:
+        shown = raw.strip()[:30] or "(empty)"
+        raise BadInput(f"“{shown}” is not a ClinicalTrials.gov id: it should be NCT followed by 8 digits, "
+                       "like NCT05923281.")
+    return "NCT" + match.group(2)
+
+
+@dataclass(frozen=True)
+class TrialDetail:
+    """Everything the detail view shows about one trial (plain values and DataFrames; picklable)."""
+
+    nct_id: str
+    study: dict[str, Any]
+    conditions: tuple[str, ...]
+    keywords: tuple[str, ...]
+    arms: pd.DataFrame
+    interventions: pd.DataFrame
+    outcomes: pd.DataFrame
+    sites: pd.DataFrame  # with miles (None without a place), nearest first when a place is given
+    lead_sponsor: str | None
+    lead_class: str | None
+    collaborators: tuple[str, ...]
+    criteria: ParsedCriteria
+
+    @property
+    def url(self) -> str:
+        """The trial's page on ClinicalTrials.gov."""
+        return ctgov_url(self.nct_id)
+
+    @property
+    def countries(self) -> tuple[str, ...]:
+        """Countries of the sites, most sites first."""
+        if self.sites.empty:
+            return ()
+        counts = self.sites["country"].dropna().value_counts()
+        return tuple(sorted(counts.index, key=lambda c: (-int(counts[c]), str(c))))
+
+    @property
+    def nearest_miles(self) -> float | None:
+        """Distance to the nearest located site from the place given (None without a place or coordinates)."""
+        if self.sites.empty or self.sites["miles"].isna().all():
+            return None
+        return float(self.sites["miles"].min())
+
+
+def ctgov_url(nct_id: str) -> str:
+    """Link to a trial on ClinicalTrials.gov."""
+    return f"https://clinicaltrials.gov/study/{nct_id}"
+
+
+def trial_detail(nct_id: str, near_lat: float | None = None, near_lon: float | None = None,
+                 db: Database | None = None) -> TrialDetail | None:
+    """One trial's details (None when the database has no such trial); distances from a point when given.
+
+    Raises BadInput for a malformed id. The independent queries run concurrently.
+    """
+    nct = parse_nct_id(nct_id)
+    db = db or runtime.get_db()
+    results = db.fetch_many({name: (load_sql(name), {"nct_id": nct}) for name in DETAIL_QUERIES},
+                            timeout_ms=DETAIL_TIMEOUT_MS)
+    frames: dict[str, pd.DataFrame] = {}
+    for name, value in results.items():
+        if isinstance(value, TrialLandscapeError):
+            raise value
+        frames[name] = value
+    study_df = frames["trial_study"]
+    if study_df.empty:
+        return None
+    study = {k: (None if _missing(v) else v) for k, v in study_df.iloc[0].to_dict().items()}
+    cond = frames["trial_conditions"]
+    sponsors = frames["trial_sponsors"]
+    lead = sponsors[sponsors["role"] == "lead"]
+    sites = frames["trial_sites"].copy()
+    if near_lat is not None and near_lon is not None and len(sites):
+        sites["miles"] = [
+            None if _missing(lat) or _missing(lon) else geo.haversine_miles(near_lat, near_lon, float(lat), float(lon))
+            for lat, lon in zip(sites["lat"], sites["lon"], strict=True)
+        ]
+        sites = sites.sort_values("miles", na_position="last", kind="stable").reset_index(drop=True)
+    else:
+        sites["miles"] = None
+    return TrialDetail(
+        nct_id=nct, study=study,
+        conditions=tuple(str(n) for n in cond.loc[cond["kind"] == "condition", "name"]) if len(cond) else (),
+        keywords=tuple(str(n) for n in cond.loc[cond["kind"] == "keyword", "name"]) if len(cond) else (),
+        arms=frames["trial_arms"], interventions=frames["trial_interventions"], outcomes=frames["trial_outcomes"],
+        sites=sites,
+        lead_sponsor=str(lead.iloc[0]["name"]) if len(lead) else None,
+        lead_class=str(lead.iloc[0]["agency_class"]) if len(lead) and not _missing(lead.iloc[0]["agency_class"])
+        else None,
+        collaborators=tuple(str(n) for n in sponsors.loc[sponsors["role"] != "lead", "name"]) if len(sponsors) else (),
+        criteria=parse_criteria(study.get("criteria")),
+    )
+
+
+def _missing(value: Any) -> bool:
+    if value is None:
+        return True
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False

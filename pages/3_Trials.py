@@ -1,0 +1,244 @@
+"""Trials page: the matching trials as a sortable, paginated table; exports; one trial's details; comparison."""
+
+import math
+
+import streamlit as st
+
+from services import export, search, trialview, ui_state
+from services.errors import BadInput
+from services.normalize import label
+
+ui_state.ensure_database()
+f = ui_state.page_setup("Trials", "📋")
+place = f.place()
+near = (place.lat, place.lon) if place is not None else (None, None)
+
+
+def open_trial(nct_id: str) -> None:
+    st.query_params.pop("compare", None)
+    st.query_params["nct"] = nct_id
+
+
+def open_compare(ids: list[str]) -> None:
+    st.query_params.pop("nct", None)
+    st.query_params["compare"] = ",".join(ids)
+
+
+def back_to_list() -> None:
+    st.query_params.pop("nct", None)
+    st.query_params.pop("compare", None)
+
+
+def facts_grid(pairs: list[tuple[str, str]], per_row: int = 4) -> None:
+    for start in range(0, len(pairs), per_row):
+        for col, (name, value) in zip(st.columns(per_row), pairs[start:start + per_row], strict=False):
+            col.markdown(f"**{name}**  \n{trialview.md_escape(value)}")
+
+
+def show_detail(d: search.TrialDetail) -> None:
+    s = d.study
+    st.button("← All matching trials", on_click=back_to_list, key="detail_back")
+    st.header(s.get("title") or d.nct_id, anchor=False)
+    st.markdown(f"**{d.nct_id}** · [Open on ClinicalTrials.gov ↗]({d.url})"
+                + (f" · acronym {trialview.md_escape(str(s['acronym']))}" if s.get("acronym") else ""))
+    if s.get("official_title") and s.get("official_title") != s.get("title"):
+        st.caption(s["official_title"])
+    facts_grid(trialview.key_facts(d, f.unit))
+    if d.conditions:
+        st.markdown("**Conditions:** " + trialview.md_escape("; ".join(d.conditions)))
+    tabs = st.tabs(["Summary", "Eligibility", "Arms & interventions", "Outcomes",
+                    f"Sites ({len(d.sites):,})", "Dates & sponsors"])
+    with tabs[0]:
+        st.markdown(trialview.registry_markdown(s.get("brief_summary") or "No summary given."))
+        if s.get("detailed_description"):
+            with st.expander("Detailed description"):
+                st.markdown(trialview.registry_markdown(s["detailed_description"]))
+        design = trialview.design_facts(d)
+        if design:
+            st.markdown("**Design:** " + " · ".join(f"{k}: {v}" for k, v in design))
+    with tabs[1]:
+        st.markdown(f"**Ages:** {trialview.age_range(s)} · **Sex:** "
+                    f"{label('sex', s.get('gender')) if s.get('gender') else 'Not stated'} · "
+                    f"**Healthy volunteers:** {trialview.healthy_text(s.get('healthy_volunteers'))}")
+        crit = d.criteria
+        if not crit.all:
+            st.info("The registry entry gives no eligibility criteria text.")
+        else:
+            if crit.notice:
+                st.caption(crit.notice)
+            st.subheader(f"Inclusion criteria ({len(crit.inclusion)})", anchor=False)
+            st.markdown(trialview.criteria_markdown(crit.inclusion) or "None listed.")
+            st.subheader(f"Exclusion criteria ({len(crit.exclusion)})", anchor=False)
+            st.markdown(trialview.criteria_markdown(crit.exclusion) or "None listed.")
+    with tabs[2]:
+        st.subheader("Arms", anchor=False)
+        arms = trialview.arms_table(d)
+        if arms.empty:
+            st.caption("No arms or groups listed.")
+        else:
+            st.dataframe(arms, hide_index=True, width="stretch")
+        st.subheader("Interventions", anchor=False)
+        ivs = trialview.interventions_table(d)
+        if ivs.empty:
+            st.caption("No interventions listed.")
+        else:
+            st.dataframe(ivs, hide_index=True, width="stretch")
+    with tabs[3]:
+        groups = trialview.outcomes_by_type(d)
+        if not groups:
+            st.caption("No outcome measures listed.")
+        for name, frame in groups.items():
+            st.subheader(f"{name} outcomes ({len(frame)})", anchor=False)
+            st.dataframe(frame, hide_index=True, width="stretch",
+                         column_config={"measure": st.column_config.TextColumn("Measure", width="large"),
+                                        "time_frame": "Time frame", "description": "Description"})
+    with tabs[4]:
+        sites = trialview.sites_table(d, f.unit)
+        if sites.empty:
+            st.caption("No sites listed.")
+        else:
+            if place is not None:
+                st.caption(f"Distances from {place.name}, nearest first.")
+            else:
+                sites = sites.drop(columns="distance")
+                st.caption("Set a place in the sidebar to see the distance to each site.")
+            st.dataframe(sites, hide_index=True, width="stretch",
+                         column_config={"distance": st.column_config.NumberColumn(f"Distance ({f.unit})",
+                                                                                  format="%.1f")})
+    with tabs[5]:
+        st.table({"Date": [k for k, _ in trialview.key_dates(d)], "": [v for _, v in trialview.key_dates(d)]})
+        lead = d.lead_sponsor or "—"
+        if d.lead_class:
+            lead += f" ({label('funder_class', d.lead_class)})"
+        st.markdown(f"**Lead sponsor:** {trialview.md_escape(lead)}")
+        st.markdown("**Collaborators:** " + (trialview.md_escape("; ".join(d.collaborators))
+                                              if d.collaborators else "none listed"))
+        if d.keywords:
+            st.markdown("**Keywords:** " + trialview.md_escape("; ".join(d.keywords)))
+
+
+def show_compare(ids: list[str]) -> None:
+    st.button("← All matching trials", on_click=back_to_list, key="compare_back")
+    st.header("Compare trials", anchor=False)
+    details, missing = [], []
+    with ui_state.database_errors():
+        for nct in ids[:trialview.MAX_COMPARE]:
+            d = ui_state.cached(search.trial_detail, nct, *near)
+            (details.append(d) if d is not None else missing.append(nct))
+    if len(ids) > trialview.MAX_COMPARE:
+        st.warning(f"At most {trialview.MAX_COMPARE} trials side by side; showing the first "
+                   f"{trialview.MAX_COMPARE}.", icon="⚠️")
+    if missing:
+        st.warning("Not in the connected database: " + ", ".join(missing), icon="🔍")
+    if len(details) < 2:
+        st.info("Choose two to four trials to compare (tick them in the table, then **Compare**).")
+        return
+    table = trialview.comparison(details, f.unit)
+    st.table(table)
+    st.caption("Share this comparison with the page link (the ids are in the address).")
+    for d in details:
+        st.button(f"Details of {d.nct_id}", key=f"cmp_open_{d.nct_id}", on_click=open_trial, args=(d.nct_id,))
+
+
+# ---- which view -----------------------------------------------------------------------------------
+st.title("📋 Trials")
+raw_nct = st.query_params.get("nct")
+compare_raw = st.query_params.get_all("compare")
+
+if raw_nct is not None:
+    try:
+        nct = search.parse_nct_id(raw_nct)
+    except BadInput as err:
+        st.error(f"**Cannot open that trial.** {err}", icon="🚫")
+        st.query_params.pop("nct", None)
+        nct = None
+    if nct is not None:
+        with ui_state.database_errors():
+            detail = ui_state.cached(search.trial_detail, nct, *near)
+        if detail is None:
+            st.warning(f"**No trial {nct} in the connected database.** It may not exist, or it is not part of the "
+                       f"loaded data (the embedded sample holds 12,206 studies). Check the id on "
+                       f"[ClinicalTrials.gov]({search.ctgov_url(nct)}).", icon="🔍")
+        else:
+            show_detail(detail)
+            ui_state.footer()
+            st.stop()
+
+if compare_raw:
+    ids, bad = trialview.parse_compare(compare_raw)
+    if bad:
+        st.error("Not ClinicalTrials.gov ids (NCT followed by 8 digits): " + ", ".join(bad), icon="🚫")
+    if ids:
+        show_compare(ids)
+        ui_state.footer()
+        st.stop()
+
+# ---- the table of matching trials ------------------------------------------------------------------
+with ui_state.database_errors():
+    total = ui_state.cached(search.count_trials, f)
+
+sorts = [k for k in trialview.SORT_LABELS if k != "nearest_miles" or place is not None]
+c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
+sort = c1.selectbox("Sort by", sorts, index=sorts.index("nearest_miles") if place is not None else 0,
+                    format_func=trialview.SORT_LABELS.get, key="trials_sort")
+descending = c2.toggle("Descending", value=sort not in ("nearest_miles", "nct_id", "title"), key="trials_desc")
+size = c3.selectbox("Rows per page", trialview.PAGE_SIZES, index=1, key="trials_size")
+pages = max(1, math.ceil(total / size))
+if st.session_state.get("trials_page", 1) > pages:
+    st.session_state["trials_page"] = pages  # the filters changed and there are fewer pages now
+page = c4.number_input(f"Page (of {pages:,})", min_value=1, max_value=pages, step=1, key="trials_page")
+page = min(int(page), pages)
+
+with ui_state.database_errors():
+    rows = ui_state.cached(trialview.trials_page, f, sort, descending, size, (page - 1) * size)
+
+first = (page - 1) * size + 1 if total else 0
+st.caption(f"**{total:,} matching trials** · showing {first:,}–{(page - 1) * size + len(rows):,}, sorted by "
+           f"{trialview.SORT_LABELS[sort].lower()} ({'descending' if descending else 'ascending'}). "
+           "Tick rows to open one trial or compare two to four.")
+table = trialview.trials_table(rows, f.unit)
+event = st.dataframe(
+    table, hide_index=True, width="stretch", height=min(38 + 35 * max(len(table), 1), 600), on_select="rerun", selection_mode="multi-row", key="trials_table",
+    column_order=[c for c in trialview.TABLE_COLUMNS if c != "nearest" or place is not None],
+    column_config={
+        "link": st.column_config.LinkColumn("NCT id", display_text=r"https://clinicaltrials\.gov/study/(NCT\d+)"),
+        "title": st.column_config.TextColumn("Title", width="large"),
+        "phase": "Phase", "status": "Status", "conditions": "Conditions", "lead_sponsor": "Lead sponsor",
+        "enrollment": st.column_config.NumberColumn("Enrollment", format="%d"),
+        "start_date": st.column_config.DateColumn("Start"),
+        "sites": st.column_config.NumberColumn("Sites", format="%d"),
+        "nearest": st.column_config.NumberColumn(f"Nearest site ({f.unit})", format="%.1f"),
+    },
+)
+selected = [str(table.iloc[i]["nct_id"]) for i in (event.selection.rows if event else []) if i < len(table)]
+b1, b2, b3 = st.columns([1, 1, 2])
+b1.button("Open details", disabled=len(selected) != 1, on_click=open_trial, args=(selected[0] if selected else "",),
+          key="open_selected", type="primary", help="Tick exactly one row.")
+b2.button(f"Compare ({len(selected)})", disabled=not 2 <= len(selected) <= trialview.MAX_COMPARE,
+          on_click=open_compare, args=(selected,), key="compare_selected",
+          help=f"Tick two to {trialview.MAX_COMPARE} rows.")
+with b3.form("open_by_id", border=False):
+    typed = st.text_input("Open a trial by NCT id", placeholder="NCT05923281", max_chars=40, key="open_nct",
+                          label_visibility="collapsed")
+    if st.form_submit_button("Open by id"):
+        try:
+            open_trial(search.parse_nct_id(typed))
+            st.rerun()
+        except BadInput as err:
+            st.error(str(err), icon="🚫")
+
+st.subheader("Export", anchor=False)
+cap = search.EXPORT_CAP
+if total > cap:
+    st.warning(f"Exports hold the first {cap:,} of the {total:,} matching trials (in the table's order); narrow "
+               "the filters to export the rest.", icon="⚠️")
+else:
+    st.caption(f"Exports hold all {total:,} matching trials with every column (at most {cap:,} rows per file).")
+e1, e2, _ = st.columns([1, 1, 2])
+e1.download_button("Download CSV", key="export_csv", disabled=total == 0, mime=export.FORMATS["csv"],
+                   file_name=export.file_name("trials", "csv"), on_click="ignore",
+                   data=lambda: export.to_csv_bytes(trialview.export_rows(f, sort, descending)))
+e2.download_button("Download JSON", key="export_json", disabled=total == 0, mime=export.FORMATS["json"],
+                   file_name=export.file_name("trials", "json"), on_click="ignore",
+                   data=lambda: export.to_json_bytes(trialview.export_rows(f, sort, descending)))
+ui_state.footer()
