@@ -87,6 +87,10 @@ def page_setup(title: str, icon: str = "🧭", *, sidebar: bool = True) -> Filte
     with contextlib.suppress(st.errors.StreamlitAPIException):
         st.set_page_config(page_title=f"{title} · Trial Landscape", page_icon=icon, layout="wide")
     require_access()
+    if st.session_state.get("sidebar_page") != title:
+        # Another page's sidebar widgets are new widgets to Streamlit: seed them from the filters again.
+        st.session_state["sidebar_page"] = title
+        st.session_state["widget_sync"] = None
     read_url_once()
     f = current_filters()
     _write_url(f)
@@ -142,7 +146,12 @@ def require_access() -> None:
     st.stop()
 
 
+_HIDE_NAVIGATION = ("<style>[data-testid='stSidebar'], [data-testid='stSidebarCollapsedControl'], "
+                    "[data-testid='stExpandSidebarButton'] {display: none;}</style>")
+
+
 def _login_screen(oidc: access.OidcConfig) -> None:
+    st.markdown(_HIDE_NAVIGATION, unsafe_allow_html=True)
     st.title("🔒 Trial Landscape")
     st.write("This instance is for signed-in users. Sign in with your organisation's account to continue.")
     if st.button("Sign in", type="primary", key="access_login"):
@@ -164,6 +173,7 @@ def _check_password(password: str) -> None:
 
 def _password_screen(password: str) -> None:
     attempts: access.Attempts = st.session_state.setdefault(_ACCESS_ATTEMPTS, access.Attempts())
+    st.markdown(_HIDE_NAVIGATION, unsafe_allow_html=True)
     st.title("🔒 Trial Landscape")
     st.write("This instance is protected. Enter the password you were given to continue.")
     with st.form("access_form", clear_on_submit=True, border=True):
@@ -372,7 +382,7 @@ def database_errors() -> Iterator[None]:
         yield
     except DatabaseUnavailable as err:
         if not st.session_state.get("db_down_since"):
-            st.session_state["db_down_since"] = time.strftime("%H:%M:%S")
+            st.session_state["db_down_since"] = time.strftime("%H:%M:%S %Z")
         st.error(f"**The database is not reachable right now** (since {st.session_state['db_down_since']}). "
                  f"{err.hint}", icon="🔌")
         st.caption(f"Details: {err}")

@@ -1,0 +1,263 @@
+"""Real-browser end-to-end tests: Playwright drives Debian's Chromium against Streamlit servers these tests start.
+
+The open server runs on the test session's database (TRIAL_LANDSCAPE_DATA_DIR of this pytest run, the whole
+sample); a second one has APP_PASSWORD set; a third points DATABASE_URL at a small server of its own that the
+test stops and starts. Screenshots go to /tmp/shots/.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from services.commands.bench_load_cmd import free_port
+from services.loadtest import http_get
+
+CHROMIUM = "/usr/bin/chromium"
+PROJECT = Path(__file__).resolve().parent.parent
+SHOTS = Path("/tmp/shots")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]
+PASSWORD = "open sesame 42"
+LOAD_TIMEOUT_MS = 90_000
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing (apt-get install -y chromium)"),
+]
+playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
+
+
+def _page_paths() -> list[tuple[str, str]]:
+    """(URL path, file) of the home page and every page in pages/ (classic multipage names)."""
+    out = [("/", "app.py")]
+    for path in sorted((PROJECT / "pages").glob("*.py")):
+        name = re.sub(r"^\d+_", "", path.stem)
+        out.append((f"/{name}", f"pages/{path.name}"))
+    return out
+
+
+# ---- servers ------------------------------------------------------------------------------------
+def _start_streamlit(env: dict[str, str]) -> tuple[subprocess.Popen, str, Path]:
+    port = free_port()
+    log = Path(os.environ["TRIAL_LANDSCAPE_DATA_DIR"]) / f"streamlit-{port}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+           "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, cwd=PROJECT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 90
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited at start:\n{log.read_text()[-3000:]}")
+        try:
+            http_get(f"{url}/_stcore/health", timeout_s=2)
+            return proc, url, log
+        except OSError:
+            if time.monotonic() > deadline:
+                proc.kill()
+                raise RuntimeError(f"streamlit did not answer in time:\n{log.read_text()[-3000:]}") from None
+            time.sleep(0.3)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("APP_PASSWORD", "ANTHROPIC_API_KEY")}
+    env.update(extra)
+    return env
+
+
+@pytest.fixture(scope="module")
+def app_url(db) -> Iterator[str]:  # noqa: ANN001 - the session database must exist before the server attaches
+    proc, url, _ = _start_streamlit(_env())
+    yield url
+    _stop(proc)
+
+
+@pytest.fixture(scope="module")
+def gated_url(db) -> Iterator[str]:  # noqa: ANN001
+    proc, url, _ = _start_streamlit(_env(APP_PASSWORD=PASSWORD))
+    yield url
+    _stop(proc)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture()
+def page(browser):  # noqa: ANN001, ANN201
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = context.new_page()
+    pg.set_default_timeout(LOAD_TIMEOUT_MS)
+    yield pg
+    context.close()
+
+
+# ---- helpers ---------------------------------------------------------------------------------------
+def settle(pg, quiet_s: float = 1.2) -> None:  # noqa: ANN001
+    """Wait until the page has a heading and Streamlit's running indicator stayed away for quiet_s."""
+    pg.wait_for_selector("h1", timeout=LOAD_TIMEOUT_MS)
+    quiet_since = None
+    deadline = time.monotonic() + LOAD_TIMEOUT_MS / 1000
+    while time.monotonic() < deadline:
+        if pg.locator('[data-testid="stStatusWidget"]').count():
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = time.monotonic()
+        elif time.monotonic() - quiet_since >= quiet_s:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"{pg.url} kept running for {LOAD_TIMEOUT_MS / 1000:.0f} s")
+
+
+def exceptions(pg) -> list[str]:  # noqa: ANN001
+    return [e.inner_text()[:500] for e in pg.locator('[data-testid="stException"]').all()]
+
+
+def sidebar_input(pg, label: str):  # noqa: ANN001, ANN201
+    return pg.locator('[data-testid="stSidebar"]').get_by_label(label, exact=True)
+
+
+def metrics(pg) -> dict[str, str]:  # noqa: ANN001
+    pg.wait_for_selector('[data-testid="stMetric"]')
+    out = {}
+    for m in pg.locator('[data-testid="stMetric"]').all():
+        out[m.locator('[data-testid="stMetricLabel"]').inner_text().strip()] = (
+            m.locator('[data-testid="stMetricValue"]').inner_text().strip())
+    return out
+
+
+def query(pg) -> dict[str, list[str]]:  # noqa: ANN001
+    return parse_qs(urlsplit(pg.url).query)
+
+
+def goto_nav(pg, label: str) -> None:  # noqa: ANN001
+    pg.locator('[data-testid="stSidebarNav"] a').filter(has_text=re.compile(rf"^\s*{label}\s*$")).click()
+    pg.wait_for_url(re.compile(rf"/{label}(\?|$)"))
+    settle(pg)
+
+
+# ---- tests -----------------------------------------------------------------------------------------
+def test_browser_every_page_loads_without_an_exception(page, app_url):
+    seen = {}
+    for path, file in _page_paths():
+        page.goto(app_url + path)
+        settle(page)
+        seen[file] = (exceptions(page), page.locator("h1").count() >= 1,
+                      page.locator('[data-testid="stSidebar"]').count() == 1)
+    assert seen == {file: ([], True, True) for _, file in _page_paths()}
+
+
+def test_browser_filter_set_on_explore_is_kept_on_map_and_trials(page, app_url):
+    page.goto(app_url + "/Explore")
+    settle(page)
+    box = sidebar_input(page, "Condition")
+    box.fill("leukemia")
+    box.press("Enter")
+    page.wait_for_url(re.compile(r"condition=leukemia"))
+    settle(page)
+    kept = {}
+    for name in ("Map", "Trials", "Explore"):
+        goto_nav(page, name)
+        kept[name] = (query(page).get("condition"), sidebar_input(page, "Condition").input_value(),
+                      exceptions(page))
+    assert kept == {name: (["leukemia"], "leukemia", []) for name in ("Map", "Trials", "Explore")}
+
+
+def test_browser_share_link_opens_the_same_view_in_a_fresh_context(page, app_url, browser):
+    page.goto(app_url + "/Explore?condition=lymphoma&status=ANY&phase=PHASE2")
+    settle(page)
+    original = metrics(page)
+    link = page.locator('[data-testid="stSidebar"] [data-testid="stCode"]').first.inner_text().strip()
+    assert link.startswith(app_url + "/Explore?")
+    assert parse_qs(urlsplit(link).query) == {"condition": ["lymphoma"], "status": ["ANY"], "phase": ["PHASE2"]}
+
+    fresh = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        other = fresh.new_page()
+        other.set_default_timeout(LOAD_TIMEOUT_MS)
+        other.goto(link)
+        settle(other)
+        assert exceptions(other) == []
+        assert sidebar_input(other, "Condition").input_value() == "lymphoma"
+        assert metrics(other) == original
+        assert original["Matching trials"] not in ("", "0")
+    finally:
+        fresh.close()
+
+
+def test_browser_password_gate_blocks_then_admits(page, gated_url):
+    page.goto(gated_url + "/Explore")
+    page.wait_for_selector("h1")
+    settle(page)
+    assert page.locator("h1").first.inner_text().strip() == "🔒 Trial Landscape"
+    assert (page.locator('[data-testid="stMetric"]').count(), page.locator('[data-testid="stPlotlyChart"]').count(),
+            page.locator('[data-testid="stSidebarUserContent"] input').count(),
+            page.locator('[data-testid="stSidebar"]').is_visible()) == (0, 0, 0, False)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    field = page.get_by_label("Password", exact=True)
+    field.fill("guess")
+    page.get_by_role("button", name="Enter").click()
+    page.get_by_text("That password is not right").wait_for()
+    assert field.input_value() == ""
+    page.screenshot(path=str(SHOTS / "login_gate.png"))
+    time.sleep(1.1)  # the first wrong try costs one second
+    field.fill(PASSWORD)
+    page.get_by_role("button", name="Enter").click()
+    page.wait_for_selector('[data-testid="stMetric"]')
+    settle(page)
+    assert page.locator("h1").first.inner_text().strip().endswith("Explore the trial landscape")
+    assert exceptions(page) == []
+    assert PASSWORD not in page.url and "guess" not in page.url
+    # admitted once per browser session: other pages open directly
+    goto_nav(page, "Data")
+    assert page.locator("h1").first.inner_text().strip().endswith("Data")
+
+
+def test_browser_database_down_banner_then_recovers_by_itself(page, browser, scratch_dir):
+    from tests import scratch_server
+
+    url_db = scratch_server.prepare(scratch_dir, studies=40)
+    scratch_server.stop_server(scratch_dir)
+    proc, url, log = _start_streamlit(_env(DATABASE_URL=url_db, TRIAL_LANDSCAPE_DATA_DIR=str(scratch_dir)))
+    try:
+        page.goto(url + "/Data")
+        page.get_by_text("The database is not reachable right now").wait_for()
+        settle(page)
+        assert exceptions(page) == []
+        assert page.get_by_role("button", name="Retry").count() == 1
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / "db_down_banner.png"))
+        scratch_server.start_server(scratch_dir)
+        # nobody clicks: the banner's own check brings the page back within a few seconds
+        page.wait_for_selector('[data-testid="stMetric"]', timeout=30_000)
+        settle(page)
+        assert metrics(page)["Studies"] == "40"
+        assert page.get_by_text("The database is not reachable right now").count() == 0
+        assert exceptions(page) == []
+        assert "Traceback" not in log.read_text()
+    finally:
+        _stop(proc)
+        scratch_server.release(scratch_dir)
