@@ -1,0 +1,91 @@
+"""Explore page: KPIs, the narrowing funnel and every facet chart; clicking a bar adds that value to the filters."""
+
+import zlib
+from dataclasses import fields
+
+import streamlit as st
+
+from services import charts, export, stats, ui_state
+from services.search import EXPORT_CAP, matching_trials
+
+ui_state.ensure_database()
+f = ui_state.page_setup("Explore", "📊")
+st.title("📊 Explore the trial landscape")
+st.caption("Filters: " + " · ".join(f.describe()) + ". Click a bar to add its value to the filters.")
+
+with ui_state.database_errors():
+    dash = stats.cached_dashboard(f)
+
+for note in dash.notices:
+    st.caption(note)
+if dash.errors:
+    failed = ", ".join(stats.FACETS[n]["title"] if n in stats.FACETS else n for n in sorted(dash.errors))
+    st.warning(f"Some numbers could not be computed in time ({failed}); the rest of the page is complete.",
+               icon="⏱️")
+    st.button("Try those again", key="explore_retry")
+
+k = dash.kpis
+cols = st.columns(5)
+for col, (key, label, help_text) in zip(cols, (
+        ("matching_trials", "Matching trials", "Trials that pass every filter."),
+        ("recruiting", "Recruiting now", "Matching trials whose status is Recruiting."),
+        ("sites", "Sites", "Trial sites (facilities) of the matching trials."),
+        ("countries", "Countries", "Countries with at least one site of a matching trial."),
+        ("planned_enrollment", "Planned enrollment", "Sum of actual or anticipated enrollment.")), strict=True):
+    col.metric(label, f"{k[key]:,}" if key in k else "—", help=help_text, border=True)
+
+left, right = st.columns([3, 2])
+with left:
+    if "funnel" in dash.errors:
+        st.warning(f"Funnel: {dash.errors['funnel']}.", icon="⏱️")
+    else:
+        st.plotly_chart(charts.funnel_figure(dash.funnel), key="explore_funnel", config={"displayModeBar": False})
+with right:
+    st.markdown("**Share or export this view**")
+    st.caption("The share link in the sidebar (copy button at its right) reopens exactly these filters.")
+    total = k.get("matching_trials", 0)
+    capped = total > EXPORT_CAP
+    st.caption(f"Exports hold every matching trial, at most {EXPORT_CAP:,} rows"
+               + (f" — this view has {total:,}, so only the first {EXPORT_CAP:,} (newest start first) are "
+                  "included." if capped else f" ({total:,} here)."))
+    for col, fmt in zip(st.columns(2), export.FORMATS, strict=True):
+        col.download_button(f"Download {fmt.upper()}", key=f"explore_{fmt}", disabled=total == 0,
+                            data=lambda fmt=fmt: export.to_bytes(matching_trials(f, limit=EXPORT_CAP), fmt),
+                            file_name=export.file_name("trials", fmt), mime=export.FORMATS[fmt], icon="⬇️",
+                            width="stretch", on_click="ignore")
+
+if k.get("matching_trials") == 0:
+    st.info("No trial matches these filters, so the charts below are empty. Remove a filter in the sidebar "
+            "(or press **Reset filters**) to widen the view.", icon="🔎")
+
+# Chart keys carry the filter, so a new filter gives fresh charts without a stale selection.
+view = zlib.crc32(f.query_string().encode()) & 0xFFFFFFFF
+for start in range(0, len(charts.CHARTS), 2):
+    for col, spec in zip(st.columns(2), charts.CHARTS[start:start + 2], strict=False):
+        with col.container(border=True):
+            if spec.facet in dash.errors:
+                st.markdown(f"**{spec.title}**")
+                st.warning(f"{dash.errors[spec.facet]} — this chart could not be computed; the others are complete.",
+                           icon="⏱️")
+                continue
+            rows = dash.facets.get(spec.facet, [])
+            fig = charts.facet_figure(spec.facet, rows)
+            if spec.clickable and rows:
+                event = st.plotly_chart(fig, key=f"chart_{spec.facet}_{view}", on_select="rerun",
+                                        selection_mode="points", config={"displayModeBar": False})
+                new = f
+                for value in charts.clicked_values(fig, event.get("selection")):
+                    new = stats.filter_for_click(new, spec.facet, value)
+                if new != f:
+                    ui_state.update_filters(**{x.name: getattr(new, x.name) for x in fields(new)
+                                               if getattr(new, x.name) != getattr(f, x.name)})
+                    st.rerun()
+            else:
+                st.plotly_chart(fig, key=f"chart_{spec.facet}", config={"displayModeBar": False})
+            note = spec.note
+            if spec.max_rows and len(rows) > spec.max_rows:
+                note = f"Top {spec.max_rows} of {len(rows)} shown. " + note
+            if note:
+                st.caption(note)
+
+ui_state.footer()

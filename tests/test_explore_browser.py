@@ -1,0 +1,119 @@
+"""The Explore page in a real headless Chromium: every chart draws, a bar click filters, the share link reopens it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from services import stats
+from services.filters import Filters
+
+PROJECT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else shutil.which("chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]
+CHARTS = 22  # the funnel and 21 facet charts
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_healthy(port: int) -> None:
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as answer:
+                if answer.read() == b"ok":
+                    return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
+def _metric(page, label: str) -> str:  # noqa: ANN001 - playwright Page
+    box = page.locator("[data-testid=stMetric]").filter(has_text=label)
+    return box.locator("[data-testid=stMetricValue]").inner_text().strip()
+
+
+def _wait_for_metric(page, label: str, value: str, timeout_s: float = 60) -> None:  # noqa: ANN001
+    deadline = time.monotonic() + timeout_s
+    while _metric(page, label) != value:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{label} shows {_metric(page, label)}, expected {value}")
+        time.sleep(0.5)
+
+
+def _wait_for_charts(page) -> None:  # noqa: ANN001
+    page.locator(".js-plotly-plot").nth(CHARTS - 1).wait_for(timeout=120_000)
+    page.locator("[data-testid=stStatusWidget]").wait_for(state="detached", timeout=120_000)
+    time.sleep(1.5)
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (/usr/bin/chromium)")
+def test_explore_in_chromium(db, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true",
+         "--server.address", "127.0.0.1"],
+        cwd=PROJECT, env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_healthy(port)
+        start = Filters()
+        clicked = Filters(phase=("PHASE2",))
+        before, after = stats.dashboard(start, db=db), stats.dashboard(clicked, db=db)
+        phase_index = [r["value"] for r in before.facets["phase"]].index("PHASE2")
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            page = browser.new_page(viewport={"width": 1500, "height": 1200})
+            page.goto(f"http://127.0.0.1:{port}/Explore", wait_until="networkidle")
+            _wait_for_charts(page)
+            plots = page.locator(".js-plotly-plot")
+            assert plots.count() == CHARTS
+            for i in range(CHARTS):  # every chart drew bars (the whole sample has data for each)
+                assert plots.nth(i).locator("g.trace").count() >= 1, i
+            assert page.locator("[data-testid=stException]").count() == 0
+            assert _metric(page, "Matching trials") == f"{before.kpis['matching_trials']:,}"
+            page.set_viewport_size({"width": 1500, "height": 6600})
+            time.sleep(2)
+            shot = Path(os.environ.get("EXPLORE_SCREENSHOT_DIR") or tmp_path) / "explore.png"
+            shot.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(shot), full_page=True)
+            assert shot.stat().st_size > 100_000
+            page.set_viewport_size({"width": 1500, "height": 1200})
+
+            # A click on the "Phase 2" bar filters the whole page.
+            phase_chart = plots.filter(has=page.locator(".gtitle", has_text="Phase"))
+            phase_chart.first.locator("g.point").nth(phase_index).click(force=True)
+            _wait_for_metric(page, "Matching trials", f"{after.kpis['matching_trials']:,}")
+            _wait_for_charts(page)
+            assert _metric(page, "Recruiting now") == f"{after.kpis['recruiting']:,}"
+            link = page.locator("[data-testid=stSidebar] code").first.inner_text().strip()
+            assert link.endswith("?phase=PHASE2")
+            assert page.evaluate("location.search") == "?phase=PHASE2"
+
+            # The share link in a fresh browser (no session) gives the same view.
+            fresh = browser.new_context(viewport={"width": 1500, "height": 1200}).new_page()
+            fresh.goto(link.replace("localhost", "127.0.0.1"), wait_until="networkidle")
+            _wait_for_charts(fresh)
+            for label in ("Matching trials", "Recruiting now", "Sites", "Countries", "Planned enrollment"):
+                assert _metric(fresh, label) == _metric(page, label)
+            assert fresh.locator("[data-testid=stSidebar]").get_by_text("Phase 2", exact=True).count() == 1
+            browser.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

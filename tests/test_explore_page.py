@@ -1,0 +1,157 @@
+"""The Explore page under AppTest: charts and KPIs, filters kept across pages, URL parameters, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from urllib.parse import parse_qs
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from services import charts, stats
+from services.filters import Filters
+
+PROJECT = Path(__file__).resolve().parent.parent
+EXPLORE = "pages/1_Explore.py"
+
+
+def _app(params: dict[str, str] | None = None) -> AppTest:
+    at = AppTest.from_file(str(PROJECT / "app.py"), default_timeout=120)
+    for key, value in (params or {}).items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _explore(params: dict[str, str] | None = None) -> AppTest:
+    """Open Explore the way a share link does: the URL parameters are read on the session's first run."""
+    at = AppTest.from_file(str(PROJECT / EXPLORE), default_timeout=120)
+    for key, value in (params or {}).items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _kpis(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def _want_kpis(d: stats.Dashboard) -> dict[str, str]:
+    k = d.kpis
+    return {"Matching trials": f"{k['matching_trials']:,}", "Recruiting now": f"{k['recruiting']:,}",
+            "Sites": f"{k['sites']:,}", "Countries": f"{k['countries']:,}",
+            "Planned enrollment": f"{k['planned_enrollment']:,}"}
+
+
+def _chart_titles(at: AppTest) -> list[str]:
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    return [s["layout"]["title"]["text"] for s in specs]
+
+
+def test_explore_page_shows_kpis_funnel_and_every_chart(db):
+    at = _explore()
+    f = at.session_state["filters"]
+    assert f == Filters()
+    d = stats.dashboard(f, db=db)
+    assert _kpis(at) == _want_kpis(d)
+    assert _chart_titles(at) == ["How the filters narrow the trials", *(c.title for c in charts.CHARTS)]
+    phase = json.loads(at.get("plotly_chart")[1].proto.spec)["data"][0]
+    assert phase["y"] == [r["count"] for r in d.facets["phase"]]
+    assert [c[0] for c in phase["customdata"]] == [r["value"] for r in d.facets["phase"]]
+    captions = " ".join(c.value for c in at.caption)
+    assert "at most 100,000 rows" in captions
+    assert "Data: ClinicalTrials.gov via AACT" in captions  # the footer: source and freshness
+    assert [b.label for b in at.get("download_button")] == ["Download CSV", "Download JSON"]
+
+
+def test_explore_filters_survive_a_page_switch(db):
+    at = _app()
+    at.switch_page(EXPLORE).run()
+    at.sidebar.text_input(key="flt_condition").set_value("diabetes").run()
+    at.sidebar.multiselect(key="flt_phase").set_value(["PHASE3"]).run()
+    assert not at.exception, at.exception
+    want = Filters(condition="diabetes", phase=("PHASE3",))
+    assert at.session_state["filters"] == want
+    kpis = _kpis(at)
+    assert kpis == _want_kpis(stats.dashboard(want, db=db))
+    for page in ("pages/6_Data.py", "app.py", EXPLORE):
+        at.switch_page(page).run()
+        assert not at.exception, at.exception
+        assert at.session_state["filters"] == want
+        assert at.query_params["condition"] == "diabetes" and at.query_params["phase"] == "PHASE3"
+    assert at.sidebar.text_input(key="flt_condition").value == "diabetes"
+    assert at.sidebar.multiselect(key="flt_phase").value == ["PHASE3"]
+    assert _kpis(at) == kpis
+
+
+def test_explore_url_parameters_set_the_filters(db):
+    params = {"condition": "lung cancer", "phase": "PHASE2", "near": "Boston, MA", "radius": "300", "age": "62",
+              "sex": "female", "status": "ANY"}
+    at = _explore(params)
+    want, notices = Filters.from_query(params)
+    assert notices == []
+    assert at.session_state["filters"] == want
+    assert at.sidebar.text_input(key="flt_condition").value == "lung cancer"
+    assert at.sidebar.text_input(key="flt_near").value == "Boston, MA"
+    assert at.sidebar.number_input(key="flt_radius").value == 300.0
+    assert at.sidebar.number_input(key="flt_age").value == 62.0
+    assert at.sidebar.selectbox(key="flt_sex").value == "FEMALE"
+    assert _kpis(at) == _want_kpis(stats.dashboard(want, db=db))
+    assert not at.warning
+
+
+def test_explore_share_link_reproduces_the_view(db):
+    at = _explore()
+    at.sidebar.text_input(key="flt_condition").set_value("alzheimer").run()
+    at.sidebar.multiselect(key="flt_status").set_value(["RECRUITING", "COMPLETED"]).run()
+    link = at.sidebar.code[0].value
+    query = link.split("?", 1)[1]
+    assert parse_qs(query) == {"condition": ["alzheimer"], "status": ["RECRUITING", "COMPLETED"]}
+    fresh = _explore({k: v[0] if len(v) == 1 else v for k, v in parse_qs(query).items()})
+    assert fresh.session_state["filters"] == at.session_state["filters"]
+    assert _kpis(fresh) == _kpis(at)
+    assert _chart_titles(fresh) == _chart_titles(at)
+
+
+HOSTILE = ["'; DROP TABLE ctgov.studies; --", "Ünïcödé 肺癌 🧬 \" OR 1=1 --", "100% _under\\score_ $1 :param"]
+
+
+@pytest.mark.parametrize("field", ["condition", "intervention", "sponsor", "near", "country", "state"])
+def test_explore_hostile_text_in_every_field_is_harmless(db, field):
+    for text in HOSTILE:
+        at = _explore({field: text, "status": "ANY"})
+        f, notices = Filters.from_query({field: text, "status": "ANY"})
+        assert at.session_state["filters"] == f
+        warnings = " ".join(w.value for w in at.warning)
+        for notice in notices:
+            assert notice in warnings
+        assert len(at.get("plotly_chart")) == len(charts.CHARTS) + 1
+        assert _kpis(at) == _want_kpis(stats.dashboard(f, db=db))
+    assert db.fetch_value("SELECT count(*) FROM ctgov.studies") > 10_000
+
+
+def test_explore_malformed_parameters_give_notices_not_errors(db):
+    params = {"radius": "-5", "phase": "PHASE9", "age": "abc", "condition": "x" * 10_000, "near": "Boston, MA",
+              "start_from": "20x5", "results": "maybe", "color": "red"}
+    at = _explore(params)
+    f, notices = Filters.from_query(params)
+    assert len(notices) == 7
+    assert at.session_state["filters"] == f == Filters(near="Boston, MA")
+    text = " ".join(w.value for w in at.warning)
+    for notice in notices:
+        assert notice in text
+    assert "radius" in text and "PHASE9" in text and "not a number" in text and "longer than 200" in text
+    assert _kpis(at) == _want_kpis(stats.dashboard(f, db=db))
+    at.run()  # notices are shown once, then the page is quiet
+    assert not at.warning
+
+
+def test_explore_no_match_explains_empty_charts(db):
+    at = _explore({"condition": "no such disease anywhere", "status": "ANY"})
+    assert _kpis(at)["Matching trials"] == "0"
+    assert any("No trial matches these filters" in i.value for i in at.info)
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")[1:]]
+    assert [s["layout"]["annotations"][0]["text"] for s in specs] == [c.empty for c in charts.CHARTS]
