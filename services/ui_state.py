@@ -324,7 +324,8 @@ def render_share_link(f: Filters) -> None:
         base = str(st.context.url or "").split("?", 1)[0]
     query = f.query_string()
     link = f"{base}?{query}" if query else (base or "?")
-    st.sidebar.caption("Share link — opens this exact view (no patient details are ever included):")
+    st.sidebar.caption("**Copy share link** (copy button at the right of the box) — it opens this exact view "
+                       "in any browser; no patient details are ever included:")
     st.sidebar.code(link, language=None, wrap_lines=True)
 
 

@@ -155,3 +155,24 @@ def test_explore_no_match_explains_empty_charts(db):
     assert any("No trial matches these filters" in i.value for i in at.info)
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")[1:]]
     assert [s["layout"]["annotations"][0]["text"] for s in specs] == [c.empty for c in charts.CHARTS]
+
+
+def test_explore_export_holds_exactly_the_matching_trials(db):
+    from services import export
+    from services.search import EXPORT_CAP, count_trials, matching_trials
+
+    f, _ = Filters.from_query({"near": "Boston, MA", "radius": "100", "status": "ANY"})
+    n = stats.dashboard(f, db=db).kpis["matching_trials"]
+    df = matching_trials(f, limit=EXPORT_CAP, db=db)
+    assert len(df) == n == count_trials(f, db=db) > 0
+    assert df["nearest_miles"].max() <= 100  # the nearest-site column never widens the place filter
+    csv_lines = export.to_bytes(df, "csv").decode("utf-8").strip().splitlines()
+    assert csv_lines[0].split(",")[:4] == ["nct_id", "title", "phase", "status"]
+    rows = json.loads(export.to_bytes(df, "json"))
+    assert sorted(r["nct_id"] for r in rows) == sorted(df["nct_id"])
+
+
+def test_explore_sidebar_offers_the_share_link(db):
+    at = _explore({"condition": "diabetes"})
+    assert any("Copy share link" in c.value for c in at.sidebar.caption)
+    assert at.sidebar.code[0].value.endswith("?condition=diabetes")
