@@ -8,14 +8,14 @@ ui_state.ensure_database()
 f = ui_state.page_setup("Map", "🗺️")
 st.title("🗺️ Map of trial sites")
 
-c1, c2, c3 = st.columns([3, 1.3, 1.3])
+c1, c2, c3 = st.columns([3, 1.2, 1.6])
 mode = c1.radio("Show", mapdeck.MODES, format_func=mapdeck.MODE_LABELS.get, horizontal=True, key="map_mode")
 metric = "trials"
 if mode in ("countries", "states"):
     metric = c2.radio("Colour by", ["trials", "sites"], horizontal=True, key="map_metric",
                       format_func=lambda m: "Number of trials" if m == "trials" else "Number of sites")
 has_area = bool(f.near or f.country or f.state)
-only_in_area = c3.toggle("Only sites in the filtered area", value=True, key="map_only_area", disabled=not has_area,
+only_in_area = c3.toggle("Only sites in the area", value=True, key="map_only_area", disabled=not has_area,
                          help="On: only the sites inside the place, country or state filters. Off: every site "
                               "of the matching trials, wherever it is.")
 tiles = c3.toggle("Street map tiles", value=False, key="map_tiles",
@@ -28,7 +28,10 @@ with ui_state.database_errors():
 if data.place is not None and data.radius_miles is not None:
     st.caption(f"📍 **{data.place.name}** — sites within {f.radius:g} {f.unit} "
                f"({data.place.lat:.4f}, {data.place.lon:.4f}).")
-st.caption(sitemap.describe_shown(data.summary))
+if mode in ("countries", "states"):
+    st.caption(sitemap.describe_choropleth(data, mode, metric))
+else:
+    st.caption(sitemap.describe_shown(data.summary))
 for name, message in data.errors.items():
     st.warning(f"The {name} values could not be loaded: {message}", icon="⚠️")
 

@@ -199,7 +199,8 @@ st.caption(f"**{total:,} matching trials** · showing {first:,}–{(page - 1) * 
 table = trialview.trials_table(rows, f.unit)
 event = st.dataframe(
     table, hide_index=True, width="stretch", height=min(38 + 35 * max(len(table), 1), 600), on_select="rerun", selection_mode="multi-row", key="trials_table",
-    column_order=[c for c in trialview.TABLE_COLUMNS if c != "nearest" or place is not None],
+    column_order=(["link", "nearest"] + trialview.TABLE_COLUMNS[1:-1]) if place is not None
+    else trialview.TABLE_COLUMNS[:-1],
     column_config={
         "link": st.column_config.LinkColumn("NCT id", display_text=r"https://clinicaltrials\.gov/study/(NCT\d+)"),
         "title": st.column_config.TextColumn("Title", width="large"),

@@ -103,11 +103,12 @@ def area_params(f: Filters, *, only_in_area: bool = True) -> dict[str, Any]:
     return params
 
 
-def area_query(f: Filters, body: str, *, only_in_area: bool = True) -> tuple[str, dict[str, Any]]:
+def area_query(f: Filters, body: str, *, only_in_area: bool = True,
+               db: Database | None = None) -> tuple[str, dict[str, Any]]:
     """SQL and parameters of a named map query over the CTE `area` (sites of the matching trials)."""
     from services.stats import matched_cte
 
-    cte, params = matched_cte(f)
+    cte, params = matched_cte(f, db=db)
     merged = dict(params)
     merged.update(area_params(f, only_in_area=only_in_area))
     return f"{cte}, area AS ({load_sql('map_area')})\n{load_sql(body)}", merged
@@ -127,12 +128,12 @@ def map_data(f: Filters, only_in_area: bool = True, point_limit: int = POINT_LIM
     db = db or runtime.get_db()
     place = f.place()
     queries = {
-        "summary": area_query(f, "map_summary", only_in_area=only_in_area),
-        "countries": area_query(f, "map_country_values", only_in_area=only_in_area),
-        "states": area_query(f, "map_state_values", only_in_area=only_in_area),
+        "summary": area_query(f, "map_summary", only_in_area=only_in_area, db=db),
+        "countries": area_query(f, "map_country_values", only_in_area=only_in_area, db=db),
+        "states": area_query(f, "map_state_values", only_in_area=only_in_area, db=db),
     }
     if place is not None:
-        sql, params = area_query(f, "map_nearest_sites", only_in_area=only_in_area)
+        sql, params = area_query(f, "map_nearest_sites", only_in_area=only_in_area, db=db)
         params["limit"] = int(nearest_limit)
         queries["nearest"] = (sql, params)
     results = db.fetch_many(queries, timeout_ms=MAP_TIMEOUT_MS)
@@ -145,12 +146,12 @@ def map_data(f: Filters, only_in_area: bool = True, point_limit: int = POINT_LIM
     aggregated = located > point_limit
     if aggregated:
         cell = choose_cell(row, point_limit)
-        sql, params = area_query(f, "map_site_grid", only_in_area=only_in_area)
+        sql, params = area_query(f, "map_site_grid", only_in_area=only_in_area, db=db)
         params["cell"] = cell
         points = shape_cells(db.fetch_df(sql, params, timeout_ms=MAP_TIMEOUT_MS))
     else:
         cell = None
-        sql, params = area_query(f, "map_site_points", only_in_area=only_in_area)
+        sql, params = area_query(f, "map_site_points", only_in_area=only_in_area, db=db)
         params["limit"] = max(1, point_limit)
         points = shape_sites(db.fetch_df(sql, params, timeout_ms=MAP_TIMEOUT_MS))
     summary = MapSummary(sites=int(row["sites"] or 0), located=located, trials=int(row["trials"] or 0),
@@ -421,3 +422,15 @@ def describe_shown(summary: MapSummary) -> str:
                 f"{summary.shown:,} grid cells of {summary.cell_degrees:g}° (more than {summary.point_limit:,} sites "
                 f"would slow the browser); each cell's size follows its number of sites.{tail}")
     return f"Showing all {summary.located:,} sites of {summary.trials_located:,} trials.{tail}"
+
+
+def describe_choropleth(data: MapData, level: str, metric: str) -> str:
+    """One sentence saying what a choropleth counts."""
+    values = data.countries if level == "countries" else data.states
+    where = "country" if level == "countries" else "US state"
+    noun = "trials" if metric == "trials" else "sites"
+    if values.empty:
+        return f"No site of the matching trials lies in any {where}."
+    scope = "" if level == "countries" else " in the United States"
+    return (f"Colour: number of {noun} per {where}{scope} on a log scale, from {data.summary.sites:,} sites of "
+            f"{data.summary.trials:,} matching trials (a trial with sites in several places counts in each).")

@@ -252,7 +252,8 @@ def comparison(details: Sequence[TrialDetail], unit: str = "mi") -> pd.DataFrame
             or "—")
         primary = outcomes_by_type(d).get("Primary")
         put("Primary outcomes", n, _outline(list(primary["measure"])) if primary is not None else "—")
-        put("Eligibility criteria", n, f"{len(d.criteria.inclusion)} inclusion, {len(d.criteria.exclusion)} exclusion")
+        put("Eligibility criteria", n, f"{len(d.criteria.inclusion)} inclusion, {len(d.criteria.exclusion)} exclusion"
+            if d.criteria.all else "Not given")
         put("Results posted", n, "Yes" if s.get("has_results") else "No")
         put("ClinicalTrials.gov", n, d.url)
     table = pd.DataFrame.from_dict(rows, orient="index")

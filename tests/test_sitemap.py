@@ -295,6 +295,10 @@ def test_map_page_choropleth_mode_has_a_log_legend(db):
     spec = json.loads(at.get("deck_gl_json_chart")[0].proto.json)
     assert "choropleth-countries" in [layer["id"] for layer in spec["layers"]]
     assert any("Number of trials (log scale)" in m.value for m in at.markdown)
+    data = sitemap.map_data(Filters(), db=db)
+    assert any(c.value == sitemap.describe_choropleth(data, "countries", "trials") for c in at.caption)
+    assert sitemap.describe_choropleth(data, "states", "sites").startswith(
+        "Colour: number of sites per US state in the United States on a log scale")
 
 
 def test_map_page_unknown_place_says_so_and_keeps_other_filters(db):
@@ -305,3 +309,65 @@ def test_map_page_unknown_place_says_so_and_keeps_other_filters(db):
     assert f.condition == "diabetes" and f.near is None
     data = sitemap.map_data(Filters(condition="diabetes"), db=db)
     assert any(c.value == sitemap.describe_shown(data.summary) for c in at.caption)
+
+
+# ---- a real browser, no internet ---------------------------------------------------------------------------
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing (apt-get install -y chromium)")
+def test_map_page_in_chromium_draws_sites_over_outlines_offline(db):
+    import io
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from PIL import Image
+    from playwright.sync_api import sync_playwright
+
+    from services.commands.bench_load_cmd import free_port
+    from services.loadtest import http_get
+
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address",
+         "127.0.0.1", "--server.headless", "true"], cwd=PROJECT, env=dict(os.environ),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                http_get(f"http://127.0.0.1:{port}/_stcore/health", timeout_s=2)
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "streamlit did not start"
+                time.sleep(0.3)
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=[
+                "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                "--disable-sync", "--no-first-run"])
+            page = browser.new_page(viewport={"width": 1400, "height": 1200})
+            page.set_default_timeout(90_000)
+            page.goto(f"http://127.0.0.1:{port}/Map?near=Boston%2C%20MA&radius=100&status=ANY")
+            chart = page.locator('[data-testid="stDeckGlJsonChart"]')
+            chart.wait_for()
+            page.get_by_text("Nearest sites", exact=True).wait_for()
+            time.sleep(4)  # deck.gl draws after the element appears
+            image = Image.open(io.BytesIO(chart.screenshot())).convert("RGB")
+            assert page.locator('[data-testid="stException"]').count() == 0
+            browser.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    raw = image.tobytes()
+    pixels = [(raw[i], raw[i + 1], raw[i + 2]) for i in range(0, len(raw), 3)]
+    sea = sum(1 for r, g, b in pixels if b > r + 10 and b > 200 and r > 180)
+    land = sum(1 for r, g, b in pixels if r > 225 and g > 215 and b > 205 and r >= b + 4)
+    outline = sum(1 for r, g, b in pixels if 120 < r < 200 and abs(r - g) < 12 and abs(g - b) < 12)
+    green = sum(1 for r, g, b in pixels if g > r + 50 and g > b + 30)  # recruiting sites
+    ring = sum(1 for r, g, b in pixels if r > 150 and g < 90 and b < 100)  # ring, pin and terminated sites
+    total = len(pixels)
+    assert sea > total * 0.05 and land > total * 0.05, (sea, land, total)
+    assert outline > 200 and green > 30 and ring > 200, (outline, green, ring)
