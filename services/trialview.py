@@ -214,8 +214,8 @@ def sites_table(d: TrialDetail, unit: str = "mi") -> pd.DataFrame:
     })[cols]
 
 
-def _outline(items: Sequence[str], limit: int = 3) -> str:
-    items = [i for i in items if i]
+def _outline(items: Sequence[str], limit: int = 3, chars: int = 160) -> str:
+    items = [i if len(i) <= chars else i[: chars - 1].rstrip() + "…" for i in items if i]
     if not items:
         return "—"
     more = f" (+{len(items) - limit} more)" if len(items) > limit else ""

@@ -187,3 +187,12 @@ def test_trials_page_open_by_id_form_goes_to_the_detail(db):
     assert not at.exception, at.exception
     assert at.query_params["nct"] == KOWA
     assert at.header[0].value.startswith("A Phase III Confirmatory Study of K-877")
+
+
+def test_trials_page_back_button_returns_to_the_table(db):
+    at = _page(nct=KOWA)
+    next(b for b in at.button if b.label == "← All matching trials").click()
+    at.run()
+    assert not at.exception, at.exception
+    assert "nct" not in at.query_params
+    assert any("matching trials" in c.value for c in at.caption)
