@@ -154,10 +154,10 @@ with side:
     if not guided:
         c1, c2 = st.columns(2)
         c1.metric("Model calls", f"{use.model_calls:,}")
-        c2.metric("Context", f"~{use.context_tokens:,} tok",
-                  help=f"Estimated size of the conversation sent with the next call. Trimming starts at about "
+        c2.metric("Context", f"~{vm.compact_number(use.context_tokens)}",
+                  help=f"Estimated tokens of the conversation sent with the next call. Trimming starts at about "
                        f"{use.trim_at_tokens:,} tokens{'' if use.trimming else ' (switched off)'}.")
-        st.caption(f"Tokens so far: {use.input_tokens:,} in · {use.output_tokens:,} out · "
+        st.caption(f"Tokens used so far: {use.input_tokens:,} in · {use.output_tokens:,} out · "
                    f"{use.cache_read_tokens:,} read from cache.")
         with st.expander("Settings"):
             model = st.selectbox("Model", MODEL_CHOICES, index=MODEL_CHOICES.index(session.settings.model)
@@ -180,13 +180,12 @@ with side:
         base = str(st.context.url or "").split("?", 1)[0]
         st.caption("Link to come back to this session (keep it private; it opens your answers):")
         st.code(f"{base}?session={session.id}", language=None, wrap_lines=True)
-    c1, c2 = st.columns(2)
-    if c1.button("New session", key="asst_new", width="stretch"):
+    if st.button("New session", key="asst_new", width="stretch"):
         S["asst_session"], S["asst_events"], S["asst_error"], S["asst_warnings"] = AssistantSession(), [], None, []
         if "session" in st.query_params:
             del st.query_params["session"]
         st.rerun()
-    if c2.button("Forget this session", key="asst_forget", width="stretch",
+    if st.button("Forget this session", key="asst_forget", width="stretch",
                  help="Deletes everything saved in this session from the server."):
         with ui_state.database_errors():
             store.delete(session.id)
@@ -197,13 +196,13 @@ with side:
         st.rerun()
 
 with main:
-    for entry in session.chat_log():
-        with st.chat_message(entry.role):
-            st.markdown(entry.text)
-    if not session.messages and not guided:
+    if not guided:
         with st.chat_message("assistant"):
             st.markdown("Hello! I can help you look for clinical trials and prepare questions for your doctor. "
                         "To start, what condition are you looking for trials for?")
+    for role, text in vm.display_log(session):
+        with st.chat_message(role):
+            st.markdown(text)
 
     widget = None if guided else vm.open_widget(session)
     if widget is not None:
@@ -302,8 +301,9 @@ with main:
                                 value=card["nct_id"] in session.selected_nct_ids)
         if selectable:
             picked = [c["nct_id"] for c in cards if S.get(f"asst_pick_{c['nct_id']}")]
-            if st.button(f"Use the {len(picked)} ticked trial{'s' if len(picked) != 1 else ''} for my report",
-                         type="primary", disabled=not picked, key="asst_select"):
+            wording = (f"Use the {len(picked)} ticked trial{'s' if len(picked) != 1 else ''} for my report" if picked
+                       else "Tick at least one trial for your report")
+            if st.button(wording, type="primary", disabled=not picked, key="asst_select"):
                 if guided:
                     guided_step(session, lambda g: g.select(session, picked))
                 else:

@@ -297,6 +297,10 @@ def test_assistant_page_guided_mode_end_to_end(db: Any, monkeypatch: pytest.Monk
     chosen = session.selected_nct_ids
     assert len(chosen) == 1 and set(NCT_RE.findall(session.report_html or "")) == set(chosen)
     assert [b.label for b in at.get("download_button")] == ["Download report (HTML)"]
+    _click(at, "asst_pdf_make")
+    _ok(at)
+    assert [b.label for b in at.get("download_button")] == ["Download report (HTML)", "Download report (PDF)"]
+    assert at.session_state["asst_pdf"].startswith(b"%PDF-")
     assert [e.role for e in session.chat_log()] == ["user", "assistant"] * 5
     assert len(at.chat_input) == 0
 
@@ -354,3 +358,72 @@ def test_assistant_page_bad_or_forgotten_links_open_fresh(db: Any, monkeypatch: 
     assert [w.value for w in other.warning] == [
         "The session was forgotten: its answers, matches and report are deleted from the server."]
     assert other.session_state["asst_session"].id != kept.id
+
+
+def test_assistant_page_dashboard_filters_seed_the_form(db: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    at = AppTest.from_file(PAGE, default_timeout=240)
+    at.session_state["filters"] = Filters(condition="asthma", age=40.0, sex="FEMALE", near="Boston, MA", radius=30.0)
+    at.session_state["url_read"] = True
+    at.run()
+
+    _click(at, "asst_seed")
+
+    _ok(at)
+    session: AssistantSession = at.session_state["asst_session"]
+    assert {k: v for k, v in session.intake_answers.items()} == {
+        "dashboard_condition": "asthma", "dashboard_age": 40, "dashboard_sex": "FEMALE", "dashboard_near": "Boston, MA",
+        "dashboard_radius": 30.0, "dashboard_radius_unit": "mi"}
+    assert (at.text_input(key="g_diagnosis").value, at.number_input(key="g_age").value, at.radio(key="g_sex").value,
+            at.text_input(key="g_location").value, at.number_input(key="g_radius").value) == (
+        "asthma", 40, "female", "Boston, MA", 30.0)
+    assert SessionStore(db).load(session.id) == session
+
+
+def test_assistant_page_message_limit_stops_before_the_model(
+    db: Any, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from services import limits
+
+    monkeypatch.setattr(limits, "_limiter", limits.SlidingWindowLimiter(1, 600))
+    fake.add_text("Hello, how can I help?")
+    at = AppTest.from_file(PAGE, default_timeout=240).run()
+
+    _chat(at, "Hi")
+    _chat(at, "Are you there?")
+
+    assert len(fake.requests) == 1
+    assert [e.value for e in at.error][0].startswith("You have sent 1 messages in the last 10 minutes")
+    session: AssistantSession = at.session_state["asst_session"]
+    assert [e.text for e in session.chat_log()] == ["Hi", "Hello, how can I help?"]
+
+
+def test_assistant_page_view_model_shapes() -> None:
+    from services.assistant import view_model as vm
+
+    session = AssistantSession(phase="matching")
+    assert [(s.title, s.state) for s in vm.phase_steps(session)] == [
+        ("About you", "done"), ("Search", "done"), ("Check eligibility", "current"), ("Choose trials", "todo"),
+        ("Report", "todo"), ("Follow-up", "todo")]
+    assert vm.filter_changes({"condition": " NSCLC ", "age": 62, "sex": "MALE", "near": "Lompoc, California",
+                              "radius": 200, "radius_unit": "km", "phase": ["PHASE2"], "other": 1}) == {
+        "condition": "NSCLC", "age": 62.0, "sex": "MALE", "near": "Lompoc, California", "radius": 200.0, "unit": "km",
+        "phase": ("PHASE2",)}
+    assert [vm.compact_number(n) for n in (999, 1000, 7_949, 2_500_000)] == ["999", "1k", "7.9k", "2.5M"]
+    session.messages = [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": [{"type": "text", "text": "One moment."},
+                                          {"type": "tool_use", "id": "t1", "name": "emit_status", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "{}"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "Done."}]},
+    ]
+    assert vm.display_log(session) == [("user", "Hi"), ("assistant", "One moment.\n\nDone.")]
+    session.matched_trials = [{"nct_id": "NCT00000001", "fit_score": 80, "verdict": "eligible", "summary": "s"}]
+    session.candidates = {"NCT00000001": {"title": "A trial", "status": "RECRUITING", "phases": ["NA"]}}
+    cards, selectable = vm.cards_to_show(session)
+    assert (selectable, [vm.card_view(c) for c in cards]) == (True, [{
+        "nct_id": "NCT00000001", "title": "A trial", "url": "https://clinicaltrials.gov/study/NCT00000001", "fit": 80,
+        "verdict": "Looks eligible", "colour": "#1a7f37", "status": "Recruiting", "phases": "No drug phase",
+        "summary": "s", "nearest": ""}])
+    session.phase = "followup"
+    assert vm.cards_to_show(session) == ([], False)

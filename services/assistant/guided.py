@@ -421,8 +421,7 @@ class GuidedAssistant:
         too_far = miles is not None and radius is not None and miles > float(radius)
         score, why = guided_fit(results, missing_text=missing_text, too_far=too_far)
         effects = self._side_effects(session, nct_id, details, step)
-        summary_bits = [f"{truncate(details.get('title') or '', 160)}.",
-                        f"{_phase_words(details.get('phases') or [])}; {label('status', details.get('status')).lower()}.",
+        summary_bits = [f"{_phase_words(details.get('phases') or [])}; {label('status', details.get('status')).lower()}.",
                         why, verdict.reason]
         if effects:
             summary_bits.append(effects)

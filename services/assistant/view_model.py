@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 import pandas as pd
 import pydeck as pdk
 
-from services import mapdeck, sitemap
+from services import geo, mapdeck, sitemap
 from services.assistant.session import PHASES, AssistantSession
 from services.assistant.tools import ACTIVITY_LEVELS, TrialBackend, trial_card
 from services.assistant.trimming import message_size, policy_for
@@ -126,6 +127,25 @@ def form_defaults(session: AssistantSession, f: Filters) -> dict[str, Any]:
     }
 
 
+def display_log(session: AssistantSession) -> list[tuple[str, str]]:
+    """The visible conversation with one bubble per speaker turn (a turn's texts around tool calls joined)."""
+    out: list[tuple[str, str]] = []
+    for entry in session.chat_log():
+        if out and out[-1][0] == entry.role:
+            out[-1] = (entry.role, out[-1][1] + "\n\n" + entry.text)
+        else:
+            out.append((entry.role, entry.text))
+    return out
+
+
+def compact_number(n: int) -> str:
+    """1234 → "1.2k", 2500000 → "2.5M" (for narrow metrics)."""
+    for size, suffix in ((1_000_000, "M"), (1_000, "k")):
+        if n >= size:
+            return f"{n / size:.1f}".rstrip("0").rstrip(".") + suffix
+    return str(n)
+
+
 def open_widget(session: AssistantSession) -> dict[str, Any] | None:
     """The newest choice widget that has no answer yet (the one the page shows), if any."""
     waiting = [w for w in session.widgets.values() if "answer" not in w]
@@ -163,7 +183,8 @@ def card_view(card: Mapping[str, Any]) -> dict[str, Any]:
         "verdict": words,
         "colour": colour,
         "status": label("status", card.get("status")) if card.get("status") else "",
-        "phases": ", ".join(label("phase", p) for p in phases) if phases else "No phase",
+        "phases": ("No drug phase" if list(phases) == ["NA"] else ", ".join(label("phase", p) for p in phases))
+        if phases else "No phase given",
         "summary": card.get("summary") or "",
         "nearest": nearest or "",
     }
@@ -208,10 +229,25 @@ def cards_deck(points: pd.DataFrame, origin: tuple[float, float] | None, radius_
         layers.append(mapdeck.site_layer(points, aggregated=False))
     if origin is not None:
         layers.extend(mapdeck.pin_layers(place_name, origin[0], origin[1], float(radius_miles or 0)))
-        view = mapdeck.view_for_place(origin[0], origin[1], max(float(radius_miles or 0), 150.0) * 1.6)
-    else:
-        view = mapdeck.view_for_points(points)
-    return pdk.Deck(layers=layers, initial_view_state=view, map_style=None, tooltip=mapdeck.TOOLTIP)  # type: ignore[arg-type]
+    return pdk.Deck(layers=layers, initial_view_state=cards_view(points, origin, radius_miles), map_style=None,
+                    tooltip=mapdeck.TOOLTIP)  # type: ignore[arg-type]
+
+
+def cards_view(points: pd.DataFrame, origin: tuple[float, float] | None, radius_miles: float | None) -> pdk.ViewState:
+    """A view holding the patient's place with its travel ring and each trial's nearest site."""
+    if origin is None:
+        return mapdeck.view_for_points(points)
+    ring = float(radius_miles or 50.0)
+    south, north, west, east = geo.bounding_box(origin[0], origin[1], ring)
+    frame = pd.DataFrame({"lat": [south, north, origin[0], origin[0]], "lon": [origin[1], origin[1], west, east]})
+    if len(points):
+        nearest = points.sort_values("distance", kind="stable").groupby("nct_id", sort=False).head(1)
+        frame = pd.concat([frame, nearest[["lat", "lon"]]], ignore_index=True)
+    lo_lat, hi_lat = float(frame["lat"].min()), float(frame["lat"].max())
+    lo_lon, hi_lon = float(frame["lon"].min()), float(frame["lon"].max())
+    span = max(hi_lon - lo_lon, (hi_lat - lo_lat) * 1.6, 0.05) * 1.15  # a margin so edge points stay inside
+    zoom = max(0.6, min(11.0, math.log2(360 / span) + 0.4))
+    return pdk.ViewState(latitude=(lo_lat + hi_lat) / 2, longitude=(lo_lon + hi_lon) / 2, zoom=zoom, pitch=0, bearing=0)
 
 
 @dataclass(frozen=True)
