@@ -48,7 +48,7 @@ def matching_trials(f: Filters, *, sort: str = "start_date", descending: bool = 
     from services.stats import matched_cte
 
     db = db or runtime.get_db()
-    cte, params = matched_cte(f)
+    cte, params = matched_cte(f, db=db)
     params = dict(params)
     order = SORTS.get(sort, SORTS["start_date"])
     direction = "DESC NULLS LAST" if descending else "ASC NULLS LAST"
@@ -63,7 +63,7 @@ def count_trials(f: Filters, *, db: Database | None = None) -> int:
     from services.stats import matched_cte
 
     db = db or runtime.get_db()
-    cte, params = matched_cte(f)
+    cte, params = matched_cte(f, db=db)
     return int(db.fetch_value(f"{cte} SELECT count(*) FROM m", params))
 
 

@@ -1,0 +1,108 @@
+"""Registry-scale dashboard benchmark: our path against the straightforward one, in one process.
+
+"Ours" is the app's path: the derived per-study table when built, concurrent queries, then the
+cross-user cache for warm calls. "Straightforward" is one query per chart, one after another, on
+the ctgov base tables with COUNT(DISTINCT …), no derived table, no cache. Both compute the full
+dashboard (KPIs, funnel, every facet) plus the map's points; the benchmark checks they agree.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from services import geo, sitemap, stats
+from services.bench import DASHBOARD_FILTERS, parse_query, percentile, time_calls
+from services.db import Database
+from services.filters import Filters
+
+
+def _comparable(d: stats.Dashboard, m: sitemap.MapData) -> dict[str, Any]:
+    return {"kpis": d.kpis, "funnel": d.funnel, "facets": d.facets,
+            "map": {"sites": m.summary.sites, "located": m.summary.located, "shown": m.summary.shown,
+                    "points": m.points.to_dict("records")[:50],
+                    "countries": m.countries.to_dict("records"), "states": m.states.to_dict("records")}}
+
+
+def ours(f: Filters, db: Database) -> tuple[stats.Dashboard, sitemap.MapData]:
+    """The app's path, no result cache (cold): derived table when built, concurrent queries."""
+    return stats.dashboard(f, db=db, timeout_ms=60_000), sitemap.map_data(f, db=db)
+
+
+def straightforward(f: Filters, db: Database) -> tuple[stats.Dashboard, sitemap.MapData]:
+    """One query per chart, sequential, base tables only."""
+    with stats.forced_mode("direct"):
+        return (stats.dashboard(f, db=db, timeout_ms=600_000, mode="direct", sequential=True),
+                sitemap.map_data(f, db=db))
+
+
+@dataclass
+class FilterResult:
+    """Numbers for one filter."""
+
+    name: str
+    query: str
+    ours_p50_s: float
+    ours_p95_s: float
+    warm_p50_s: float
+    naive_p50_s: float
+    naive_p95_s: float
+    ratio: float
+    agree: bool
+    matching_trials: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
+
+
+def run(db: Database, *, runs: int = 5, naive_runs: int | None = None,
+        filters: Sequence[tuple[str, str]] = DASHBOARD_FILTERS) -> dict[str, Any]:
+    """Time every filter both ways; return the table, the median ratio, agreement and peak memory."""
+    stats.forget_derived_check()
+    geo.warm_up()  # built once per process: start-up cost, not dashboard time
+    db.health()
+    mode = stats.resolve_mode("auto", db)
+    studies = int(db.fetch_value("SELECT count(*) FROM ctgov.studies"))
+    rows = []
+    for name, query in filters:
+        f = parse_query(query)
+        ours_times, (od, om) = time_calls(lambda f=f: ours(f, db), runs)
+        warm_times, _ = time_calls(lambda f=f: stats.cached_dashboard(f, db=db), runs + 1)
+        naive_times, (nd, nm) = time_calls(lambda f=f: straightforward(f, db), naive_runs or runs)
+        p50 = statistics.median(ours_times)
+        n50 = statistics.median(naive_times)
+        rows.append(FilterResult(
+            name, query, p50, percentile(ours_times, 95), statistics.median(warm_times[1:]), n50,
+            percentile(naive_times, 95), n50 / p50 if p50 else 0.0,
+            _comparable(od, om) == _comparable(nd, nm) and not od.errors and not nd.errors,
+            int(od.kpis.get("matching_trials", 0))))
+    ratios = [r.ratio for r in rows]
+    return {
+        "studies": studies,
+        "database": db.label,
+        "mode": mode,
+        "runs": runs,
+        "filters": [r.as_dict() for r in rows],
+        "median_ratio": round(statistics.median(ratios), 2) if ratios else 0.0,
+        "all_agree": all(r.agree for r in rows),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "cpu_count": os.cpu_count(),
+    }
+
+
+def table(result: dict[str, Any]) -> str:
+    """The benchmark as a plain-text table."""
+    head = (f"{result['studies']:,} studies · {result['database']} · mode {result['mode']} · {result['runs']} runs\n"
+            f"{'filter':<24}{'trials':>9}{'ours p50':>10}{'ours p95':>10}{'warm p50':>10}{'naive p50':>11}"
+            f"{'ratio':>8}  agree")
+    lines = [head]
+    for r in result["filters"]:
+        lines.append(f"{r['name']:<24}{r['matching_trials']:>9,}{r['ours_p50_s']:>10.3f}{r['ours_p95_s']:>10.3f}"
+                     f"{r['warm_p50_s']:>10.4f}{r['naive_p50_s']:>11.3f}{r['ratio']:>8.1f}  {r['agree']}")
+    lines.append(f"median ratio straightforward/ours: {result['median_ratio']} · all agree: {result['all_agree']} · "
+                 f"peak RSS {result['peak_rss_mb']} MB")
+    return "\n".join(lines)

@@ -1,0 +1,52 @@
+"""Smoke test of the registry benchmark at a small size: both computations must agree (not a timing test)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from services import bench_scale, embedded, synth
+from services.bench import DASHBOARD_FILTERS
+from services.db import Database
+
+pytestmark = pytest.mark.skipif(bool(os.environ.get("TEST_DATABASE_URL")),
+                                reason="builds an embedded synthetic database of its own")
+
+
+@pytest.fixture(scope="module")
+def synthetic_db(tmp_path_factory):
+    pgdata = embedded.data_dir() / "synth-test" / "pg"
+    pgdata.parent.mkdir(parents=True, exist_ok=True)
+    db = Database(embedded.start(pgdata), label="synthetic test")
+    from services import runtime
+
+    runtime.apply_schema(db)
+    report = synth.run(db, 3000, seed=7)
+    assert report.rows["studies"] == 3000
+    yield db
+    db.close()
+    embedded.wipe(pgdata)
+
+
+def test_bench_scale_generator_shapes(synthetic_db):
+    db = synthetic_db
+    assert db.fetch_value("SELECT count(*) FROM app.study_facets") == 3000
+    # every site sits in a real city with coordinates; some studies have none, some many
+    assert db.fetch_value("SELECT count(*) FROM ctgov.facilities WHERE latitude IS NULL") == 0
+    per_study = db.fetch_rows("SELECT min(number_of_facilities) AS lo, max(number_of_facilities) AS hi "
+                              "FROM ctgov.calculated_values")[0]
+    assert per_study["lo"] == 0 and 20 <= per_study["hi"] <= 300
+    statuses = {r["overall_status"] for r in db.fetch_rows("SELECT DISTINCT overall_status FROM ctgov.studies")}
+    assert {"COMPLETED", "RECRUITING", "TERMINATED"} <= statuses
+    ages = {r["minimum_age"] for r in db.fetch_rows("SELECT DISTINCT minimum_age FROM ctgov.eligibilities")}
+    assert {"18 Years", "N/A", "6 Months"} <= ages
+
+
+def test_bench_scale_both_computations_agree(synthetic_db):
+    result = bench_scale.run(synthetic_db, runs=1, naive_runs=1)
+    assert result["studies"] == 3000 and result["mode"] == "derived"
+    assert [r["name"] for r in result["filters"]] == [name for name, _ in DASHBOARD_FILTERS]
+    disagreeing = [r["name"] for r in result["filters"] if not r["agree"]]
+    assert disagreeing == []
+    assert set(result["filters"][0]) >= {"query", "ours_p50_s", "ours_p95_s", "naive_p50_s", "ratio", "agree"}
