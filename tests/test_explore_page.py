@@ -176,3 +176,26 @@ def test_explore_sidebar_offers_the_share_link(db):
     at = _explore({"condition": "diabetes"})
     assert any("Copy share link" in c.value for c in at.sidebar.caption)
     assert at.sidebar.code[0].value.endswith("?condition=diabetes")
+
+
+def test_explore_timed_out_facet_says_so_and_the_rest_renders(db, monkeypatch):
+    real = stats.dashboard
+
+    def one_facet_times_out(f, **kwargs):  # noqa: ANN001, ANN202 - same signature as stats.dashboard
+        d = real(f, **kwargs)
+        d.facets.pop("conditions", None)
+        d.errors["conditions"] = "timed out"
+        return d
+
+    monkeypatch.setattr(stats, "dashboard", one_facet_times_out)
+    at = _explore({"condition": "asthma", "status": "ANY"})
+    warnings = [w.value for w in at.warning]
+    assert any("Top conditions" in w for w in warnings)  # the banner names what is missing
+    assert "timed out — this chart could not be computed; the others are complete." in warnings
+    assert _chart_titles(at) == ["How the filters narrow the trials",
+                                 *(c.title for c in charts.CHARTS if c.facet != "conditions")]
+    assert [b.label for b in at.button if b.label == "Try those again"] == ["Try those again"]
+    monkeypatch.setattr(stats, "dashboard", real)
+    at.button(key="explore_retry").click().run()  # failed dashboards are not cached: a retry recomputes
+    assert not [w for w in at.warning if "timed out" in w.value]
+    assert len(at.get("plotly_chart")) == len(charts.CHARTS) + 1
