@@ -121,6 +121,13 @@ def _age_text(raw: Any) -> str | None:
     return str(raw).strip()
 
 
+def _text(value: Any) -> str:
+    """A text value with runs of white space collapsed; missing values (None, NaN) as ''."""
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    return " ".join(str(value).split())
+
+
 def _miles(value: Any) -> float | None:
     return None if value is None else round(float(value), 1)
 
@@ -196,33 +203,37 @@ class DatabaseBackend:
     # ------------------------------------------------------------------ one trial
 
     def get_trial_details(self, nct_id: str) -> TrialDetails | None:
-        """The full record of one trial, or None when the database does not have it."""
-        rows = self.db.fetch_rows(load_sql("assistant_trial_details"), {"nct_id": nct_id})
-        if not rows:
+        """The full record of one trial (services.search.trial_detail, as the Trials page shows it), or None."""
+        from services import search
+
+        detail = search.trial_detail(nct_id, db=self.db)
+        if detail is None:
             return None
-        r = rows[0]
-        return {
-            "nct_id": r["nct_id"],
-            "title": r["title"] or "",
-            "official_title": r["official_title"] or "",
-            "status": _status(r["status"]) or "UNKNOWN",
-            "phases": _phases(r["phase"]),
-            "study_type": canonical("study_type", r["study_type"]) if r["study_type"] else "",
-            "conditions": list(r["conditions"] or []),
-            "interventions": [{"type": str(i.get("type") or ""), "name": str(i.get("name") or "")}
-                              for i in (r["interventions"] or [])],
-            "sponsor": r["sponsor"] or "",
-            "collaborators": list(r["collaborators"] or []),
-            "enrollment": r["enrollment"],
-            "start_date": _month(r["start_month_year"], r["start_date"]),
-            "completion_date": _month(r["completion_month_year"], r["completion_date"]),
-            "summary": " ".join(str(r["summary"] or "").split()),
-            "arms": [{"type": str(a.get("type") or ""), "title": str(a.get("title") or ""),
-                      "description": " ".join(str(a.get("description") or "").split())}
-                     for a in (r["arms"] or [])],
-            "primary_outcomes": [" ".join(str(o).split()) for o in (r["primary_outcomes"] or []) if o],
-            "has_results": bool(r["has_results"]),
+        study = detail.study
+        enrollment = study.get("enrollment")
+        details: TrialDetails = {
+            "nct_id": detail.nct_id,
+            "title": study.get("title") or "",
+            "official_title": study.get("official_title") or "",
+            "status": _status(study.get("status")) or "UNKNOWN",
+            "phases": _phases(study.get("phase")),
+            "study_type": canonical("study_type", study["study_type"]) or "" if study.get("study_type") else "",
+            "conditions": list(detail.conditions),
+            "interventions": [{"type": _text(r["intervention_type"]), "name": _text(r["name"])}
+                              for r in detail.interventions.to_dict("records")],
+            "sponsor": detail.lead_sponsor or "",
+            "collaborators": list(detail.collaborators),
+            "enrollment": int(enrollment) if enrollment is not None else None,
+            "start_date": _month(None, study.get("start_date")),
+            "completion_date": _month(None, study.get("primary_completion_date") or study.get("completion_date")),
+            "summary": _text(study.get("brief_summary")),
+            "arms": [{"type": _text(r["group_type"]), "title": _text(r["title"]), "description": _text(r["description"])}
+                     for r in detail.arms.to_dict("records")],
+            "primary_outcomes": [_text(r["measure"]) for r in detail.outcomes.to_dict("records")
+                                 if str(r["outcome_type"] or "").upper() == "PRIMARY" and _text(r["measure"])],
+            "has_results": bool(study.get("has_results")),
         }
+        return details
 
     def get_eligibility_criteria(self, nct_id: str) -> EligibilityInfo | None:
         """Structured limits and the criteria split into numbered inclusion and exclusion lists."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html
-import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -202,11 +201,12 @@ def site_points(backend: TrialBackend, nct_ids: Sequence[str], origin: tuple[flo
     rows: list[dict[str, Any]] = []
     for nct_id in nct_ids:
         for site in backend.get_trial_locations(nct_id, origin) or []:
-            if site.get("latitude") is None or site.get("longitude") is None:
+            lat, lon = site.get("latitude"), site.get("longitude")
+            if lat is None or lon is None:
                 continue
             miles = site.get("distance_miles")
             rows.append({
-                "lat": float(site["latitude"]), "lon": float(site["longitude"]), "nct_id": nct_id,
+                "lat": float(lat), "lon": float(lon), "nct_id": nct_id,
                 "color": [*sitemap.status_colour(site.get("status") or "RECRUITING"), 220], "weight": 1,
                 "t_title": nct_id,
                 "t_sub": ", ".join(x for x in (site.get("facility"), site.get("city"), site.get("state")) if x),
@@ -292,11 +292,6 @@ def profile_lines(session: AssistantSession) -> list[str]:
 def activity_options() -> list[str]:
     """The activity-level answers (each maps to an ECOG score)."""
     return list(ACTIVITY_LEVELS)
-
-
-def events_json(events: Sequence[Mapping[str, Any]]) -> str:
-    """UI events as JSON text (kept in page state between reruns)."""
-    return json.dumps(list(events), ensure_ascii=False)
 
 
 class GatedModel:
