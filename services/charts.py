@@ -204,7 +204,9 @@ def bar_figure(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> go.Figure:
     ))
     fig.update_yaxes(title=None, rangemode="tozero", showticklabels=False, showgrid=False)
     fig.update_xaxes(title=None, tickangle=0, type="category", tickfont={"size": 11 if len(rows) <= 6 else 10})
-    return _layout(fig, spec.title, 330)
+    fig = _layout(fig, spec.title, 330)
+    fig.update_layout(bargap=_gap(len(rows)))
+    return fig
 
 
 def hbar_figure(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> go.Figure:
@@ -235,7 +237,14 @@ def hbar_figure(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> go.Figure
     fig.update_yaxes(title=None, autorange="reversed", type="category")
     fig.update_xaxes(title=None, rangemode="tozero", showticklabels=False, showgrid=False)
     per_bar = BAR_PX * 2 if spec.two_line else BAR_PX
-    return _layout(fig, spec.title, max(230, 70 + per_bar * len(rows)))
+    fig = _layout(fig, spec.title, 90 + per_bar * max(len(rows), 3))
+    fig.update_layout(bargap=_gap(len(rows)))
+    return fig
+
+
+def _gap(bars: int) -> float:
+    """Wider gaps when there are few bars, so one or two bars do not fill the whole frame."""
+    return 0.25 if bars >= 6 else 0.45 if bars >= 3 else 0.65
 
 
 def timeline_figure(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> go.Figure:
@@ -269,7 +278,7 @@ def enrollment_figure(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> go.
                      tickangle=-30)
     fig.update_yaxes(title="Trials", rangemode="tozero")
     fig = _legend_on_top(_layout(fig, spec.title, 350))
-    fig.update_layout(barmode="group")
+    fig.update_layout(barmode="group", bargap=_gap(len(categories)))
     return fig
 
 
