@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import decimal
+import io
 import re
 import threading
 import time
@@ -141,9 +142,10 @@ def _first_line(err: BaseException) -> str:
 
 def _frame(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> pd.DataFrame:
     df = pd.DataFrame([tuple(r) for r in rows], columns=list(columns))
-    for col in df.columns:
-        if df[col].dtype == object and len(df) and any(isinstance(v, decimal.Decimal) for v in df[col].head(50)):
-            df[col] = pd.to_numeric(df[col], errors="coerce")
+    for i in range(df.shape[1]):  # by position: two result columns may share a name
+        col = df.iloc[:, i]
+        if col.dtype == object and len(df) and any(isinstance(v, decimal.Decimal) for v in col.head(50)):
+            df.isetitem(i, pd.to_numeric(col, errors="coerce"))
     return df
 
 
@@ -359,6 +361,31 @@ class Database:
         if unavailable and len(unavailable) == len(results):
             raise unavailable[0]
         return out
+
+    def copy_csv(self, sql: str, params: Mapping[str, Any] | None = None, *,
+                 timeout_ms: int | None = None) -> io.BytesIO:
+        """Run one read query through `COPY (…) TO STDOUT`; return its rows as CSV in a buffer at position 0.
+
+        A header line comes first; NULL is written as `\\N` (so an empty string stays an empty string).
+        Parameters are `:name` as elsewhere. Meant for bulk reads (millions of rows) into numpy/pandas.
+        """
+        async def work(conn: AsyncConnection) -> io.BytesIO:
+            compiled = text(sql).compile(dialect=conn.dialect)
+            bound = dict(params or {})
+            values = [bound[name] for name in (compiled.positiontup or [])]
+            raw = await conn.get_raw_connection()
+            pg: asyncpg.Connection = raw.driver_connection  # type: ignore[assignment]
+            buffer = io.BytesIO()
+
+            async def sink(chunk: bytes) -> None:
+                buffer.write(chunk)
+
+            await pg.copy_from_query(compiled.string, *values, output=sink, format="csv", header=True,
+                                     null="\\N")
+            buffer.seek(0)
+            return buffer
+
+        return self._sync(self._in_transaction(work, timeout_ms))
 
     def execute(self, sql: str, params: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None, *,
                 timeout_ms: int | None = None) -> int:

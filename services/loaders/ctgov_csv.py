@@ -95,15 +95,19 @@ def parse_location(text: str) -> tuple[dict[str, str | None], tuple[float, float
     The state is optional and the facility may contain commas, so each plausible reading is
     geocoded and the first that resolves wins; otherwise the simplest reading is kept unlocated.
     """
-    from services.geo import geocode_site, us_state_name
+    from services.geo import country_code, geocode_site, us_state_name
 
     parts = [p.strip() for p in text.split(",") if p.strip()]
     if not parts:
         return {"name": None, "city": None, "state": None, "zip": None, "country": None}, None
-    country = parts.pop()
+    country: str | None = parts.pop()
     # "Korea, Republic of", "Iran, Islamic Republic of": the country itself holds a comma.
-    if parts and _COUNTRY_TAIL.match(country):
+    if parts and country and _COUNTRY_TAIL.match(country):
         country = f"{parts.pop()}, {country}"
+    # Some rows end with a facility or city instead of a country ("Ochsner Medical Center"): keep it as text.
+    if country and country_code(country) is None:
+        parts.append(country)
+        country = None
     zip_code = parts.pop() if parts and _ZIPLIKE.search(parts[-1]) and len(parts[-1]) <= 12 else None
     readings: list[tuple[str | None, str | None, list[str]]] = []
     if parts and country == "United States" and us_state_name(parts[-1]):
@@ -119,6 +123,8 @@ def parse_location(text: str) -> tuple[dict[str, str | None], tuple[float, float
         if point is not None:
             return {"name": ", ".join(rest) or None, "city": city, "state": state, "zip": zip_code,
                     "country": country}, point
+    if country is None:  # no country and nothing found: it is a facility's name, not a place
+        return {"name": ", ".join(parts) or None, "city": None, "state": None, "zip": zip_code, "country": None}, None
     city, state, rest = readings[0] if readings else (None, None, [])
     return {"name": ", ".join(rest) or None, "city": city, "state": state, "zip": zip_code, "country": country}, None
 
