@@ -261,3 +261,49 @@ def test_browser_database_down_banner_then_recovers_by_itself(page, browser, scr
     finally:
         _stop(proc)
         scratch_server.release(scratch_dir)
+
+
+ASSISTANT_PAGE = PROJECT / "pages" / "4_Assistant.py"
+
+
+@pytest.mark.skipif(not ASSISTANT_PAGE.exists(), reason="the Assistant page is not there yet")
+def test_browser_guided_assistant_reaches_a_report_and_keeps_patients_apart(page, app_url, browser):
+    page.goto(app_url + "/Assistant")
+    settle(page)
+    page.get_by_label("Diagnosis *", exact=True).fill("chronic lymphocytic leukemia")
+    page.get_by_label("Biomarkers or genetic test results", exact=True).fill("TP53 mutated, IGHV unmutated")
+    page.get_by_label("Age *", exact=True).fill("67")
+    page.get_by_text("Female", exact=True).click()
+    page.get_by_label("Where do you live? *", exact=True).fill("Boston, MA")
+    page.get_by_role("button", name="Save my answers and continue").click()
+    steps = ["Search for trials", "Check my eligibility for these trials"]
+    for name in steps:
+        page.get_by_role("button", name=name).click(timeout=LOAD_TIMEOUT_MS)
+        settle(page)
+        assert exceptions(page) == [], name
+    page.get_by_text("Include in my report").first.click()
+    page.get_by_role("button", name=re.compile(r"^Use the 1 ticked trial")).click()
+    settle(page)
+    page.get_by_role("button", name="Write my report").click()
+    page.get_by_text("Your report", exact=True).wait_for(timeout=LOAD_TIMEOUT_MS)
+    settle(page)
+    assert exceptions(page) == []
+    assert page.get_by_role("button", name="Download report (HTML)").count() == 1
+    token = parse_qs(urlsplit(page.url).query)["session"][0]
+    assert len(token) >= 43
+    # The dashboard's share link holds filter fields only: no biomarkers, no session token.
+    link = page.locator('[data-testid="stSidebar"] [data-testid="stCode"]').first.inner_text()
+    assert ("TP53" not in link, "IGHV" not in link, token not in link, "session=" not in link) == (True,) * 4
+
+    # Another person (a fresh browser) sees an empty assistant, not this patient's answers.
+    other = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        p2 = other.new_page()
+        p2.set_default_timeout(LOAD_TIMEOUT_MS)
+        p2.goto(app_url + "/Assistant")
+        settle(p2)
+        assert p2.get_by_label("Diagnosis *", exact=True).input_value() == ""
+        assert p2.get_by_text("TP53").count() == 0 and p2.get_by_text("Your report", exact=True).count() == 0
+        assert "session=" not in p2.url
+    finally:
+        other.close()

@@ -5,11 +5,13 @@ share links free of patient data, and a damaged stored session that harms nobody
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from urllib.parse import parse_qs
 
 from services.assistant.session import AssistantSession
 from services.assistant.store import SessionStore
 from services.assistant.tools import ToolContext, build_registry
+from services.assistant.view_model import filter_changes
 from services.filters import Filters
 from tests.memory_backend import MemoryBackend
 
@@ -41,12 +43,8 @@ def _session_with(name: str) -> AssistantSession:
 
 
 def _filters_from_assistant(values: dict) -> Filters:
-    """The dashboard filter the assistant's shared fields become (radius_unit is the URL's unit)."""
-    params = {("unit" if k == "radius_unit" else k): v for k, v in values.items()}
-    f, notices = Filters.from_query({k: [str(x) for x in v] if isinstance(v, list) else [str(v)]
-                                     for k, v in params.items()})
-    assert notices == []
-    return f
+    """The dashboard filter after the Assistant page applies the assistant's filter values (its own path)."""
+    return replace(Filters(), **filter_changes(values))
 
 
 def test_isolation_tokens_are_long_and_unguessable():
