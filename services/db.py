@@ -363,27 +363,27 @@ class Database:
         return out
 
     def copy_csv(self, sql: str, params: Mapping[str, Any] | None = None, *,
-                 timeout_ms: int | None = None) -> io.BytesIO:
-        """Run one read query through `COPY (…) TO STDOUT`; return its rows as CSV in a buffer at position 0.
+                 timeout_ms: int | None = None) -> io.BufferedReader:
+        """Run one read query through `COPY (…) TO STDOUT`; return its rows as a readable CSV stream.
 
         A header line comes first; NULL is written as `\\N` (so an empty string stays an empty string).
-        Parameters are `:name` as elsewhere. Meant for bulk reads (millions of rows) into numpy/pandas.
+        Parameters are `:name` as elsewhere. Meant for bulk reads (millions of rows) into numpy/pandas:
+        the stream lets go of each piece once it has been read, so the text is never held twice.
         """
-        async def work(conn: AsyncConnection) -> io.BytesIO:
+        async def work(conn: AsyncConnection) -> io.BufferedReader:
             compiled = text(sql).compile(dialect=conn.dialect)
             bound = dict(params or {})
             values = [bound[name] for name in (compiled.positiontup or [])]
             raw = await conn.get_raw_connection()
             pg: asyncpg.Connection = raw.driver_connection  # type: ignore[assignment]
-            buffer = io.BytesIO()
+            chunks: list[bytes] = []
 
             async def sink(chunk: bytes) -> None:
-                buffer.write(chunk)
+                chunks.append(bytes(chunk))
 
             await pg.copy_from_query(compiled.string, *values, output=sink, format="csv", header=True,
                                      null="\\N")
-            buffer.seek(0)
-            return buffer
+            return io.BufferedReader(_ChunkStream(chunks), buffer_size=1 << 20)
 
         return self._sync(self._in_transaction(work, timeout_ms))
 
@@ -465,6 +465,32 @@ class Database:
                           (time.perf_counter() - started) * 1000)
         except TrialLandscapeError as err:
             return Health(False, self.label, "", self.read_only, (time.perf_counter() - started) * 1000, str(err))
+
+
+class _ChunkStream(io.RawIOBase):
+    """A read-once stream over a list of byte chunks that drops each chunk as soon as it is consumed."""
+
+    def __init__(self, chunks: list[bytes]) -> None:
+        self._chunks = chunks
+        self._chunks.reverse()  # pop() from the end is cheap
+        self._offset = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        written = 0
+        while written < len(view) and self._chunks:
+            chunk = self._chunks[-1]
+            take = min(len(view) - written, len(chunk) - self._offset)
+            view[written:written + take] = chunk[self._offset:self._offset + take]
+            written += take
+            self._offset += take
+            if self._offset >= len(chunk):
+                self._chunks.pop()
+                self._offset = 0
+        return written
 
 
 def _split_table(table: str) -> tuple[str, str]:

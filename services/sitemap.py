@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import logging
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from services.errors import TrialLandscapeError
 from services.filters import Filters
 from services.normalize import canonical, label
 
+_log = logging.getLogger(__name__)
 GEO_DIR = Path(__file__).resolve().parent.parent / "data" / "geo"
 # Above this many located sites the map draws grid cells instead of single points: the browser stays
 # responsive and the page payload stays a few megabytes.
@@ -123,9 +125,17 @@ def choose_cell(summary_row: dict[str, Any], point_limit: int = POINT_LIMIT) -> 
 
 
 def map_data(f: Filters, only_in_area: bool = True, point_limit: int = POINT_LIMIT,
-             nearest_limit: int = NEAREST_LIMIT, db: Database | None = None) -> MapData:
+             nearest_limit: int = NEAREST_LIMIT, db: Database | None = None,
+             timeout_ms: int = MAP_TIMEOUT_MS) -> MapData:
     """Sites (or grid cells), nearest sites, and country/state values of the trials matching a filter."""
+    from services.stats import resolve_mode
+
     db = db or runtime.get_db()
+    if resolve_mode("auto", db) == "memory":
+        try:
+            return _memory_map_data(f, only_in_area, point_limit, nearest_limit, db)
+        except TrialLandscapeError as err:
+            _log.warning("in-process map engine unavailable (%s); using SQL", err)
     place = f.place()
     queries = {
         "summary": area_query(f, "map_summary", only_in_area=only_in_area, db=db),
@@ -136,7 +146,7 @@ def map_data(f: Filters, only_in_area: bool = True, point_limit: int = POINT_LIM
         sql, params = area_query(f, "map_nearest_sites", only_in_area=only_in_area, db=db)
         params["limit"] = int(nearest_limit)
         queries["nearest"] = (sql, params)
-    results = db.fetch_many(queries, timeout_ms=MAP_TIMEOUT_MS)
+    results = db.fetch_many(queries, timeout_ms=timeout_ms)
     errors: dict[str, str] = {}
     summary_df = results["summary"]
     if isinstance(summary_df, TrialLandscapeError):
@@ -148,12 +158,12 @@ def map_data(f: Filters, only_in_area: bool = True, point_limit: int = POINT_LIM
         cell = choose_cell(row, point_limit)
         sql, params = area_query(f, "map_site_grid", only_in_area=only_in_area, db=db)
         params["cell"] = cell
-        points = shape_cells(db.fetch_df(sql, params, timeout_ms=MAP_TIMEOUT_MS))
+        points = shape_cells(db.fetch_df(sql, params, timeout_ms=timeout_ms))
     else:
         cell = None
         sql, params = area_query(f, "map_site_points", only_in_area=only_in_area, db=db)
         params["limit"] = max(1, point_limit)
-        points = shape_sites(db.fetch_df(sql, params, timeout_ms=MAP_TIMEOUT_MS))
+        points = shape_sites(db.fetch_df(sql, params, timeout_ms=timeout_ms))
     summary = MapSummary(sites=int(row["sites"] or 0), located=located, trials=int(row["trials"] or 0),
                          trials_located=int(row["trials_located"] or 0), aggregated=aggregated,
                          cell_degrees=cell, shown=len(points), point_limit=point_limit)
@@ -165,6 +175,28 @@ def map_data(f: Filters, only_in_area: bool = True, point_limit: int = POINT_LIM
         nearest=shape_sites(nearest) if len(nearest) else nearest,
         countries=country_values(countries), states=state_values(states), place=place,
         radius_miles=f.radius_miles() if place is not None else None, errors=errors,
+    )
+
+
+def _memory_map_data(f: Filters, only_in_area: bool, point_limit: int, nearest_limit: int,
+                     db: Database) -> MapData:
+    """map_data from the in-process engine (services/facetstore.py): the same frames as the SQL path."""
+    from services import facetstore
+
+    frames = facetstore.map_frames(facetstore.store_for(db), f, db, only_in_area=only_in_area,
+                                   point_limit=point_limit, nearest_limit=nearest_limit, grid_steps=GRID_STEPS)
+    points = shape_cells(frames.points) if frames.cell is not None else shape_sites(frames.points)
+    s = frames.summary
+    summary = MapSummary(sites=s["sites"], located=s["located"], trials=s["trials"],
+                         trials_located=s["trials_located"], aggregated=frames.cell is not None,
+                         cell_degrees=frames.cell, shown=len(points), point_limit=point_limit)
+    nearest = frames.nearest if frames.nearest is not None else pd.DataFrame()
+    place = f.place()
+    return MapData(
+        filters=f, only_in_area=only_in_area, summary=summary, points=points,
+        nearest=shape_sites(nearest) if len(nearest) else nearest,
+        countries=country_values(frames.countries), states=state_values(frames.states), place=place,
+        radius_miles=f.radius_miles() if place is not None else None, errors={},
     )
 
 

@@ -7,6 +7,8 @@ The CLI (`python -m services stats`), the Explore page and the assistant all cal
 
 from __future__ import annotations
 
+import logging
+import os
 import time
 from collections import defaultdict
 from collections.abc import Iterator
@@ -31,6 +33,8 @@ from services.filters import (
     where_sql,
 )
 from services.normalize import canonical, label, phase_list
+
+_log = logging.getLogger(__name__)
 
 FACET_TIMEOUT_MS = 8_000
 TOP = 15
@@ -112,14 +116,21 @@ def forced_mode(mode: str) -> Iterator[None]:
         _mode_override.reset(token)
 
 
+MODES = ("memory", "derived", "direct")
+
+
 def resolve_mode(mode: str = "auto", db: Database | None = None) -> str:
-    """"derived" when app.study_facets is built on this database, else "direct" (explicit modes pass through)."""
+    """"memory" (the in-process facet engine over the derived tables) when app.study_facets is built on this
+    database, else "direct" (explicit modes pass through). TRIAL_LANDSCAPE_FACET_ENGINE=sql makes auto "derived".
+    """
     if mode != "auto":
         return mode
     override = _mode_override.get()
     if override:
         return override
-    return "derived" if derived_available(db or runtime.get_db()) else "direct"
+    if not derived_available(db or runtime.get_db()):
+        return "direct"
+    return "derived" if os.environ.get("TRIAL_LANDSCAPE_FACET_ENGINE", "").lower() == "sql" else "memory"
 
 
 def matched_cte(f: Filters, *, skip: tuple[str, ...] = (), mode: str = "auto",
@@ -130,7 +141,7 @@ def matched_cte(f: Filters, *, skip: tuple[str, ...] = (), mode: str = "auto",
     "auto" picks derived when it has been built.
     """
     mode = resolve_mode(mode, db)
-    if mode == "derived":
+    if mode in ("derived", "memory"):
         params: dict[str, Any] = {}
         clauses = derived_clauses(f, params)
         where = " AND ".join(f"({c})" for n, c in clauses.items() if n not in skip) or "TRUE"
@@ -263,6 +274,12 @@ def dashboard(f: Filters, *, db: Database | None = None, facets: list[str] | Non
     """
     db = db or runtime.get_db()
     mode = resolve_mode(mode, db)
+    if mode == "memory":
+        try:
+            return _memory_dashboard(f, db, facets)
+        except TrialLandscapeError as err:
+            _log.warning("in-process facet engine unavailable (%s); using SQL over the derived tables", err)
+            mode = "derived"
     queries = dashboard_queries(f, mode, facets)
     if sequential:
         results: dict[str, pd.DataFrame | TrialLandscapeError] = {}
@@ -323,6 +340,22 @@ def dashboard(f: Filters, *, db: Database | None = None, facets: list[str] | Non
             out_facets[name] = shape_facet(name, raw[name])
     result = Dashboard(f, kpis, funnel, out_facets, errors)
     result.mode = mode
+    return result
+
+
+def _memory_dashboard(f: Filters, db: Database, facets: list[str] | None) -> Dashboard:
+    """The dashboard from the in-process facet engine (services/facetstore.py): same numbers as the SQL modes."""
+    from services import facetstore
+
+    store = facetstore.store_for(db)
+    tops = {name: int(spec["top"]) for name, spec in FACETS.items() if "top" in spec}
+    kpis, counts, raw = store.dashboard_frames(f, db, tops)
+    funnel = [{"stage": FUNNEL_LABELS[k], "key": k, "count": counts[k],
+               "active": k == "base" or bool(_is_set(f, k))} for k in ("base", *FUNNEL_FIELDS)]
+    out_facets = {name: shape_facet(name, raw[name]) for name in FACETS
+                  if name in raw and (facets is None or name in facets)}
+    result = Dashboard(f, kpis, funnel, out_facets, {})
+    result.mode = "memory"
     return result
 
 

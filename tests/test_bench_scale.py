@@ -45,7 +45,7 @@ def test_bench_scale_generator_shapes(synthetic_db):
 
 def test_bench_scale_both_computations_agree(synthetic_db):
     result = bench_scale.run(synthetic_db, runs=1, naive_runs=1)
-    assert result["studies"] == 3000 and result["mode"] == "derived"
+    assert result["studies"] == 3000 and result["mode"] == "memory"
     assert [r["name"] for r in result["filters"]] == [name for name, _ in DASHBOARD_FILTERS]
     disagreeing = [r["name"] for r in result["filters"] if not r["agree"]]
     assert disagreeing == []

@@ -39,7 +39,7 @@ def test_stats_modes_derived_equals_direct(db, query):
 
 def test_stats_modes_auto_uses_derived_after_import(db):
     stats.forget_derived_check()
-    assert stats.resolve_mode("auto", db) == "derived"
+    assert stats.resolve_mode("auto", db) == "memory"
     with stats.forced_mode("direct"):
         assert stats.resolve_mode("auto", db) == "direct"
 

@@ -14,8 +14,9 @@ def register_bench(bench_subparsers: Any) -> None:
                     "reports p50/p90/min/max per filter; exit 1 when a p50 is over the target or a facet fails.",
     )
     parser.add_argument("--runs", type=int, default=5, help="timed calls per filter (default: %(default)s, min 5)")
-    parser.add_argument("--mode", choices=("auto", "direct", "derived"), default="auto",
-                        help="auto: derived per-study table when built (the app's path), else base tables")
+    parser.add_argument("--mode", choices=("auto", "direct", "derived", "memory"), default="auto",
+                        help="auto: the in-process facet engine over the derived tables when built (the app's path), "
+                             "else base tables")
     parser.add_argument("--target", type=float, default=None, help="p50 target in seconds (default: 1.0)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     where = parser.add_mutually_exclusive_group()

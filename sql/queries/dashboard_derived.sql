@@ -43,18 +43,18 @@ SELECT 'sites_per_trial',
 FROM mf GROUP BY 2
 UNION ALL
 (SELECT 'countries', c, NULL, count(*), NULL, NULL, NULL FROM mf, unnest(country_names) c
- GROUP BY c ORDER BY count(*) DESC, c LIMIT :top_countries)
+ GROUP BY c ORDER BY count(*) DESC, c COLLATE "C" LIMIT :top_countries)
 UNION ALL
 SELECT 'us_states', st, NULL, count(*), NULL, NULL, NULL FROM mf, unnest(us_states) st GROUP BY st
 UNION ALL
 (SELECT 'why_stopped', why_stopped, NULL, count(*), NULL, NULL, NULL FROM mf WHERE why_stopped IS NOT NULL
- GROUP BY why_stopped ORDER BY count(*) DESC, why_stopped LIMIT :top_reasons)
+ GROUP BY why_stopped ORDER BY count(*) DESC, why_stopped COLLATE "C" LIMIT :top_reasons)
 UNION ALL
 SELECT 'results_by_year', finish_year::text, NULL, count(*), count(*) FILTER (WHERE has_results), NULL, NULL
 FROM mf WHERE finish_year IS NOT NULL GROUP BY finish_year
 UNION ALL
 (SELECT 'lead_sponsors', lead_sponsor, NULL, count(*), NULL, NULL, NULL FROM mf WHERE lead_sponsor IS NOT NULL
- GROUP BY lead_sponsor ORDER BY count(*) DESC, lead_sponsor LIMIT :top_sponsors)
+ GROUP BY lead_sponsor ORDER BY count(*) DESC, lead_sponsor COLLATE "C" LIMIT :top_sponsors)
 UNION ALL
 SELECT 'collaboration_mix',
        (CASE WHEN n_collaborators = 0 THEN 0 WHEN n_collaborators = 1 THEN 1 WHEN n_collaborators <= 3 THEN 2 ELSE 3 END)::text,

@@ -1,0 +1,722 @@
+"""In-process columnar facet engine: a filter's dashboard and map computed from numpy arrays held in memory.
+
+The arrays are loaded once per process and database (COPY of app.study_facets, the condition,
+intervention and sponsor rows, and every site) and reloaded when app.meta 'facets_refreshed_at'
+changes. Strings become integer codes into dictionaries sorted in byte ("C") order, with NULL as the
+last code, so ordering by code is ordering as PostgreSQL's `ORDER BY … COLLATE "C"` (NULLS LAST).
+Filters become boolean masks over the studies; facets are bincounts over codes. Every frame has the
+shape the SQL of stats/sitemap produces, so the same shaping code labels and orders both; the
+condition and intervention searches still run in the database (word-boundary regular expressions)
+and come back as study rows.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import io
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from services import geo
+from services.db import Database, load_sql
+from services.filters import FUNNEL_FIELDS, Filters, derived_clauses, filter_clauses
+
+_log = logging.getLogger(__name__)
+
+LOAD_TIMEOUT_MS = 900_000
+LOOKUP_TIMEOUT_MS = 60_000
+REFRESH_CHECK_S = 5.0  # how often a store asks the database whether the derived tables were rebuilt
+RADIANS_PER_DEGREE = 0.0174532925199432957692  # PostgreSQL's constant for radians()
+ENROLL_EDGES = np.array([50, 100, 250, 500, 1000, 5000], dtype=np.float64)
+SITE_EDGES = np.array([0, 1, 5, 20, 100], dtype=np.int64)
+COLLAB_EDGES = np.array([0, 1, 3], dtype=np.int64)
+CLOSED_OUTCOMES = ("COMPLETED", "TERMINATED", "WITHDRAWN", "SUSPENDED")
+AGE_GROUPS = ("CHILD", "ADULT", "OLDER_ADULT")
+
+
+# ---- dictionary encoding ---------------------------------------------------------------------------
+@dataclass
+class Coded:
+    """Integer codes into `labels` (sorted in byte order, None last for NULL)."""
+
+    codes: np.ndarray
+    labels: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return len(self.labels)
+
+    @property
+    def null(self) -> int:
+        return len(self.labels) - 1
+
+    def lut(self, wanted: Callable[[Any], bool]) -> np.ndarray:
+        """Boolean lookup table over the codes: which labels satisfy `wanted` (NULL never does)."""
+        out = np.zeros(self.size, dtype=bool)
+        for i, value in enumerate(self.labels[:-1]):
+            out[i] = bool(wanted(value))
+        return out
+
+    def code_of(self, value: str) -> int:
+        """The code of a label, or -1 when it does not occur."""
+        i = int(np.searchsorted(self.labels[:-1].astype(str), value)) if self.size > 1 else 0
+        return i if i < self.size - 1 and self.labels[i] == value else -1
+
+
+def _coded(col: pd.Series) -> Coded:
+    """A categorical (or object) column → codes with byte-ordered labels and NULL last."""
+    cat = col if isinstance(col.dtype, pd.CategoricalDtype) else col.astype("category")
+    cats = [str(c) for c in cat.cat.categories]
+    order = sorted(range(len(cats)), key=lambda i: cats[i].encode("utf-8"))
+    remap = np.empty(len(cats) + 1, dtype=np.int32)
+    remap[np.asarray(order, dtype=np.int64)] = np.arange(len(cats), dtype=np.int32)
+    remap[len(cats)] = len(cats)  # code -1 (NULL) → last
+    old = cat.cat.codes.to_numpy().astype(np.int64)
+    old[old < 0] = len(cats)
+    labels = np.empty(len(cats) + 1, dtype=object)
+    labels[: len(cats)] = [cats[i] for i in order]
+    labels[len(cats)] = None
+    return Coded(remap[old], labels)
+
+
+def _read(buffer: io.BufferedReader, text_cols: list[str], dtypes: dict[str, Any]) -> pd.DataFrame:
+    """CSV from COPY (NULL as \\N) → DataFrame: text as categories, numbers with explicit dtypes."""
+    dtype: dict[str, Any] = {c: "category" for c in text_cols}
+    dtype.update(dtypes)
+    return pd.read_csv(buffer, dtype=dtype, na_values=["\\N"], keep_default_na=False)
+
+
+def _flag(col: pd.Series) -> np.ndarray:
+    """A boolean column (t/f/NULL as categories) → int8 1/0/-1."""
+    values = col.astype(object).to_numpy()
+    out = np.full(len(values), -1, dtype=np.int8)
+    out[values == "t"] = 1
+    out[values == "f"] = 0
+    return out
+
+
+@dataclass
+class Labeled:
+    """Child rows with a grouping value and a display label per row (conditions, interventions)."""
+
+    rows: np.ndarray  # study row of each child row
+    value: Coded
+    first: np.ndarray  # first child row of its (study, value): counts distinct studies
+    pair: np.ndarray  # code of (value, label) per child row
+    pair_value: np.ndarray  # value code of each pair (pairs sorted by value, then label)
+    pair_label: np.ndarray
+    labels: Coded
+
+    @classmethod
+    def build(cls, df: pd.DataFrame) -> Labeled:
+        rows = df["i"].to_numpy(np.int32)
+        value = _coded(df["value"])
+        label = _coded(df["label"])
+        key = value.codes.astype(np.int64) * label.size + label.codes
+        pairs, pair = np.unique(key, return_inverse=True)
+        first = np.zeros(len(rows), dtype=bool)
+        _, idx = np.unique(rows.astype(np.int64) * value.size + value.codes, return_index=True)
+        first[idx] = True
+        return cls(rows, value, first, pair.astype(np.int32), (pairs // label.size).astype(np.int32),
+                   (pairs % label.size).astype(np.int32), label)
+
+    def top(self, mask: np.ndarray, k: int) -> pd.DataFrame:
+        """value, label (most common spelling, ties to the first in byte order), n distinct studies; top k."""
+        sel = mask[self.rows]
+        n = np.bincount(self.value.codes[sel & self.first], minlength=self.value.size)
+        codes = _top_codes(n, k, keep_null=True)
+        pair_n = np.bincount(self.pair[sel], minlength=len(self.pair_value))
+        labels = []
+        for v in codes:
+            lo, hi = np.searchsorted(self.pair_value, [v, v + 1])
+            cand_n = pair_n[lo:hi].copy()
+            cand_n[self.pair_label[lo:hi] == self.labels.null] = 0  # mode() ignores NULL
+            labels.append(self.labels.labels[self.pair_label[lo + int(np.argmax(cand_n))]]
+                          if cand_n.size and cand_n.max() > 0 else None)
+        return pd.DataFrame({"value": list(self.value.labels[codes]), "label": labels,
+                             "n": [int(x) for x in n[codes]]})
+
+
+def _top_codes(counts: np.ndarray, k: int | None, *, keep_null: bool, null: int | None = None) -> np.ndarray:
+    """Codes with a count, by count descending then code (byte order, NULL last); the first k."""
+    nz = np.flatnonzero(counts)
+    if not keep_null:
+        nz = nz[nz != (len(counts) - 1 if null is None else null)]
+    order = np.lexsort((nz, -counts[nz]))
+    return nz[order] if k is None else nz[order][:k]
+
+
+def _groups(coded: Coded, counts: np.ndarray, *, keep_null: bool = True) -> pd.DataFrame:
+    """value/n rows for every code with a count (a GROUP BY over the column)."""
+    nz = np.flatnonzero(counts)
+    if not keep_null:
+        nz = nz[nz != coded.null]
+    return pd.DataFrame({"value": list(coded.labels[nz]), "n": [int(x) for x in counts[nz]]})
+
+
+def _int_groups(values: np.ndarray, **extra: np.ndarray) -> pd.DataFrame:
+    """GROUP BY over small integers: value, n (and sums of extra 0/1 arrays)."""
+    if values.size == 0:
+        return pd.DataFrame({"value": [], "n": [], **{k: [] for k in extra}})
+    lo = int(values.min())
+    n = np.bincount(values - lo)
+    nz = np.flatnonzero(n)
+    out: dict[str, list[int]] = {"value": [int(v + lo) for v in nz], "n": [int(x) for x in n[nz]]}
+    for name, weights in extra.items():
+        out[name] = [int(x) for x in np.bincount(values - lo, weights=weights, minlength=len(n))[nz]]
+    return pd.DataFrame(out)
+
+
+def _haversine_miles(lat: np.ndarray, lon: np.ndarray, near_lat: float, near_lon: float) -> np.ndarray:
+    """filters.distance_sql in float64, step for step (asin from the C library, as PostgreSQL's)."""
+    a = np.sin(((lat - near_lat) / 2) * RADIANS_PER_DEGREE) ** 2
+    b = np.cos(near_lat * RADIANS_PER_DEGREE) * np.cos(lat * RADIANS_PER_DEGREE)
+    c = np.sin(((lon - near_lon) / 2) * RADIANS_PER_DEGREE) ** 2
+    inner = np.minimum(1.0, np.sqrt(a + b * c))
+    asin = np.fromiter(map(math.asin, inner.tolist()), dtype=np.float64, count=inner.size)
+    return 2 * geo.EARTH_RADIUS_MILES * asin
+
+
+def _release_memory() -> None:
+    """Give freed heap pages back to the operating system (glibc keeps them otherwise); no-op elsewhere."""
+    try:
+        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+# ---- the store -------------------------------------------------------------------------------------
+class FacetStore:
+    """Every study's facet inputs and every site, as arrays, for one database."""
+
+    def __init__(self, db: Database, refreshed_at: str) -> None:
+        self.refreshed_at = refreshed_at
+        started = time.perf_counter()
+        names = ("facetstore_sites", "facetstore_studies", "facetstore_lists", "facetstore_conditions",
+                 "facetstore_interventions", "facetstore_collaboration")
+        loaders = {"facetstore_studies": self._load_studies, "facetstore_lists": self._load_lists,
+                   "facetstore_conditions": self._load_conditions,
+                   "facetstore_interventions": self._load_interventions,
+                   "facetstore_collaboration": self._load_collaboration, "facetstore_sites": self._load_sites}
+
+        # One table at a time, largest first, handing freed memory back after each: the load's peak stays
+        # near the size of the arrays plus one table's text, instead of every table's text at once.
+        for name in names:
+            loaders[name](db.copy_csv(load_sql(name), timeout_ms=LOAD_TIMEOUT_MS))
+            _release_memory()
+        self.load_seconds = time.perf_counter() - started
+        _log.info("facet store loaded %d studies and %d sites in %.1f s", self.n, len(self.site_row),
+                  self.load_seconds)
+
+    # ---- loading --------------------------------------------------------------------------------
+    def _load_studies(self, buffer: io.BufferedReader) -> None:
+        text = ["status", "phases", "phase_raw", "study_type", "funder_class", "lead_sponsor", "lead_lower",
+                "enrollment_type", "gender", "gender_upper", "why_stopped", "g_child", "g_adult", "g_older",
+                "healthy", "has_results"]
+        floats = {c: np.float64 for c in ("enrollment", "start_year", "age_lo", "age_hi", "finish_year")}
+        df = _read(buffer, text, {"nct_id": "S16", "duration_bucket": np.int8, "n_sites": np.int64,
+                                  "n_collaborators": np.int64, **floats})
+        self.nct = df["nct_id"].to_numpy().astype("S16")
+        self.n = len(df)
+        coded = {c: _coded(df[c]) for c in ("status", "phases", "phase_raw", "study_type", "funder_class",
+                                            "lead_sponsor", "lead_lower", "enrollment_type", "gender",
+                                            "gender_upper", "why_stopped")}
+        self.status, self.phases, self.phase_raw = coded["status"], coded["phases"], coded["phase_raw"]
+        self.study_type, self.funder_class = coded["study_type"], coded["funder_class"]
+        self.lead_sponsor, self.lead_lower = coded["lead_sponsor"], coded["lead_lower"]
+        self.enrollment_type, self.gender, self.gender_upper = (coded["enrollment_type"], coded["gender"],
+                                                                coded["gender_upper"])
+        self.why_stopped = coded["why_stopped"]
+        self.enrollment = df["enrollment"].to_numpy(np.float64)
+        self.enroll_bucket = (np.searchsorted(ENROLL_EDGES, self.enrollment, side="right") + 1).astype(np.int8)
+        self.enroll_bucket[np.isnan(self.enrollment)] = 0
+        self.start_year = df["start_year"].to_numpy(np.float64)
+        self.finish_year = df["finish_year"].to_numpy(np.float64)
+        self.duration = df["duration_bucket"].to_numpy(np.int8)
+        self.age_lo = df["age_lo"].to_numpy(np.float64)
+        self.age_hi = df["age_hi"].to_numpy(np.float64)
+        self.age_groups = np.stack([_flag(df[c]) == 1 for c in ("g_child", "g_adult", "g_older")])
+        self.healthy = _flag(df["healthy"])
+        self.has_results = _flag(df["has_results"]) == 1
+        self.n_sites = df["n_sites"].to_numpy(np.int64)
+        self.sites_bucket = np.searchsorted(SITE_EDGES, self.n_sites, side="left").astype(np.int8)
+        self.collab_bucket = np.searchsorted(COLLAB_EDGES, df["n_collaborators"].to_numpy(np.int64),
+                                             side="left").astype(np.int8)
+
+    def _load_lists(self, buffer: io.BufferedReader) -> None:
+        df = _read(buffer, ["kind", "v"], {"i": np.int32})
+        kind = df["kind"].astype(object).to_numpy()
+        self.lists: dict[str, tuple[np.ndarray, Coded]] = {}
+        for name in ("country", "state", "itype"):
+            part = df[kind == name]
+            self.lists[name] = (part["i"].to_numpy(np.int32), _coded(part["v"].cat.remove_unused_categories()))
+
+    def _load_conditions(self, buffer: io.BufferedReader) -> None:
+        self.conditions = Labeled.build(_read(buffer, ["value", "label"], {"i": np.int32}))
+
+    def _load_interventions(self, buffer: io.BufferedReader) -> None:
+        self.interventions = Labeled.build(_read(buffer, ["value", "label"], {"i": np.int32}))
+
+    def _load_collaboration(self, buffer: io.BufferedReader) -> None:
+        df = _read(buffer, ["value", "collaborator"], {"i": np.int32})
+        self.collab_rows = df["i"].to_numpy(np.int32)
+        lead, collab = _coded(df["value"]), _coded(df["collaborator"])
+        key = lead.codes.astype(np.int64) * collab.size + collab.codes
+        pairs, pair = np.unique(key, return_inverse=True)
+        self.collab_pair = pair.astype(np.int32)
+        self.collab_pair_lead = lead.labels[pairs // collab.size]
+        self.collab_pair_collab = collab.labels[pairs % collab.size]
+
+    def _load_sites(self, buffer: io.BufferedReader) -> None:
+        df = _read(buffer, ["country", "state", "city", "shown_status"],
+                   {"i": np.int32, "site_id": np.int64, "lat": np.float64, "lon": np.float64})
+        order = np.argsort(df["site_id"].to_numpy(np.int64), kind="stable")  # points and ties go by site id
+        self.site_row = df["i"].to_numpy(np.int32)[order]
+        self.site_id = df["site_id"].to_numpy(np.int64)[order]
+        self.site_lat = df["lat"].to_numpy(np.float64)[order]
+        self.site_lon = df["lon"].to_numpy(np.float64)[order]
+        for name, col in (("site_country", "country"), ("site_state", "state"), ("site_city", "city"),
+                          ("site_status", "shown_status")):
+            coded = _coded(df.pop(col))
+            setattr(self, name, Coded(coded.codes[order], coded.labels))
+
+    # ---- filters ----------------------------------------------------------------------------------
+    def rows_of(self, nct_ids: np.ndarray) -> np.ndarray:
+        """Row numbers of NCT ids (ids not in the store are dropped)."""
+        if nct_ids.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        pos = np.searchsorted(self.nct, nct_ids)
+        pos = np.minimum(pos, self.n - 1)
+        return pos[self.nct[pos] == nct_ids]
+
+    def _lookup(self, db: Database, clause: str, prefix: str, params: dict[str, Any]) -> np.ndarray:
+        """Rows whose NCT id the SQL sub-select of a `<col> IN (…)` clause returns (run in the database)."""
+        if not clause.startswith(prefix) or not clause.endswith(")"):
+            return np.zeros(self.n, dtype=bool)  # "FALSE": nothing to search for
+        sub = clause[len(prefix):-1]
+        buffer = db.copy_csv(f"SELECT DISTINCT q.nct_id FROM ({sub}) q", params, timeout_ms=LOOKUP_TIMEOUT_MS)
+        ids = pd.read_csv(buffer, dtype={"nct_id": "S16"}, na_values=["\\N"], keep_default_na=False)
+        mask = np.zeros(self.n, dtype=bool)
+        mask[self.rows_of(ids["nct_id"].dropna().to_numpy().astype("S16"))] = True
+        return mask
+
+    def _any_in_list(self, name: str, values: tuple[str, ...]) -> np.ndarray:
+        rows, coded = self.lists[name]
+        wanted = set(values)
+        lut = coded.lut(lambda v: v in wanted)
+        mask = np.zeros(self.n, dtype=bool)
+        mask[rows[lut[coded.codes]]] = True
+        return mask
+
+    def near_sites(self, place: geo.Place, radius_miles: float) -> tuple[np.ndarray, np.ndarray]:
+        """Indexes of located sites within the radius (bounding box, then great circle) and their miles."""
+        min_lat, max_lat, min_lon, max_lon = geo.bounding_box(place.lat, place.lon, radius_miles)
+        lat, lon = self.site_lat, self.site_lon
+        box = np.flatnonzero((lat >= min_lat) & (lat <= max_lat) & (lon >= min_lon) & (lon <= max_lon))
+        miles = _haversine_miles(lat[box], lon[box], place.lat, place.lon)
+        keep = miles <= radius_miles
+        return box[keep], miles[keep]
+
+    def clause_masks(self, f: Filters, db: Database) -> dict[str, np.ndarray]:
+        """One boolean mask per set filter, named as filters.filter_clauses names them."""
+        params: dict[str, Any] = {}
+        sql = derived_clauses(f, params)
+        base = filter_clauses(f, {})
+        c: dict[str, np.ndarray] = {}
+        if f.condition:
+            c["condition"] = self._lookup(db, sql["condition"], "sf.nct_id IN (", params)
+        if f.intervention:
+            c["intervention"] = self._lookup(db, sql["intervention"], "sf.nct_id IN (", params)
+        if f.status:
+            wanted = set(f.status)
+            c["status"] = self.status.lut(lambda v: v in wanted)[self.status.codes]
+        if f.phase:
+            wanted = set(f.phase)
+            c["phase"] = self.phases.lut(lambda v: bool(wanted & set(v.split("/"))))[self.phases.codes]
+        if f.study_type:
+            wanted = set(f.study_type)
+            c["study_type"] = self.study_type.lut(lambda v: v in wanted)[self.study_type.codes]
+        if f.funder_class:
+            wanted = set(f.funder_class)
+            c["funder_class"] = (self.funder_class.lut(lambda v: v in wanted)[self.funder_class.codes]
+                                 & (self.lead_sponsor.codes != self.lead_sponsor.null))
+        if f.sponsor:
+            needle = f.sponsor.lower()
+            c["sponsor"] = self.lead_lower.lut(lambda v: needle in v)[self.lead_lower.codes]
+        if f.country:
+            c["country"] = self._any_in_list("country", f.country)
+        if f.state:
+            c["state"] = self._any_in_list("state", f.state)
+        place = f.place()
+        if place is not None and "near" in base:
+            sites, _ = self.near_sites(place, f.radius_miles())
+            mask = np.zeros(self.n, dtype=bool)
+            mask[self.site_row[sites]] = True
+            c["near"] = mask
+        if f.age is not None:
+            age = float(f.age)
+            with np.errstate(invalid="ignore"):
+                c["age"] = ~((age < self.age_lo) | (age >= self.age_hi))
+        if f.sex:
+            sex = f.sex
+            c["sex"] = ~self.gender_upper.lut(lambda v: v in ("FEMALE", "MALE") and v != sex)[self.gender_upper.codes]
+        if f.healthy_volunteers is not None:
+            c["healthy_volunteers"] = self.healthy == (1 if f.healthy_volunteers else 0)
+        with np.errstate(invalid="ignore"):
+            if f.start_from is not None:
+                c["start_from"] = self.start_year >= f.start_from
+            if f.start_to is not None:
+                c["start_to"] = self.start_year <= f.start_to
+            if f.enrollment_min is not None:
+                c["enrollment_min"] = self.enrollment >= f.enrollment_min
+            if f.enrollment_max is not None:
+                c["enrollment_max"] = self.enrollment <= f.enrollment_max
+        if f.has_results is not None:
+            c["has_results"] = self.has_results == f.has_results
+        return c
+
+    def _all(self, masks: dict[str, np.ndarray], skip: tuple[str, ...] = ()) -> np.ndarray:
+        out = np.ones(self.n, dtype=bool)
+        for name, m in masks.items():
+            if name not in skip:
+                out &= m
+        return out
+
+    def mask(self, f: Filters, db: Database) -> np.ndarray:
+        """The studies matching every filter."""
+        return self._all(self.clause_masks(f, db))
+
+    # ---- the dashboard ----------------------------------------------------------------------------
+    def dashboard_frames(self, f: Filters, db: Database, tops: dict[str, int]
+                         ) -> tuple[dict[str, int], dict[str, int], dict[str, pd.DataFrame]]:
+        """KPIs, funnel counts and the raw frame of every facet (the shapes the SQL gives)."""
+        masks = self.clause_masks(f, db)
+        mask = self._all(masks)
+        idx = np.flatnonzero(mask)
+        raw: dict[str, pd.DataFrame] = {}
+
+        def count(coded: Coded, rows: np.ndarray = idx) -> np.ndarray:
+            return np.bincount(coded.codes[rows], minlength=coded.size)
+
+        status_n = count(self.status)
+        country_rows, country = self.lists["country"]
+        country_n = np.bincount(country.codes[mask[country_rows]], minlength=country.size)
+        recruiting = self.status.code_of("RECRUITING")
+        kpis = {"matching_trials": int(idx.size),
+                "recruiting": int(status_n[recruiting]) if recruiting >= 0 else 0,
+                "sites": int(self.n_sites[idx].sum()),
+                "countries": int(np.count_nonzero(country_n[:-1])),
+                "planned_enrollment": int(np.nansum(self.enrollment[idx]))}
+        base = self._all(masks, skip=FUNNEL_FIELDS)
+        funnel = {"base": int(np.count_nonzero(base))}
+        so_far = base
+        for stage in FUNNEL_FIELDS:
+            if stage in masks:
+                so_far = so_far & masks[stage]
+            funnel[stage] = int(np.count_nonzero(so_far))
+
+        raw["phase"] = _groups(self.phase_raw, count(self.phase_raw))
+        raw["status"] = _groups(self.status, status_n)
+        raw["study_type"] = _groups(self.study_type, count(self.study_type))
+        with_lead = idx[self.lead_sponsor.codes[idx] != self.lead_sponsor.null]
+        raw["funder_class"] = _groups(self.funder_class, count(self.funder_class, with_lead))
+        lead_n = count(self.lead_sponsor, with_lead)
+        top = _top_codes(lead_n, tops["lead_sponsors"], keep_null=False)
+        raw["lead_sponsors"] = pd.DataFrame({"value": list(self.lead_sponsor.labels[top]),
+                                             "n": [int(x) for x in lead_n[top]]})
+        etype = self.enrollment_type
+        key = self.enroll_bucket[idx].astype(np.int64) * etype.size + etype.codes[idx]
+        en = np.bincount(key, minlength=8 * etype.size)
+        nz = np.flatnonzero(en)
+        raw["enrollment"] = pd.DataFrame({"value": [int(k // etype.size) for k in nz], "n": [int(x) for x in en[nz]],
+                                          "enrollment_type": list(etype.labels[nz % etype.size])})
+        raw["sex"] = _groups(self.gender, count(self.gender))
+        groups = self.age_groups[:, idx].sum(axis=1)
+        raw["age_groups"] = pd.DataFrame({"value": [g for g, k in zip(AGE_GROUPS, groups, strict=True) if k],
+                                          "n": [int(k) for k in groups if k]})
+        itype_rows, itype = self.lists["itype"]
+        raw["intervention_types"] = _groups(itype, np.bincount(itype.codes[mask[itype_rows]], minlength=itype.size))
+        raw["duration"] = _int_groups(self.duration[idx].astype(np.int64))
+        years = self.start_year[idx]
+        raw["start_year"] = _int_groups(years[~np.isnan(years)].astype(np.int64))
+        raw["sites_per_trial"] = _int_groups(self.sites_bucket[idx].astype(np.int64))
+        top = _top_codes(country_n, tops["countries"], keep_null=False)
+        raw["countries"] = pd.DataFrame({"value": list(country.labels[top]), "n": [int(x) for x in country_n[top]]})
+        state_rows, state = self.lists["state"]
+        raw["us_states"] = _groups(state, np.bincount(state.codes[mask[state_rows]], minlength=state.size),
+                                   keep_null=False)
+        raw["collaboration_mix"] = _int_groups(self.collab_bucket[idx].astype(np.int64))
+        closed = np.flatnonzero(self._all(masks, skip=("status",)))
+        closed_status = count(self.status, closed)
+        keep = self.status.lut(lambda v: v in CLOSED_OUTCOMES)
+        raw["outcome"] = _groups(self.status, np.where(keep, closed_status, 0))
+        why_n = count(self.why_stopped, closed)
+        top = _top_codes(why_n, tops["why_stopped"], keep_null=False)
+        raw["why_stopped"] = pd.DataFrame({"value": list(self.why_stopped.labels[top]),
+                                           "n": [int(x) for x in why_n[top]]})
+        finish = self.finish_year[closed]
+        done = ~np.isnan(finish)
+        raw["results_by_year"] = _int_groups(finish[done].astype(np.int64),
+                                             with_results=self.has_results[closed][done].astype(np.float64))
+        raw["conditions"] = self.conditions.top(mask, tops["conditions"])
+        raw["interventions"] = self.interventions.top(mask, tops["interventions"])
+        pair_n = np.bincount(self.collab_pair[mask[self.collab_rows]], minlength=len(self.collab_pair_lead))
+        top = _top_codes(pair_n, tops["collaboration"], keep_null=True, null=-1)
+        raw["collaboration"] = pd.DataFrame({"value": list(self.collab_pair_lead[top]),
+                                             "collaborator": list(self.collab_pair_collab[top]),
+                                             "n": [int(x) for x in pair_n[top]]})
+        return kpis, funnel, raw
+
+    def memory_bytes(self) -> int:
+        """Bytes held by the arrays (for the benchmark report)."""
+        total = 0
+        for value in vars(self).values():
+            items = value.values() if isinstance(value, dict) else [value]
+            for item in items:
+                for part in (item if isinstance(item, tuple) else (item,)):
+                    if isinstance(part, np.ndarray):
+                        total += part.nbytes
+                    elif isinstance(part, (Coded, Labeled)):
+                        total += sum(v.nbytes for v in vars(part).values() if isinstance(v, np.ndarray))
+        return total
+
+
+# ---- one store per process and database ------------------------------------------------------------
+_stores: dict[str, FacetStore] = {}
+_checked: dict[str, tuple[float, str | None]] = {}
+_lock = threading.Lock()
+
+
+def _refreshed_at(db: Database) -> str | None:
+    now = time.monotonic()
+    seen = _checked.get(db.url)
+    if seen is not None and now - seen[0] < REFRESH_CHECK_S:
+        return seen[1]
+    value = db.fetch_value("SELECT value FROM app.meta WHERE key = 'facets_refreshed_at'", timeout_ms=5_000)
+    stamp = None if value is None else str(value)
+    _checked[db.url] = (now, stamp)
+    return stamp
+
+
+def store_for(db: Database) -> FacetStore:
+    """The loaded store of this database (loaded on first use; reloaded after the derived tables are rebuilt).
+
+    Raises the database's typed error when the tables cannot be read; callers fall back to SQL.
+    """
+    stamp = _refreshed_at(db)
+    store = _stores.get(db.url)
+    if store is not None and store.refreshed_at == stamp:
+        return store
+    with _lock:  # one load at a time; others wait for it instead of loading the same arrays again
+        store = _stores.get(db.url)
+        if store is not None and store.refreshed_at == stamp:
+            return store
+        _stores.pop(db.url, None)  # let the old arrays go before the new ones arrive
+        store = FacetStore(db, stamp or "")
+        _stores[db.url] = store
+        return store
+
+
+def forget() -> None:
+    """Drop every loaded store (tests, or after switching databases)."""
+    with _lock:
+        _stores.clear()
+        _checked.clear()
+
+
+# ---- the map ---------------------------------------------------------------------------------------
+def _round_like_numeric(values: np.ndarray, places: int = 5) -> list[float]:
+    """round(x::numeric, places)::float8 as PostgreSQL computes it (15 significant digits, half away from 0)."""
+    quantum = Decimal(1).scaleb(-places)
+    return [float(Decimal(f"{v:.15g}").quantize(quantum, rounding=ROUND_HALF_UP)) for v in values.tolist()]
+
+
+def _group_mode(groups: np.ndarray, coded: Coded, sites: np.ndarray, ngroups: int) -> list[Any]:
+    """mode() of a coded site column per group: most frequent non-NULL label, ties to the first in byte order."""
+    codes = coded.codes[sites].astype(np.int64)
+    keep = codes != coded.null
+    keys, counts = np.unique(groups[keep].astype(np.int64) * coded.size + codes[keep], return_counts=True)
+    g, c = keys // coded.size, keys % coded.size
+    order = np.lexsort((c, -counts, g))
+    g, c = g[order], c[order]
+    first = np.ones(len(g), dtype=bool)
+    first[1:] = g[1:] != g[:-1]
+    out: list[Any] = [None] * ngroups
+    for gi, ci in zip(g[first].tolist(), c[first].tolist(), strict=True):
+        out[gi] = coded.labels[ci]
+    return out
+
+
+def _distinct_per_group(groups: np.ndarray, rows: np.ndarray, ngroups: int) -> np.ndarray:
+    """count(DISTINCT study) per group."""
+    pairs = np.unique(groups.astype(np.int64) * (int(rows.max()) + 1 if rows.size else 1) + rows)
+    return np.bincount(pairs // (int(rows.max()) + 1 if rows.size else 1), minlength=ngroups)
+
+
+def _cell_keys(lat: np.ndarray, lon: np.ndarray, step: float) -> np.ndarray:
+    """One int64 per (floor(lat/step), floor(lon/step)) pair."""
+    ky = np.floor(lat / step).astype(np.int64)
+    kx = np.floor(lon / step).astype(np.int64)
+    ky -= ky.min()
+    kx -= kx.min()
+    return ky * (int(kx.max()) + 1) + kx
+
+
+def _distinct_count(keys: np.ndarray) -> int:
+    if keys.size == 0:
+        return 0
+    top = int(keys.max())
+    if top < 50_000_000:
+        seen = np.zeros(top + 1, dtype=bool)
+        seen[keys] = True
+        return int(np.count_nonzero(seen))
+    return int(np.unique(keys).size)
+
+
+@dataclass
+class MapFrames:
+    """The raw frames of one map, shaped as the map_*.sql queries return them."""
+
+    summary: dict[str, int]
+    cell: float | None
+    points: pd.DataFrame  # map_site_points.sql rows, or map_site_grid.sql rows when cell is set
+    nearest: pd.DataFrame | None
+    countries: pd.DataFrame
+    states: pd.DataFrame
+
+
+def map_frames(store: FacetStore, f: Filters, db: Database, *, only_in_area: bool, point_limit: int,
+               nearest_limit: int, grid_steps: tuple[float, ...]) -> MapFrames:
+    """Summary, points or grid cells, nearest sites and country/state values of a filter's sites."""
+    mask = store.mask(f, db)
+    place = f.place()
+    sites = np.flatnonzero(mask[store.site_row])
+    miles = None
+    if only_in_area and f.country:
+        wanted = set(f.country)
+        sites = sites[store.site_country.lut(lambda v: v in wanted)[store.site_country.codes[sites]]]
+    if only_in_area and f.state:
+        wanted = set(f.state)
+        sites = sites[store.site_state.lut(lambda v: v in wanted)[store.site_state.codes[sites]]]
+    if place is not None:
+        if only_in_area:
+            near, near_miles = store.near_sites(place, f.radius_miles())
+            keep = np.isin(near, sites, assume_unique=True)
+            sites, miles = near[keep], near_miles[keep]
+        else:
+            located = ~np.isnan(store.site_lat[sites])
+            miles = np.full(sites.size, np.nan)
+            miles[located] = _haversine_miles(store.site_lat[sites[located]], store.site_lon[sites[located]],
+                                              place.lat, place.lon)
+    rows = store.site_row[sites]
+    lat, lon = store.site_lat[sites], store.site_lon[sites]
+    located = ~np.isnan(lat)
+    summary = {"sites": int(sites.size), "located": int(np.count_nonzero(located)),
+               "trials": int(np.unique(rows).size), "trials_located": int(np.unique(rows[located]).size)}
+    loc_sites, loc_rows, loc_lat, loc_lon = sites[located], rows[located], lat[located], lon[located]
+    loc_miles = miles[located] if miles is not None else None
+    cell: float | None = None
+    if summary["located"] > point_limit:
+        cell = grid_steps[-1]
+        for step in grid_steps:
+            if _distinct_count(_cell_keys(loc_lat, loc_lon, step)) <= point_limit:
+                cell = step
+                break
+        points = _grid(store, loc_sites, loc_rows, loc_lat, loc_lon, loc_miles, cell)
+    else:
+        points = _site_rows(db, store.site_id[loc_sites[:max(1, point_limit)]], place)
+    nearest = None
+    if place is not None and miles is not None:
+        ok = ~np.isnan(miles)
+        order = np.lexsort((store.site_id[sites[ok]], miles[ok]))[:nearest_limit]
+        chosen = store.site_id[sites[ok]][order]
+        found = _site_rows(db, chosen, place).set_index("site_id", drop=False)
+        cols = ["miles", "site_id", "nct_id", "facility", "city", "state", "country", "lat", "lon", "site_status",
+                "trial_status", "title"]
+        nearest = found.loc[chosen.tolist(), cols].reset_index(drop=True) if len(found) else pd.DataFrame(columns=cols)
+    return MapFrames(summary, cell, points, nearest, _country_values(store, sites, rows),
+                     _state_values(store, sites, rows))
+
+
+def _site_rows(db: Database, ids: np.ndarray, place: geo.Place | None) -> pd.DataFrame:
+    params = {"ids": [int(i) for i in ids], "near_lat": place.lat if place else None,
+              "near_lon": place.lon if place else None, "earth_miles": geo.EARTH_RADIUS_MILES}
+    return db.fetch_df(load_sql("facetstore_site_rows"), params, timeout_ms=LOOKUP_TIMEOUT_MS)
+
+
+def _grid(store: FacetStore, sites: np.ndarray, rows: np.ndarray, lat: np.ndarray, lon: np.ndarray,
+          miles: np.ndarray | None, cell: float) -> pd.DataFrame:
+    """map_site_grid.sql in numpy."""
+    cols = ["lat", "lon", "sites", "trials", "status", "city", "country", "min_miles"]
+    if sites.size == 0:
+        return pd.DataFrame(columns=cols)
+    _, first, groups = np.unique(_cell_keys(lat, lon, cell), return_index=True, return_inverse=True)
+    ngroups = first.size
+    n = np.bincount(groups, minlength=ngroups)
+    mean_lat = np.bincount(groups, weights=lat, minlength=ngroups) / n
+    mean_lon = np.bincount(groups, weights=lon, minlength=ngroups) / n
+    trials = _distinct_per_group(groups, rows.astype(np.int64), ngroups)
+    status = _group_mode(groups, store.site_status, sites, ngroups)
+    city = _group_mode(groups, store.site_city, sites, ngroups)
+    country = _group_mode(groups, store.site_country, sites, ngroups)
+    min_miles: list[Any] = [None] * ngroups
+    if miles is not None:
+        low = np.full(ngroups, np.inf)
+        np.minimum.at(low, groups, miles)
+        min_miles = low.tolist()
+    order = np.lexsort((store.site_id[sites[first]], -n)).tolist()  # sites are in site-id order
+    lat_r, lon_r = _round_like_numeric(mean_lat), _round_like_numeric(mean_lon)
+    return pd.DataFrame({"lat": [lat_r[i] for i in order], "lon": [lon_r[i] for i in order],
+                         "sites": [int(n[i]) for i in order], "trials": [int(trials[i]) for i in order],
+                         "status": [status[i] for i in order], "city": [city[i] for i in order],
+                         "country": [country[i] for i in order], "min_miles": [min_miles[i] for i in order]})
+
+
+def _coded_values(codes: np.ndarray, labels: np.ndarray, rows: np.ndarray, name: str) -> pd.DataFrame:
+    """name, sites, trials per code (map_country_values / map_state_values)."""
+    if codes.size == 0:
+        return pd.DataFrame(columns=[name, "sites", "trials"])
+    size = len(labels)
+    n = np.bincount(codes, minlength=size)
+    trials = _distinct_per_group(codes, rows.astype(np.int64), size)
+    nz = np.flatnonzero(n)
+    order = nz[np.lexsort((nz, -trials[nz]))]
+    return pd.DataFrame({name: list(labels[order]), "sites": [int(x) for x in n[order]],
+                         "trials": [int(x) for x in trials[order]]})
+
+
+def _country_values(store: FacetStore, sites: np.ndarray, rows: np.ndarray) -> pd.DataFrame:
+    coded = store.site_country
+    codes = coded.codes[sites]
+    keep = coded.lut(lambda v: v.strip(" ") != "")[codes]
+    return _coded_values(codes[keep], coded.labels, rows[keep], "country")
+
+
+def _state_values(store: FacetStore, sites: np.ndarray, rows: np.ndarray) -> pd.DataFrame:
+    country, state = store.site_country, store.site_state
+    us = country.code_of("United States")
+    pr = country.code_of("Puerto Rico")
+    c = country.codes[sites]
+    s = state.codes[sites]
+    named = state.lut(lambda v: v.strip(" ") != "")[s]
+    in_us = (c == us) & named if us >= 0 else np.zeros(sites.size, dtype=bool)
+    in_pr = c == pr if pr >= 0 else np.zeros(sites.size, dtype=bool)
+    # Puerto Rico counts as its own "state" whatever the state column says.
+    pr_code = state.code_of("Puerto Rico")
+    labels = state.labels
+    if pr_code < 0:
+        labels = np.append(state.labels[:-1], ["Puerto Rico", None]).astype(object)
+        pr_code = state.size - 1
+    codes = np.where(in_pr, pr_code, s)
+    keep = in_us | in_pr
+    return _coded_values(codes[keep], labels, rows[keep], "state")

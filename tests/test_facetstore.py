@@ -1,0 +1,63 @@
+"""The in-process facet engine gives exactly the numbers (and map) of the direct base-table queries."""
+
+from __future__ import annotations
+
+import pytest
+
+from services import facetstore, sitemap, stats
+from services.filters import Filters
+from tests.test_stats_modes import QUERIES
+
+
+@pytest.fixture(scope="module")
+def store(db):
+    facetstore.forget()
+    stats.forget_derived_check()
+    return facetstore.store_for(db)
+
+
+@pytest.mark.parametrize("query", QUERIES, ids=[str(q) for q in QUERIES])
+def test_facetstore_dashboard_equals_direct(db, store, query):
+    f, notices = Filters.from_query(query)
+    assert notices == []
+    direct = stats.dashboard(f, db=db, mode="direct", timeout_ms=60_000)
+    memory = stats.dashboard(f, db=db, mode="memory")
+    assert direct.errors == {} and memory.errors == {}
+    assert memory.mode == "memory"
+    assert memory.as_dict() == direct.as_dict()
+
+
+def test_facetstore_auto_mode_is_memory(db, store):
+    assert stats.resolve_mode("auto", db) == "memory"
+
+
+def test_facetstore_loads_once_per_refresh(db, store):
+    assert facetstore.store_for(db) is store
+    assert store.n == db.fetch_value("SELECT count(*) FROM app.study_facets")
+    assert len(store.site_row) == db.fetch_value(
+        "SELECT count(*) FROM ctgov.facilities f JOIN ctgov.studies s ON s.nct_id = f.nct_id")
+
+
+def _map_dict(m):
+    return {"summary": m.summary, "points": m.points.to_dict("records"), "nearest": m.nearest.to_dict("records"),
+            "countries": m.countries.to_dict("records"), "states": m.states.to_dict("records"), "errors": m.errors}
+
+
+MAP_CASES = [(q, True, sitemap.POINT_LIMIT) for q in QUERIES] + [
+    ({"status": "ANY"}, True, 50),
+    ({"near": "Boston, MA", "radius": "300", "status": "ANY"}, True, 20),
+    ({"near": "Boston, MA", "radius": "100"}, False, 40),
+    ({"country": "Japan", "status": "ANY"}, False, 10),
+    ({"state": "Texas", "status": "ANY"}, True, 5),
+]
+
+
+@pytest.mark.parametrize("case", MAP_CASES, ids=[str(c) for c in MAP_CASES])
+def test_facetstore_map_equals_direct(db, store, case):
+    query, only_in_area, limit = case
+    f, notices = Filters.from_query(query)
+    assert notices == []
+    with stats.forced_mode("direct"):
+        direct = sitemap.map_data(f, only_in_area=only_in_area, point_limit=limit, db=db)
+    memory = sitemap.map_data(f, only_in_area=only_in_area, point_limit=limit, db=db)
+    assert _map_dict(memory) == _map_dict(direct)
