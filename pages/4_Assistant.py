@@ -31,6 +31,23 @@ guided = api_key_from_env() is None
 S = st.session_state
 
 
+FORM_KEY_PREFIXES = ("g_", "pick_", "other_", "asst_pick_", "asst_pdf")
+
+
+def clear_form_state() -> None:
+    """Forget answers typed into this page's forms and picks (they belong to the session being left)."""
+    for key in [k for k in S.keys() if str(k).startswith(FORM_KEY_PREFIXES)]:  # noqa: SIM118
+        del S[key]
+
+
+def start_fresh() -> None:
+    """A new, empty session with a clean page."""
+    clear_form_state()
+    S["asst_session"], S["asst_events"], S["asst_error"], S["asst_warnings"] = AssistantSession(), [], None, []
+    if "session" in st.query_params:
+        del st.query_params["session"]
+
+
 def open_session() -> AssistantSession:
     """This browser session's assistant session: kept in state, else opened from the ?session= link."""
     token = st.query_params.get("session")
@@ -39,6 +56,8 @@ def open_session() -> AssistantSession:
         return current  # type: ignore[no-any-return]
     with ui_state.database_errors():
         opened = store.open(token)
+    if current is not None:
+        clear_form_state()
     S["asst_session"], S["asst_notice"], S["asst_events"] = opened.session, opened.notice, []
     if opened.resumed and opened.session.filters:
         ui_state.update_filters(**vm.filter_changes(opened.session.filters))
@@ -181,18 +200,14 @@ with side:
         st.caption("Link to come back to this session (keep it private; it opens your answers):")
         st.code(f"{base}?session={session.id}", language=None, wrap_lines=True)
     if st.button("New session", key="asst_new", width="stretch"):
-        S["asst_session"], S["asst_events"], S["asst_error"], S["asst_warnings"] = AssistantSession(), [], None, []
-        if "session" in st.query_params:
-            del st.query_params["session"]
+        start_fresh()
         st.rerun()
     if st.button("Forget this session", key="asst_forget", width="stretch",
                  help="Deletes everything saved in this session from the server."):
         with ui_state.database_errors():
             store.delete(session.id)
-        S["asst_session"], S["asst_events"], S["asst_error"], S["asst_warnings"] = AssistantSession(), [], None, []
+        start_fresh()
         S["asst_notice"] = "The session was forgotten: its answers, matches and report are deleted from the server."
-        if "session" in st.query_params:
-            del st.query_params["session"]
         st.rerun()
 
 with main:

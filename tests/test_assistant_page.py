@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from services import runtime
 from services.assistant import ACTIVITY_LEVELS, AssistantSession, build_registry
 from services.assistant.session import NCT_RE, PHASES
 from services.assistant.store import SessionStore
@@ -305,6 +307,22 @@ def test_assistant_page_guided_mode_end_to_end(db: Any, monkeypatch: pytest.Monk
     assert len(at.chat_input) == 0
 
 
+def resume_child(token: str) -> None:
+    """Run in a fresh Python process: open the page with only the session link and print what it shows."""
+    at = AppTest.from_file(PAGE, default_timeout=240)
+    at.query_params["session"] = token
+    at.run()
+    session: AssistantSession = at.session_state["asst_session"]
+    out = {
+        "exceptions": [e.value for e in at.exception], "errors": [e.value for e in at.error],
+        "session": session.to_json(), "chat": [m.markdown[0].value for m in at.chat_message],
+        "profile_shown": any("- Diagnosis: type 2 diabetes" in m.value for m in at.markdown),
+        "steps_shown": any("✓ Report" in m.value and "Follow-up" in m.value for m in at.markdown),
+        "filters": at.session_state["filters"].query_string(), "report_buttons": [b.label for b in at.get("download_button")],
+    }
+    print("RESULT " + json.dumps(out))
+
+
 def test_assistant_page_resumes_after_restart(db: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     first = AppTest.from_file(PAGE, default_timeout=240)
@@ -312,20 +330,22 @@ def test_assistant_page_resumes_after_restart(db: Any, monkeypatch: pytest.Monke
     token = first.query_params["session"]
     shown_before = [m.markdown[0].value for m in first.chat_message]
 
-    # A new process: no page state, no database handles, only the link.
-    runtime.reset()
-    second = AppTest.from_file(PAGE, default_timeout=240)
-    second.query_params["session"] = token
-    second.run()
+    # Another server process: no page state and no database handles, only the link.
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    proc = subprocess.run([sys.executable, "-c", f"from tests.test_assistant_page import resume_child; "
+                                                 f"resume_child({token!r})"],
+                          cwd=PROJECT, env=env, capture_output=True, text=True, timeout=600)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, proc.stderr[-4000:]
+    out = json.loads(lines[-1][len("RESULT "):])
 
-    _ok(second)
-    after: AssistantSession = second.session_state["asst_session"]
-    assert after == before
-    assert [m.markdown[0].value for m in second.chat_message] == shown_before
-    assert any("- Diagnosis: type 2 diabetes" in m.value for m in second.markdown)
-    assert second.session_state["filters"] == Filters(condition="type 2 diabetes", near="Houston, TX",
-                                                      radius=100.0, age=55.0, sex="FEMALE")
-    assert any("✓ Report" in m.value and "Follow-up" in m.value for m in second.markdown)
+    assert (out["exceptions"], out["errors"]) == ([], [])
+    assert AssistantSession.from_json(out["session"]) == before
+    assert out["chat"] == shown_before
+    assert (out["profile_shown"], out["steps_shown"]) == (True, True)
+    assert out["filters"] == Filters(condition="type 2 diabetes", near="Houston, TX", radius=100.0, age=55.0,
+                                     sex="FEMALE").query_string()
+    assert out["report_buttons"] == ["Download report (HTML)"]
 
 
 def test_assistant_page_bad_or_forgotten_links_open_fresh(db: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -427,3 +447,17 @@ def test_assistant_page_view_model_shapes() -> None:
         "summary": "s", "nearest": ""}])
     session.phase = "followup"
     assert vm.cards_to_show(session) == ([], False)
+
+
+def test_assistant_page_new_session_clears_the_form(db: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    at = AppTest.from_file(PAGE, default_timeout=240).run()
+    first = at.session_state["asst_session"].id
+    at.text_input(key="g_diagnosis").set_value("psoriasis")
+    at.run()
+
+    _click(at, "asst_new")
+
+    _ok(at)
+    assert at.text_input(key="g_diagnosis").value == ""
+    assert at.session_state["asst_session"].id != first
