@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from services.db import load_sql
 from services.errors import BadInput
 from services.loaders import import_aact, import_ctgov_csv, import_ctgov_json
 from services.loaders.common import STUDY_TABLES
@@ -192,6 +193,12 @@ def test_loaders_csv_file_import(db, scratch_dir):
         db.execute("DELETE FROM ctgov.studies WHERE nct_id = 'NCT09999991'")
         for t in STUDY_TABLES:
             db.execute(f"DELETE FROM ctgov.{t} WHERE nct_id = 'NCT09999991'")
+        _refresh_derived(db)
+
+
+def _refresh_derived(db) -> None:  # noqa: ANN001 - services.db.Database
+    """Rebuild the derived per-study tables after deleting a test study, so later tests see the sample only."""
+    db.execute_script(load_sql("refresh_study_facets"))
 
 
 def _aact_export(path: Path, studies: str, facilities: str | None = None) -> Path:
@@ -224,6 +231,7 @@ def test_loaders_aact_flat_export(db, scratch_dir):
     finally:
         for t in STUDY_TABLES:
             db.execute(f"DELETE FROM ctgov.{t} WHERE nct_id = 'NCT09999992'")
+        _refresh_derived(db)
 
 
 def test_loaders_aact_refuses_bad_export(db, scratch_dir):

