@@ -47,6 +47,13 @@ ABBREVIATIONS: dict[str, str] = {
     "nhl": "non hodgkin lymphoma", "dlbcl": "diffuse large b cell lymphoma", "mds": "myelodysplastic",
 }
 
+# Abbreviations distinctive enough to search for when their spelled-out form is typed (not "all", "ms", "ed"…,
+# nor "sclc", whose words are inside "non-small cell lung").
+REVERSIBLE_ABBREVIATIONS = frozenset({
+    "t2d", "t2dm", "t1d", "t1dm", "nsclc", "aml", "cll", "cml", "copd", "hcc", "crc", "mci", "ckd", "mdd",
+    "ptsd", "adhd", "ibd", "nhl", "dlbcl",
+})
+
 STATE_VALUES = tuple(sorted(set(geo.US_STATE_CODES.values())))
 _TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -403,6 +410,10 @@ def condition_tokens(text: str) -> list[list[str]]:
             expanded.append(w)
     if changed:
         alternatives.append(expanded)
+    # The other way round: "non-small cell lung cancer" also finds studies listed only as "NSCLC".
+    for abbr, phrase in ABBREVIATIONS.items():
+        if abbr in REVERSIBLE_ABBREVIATIONS and set(phrase.split()) <= set(words) and [abbr] not in alternatives:
+            alternatives.append([abbr])
     return alternatives
 
 
@@ -421,12 +432,32 @@ class SqlParts:
         return " AND ".join(f"({c})" for c in self.clauses) if self.clauses else "TRUE"
 
 
+# Words that name the same thing in condition names and MeSH terms ("lung cancer" is MeSH "Lung Neoplasms").
+WORD_GROUPS: tuple[tuple[str, ...], ...] = (
+    ("cancer", "cancers", "carcinoma", "carcinomas", "neoplasm", "neoplasms", "tumor", "tumors", "tumour",
+     "tumours", "malignancy", "malignancies"),
+    ("leukemia", "leukaemia", "leukemias"),
+    ("tumor", "tumour"),
+    ("anemia", "anaemia"),
+)
+_WORD_ALTERNATIVES: dict[str, tuple[str, ...]] = {}
+for _group in WORD_GROUPS:
+    for _word in _group:
+        _WORD_ALTERNATIVES.setdefault(_word, _group)
+
+
+def word_pattern(token: str) -> str:
+    """PostgreSQL regex matching a whole word or one of its synonyms (tokens are letters/digits only)."""
+    words = _WORD_ALTERNATIVES.get(token, (token,))
+    body = "|".join(re.escape(w) for w in words)
+    return r"\m(" + body + r")\M" if len(words) > 1 else r"\m" + body + r"\M"
+
+
 def _word_match(column: str, tokens: list[str], prefix: str, params: dict[str, Any]) -> str:
     parts = []
     for i, tok in enumerate(tokens):
         name = f"{prefix}{i}"
-        # Tokens are letters/digits only, so they are safe inside a regular expression.
-        params[name] = r"\m" + re.escape(tok) + r"\M"
+        params[name] = word_pattern(tok)
         parts.append(f"{column} ~ :{name}")
     return " AND ".join(parts)
 

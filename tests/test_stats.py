@@ -18,7 +18,7 @@ import pytest
 
 from services import stats
 from services.errors import QueryTimeout
-from services.filters import Filters
+from services.filters import WORD_GROUPS, Filters
 
 EARTH_RADIUS_MILES = 3958.7613
 OPEN = {"NOT_YET_RECRUITING", "RECRUITING", "ENROLLING_BY_INVITATION", "ACTIVE_NOT_RECRUITING", "AVAILABLE"}
@@ -192,9 +192,14 @@ def _words(text: str) -> set[str]:
     return set(re.findall(r"\w+", text))  # a PostgreSQL \m…\M word: letters, digits and underscore
 
 
+def _same_words(token: str) -> set[str]:
+    groups = [set(g) for g in WORD_GROUPS if token in g]
+    return set().union(*groups) if groups else {token}
+
+
 def _has_condition(s: Study, text: str) -> bool:
     tokens = re.findall(r"[^\W_]+", text.lower())
-    return any(all(t in _words(term) for t in tokens) for term in s.terms)
+    return any(all(_same_words(t) & _words(term) for t in tokens) for term in s.terms)
 
 
 def _miles(a: tuple[float, float], b: tuple[float, float]) -> float:
