@@ -25,14 +25,15 @@ if dash.errors:
     st.button("Try those again", key="explore_retry")
 
 k = dash.kpis
-cols = st.columns(5)
-for col, (key, label, help_text) in zip(cols, (
+# A wrapping row: five boxes side by side on a wide screen, on two lines when narrow (numbers never cut).
+kpi_row = st.container(horizontal=True, gap="small")
+for key, label, help_text in (
         ("matching_trials", "Matching trials", "Trials that pass every filter."),
         ("recruiting", "Recruiting now", "Matching trials whose status is Recruiting."),
         ("sites", "Sites", "Trial sites (facilities) of the matching trials."),
         ("countries", "Countries", "Countries with at least one site of a matching trial."),
-        ("planned_enrollment", "Planned enrollment", "Sum of actual or anticipated enrollment.")), strict=True):
-    col.metric(label, f"{k[key]:,}" if key in k else "—", help=help_text, border=True)
+        ("planned_enrollment", "Planned enrollment", "Sum of actual or anticipated enrollment.")):
+    kpi_row.metric(label, f"{k[key]:,}" if key in k else "—", help=help_text, border=True, width=200)
 
 left, right = st.columns([3, 2])
 with left:
@@ -41,7 +42,7 @@ with left:
     else:
         st.plotly_chart(charts.funnel_figure(dash.funnel), key="explore_funnel", config={"displayModeBar": False})
 with right:
-    st.markdown("**Share or export this view**")
+    st.markdown("**Share or download this view**")
     st.caption("The share link in the sidebar (copy button at its right) reopens exactly these filters.")
     total = k.get("matching_trials", 0)
     capped = total > EXPORT_CAP
@@ -49,7 +50,8 @@ with right:
                + (f" — this view has {total:,}, so only the first {EXPORT_CAP:,} (newest start first) are "
                   "included." if capped else f" ({total:,} here)."))
     for col, fmt in zip(st.columns(2), export.FORMATS, strict=True):
-        col.download_button(f"Download {fmt.upper()}", key=f"explore_{fmt}", disabled=total == 0,
+        col.download_button(fmt.upper(), key=f"explore_{fmt}", disabled=total == 0,
+                            help=f"Download every matching trial as {fmt.upper()}",
                             data=lambda fmt=fmt: export.to_bytes(matching_trials(f, limit=EXPORT_CAP), fmt),
                             file_name=export.file_name("trials", fmt), mime=export.FORMATS[fmt], icon="⬇️",
                             width="stretch", on_click="ignore")

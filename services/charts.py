@@ -18,7 +18,7 @@ from services.stats import FACETS
 NOT_GIVEN = "#A7AFBC"  # grey for "Not given", "Unknown", "No sites listed": never a real category colour
 ACCENT = "#3E7CB1"  # bars of top-N lists (sponsors, conditions, countries…): one series, one colour
 RATE_LINE = "#D1495B"
-LABEL_CHARS = 38  # longer axis labels are shortened; the hover shows the full text
+LABEL_CHARS = 32  # longer axis labels are shortened; the hover shows the full text
 BAR_PX = 24  # height per bar of a horizontal bar chart
 
 # A stable colour per category: the same status is the same colour in the status and outcome charts.
@@ -85,14 +85,14 @@ _CLOSED_NOTE = "Closed trials that match every other filter (the status filter d
 
 # The charts in page order (SPEC §5.1): every facet of stats.FACETS appears once.
 CHARTS: tuple[ChartSpec, ...] = (
-    ChartSpec("phase", "Phase", "bar", "phase", "No matching trials.",
+    ChartSpec("phase", "Phase", "hbar", "phase", "No matching trials.",
               "A Phase 1/Phase 2 trial counts in both phases."),
     ChartSpec("status", "Recruitment status", "hbar", "status", "No matching trials."),
     ChartSpec("conditions", "Top conditions", "hbar", None,
               "No matching trial lists a condition.", "Condition names as registered (top 15)."),
     ChartSpec("lead_sponsors", "Top lead sponsors", "hbar", None,
               "No matching trial names a lead sponsor.", "Top 15 by number of trials."),
-    ChartSpec("funder_class", "Funder class (lead sponsor)", "bar", "funder_class",
+    ChartSpec("funder_class", "Funder class (lead sponsor)", "hbar", "funder_class",
               "No matching trial names a lead sponsor."),
     ChartSpec("study_type", "Study type", "bar", "study_type", "No matching trials."),
     ChartSpec("enrollment", "Enrollment size (actual vs anticipated)", "enrollment", "series",
@@ -101,8 +101,8 @@ CHARTS: tuple[ChartSpec, ...] = (
               "A click sets the patient's sex filter (trials open to everyone still match)."),
     ChartSpec("age_groups", "Age groups accepted", "bar", "age_group",
               "No matching trials.", "A trial open to several age groups counts in each."),
-    ChartSpec("duration", "Trial duration (start → primary completion)", "bar", None,
-              "No matching trials.", "Planned duration for running trials, actual for finished ones."),
+    ChartSpec("duration", "Trial duration", "bar", None, "No matching trials.",
+              "From start to primary completion: planned for running trials, actual for finished ones."),
     ChartSpec("intervention_types", "Intervention types", "hbar", "intervention_type",
               "No matching trial lists an intervention.", "A trial with several types counts in each."),
     ChartSpec("interventions", "Top interventions", "hbar", None,
@@ -113,7 +113,7 @@ CHARTS: tuple[ChartSpec, ...] = (
     ChartSpec("countries", "Countries", "hbar", None,
               "No matching trial lists a site country.", "Trials with a site in each country (top 25)."),
     ChartSpec("us_states", "US states", "hbar", None,
-              "No matching trial has a site in the United States.", "Trials with a site in each state (top 25).",
+              "No matching trial has a site in the United States.", "Trials with a site in each state.",
               max_rows=25),
     ChartSpec("outcome", "How closed trials ended", "hbar", "status",
               "No completed, terminated, withdrawn or suspended trial matches the other filters.", _CLOSED_NOTE),
@@ -123,8 +123,9 @@ CHARTS: tuple[ChartSpec, ...] = (
     ChartSpec("results_by_year", "Results reported, by completion year", "rate", None,
               "No completed or terminated trial matching the other filters has a completion date.",
               "Bars: completed or terminated trials; line: share with results posted. " + _CLOSED_NOTE),
-    ChartSpec("collaboration", "Top sponsor collaborations (lead → collaborator)", "hbar", None,
-              "No matching trial lists a collaborator.", "A click filters on the lead sponsor.", two_line=True),
+    ChartSpec("collaboration", "Sponsor collaborations", "hbar", None,
+              "No matching trial lists a collaborator.",
+              "Top lead sponsor → collaborator pairs; a click filters on the lead sponsor.", two_line=True),
     ChartSpec("collaboration_mix", "Collaborators per trial", "bar", None, "No matching trials."),
 )
 CHART_BY_FACET = {c.facet: c for c in CHARTS}
@@ -148,11 +149,11 @@ def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
     return fig
 
 
-def _legend_on_top(fig: go.Figure) -> go.Figure:
-    """A horizontal legend between the title and the plot, so neither covers the other."""
-    fig.update_layout(showlegend=True, margin={"t": 76},
-                      legend={"orientation": "h", "x": 0, "xanchor": "left", "y": 1.02, "yanchor": "bottom",
-                              "font": {"size": 11}})
+def _legend_below(fig: go.Figure) -> go.Figure:
+    """A horizontal legend at the foot of the figure, clear of the title and of tilted axis labels."""
+    fig.update_layout(showlegend=True, margin={"b": 52},
+                      legend={"orientation": "h", "x": 0, "xanchor": "left", "yref": "container", "y": 0.0,
+                              "yanchor": "bottom", "font": {"size": 11}})
     return fig
 
 
@@ -203,7 +204,8 @@ def bar_figure(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> go.Figure:
         hovertemplate="%{customdata[1]}<br><b>%{y:,}</b> trials<extra></extra>",
     ))
     fig.update_yaxes(title=None, rangemode="tozero", showticklabels=False, showgrid=False)
-    fig.update_xaxes(title=None, tickangle=0, type="category", tickfont={"size": 11 if len(rows) <= 6 else 10})
+    # No fixed tick angle: plotly tilts the labels itself when the chart is too narrow for them.
+    fig.update_xaxes(title=None, type="category", tickfont={"size": 11 if len(rows) <= 6 else 10})
     fig = _layout(fig, spec.title, 330)
     fig.update_layout(bargap=_gap(len(rows)))
     return fig
@@ -274,10 +276,9 @@ def enrollment_figure(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> go.
             customdata=[[v, f"{label} participants · {series.lower()}"] for v, label in order],
             hovertemplate="%{customdata[1]}<br><b>%{y:,}</b> trials<extra></extra>",
         ))
-    fig.update_xaxes(title="Participants", type="category", categoryorder="array", categoryarray=categories,
-                     tickangle=-30)
+    fig.update_xaxes(title=None, type="category", categoryorder="array", categoryarray=categories)
     fig.update_yaxes(title="Trials", rangemode="tozero")
-    fig = _legend_on_top(_layout(fig, spec.title, 350))
+    fig = _legend_below(_layout(fig, spec.title, 350))
     fig.update_layout(barmode="group", bargap=_gap(len(categories)))
     return fig
 
@@ -296,11 +297,12 @@ def rate_figure(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> go.Figure
         yaxis="y2", mode="lines+markers", line={"color": RATE_LINE, "width": 2}, marker={"size": 5},
         customdata=[[r["value"]] for r in rows], hovertemplate="%{x}: <b>%{y}%</b> with results<extra></extra>",
     ))
-    fig = _legend_on_top(_layout(fig, spec.title, 350))
+    fig = _legend_below(_layout(fig, spec.title, 350))
     fig.update_layout(
         yaxis={"title": "Finished trials", "rangemode": "tozero", "fixedrange": True},
         yaxis2={"title": "With results", "overlaying": "y", "side": "right", "range": [0, 104],
-                "tickvals": [0, 25, 50, 75, 100], "ticksuffix": "%", "showgrid": False, "fixedrange": True},
+                "tickvals": [0, 25, 50, 75, 100], "ticktext": ["0%", "25%", "50%", "75%", "100%"],
+                "showgrid": False, "fixedrange": True},
         xaxis={"dtick": 5 if len(rows) > 12 else 1, "tickformat": "d"},
     )
     return fig

@@ -56,11 +56,22 @@ def test_charts_phase_bars_in_facet_order_with_no_data_grey():
             {"value": "NONE", "label": "No phase (observational)", "count": 3}]
     fig = charts.facet_figure("phase", rows)
     bar = fig.data[0]
-    assert list(bar.x) == ["Phase 1", "Phase 2", "No phase<br>(observational)"]
-    assert list(bar.y) == [5, 7, 3]
+    assert list(bar.y) == ["Phase 1", "Phase 2", "No phase (observational)"]  # phase order, not count order
+    assert list(bar.x) == [5, 7, 3]
     assert list(bar.marker.color) == [charts.COLORS["phase"]["PHASE1"], charts.COLORS["phase"]["PHASE2"],
                                       charts.NOT_GIVEN]
     assert list(bar.text) == ["5", "7", "3"]
+
+
+def test_charts_vertical_buckets_wrap_labels_and_grey_missing():
+    rows = [{"value": -1, "label": "Dates not given", "count": 4}, {"value": 0, "label": "< 1 year", "count": 6},
+            {"value": 1, "label": "1–2 years", "count": 2}]
+    fig = charts.facet_figure("duration", rows)
+    bar = fig.data[0]
+    assert list(bar.x) == ["Dates not<br>given", "< 1 year", "1–2 years"]
+    assert list(bar.y) == [4, 6, 2]
+    assert list(bar.marker.color) == [charts.NOT_GIVEN, charts.ACCENT, charts.ACCENT]
+    assert fig.layout.xaxis.tickangle is None  # plotly tilts labels itself only when they do not fit
 
 
 def test_charts_empty_facet_explains_itself():
@@ -85,7 +96,7 @@ def test_charts_enrollment_groups_actual_and_anticipated():
                        "Anticipated": (["Not given", "1–49", "100–249"], [0, 2, 0]),
                        "Type not given": (["Not given", "1–49", "100–249"], [4, 0, 0])}
     assert fig.data[0].marker.color == charts.COLORS["series"]["Actual"]
-    assert fig.layout.legend.y > 1  # the legend sits above the plot, under the title, not over it
+    assert (fig.layout.legend.yref, fig.layout.legend.y) == ("container", 0)  # at the foot, clear of the title
 
 
 def test_charts_results_rate_has_bars_and_percent_line():
@@ -95,7 +106,7 @@ def test_charts_results_rate_has_bars_and_percent_line():
     bars, line = fig.data
     assert list(bars.x) == [2019, 2020] and list(bars.y) == [10, 5]
     assert list(line.y) == [40.0, 0.0] and line.yaxis == "y2"
-    assert fig.layout.yaxis2.ticksuffix == "%"
+    assert list(fig.layout.yaxis2.ticktext) == ["0%", "25%", "50%", "75%", "100%"]
 
 
 def test_charts_long_labels_are_shortened_but_kept_for_hover():

@@ -64,7 +64,7 @@ def test_explore_page_shows_kpis_funnel_and_every_chart(db):
     captions = " ".join(c.value for c in at.caption)
     assert "at most 100,000 rows" in captions
     assert "Data: ClinicalTrials.gov via AACT" in captions  # the footer: source and freshness
-    assert [b.label for b in at.get("download_button")] == ["Download CSV", "Download JSON"]
+    assert [b.label for b in at.get("download_button")] == ["CSV", "JSON"]
 
 
 def test_explore_filters_survive_a_page_switch(db):
