@@ -59,7 +59,7 @@ def test_explore_page_shows_kpis_funnel_and_every_chart(db):
     assert _kpis(at) == _want_kpis(d)
     assert _chart_titles(at) == ["How the filters narrow the trials", *(c.title for c in charts.CHARTS)]
     phase = json.loads(at.get("plotly_chart")[1].proto.spec)["data"][0]
-    assert phase["y"] == [r["count"] for r in d.facets["phase"]]
+    assert phase["x"] == [r["count"] for r in d.facets["phase"]]
     assert [c[0] for c in phase["customdata"]] == [r["value"] for r in d.facets["phase"]]
     captions = " ".join(c.value for c in at.caption)
     assert "at most 100,000 rows" in captions
