@@ -14,8 +14,8 @@ from services.errors import BadInput
 from services.loaders import aact_flat, ctgov_csv, ctgov_json
 from services.loaders.common import COLUMNS, STUDY_TABLES, Batch
 
-# Run after every import, in the import's transaction: rebuild the derived per-study facet table.
-AFTER_IMPORT: list[str] = [load_sql("refresh_study_facets")]
+# Run after every import, in the import's transaction: fresh planner statistics, then the derived tables.
+AFTER_IMPORT: list[str] = [load_sql("analyze_ctgov"), load_sql("refresh_study_facets")]
 
 
 @dataclass(frozen=True)
