@@ -221,23 +221,11 @@ class Database:
         except (Exception, asyncio.CancelledError) as err:  # translated, never swallowed
             raise translate_error(err) from err
 
-    async def _fetch(self, sql: str, params: Mapping[str, Any] | None, timeout_ms: int | None,
-                     max_rows: int | None = None) -> tuple[list[str], list[tuple[Any, ...]], bool]:
+    async def _fetch(self, sql: str, params: Mapping[str, Any] | None,
+                     timeout_ms: int | None) -> tuple[list[str], list[tuple[Any, ...]], bool]:
         async def work(conn: AsyncConnection) -> tuple[list[str], list[tuple[Any, ...]], bool]:
-            if max_rows is None:
-                result = await conn.execute(text(sql), dict(params or {}))
-                return list(result.keys()), [tuple(r) for r in result.fetchall()], False
-            stream = await conn.stream(text(sql), dict(params or {}))
-            rows: list[tuple[Any, ...]] = []
-            truncated = False
-            async for row in stream:
-                if len(rows) >= max_rows:
-                    truncated = True
-                    break
-                rows.append(tuple(row))
-            keys = list(stream.keys())
-            await stream.close()
-            return keys, rows, truncated
+            result = await conn.execute(text(sql), dict(params or {}))
+            return list(result.keys()), [tuple(r) for r in result.fetchall()], False
 
         return await self._in_transaction(work, timeout_ms)
 
@@ -285,7 +273,7 @@ class Database:
             stream = await conn.stream(text(sql), dict(params or {}))
             rows: list[tuple[Any, ...]] = []
             truncated = False
-            async for row in stream:
+            async for row in stream:  # never holds more than max_rows rows
                 if len(rows) >= max_rows:
                     truncated = True
                     break
