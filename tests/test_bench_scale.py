@@ -37,6 +37,8 @@ def test_bench_scale_generator_shapes(synthetic_db):
     per_study = db.fetch_rows("SELECT min(number_of_facilities) AS lo, max(number_of_facilities) AS hi "
                               "FROM ctgov.calculated_values")[0]
     assert per_study["lo"] == 0 and 20 <= per_study["hi"] <= 300
+    # countries carry AACT's spellings, never ISO codes
+    assert db.fetch_value("SELECT count(*) FROM ctgov.facilities WHERE length(country) <= 2") == 0
     statuses = {r["overall_status"] for r in db.fetch_rows("SELECT DISTINCT overall_status FROM ctgov.studies")}
     assert {"COMPLETED", "RECRUITING", "TERMINATED"} <= statuses
     ages = {r["minimum_age"] for r in db.fetch_rows("SELECT DISTINCT minimum_age FROM ctgov.eligibilities")}
