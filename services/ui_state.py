@@ -277,7 +277,7 @@ def render_sidebar() -> Filters:
     with sb.expander("Place", expanded=bool(f.near)):
         st.text_input("Near", key=_W + "near", on_change=_from_widgets, max_chars=200,
                       placeholder="City, state/country or US ZIP")
-        c1, c2 = st.columns([2, 1])
+        c1, c2 = st.columns([3, 2])
         c1.number_input("Radius", min_value=1.0, max_value=20000.0, step=25.0, key=_W + "radius",
                         on_change=_from_widgets)
         c2.selectbox("Unit", ["mi", "km"], key=_W + "unit", on_change=_from_widgets)
