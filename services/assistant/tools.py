@@ -552,6 +552,23 @@ def _not_found(nct_id: str) -> ToolError:
 # Data tools (through TrialBackend).
 
 
+def _query_from_args(args: dict[str, Any], **extra: Any) -> TrialQuery:
+    """The TrialQuery a search or stats tool call asks for (validated arguments)."""
+    return TrialQuery(
+        condition=args.get("condition"),
+        intervention=args.get("intervention"),
+        statuses=tuple(args.get("statuses") or DEFAULT_STATUSES),
+        phases=tuple(args.get("phases") or ()),
+        latitude=args.get("latitude"),
+        longitude=args.get("longitude"),
+        radius_miles=args.get("radius_miles"),
+        age_years=args.get("age"),
+        sex=args.get("sex"),
+        country=args.get("country"),
+        **extra,
+    )
+
+
 def _search_trials(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     condition, intervention = args.get("condition"), args.get("intervention")
     if not condition and not intervention:
@@ -562,19 +579,7 @@ def _search_trials(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         raise ToolError(
             "radius_miles needs latitude and longitude; call geocode_location for the place first."
         )
-    query = TrialQuery(
-        condition=condition,
-        intervention=intervention,
-        statuses=tuple(args.get("statuses") or DEFAULT_STATUSES),
-        phases=tuple(args.get("phases") or ()),
-        latitude=args.get("latitude"),
-        longitude=args.get("longitude"),
-        radius_miles=args.get("radius_miles"),
-        age_years=args.get("age"),
-        sex=args.get("sex"),
-        country=args.get("country"),
-        limit=args.get("limit", MAX_TRIALS),
-    )
+    query = _query_from_args(args, limit=args.get("limit", MAX_TRIALS))
     page = ctx.backend.search_trials(query)
     trials = list(page["trials"])
     kept = [t for t in trials if not condition or condition_matches(condition, t)]
@@ -706,19 +711,7 @@ def _geocode_location(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
 
 
 def _get_dashboard_stats(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    query = TrialQuery(
-        condition=args.get("condition"),
-        intervention=args.get("intervention"),
-        statuses=tuple(args.get("statuses") or DEFAULT_STATUSES),
-        phases=tuple(args.get("phases") or ()),
-        latitude=args.get("latitude"),
-        longitude=args.get("longitude"),
-        radius_miles=args.get("radius_miles"),
-        age_years=args.get("age"),
-        sex=args.get("sex"),
-        country=args.get("country"),
-    )
-    return dict(ctx.backend.get_dashboard_stats(query))
+    return dict(ctx.backend.get_dashboard_stats(_query_from_args(args)))
 
 
 def _generate_report(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
