@@ -541,16 +541,26 @@ def _round_like_numeric(values: np.ndarray, places: int = 5) -> list[float]:
     return [float(Decimal(f"{v:.15g}").quantize(quantum, rounding=ROUND_HALF_UP)) for v in values.tolist()]
 
 
+def _runs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct keys in ascending order and how often each occurs (np.sort based: numpy's plain np.unique
+    takes a hashing path that is ~100× slower on millions of int64 keys)."""
+    if keys.size == 0:
+        return keys.astype(np.int64), np.zeros(0, dtype=np.int64)
+    s = np.sort(keys)
+    starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+    return s[starts], np.diff(np.r_[starts, s.size])
+
+
 def _group_mode(groups: np.ndarray, coded: Coded, sites: np.ndarray, ngroups: int) -> list[Any]:
     """mode() of a coded site column per group: most frequent non-NULL label, ties to the first in byte order."""
     codes = coded.codes[sites].astype(np.int64)
     keep = codes != coded.null
-    keys, counts = np.unique(groups[keep].astype(np.int64) * coded.size + codes[keep], return_counts=True)
-    g, c = keys // coded.size, keys % coded.size
-    order = np.lexsort((c, -counts, g))
-    g, c = g[order], c[order]
-    first = np.ones(len(g), dtype=bool)
-    first[1:] = g[1:] != g[:-1]
+    keys, counts = _runs(groups[keep].astype(np.int64) * coded.size + codes[keep])
+    g, c = keys // coded.size, keys % coded.size  # sorted by group, then code (byte order)
+    best = np.zeros(ngroups, dtype=np.int64)
+    np.maximum.at(best, g, counts)
+    top = np.flatnonzero(counts == best[g])
+    first = top[np.r_[True, g[top][1:] != g[top][:-1]]] if top.size else top  # lowest code among the most frequent
     out: list[Any] = [None] * ngroups
     for gi, ci in zip(g[first].tolist(), c[first].tolist(), strict=True):
         out[gi] = coded.labels[ci]
@@ -559,8 +569,32 @@ def _group_mode(groups: np.ndarray, coded: Coded, sites: np.ndarray, ngroups: in
 
 def _distinct_per_group(groups: np.ndarray, rows: np.ndarray, ngroups: int) -> np.ndarray:
     """count(DISTINCT study) per group."""
-    pairs = np.unique(groups.astype(np.int64) * (int(rows.max()) + 1 if rows.size else 1) + rows)
-    return np.bincount(pairs // (int(rows.max()) + 1 if rows.size else 1), minlength=ngroups)
+    width = int(rows.max()) + 1 if rows.size else 1
+    pairs, _ = _runs(groups.astype(np.int64) * width + rows)
+    return np.bincount(pairs // width, minlength=ngroups)
+
+
+def _distinct_rows(rows: np.ndarray, n: int) -> int:
+    """count(DISTINCT study) of study rows below n, by marking."""
+    seen = np.zeros(n, dtype=bool)
+    seen[rows] = True
+    return int(np.count_nonzero(seen))
+
+
+def _dense_groups(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(keys, return_index=True, return_inverse=True)[1:] for non-negative keys: group numbers in key
+    order and each group's first position, by marking a table of the key range when it is small enough."""
+    top = int(keys.max()) if keys.size else 0
+    if top >= 50_000_000:
+        _, first, groups = np.unique(keys, return_index=True, return_inverse=True)
+        return first, groups
+    present = np.zeros(top + 1, dtype=bool)
+    present[keys] = True
+    dense = np.cumsum(present, dtype=np.int64) - 1
+    groups = dense[keys]
+    first = np.full(int(dense[-1]) + 1 if keys.size else 0, keys.size, dtype=np.int64)
+    np.minimum.at(first, groups, np.arange(keys.size, dtype=np.int64))
+    return first, groups
 
 
 def _cell_keys(lat: np.ndarray, lon: np.ndarray, step: float) -> np.ndarray:
@@ -580,7 +614,7 @@ def _distinct_count(keys: np.ndarray) -> int:
         seen = np.zeros(top + 1, dtype=bool)
         seen[keys] = True
         return int(np.count_nonzero(seen))
-    return int(np.unique(keys).size)
+    return int(_runs(keys)[0].size)
 
 
 @dataclass
@@ -622,7 +656,7 @@ def map_frames(store: FacetStore, f: Filters, db: Database, *, only_in_area: boo
     lat, lon = store.site_lat[sites], store.site_lon[sites]
     located = ~np.isnan(lat)
     summary = {"sites": int(sites.size), "located": int(np.count_nonzero(located)),
-               "trials": int(np.unique(rows).size), "trials_located": int(np.unique(rows[located]).size)}
+               "trials": _distinct_rows(rows, store.n), "trials_located": _distinct_rows(rows[located], store.n)}
     loc_sites, loc_rows, loc_lat, loc_lon = sites[located], rows[located], lat[located], lon[located]
     loc_miles = miles[located] if miles is not None else None
     cell: float | None = None
@@ -660,7 +694,7 @@ def _grid(store: FacetStore, sites: np.ndarray, rows: np.ndarray, lat: np.ndarra
     cols = ["lat", "lon", "sites", "trials", "status", "city", "country", "min_miles"]
     if sites.size == 0:
         return pd.DataFrame(columns=cols)
-    _, first, groups = np.unique(_cell_keys(lat, lon, cell), return_index=True, return_inverse=True)
+    first, groups = _dense_groups(_cell_keys(lat, lon, cell))
     ngroups = first.size
     n = np.bincount(groups, minlength=ngroups)
     mean_lat = np.bincount(groups, weights=lat, minlength=ngroups) / n
