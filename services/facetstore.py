@@ -29,6 +29,7 @@ import pandas as pd
 
 from services import geo
 from services.db import Database, load_sql
+from services.errors import TrialLandscapeError
 from services.filters import FUNNEL_FIELDS, Filters, derived_clauses, filter_clauses
 
 _log = logging.getLogger(__name__)
@@ -502,7 +503,15 @@ def _refreshed_at(db: Database) -> str | None:
     seen = _checked.get(db.url)
     if seen is not None and now - seen[0] < REFRESH_CHECK_S:
         return seen[1]
-    value = db.fetch_value("SELECT value FROM app.meta WHERE key = 'facets_refreshed_at'", timeout_ms=5_000)
+    try:
+        value = db.fetch_value("SELECT value FROM app.meta WHERE key = 'facets_refreshed_at'", timeout_ms=5_000)
+    except TrialLandscapeError as err:
+        loaded = _stores.get(db.url)
+        if loaded is None:
+            raise
+        # A slow or failed freshness check must not throw away a loaded store: keep it and ask again later.
+        _log.warning("could not check whether the derived tables changed (%s); keeping the loaded store", err)
+        return loaded.refreshed_at
     stamp = None if value is None else str(value)
     _checked[db.url] = (now, stamp)
     return stamp

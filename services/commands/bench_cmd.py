@@ -11,6 +11,7 @@ BENCH_MODULES = [
     "services.commands.bench_eligibility_cmd",
     "services.commands.bench_load_cmd",
     "services.commands.bench_dashboard_cmd",
+    "services.commands.bench_memory_cmd",
 ]
 
 
