@@ -43,6 +43,8 @@ SITE_EDGES = np.array([0, 1, 5, 20, 100], dtype=np.int64)
 COLLAB_EDGES = np.array([0, 1, 3], dtype=np.int64)
 CLOSED_OUTCOMES = ("COMPLETED", "TERMINATED", "WITHDRAWN", "SUSPENDED")
 AGE_GROUPS = ("CHILD", "ADULT", "OLDER_ADULT")
+SITE_SLICE_ROWS = 400_000  # sites read per COPY while loading (bounds the text held at once)
+SITE_TEXT = {"country": "site_country", "state": "site_state", "city": "site_city", "shown_status": "site_status"}
 
 
 # ---- dictionary encoding ---------------------------------------------------------------------------
@@ -74,20 +76,38 @@ class Coded:
         return i if i < self.size - 1 and self.labels[i] == value else -1
 
 
+class _Dictionary:
+    """Strings → codes, grown one chunk of rows at a time; `finish` recodes them into byte order, NULL last."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+
+    def codes(self, col: pd.Series) -> np.ndarray:
+        """Provisional codes of a chunk's column (-1 for NULL)."""
+        cat = col if isinstance(col.dtype, pd.CategoricalDtype) else col.astype("category")
+        lut = np.empty(len(cat.cat.categories) + 1, dtype=np.int32)
+        for j, value in enumerate(cat.cat.categories):
+            lut[j] = self.index.setdefault(str(value), len(self.index))
+        lut[-1] = -1  # pandas codes NULL as -1, which indexes this last slot
+        return lut[cat.cat.codes.to_numpy()]
+
+    def finish(self, codes: np.ndarray) -> Coded:
+        """Final codes: labels sorted in byte ("C") order, NULL as the last code."""
+        labels = list(self.index)
+        order = sorted(range(len(labels)), key=lambda i: labels[i].encode("utf-8"))
+        remap = np.empty(len(labels) + 1, dtype=np.int32)
+        remap[np.asarray(order, dtype=np.int64)] = np.arange(len(labels), dtype=np.int32)
+        remap[-1] = len(labels)  # provisional -1 (NULL) → last
+        out = np.empty(len(labels) + 1, dtype=object)
+        out[: len(labels)] = [labels[i] for i in order]
+        out[-1] = None
+        return Coded(remap[codes], out)
+
+
 def _coded(col: pd.Series) -> Coded:
     """A categorical (or object) column → codes with byte-ordered labels and NULL last."""
-    cat = col if isinstance(col.dtype, pd.CategoricalDtype) else col.astype("category")
-    cats = [str(c) for c in cat.cat.categories]
-    order = sorted(range(len(cats)), key=lambda i: cats[i].encode("utf-8"))
-    remap = np.empty(len(cats) + 1, dtype=np.int32)
-    remap[np.asarray(order, dtype=np.int64)] = np.arange(len(cats), dtype=np.int32)
-    remap[len(cats)] = len(cats)  # code -1 (NULL) → last
-    old = cat.cat.codes.to_numpy().astype(np.int64)
-    old[old < 0] = len(cats)
-    labels = np.empty(len(cats) + 1, dtype=object)
-    labels[: len(cats)] = [cats[i] for i in order]
-    labels[len(cats)] = None
-    return Coded(remap[old], labels)
+    words = _Dictionary()
+    return words.finish(words.codes(col))
 
 
 def _read(buffer: io.BufferedReader, text_cols: list[str], dtypes: dict[str, Any]) -> pd.DataFrame:
@@ -203,18 +223,20 @@ class FacetStore:
     def __init__(self, db: Database, refreshed_at: str) -> None:
         self.refreshed_at = refreshed_at
         started = time.perf_counter()
-        names = ("facetstore_sites", "facetstore_studies", "facetstore_lists", "facetstore_conditions",
-                 "facetstore_interventions", "facetstore_collaboration")
+        names = ("facetstore_studies", "facetstore_lists", "facetstore_conditions", "facetstore_interventions",
+                 "facetstore_collaboration")
         loaders = {"facetstore_studies": self._load_studies, "facetstore_lists": self._load_lists,
                    "facetstore_conditions": self._load_conditions,
                    "facetstore_interventions": self._load_interventions,
-                   "facetstore_collaboration": self._load_collaboration, "facetstore_sites": self._load_sites}
+                   "facetstore_collaboration": self._load_collaboration}
 
-        # One table at a time, largest first, handing freed memory back after each: the load's peak stays
-        # near the size of the arrays plus one table's text, instead of every table's text at once.
+        # One table at a time (the sites, the largest, in slices), handing freed memory back after each: the
+        # load's peak stays near the size of the arrays plus one table's text, not every table's text at once.
         for name in names:
             loaders[name](db.copy_csv(load_sql(name), timeout_ms=LOAD_TIMEOUT_MS))
             _release_memory()
+        self._load_sites(db)  # needs the studies' NCT ids
+        _release_memory()
         self.load_seconds = time.perf_counter() - started
         _log.info("facet store loaded %d studies and %d sites in %.1f s", self.n, len(self.site_row),
                   self.load_seconds)
@@ -278,18 +300,38 @@ class FacetStore:
         self.collab_pair_lead = lead.labels[pairs // collab.size]
         self.collab_pair_collab = collab.labels[pairs % collab.size]
 
-    def _load_sites(self, buffer: io.BufferedReader) -> None:
-        df = _read(buffer, ["country", "state", "city", "shown_status"],
-                   {"i": np.int32, "site_id": np.int64, "lat": np.float64, "lon": np.float64})
-        order = np.argsort(df["site_id"].to_numpy(np.int64), kind="stable")  # points and ties go by site id
-        self.site_row = df["i"].to_numpy(np.int32)[order]
-        self.site_id = df["site_id"].to_numpy(np.int64)[order]
-        self.site_lat = df["lat"].to_numpy(np.float64)[order]
-        self.site_lon = df["lon"].to_numpy(np.float64)[order]
-        for name, col in (("site_country", "country"), ("site_state", "state"), ("site_city", "city"),
-                          ("site_status", "shown_status")):
-            coded = _coded(df.pop(col))
-            setattr(self, name, Coded(coded.codes[order], coded.labels))
+    def _load_sites(self, db: Database) -> None:
+        """Every site in site-id order, read in slices of ids so that only one slice's text is held at a time."""
+        span = db.fetch_rows("SELECT min(id) AS low, max(id) AS high, count(*) AS total FROM ctgov.facilities",
+                             timeout_ms=LOAD_TIMEOUT_MS)[0]
+        low, high, total = span["low"], span["high"], span["total"]
+        slices = max(1, math.ceil(int(total or 0) / SITE_SLICE_ROWS))
+        bounds = np.linspace(int(low or 0), int(high or 0) + 1, slices + 1).round().astype(np.int64)
+        words = {name: _Dictionary() for name in SITE_TEXT}
+        parts: dict[str, list[np.ndarray]] = {name: [] for name in ("row", "id", "lat", "lon", *SITE_TEXT)}
+        for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+            buffer = db.copy_csv(load_sql("facetstore_sites"), {"lo": lo, "hi": hi}, timeout_ms=LOAD_TIMEOUT_MS)
+            df = _read(buffer, list(SITE_TEXT), {"nct_id": "S16", "site_id": np.int64, "lat": np.float64,
+                                                 "lon": np.float64})
+            ids = df["nct_id"].to_numpy().astype("S16")
+            pos = np.minimum(np.searchsorted(self.nct, ids), self.n - 1) if self.n else np.zeros(len(ids), np.int64)
+            known = self.nct[pos] == ids if self.n else np.zeros(len(ids), dtype=bool)
+            parts["row"].append(pos[known].astype(np.int32))
+            parts["id"].append(df["site_id"].to_numpy(np.int64)[known])
+            parts["lat"].append(df["lat"].to_numpy(np.float64)[known])
+            parts["lon"].append(df["lon"].to_numpy(np.float64)[known])
+            for name in SITE_TEXT:
+                parts[name].append(words[name].codes(df[name])[known])
+            del df, buffer
+        self.site_row = np.concatenate(parts.pop("row"))
+        site_id = np.concatenate(parts.pop("id"))
+        # AACT's facility ids are 32-bit integers; half the memory when they fit.
+        self.site_id = site_id.astype(np.int32) if site_id.size and site_id.max() < 2**31 else site_id
+        del site_id
+        self.site_lat = np.concatenate(parts.pop("lat"))
+        self.site_lon = np.concatenate(parts.pop("lon"))
+        for name, attr in SITE_TEXT.items():
+            setattr(self, attr, words[name].finish(np.concatenate(parts.pop(name))))
 
     # ---- filters ----------------------------------------------------------------------------------
     def rows_of(self, nct_ids: np.ndarray) -> np.ndarray:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from services import facetstore, sitemap, stats
@@ -36,6 +37,19 @@ def test_facetstore_loads_once_per_refresh(db, store):
     assert store.n == db.fetch_value("SELECT count(*) FROM app.study_facets")
     assert len(store.site_row) == db.fetch_value(
         "SELECT count(*) FROM ctgov.facilities f JOIN ctgov.studies s ON s.nct_id = f.nct_id")
+
+
+def test_sites_read_in_slices_equal_sites_read_at_once(db, store, monkeypatch):
+    monkeypatch.setattr(facetstore, "SITE_SLICE_ROWS", 3_000)  # the sample's ~42,000 sites in 15 slices
+    sliced = facetstore.FacetStore(db, store.refreshed_at)
+    assert len(sliced.site_row) == len(store.site_row) > 30_000
+    for name in ("site_row", "site_id", "site_lat", "site_lon"):
+        assert np.array_equal(getattr(sliced, name), getattr(store, name), equal_nan=True), name
+    assert np.all(np.diff(sliced.site_id.astype(np.int64)) > 0)  # site-id order, as the map's ties need
+    for name in facetstore.SITE_TEXT.values():
+        a, b = getattr(sliced, name), getattr(store, name)
+        assert list(a.labels) == list(b.labels) and np.array_equal(a.codes, b.codes), name
+        assert list(a.labels[:-1]) == sorted(a.labels[:-1], key=lambda v: v.encode()) and a.labels[-1] is None
 
 
 def _map_dict(m):
