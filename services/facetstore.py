@@ -208,6 +208,19 @@ def _haversine_miles(lat: np.ndarray, lon: np.ndarray, near_lat: float, near_lon
     return 2 * geo.EARTH_RADIUS_MILES * asin
 
 
+def _locations(lat: np.ndarray, lon: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sites → distinct positions: (position code per site, latitude and longitude per position).
+
+    Sites cluster in cities, so there are far fewer positions than sites; distances and grid cells are computed
+    per position. Sites without both coordinates get the last code, whose coordinates are NaN.
+    """
+    located = np.flatnonzero(~np.isnan(lat) & ~np.isnan(lon))
+    uniq, inverse = np.unique(lat[located] + 1j * lon[located], return_inverse=True)
+    site_loc = np.full(lat.size, uniq.size, dtype=np.int32)
+    site_loc[located] = inverse
+    return site_loc, np.append(uniq.real, np.nan), np.append(uniq.imag, np.nan)
+
+
 def _release_memory() -> None:
     """Give freed heap pages back to the operating system (glibc keeps them otherwise); no-op elsewhere."""
     try:
@@ -328,8 +341,9 @@ class FacetStore:
         # AACT's facility ids are 32-bit integers; half the memory when they fit.
         self.site_id = site_id.astype(np.int32) if site_id.size and site_id.max() < 2**31 else site_id
         del site_id
-        self.site_lat = np.concatenate(parts.pop("lat"))
-        self.site_lon = np.concatenate(parts.pop("lon"))
+        self.site_loc, self.loc_lat, self.loc_lon = _locations(np.concatenate(parts.pop("lat")),
+                                                               np.concatenate(parts.pop("lon")))
+        self._loc_cells: dict[float, tuple[np.ndarray, int]] = {}
         for name, attr in SITE_TEXT.items():
             setattr(self, attr, words[name].finish(np.concatenate(parts.pop(name))))
 
@@ -361,14 +375,48 @@ class FacetStore:
         mask[rows[lut[coded.codes]]] = True
         return mask
 
+    @property
+    def nloc(self) -> int:
+        """Distinct site positions; code nloc means "no coordinates"."""
+        return len(self.loc_lat) - 1
+
+    def loc_miles(self, place: geo.Place, radius_miles: float | None = None) -> np.ndarray:
+        """Great-circle miles from the place to every position (NaN without coordinates, or outside the radius
+        when one is given: bounding box first, then the exact distance)."""
+        lat, lon = self.loc_lat, self.loc_lon
+        if radius_miles is None:
+            ok = np.flatnonzero(~np.isnan(lat))
+        else:
+            min_lat, max_lat, min_lon, max_lon = geo.bounding_box(place.lat, place.lon, radius_miles)
+            ok = np.flatnonzero((lat >= min_lat) & (lat <= max_lat) & (lon >= min_lon) & (lon <= max_lon))
+        out = np.full(lat.size, np.nan)
+        out[ok] = _haversine_miles(lat[ok], lon[ok], place.lat, place.lon)
+        if radius_miles is not None:
+            out[out > radius_miles] = np.nan
+        return out
+
     def near_sites(self, place: geo.Place, radius_miles: float) -> tuple[np.ndarray, np.ndarray]:
-        """Indexes of located sites within the radius (bounding box, then great circle) and their miles."""
-        min_lat, max_lat, min_lon, max_lon = geo.bounding_box(place.lat, place.lon, radius_miles)
-        lat, lon = self.site_lat, self.site_lon
-        box = np.flatnonzero((lat >= min_lat) & (lat <= max_lat) & (lon >= min_lon) & (lon <= max_lon))
-        miles = _haversine_miles(lat[box], lon[box], place.lat, place.lon)
-        keep = miles <= radius_miles
-        return box[keep], miles[keep]
+        """Indexes of located sites within the radius and their miles."""
+        miles = self.loc_miles(place, radius_miles)
+        sites = np.flatnonzero(~np.isnan(miles)[self.site_loc])
+        return sites, miles[self.site_loc[sites]]
+
+    def loc_cells(self, step: float) -> tuple[np.ndarray, int]:
+        """Grid cell (floor(lat/step), floor(lon/step)) of every position as a dense code, and the number of
+        cells; computed once per step over the distinct positions, not the sites."""
+        cached = self._loc_cells.get(step)
+        if cached is None:
+            ky = np.floor(self.loc_lat[:-1] / step)
+            kx = np.floor(self.loc_lon[:-1] / step)
+            if ky.size:
+                key = (ky - ky.min()).astype(np.int64) * (int(kx.max() - kx.min()) + 1) + (kx - kx.min()).astype(np.int64)
+                uniq, inverse = np.unique(key, return_inverse=True)
+                cells = np.append(inverse.astype(np.int32), np.int32(uniq.size))  # "no coordinates": never drawn
+                cached = (cells, int(uniq.size))
+            else:
+                cached = (np.zeros(1, dtype=np.int32), 0)
+            self._loc_cells[step] = cached
+        return cached
 
     def clause_masks(self, f: Filters, db: Database) -> dict[str, np.ndarray]:
         """One boolean mask per set filter, named as filters.filter_clauses names them."""
@@ -632,42 +680,6 @@ def _distinct_rows(rows: np.ndarray, n: int) -> int:
     return int(np.count_nonzero(seen))
 
 
-def _dense_groups(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """np.unique(keys, return_index=True, return_inverse=True)[1:] for non-negative keys: group numbers in key
-    order and each group's first position, by marking a table of the key range when it is small enough."""
-    top = int(keys.max()) if keys.size else 0
-    if top >= 50_000_000:
-        _, first, groups = np.unique(keys, return_index=True, return_inverse=True)
-        return first, groups
-    present = np.zeros(top + 1, dtype=bool)
-    present[keys] = True
-    dense = np.cumsum(present, dtype=np.int64) - 1
-    groups = dense[keys]
-    first = np.full(int(dense[-1]) + 1 if keys.size else 0, keys.size, dtype=np.int64)
-    np.minimum.at(first, groups, np.arange(keys.size, dtype=np.int64))
-    return first, groups
-
-
-def _cell_keys(lat: np.ndarray, lon: np.ndarray, step: float) -> np.ndarray:
-    """One int64 per (floor(lat/step), floor(lon/step)) pair."""
-    ky = np.floor(lat / step).astype(np.int64)
-    kx = np.floor(lon / step).astype(np.int64)
-    ky -= ky.min()
-    kx -= kx.min()
-    return ky * (int(kx.max()) + 1) + kx
-
-
-def _distinct_count(keys: np.ndarray) -> int:
-    if keys.size == 0:
-        return 0
-    top = int(keys.max())
-    if top < 50_000_000:
-        seen = np.zeros(top + 1, dtype=bool)
-        seen[keys] = True
-        return int(np.count_nonzero(seen))
-    return int(_runs(keys)[0].size)
-
-
 @dataclass
 class MapFrames:
     """The raw frames of one map, shaped as the map_*.sql queries return them."""
@@ -685,52 +697,60 @@ def map_frames(store: FacetStore, f: Filters, db: Database, *, only_in_area: boo
     """Summary, points or grid cells, nearest sites and country/state values of a filter's sites."""
     mask = store.mask(f, db)
     place = f.place()
-    sites = np.flatnonzero(mask[store.site_row])
-    miles = None
+    chosen = mask[store.site_row]  # a site is on the map when its trial matches (and it lies in the area)
     if only_in_area and f.country:
         wanted = set(f.country)
-        sites = sites[store.site_country.lut(lambda v: v in wanted)[store.site_country.codes[sites]]]
+        chosen &= store.site_country.lut(lambda v: v in wanted)[store.site_country.codes]
     if only_in_area and f.state:
         wanted = set(f.state)
-        sites = sites[store.site_state.lut(lambda v: v in wanted)[store.site_state.codes[sites]]]
+        chosen &= store.site_state.lut(lambda v: v in wanted)[store.site_state.codes]
+    loc_miles = None
     if place is not None:
+        loc_miles = store.loc_miles(place, f.radius_miles() if only_in_area else None)
         if only_in_area:
-            near, near_miles = store.near_sites(place, f.radius_miles())
-            keep = np.isin(near, sites, assume_unique=True)
-            sites, miles = near[keep], near_miles[keep]
-        else:
-            located = ~np.isnan(store.site_lat[sites])
-            miles = np.full(sites.size, np.nan)
-            miles[located] = _haversine_miles(store.site_lat[sites[located]], store.site_lon[sites[located]],
-                                              place.lat, place.lon)
+            chosen &= ~np.isnan(loc_miles)[store.site_loc]
+    sites = np.flatnonzero(chosen)
+    del chosen
     rows = store.site_row[sites]
-    lat, lon = store.site_lat[sites], store.site_lon[sites]
-    located = ~np.isnan(lat)
-    summary = {"sites": int(sites.size), "located": int(np.count_nonzero(located)),
-               "trials": _distinct_rows(rows, store.n), "trials_located": _distinct_rows(rows[located], store.n)}
-    loc_sites, loc_rows, loc_lat, loc_lon = sites[located], rows[located], lat[located], lon[located]
-    loc_miles = miles[located] if miles is not None else None
+    loc_sites = sites[store.site_loc[sites] != store.nloc]
+    summary = {"sites": int(sites.size), "located": int(loc_sites.size), "trials": _distinct_rows(rows, store.n),
+               "trials_located": _distinct_rows(store.site_row[loc_sites], store.n)}
     cell: float | None = None
-    if summary["located"] > point_limit:
+    if loc_sites.size > point_limit:
+        locs = store.site_loc[loc_sites]
+        used = np.zeros(store.nloc + 1, dtype=bool)
+        used[locs] = True
+        used_locs = np.flatnonzero(used)
+        del used
         cell = grid_steps[-1]
         for step in grid_steps:
-            if _distinct_count(_cell_keys(loc_lat, loc_lon, step)) <= point_limit:
+            cells, ncells = store.loc_cells(step)
+            if _distinct_rows(cells[used_locs], ncells) <= point_limit:
                 cell = step
                 break
-        points = _grid(store, loc_sites, loc_rows, loc_lat, loc_lon, loc_miles, cell)
+        points = _grid(store, loc_sites, locs, loc_miles, cell)
     else:
         points = _site_rows(db, store.site_id[loc_sites[:max(1, point_limit)]], place)
     nearest = None
-    if place is not None and miles is not None:
-        ok = ~np.isnan(miles)
-        order = np.lexsort((store.site_id[sites[ok]], miles[ok]))[:nearest_limit]
-        chosen = store.site_id[sites[ok]][order]
-        found = _site_rows(db, chosen, place).set_index("site_id", drop=False)
+    if place is not None and loc_miles is not None:
+        chosen_ids = _nearest_ids(store, loc_sites, loc_miles[store.site_loc[loc_sites]], nearest_limit)
+        found = _site_rows(db, chosen_ids, place).set_index("site_id", drop=False)
         cols = ["miles", "site_id", "nct_id", "facility", "city", "state", "country", "lat", "lon", "site_status",
                 "trial_status", "title"]
-        nearest = found.loc[chosen.tolist(), cols].reset_index(drop=True) if len(found) else pd.DataFrame(columns=cols)
+        nearest = (found.loc[chosen_ids.tolist(), cols].reset_index(drop=True) if len(found)
+                   else pd.DataFrame(columns=cols))
     return MapFrames(summary, cell, points, nearest, _country_values(store, sites, rows),
                      _state_values(store, sites, rows))
+
+
+def _nearest_ids(store: FacetStore, sites: np.ndarray, miles: np.ndarray, limit: int) -> np.ndarray:
+    """Site ids of the `limit` nearest sites (ties by site id), without sorting them all."""
+    k = min(limit, sites.size)
+    if k == 0:
+        return np.zeros(0, dtype=np.int64)
+    near = np.flatnonzero(miles <= np.partition(miles, k - 1)[k - 1])
+    order = np.lexsort((store.site_id[sites[near]], miles[near]))[:k]
+    return store.site_id[sites[near[order]]].astype(np.int64)
 
 
 def _site_rows(db: Database, ids: np.ndarray, place: geo.Place | None) -> pd.DataFrame:
@@ -739,27 +759,35 @@ def _site_rows(db: Database, ids: np.ndarray, place: geo.Place | None) -> pd.Dat
     return db.fetch_df(load_sql("facetstore_site_rows"), params, timeout_ms=LOOKUP_TIMEOUT_MS)
 
 
-def _grid(store: FacetStore, sites: np.ndarray, rows: np.ndarray, lat: np.ndarray, lon: np.ndarray,
-          miles: np.ndarray | None, cell: float) -> pd.DataFrame:
-    """map_site_grid.sql in numpy."""
+def _grid(store: FacetStore, sites: np.ndarray, locs: np.ndarray, loc_miles: np.ndarray | None,
+          cell: float) -> pd.DataFrame:
+    """map_site_grid.sql in numpy, over located sites (in site-id order) and their positions."""
     cols = ["lat", "lon", "sites", "trials", "status", "city", "country", "min_miles"]
     if sites.size == 0:
         return pd.DataFrame(columns=cols)
-    first, groups = _dense_groups(_cell_keys(lat, lon, cell))
-    ngroups = first.size
+    cells, ncells = store.loc_cells(cell)
+    site_cells = cells[locs]
+    used = np.zeros(ncells + 1, dtype=bool)
+    used[site_cells] = True
+    dense = np.cumsum(used, dtype=np.int32) - 1
+    groups = dense[site_cells]
+    ngroups = int(dense[-1]) + 1
+    del site_cells, used, dense
     n = np.bincount(groups, minlength=ngroups)
-    mean_lat = np.bincount(groups, weights=lat, minlength=ngroups) / n
-    mean_lon = np.bincount(groups, weights=lon, minlength=ngroups) / n
-    trials = _distinct_per_group(groups, rows.astype(np.int64), ngroups)
+    mean_lat = np.bincount(groups, weights=store.loc_lat[locs], minlength=ngroups) / n
+    mean_lon = np.bincount(groups, weights=store.loc_lon[locs], minlength=ngroups) / n
+    trials = _distinct_per_group(groups, store.site_row[sites].astype(np.int64), ngroups)
     status = _group_mode(groups, store.site_status, sites, ngroups)
     city = _group_mode(groups, store.site_city, sites, ngroups)
     country = _group_mode(groups, store.site_country, sites, ngroups)
     min_miles: list[Any] = [None] * ngroups
-    if miles is not None:
+    if loc_miles is not None:
         low = np.full(ngroups, np.inf)
-        np.minimum.at(low, groups, miles)
+        np.minimum.at(low, groups, loc_miles[locs])
         min_miles = low.tolist()
-    order = np.lexsort((store.site_id[sites[first]], -n)).tolist()  # sites are in site-id order
+    first = np.full(ngroups, sites.size, dtype=np.int64)
+    np.minimum.at(first, groups, np.arange(sites.size, dtype=np.int64))  # sites are in site-id order
+    order = np.lexsort((store.site_id[sites[first]], -n)).tolist()
     lat_r, lon_r = _round_like_numeric(mean_lat), _round_like_numeric(mean_lon)
     return pd.DataFrame({"lat": [lat_r[i] for i in order], "lon": [lon_r[i] for i in order],
                          "sites": [int(n[i]) for i in order], "trials": [int(trials[i]) for i in order],

@@ -43,13 +43,22 @@ def test_sites_read_in_slices_equal_sites_read_at_once(db, store, monkeypatch):
     monkeypatch.setattr(facetstore, "SITE_SLICE_ROWS", 3_000)  # the sample's ~42,000 sites in 15 slices
     sliced = facetstore.FacetStore(db, store.refreshed_at)
     assert len(sliced.site_row) == len(store.site_row) > 30_000
-    for name in ("site_row", "site_id", "site_lat", "site_lon"):
+    for name in ("site_row", "site_id", "site_loc", "loc_lat", "loc_lon"):
         assert np.array_equal(getattr(sliced, name), getattr(store, name), equal_nan=True), name
     assert np.all(np.diff(sliced.site_id.astype(np.int64)) > 0)  # site-id order, as the map's ties need
     for name in facetstore.SITE_TEXT.values():
         a, b = getattr(sliced, name), getattr(store, name)
         assert list(a.labels) == list(b.labels) and np.array_equal(a.codes, b.codes), name
         assert list(a.labels[:-1]) == sorted(a.labels[:-1], key=lambda v: v.encode()) and a.labels[-1] is None
+
+
+def test_site_positions_reproduce_every_site_coordinate(db, store):
+    df = db.fetch_df("SELECT f.id, f.latitude::float8 AS lat, f.longitude::float8 AS lon FROM ctgov.facilities f "
+                     "JOIN ctgov.studies s ON s.nct_id = f.nct_id ORDER BY f.id")
+    assert np.array_equal(store.site_id, df["id"].to_numpy())
+    assert np.array_equal(store.loc_lat[store.site_loc], df["lat"].to_numpy(float), equal_nan=True)
+    assert np.array_equal(store.loc_lon[store.site_loc], df["lon"].to_numpy(float), equal_nan=True)
+    assert store.nloc < len(df) / 2  # sites share positions (cities), which is what makes the map cheap
 
 
 def _map_dict(m):
