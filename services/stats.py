@@ -173,19 +173,30 @@ def facet_queries(f: Filters, names: list[str] | None = None) -> dict[str, tuple
 
 
 def funnel_query(f: Filters, mode: str = "direct") -> tuple[str, dict[str, Any]]:
-    """One pass over the studies counting each cumulative funnel stage."""
+    """The count of each cumulative funnel stage, one sub-select per stage that narrows.
+
+    Each stage's filters sit in a WHERE clause, where PostgreSQL turns `nct_id IN (…)` into a hash semi-join.
+    (Inside `count(*) FILTER (WHERE …)` the same test becomes a subplan that PostgreSQL may re-scan for every
+    study once its result outgrows work_mem: at registry scale a common condition took over ten minutes.)
+    """
     params: dict[str, Any] = {}
     clauses = derived_clauses(f, params) if mode == "derived" else filter_clauses(f, params)
-    base = SqlParts([c for n, c in clauses.items() if n not in FUNNEL_FIELDS], params)
-    cols = ["count(*) AS base"]
-    so_far: list[str] = []
-    for stage in FUNNEL_FIELDS:
-        if stage in clauses:
-            so_far.append(f"({clauses[stage]})")
-        cond = " AND ".join(so_far) if so_far else "TRUE"
-        cols.append(f"count(*) FILTER (WHERE {cond}) AS {stage}")
+    base = [c for n, c in clauses.items() if n not in FUNNEL_FIELDS]
     table = "app.study_facets sf" if mode == "derived" else "ctgov.studies s"
-    return f"SELECT {', '.join(cols)} FROM {table} WHERE {base.sql()}", base.params
+
+    def count(conds: list[str]) -> str:
+        return f"(SELECT count(*) FROM {table} WHERE {SqlParts(conds, params).sql()})"
+
+    inner = [f"{count(base)} AS base"]
+    outer = ["base"]
+    so_far, latest = list(base), "base"
+    for stage in FUNNEL_FIELDS:
+        if stage in clauses:  # a stage without a filter keeps the count of the stage before it
+            so_far.append(f"({clauses[stage]})")
+            inner.append(f"{count(so_far)} AS {stage}")
+            latest = stage
+        outer.append(f"{latest} AS {stage}" if latest != stage else stage)
+    return f"SELECT {', '.join(outer)} FROM (SELECT {', '.join(inner)}) stages", params
 
 
 # Facets that come from child tables even in derived mode (the rest come from app.study_facets in one pass).
