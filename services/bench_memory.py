@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from services.bench import DASHBOARD_FILTERS
-from services.errors import TrialLandscapeError
+from services.errors import BadInput, TrialLandscapeError
 
 PROJECT = Path(__file__).resolve().parent.parent
 PAGES = ("pages/1_Explore.py", "pages/2_Map.py")
@@ -64,11 +64,14 @@ def serve_pages(filters: Sequence[tuple[str, str]] = DASHBOARD_FILTERS) -> dict[
             "pages": pages}
 
 
-def run(database_url: str, *, timeout_s: float = 3600) -> dict[str, Any]:
-    """Measure a fresh serving process against `database_url`; raise when it fails."""
+def run(database_url: str, *, names: Sequence[str] = (), timeout_s: float = 3600) -> dict[str, Any]:
+    """Measure a fresh serving process against `database_url` (the named benchmark filters, default all)."""
+    unknown = set(names) - {name for name, _ in DASHBOARD_FILTERS}
+    if unknown:
+        raise BadInput(f"unknown filter name(s): {', '.join(sorted(unknown))}")
     env = dict(os.environ, DATABASE_URL=database_url, PYTHONUNBUFFERED="1")
-    proc = subprocess.run([sys.executable, "-m", "services.bench_memory", "--child"], cwd=PROJECT, env=env,
-                          capture_output=True, text=True, timeout=timeout_s, check=False)
+    proc = subprocess.run([sys.executable, "-m", "services.bench_memory", "--child", *names], cwd=PROJECT,
+                          env=env, capture_output=True, text=True, timeout=timeout_s, check=False)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if proc.returncode != 0 or not lines:
         raise TrialLandscapeError(f"the serving process failed (exit {proc.returncode}): "
@@ -91,5 +94,6 @@ def table(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-if __name__ == "__main__" and sys.argv[1:] == ["--child"]:
-    print(json.dumps(serve_pages()), flush=True)
+if __name__ == "__main__" and sys.argv[1:2] == ["--child"]:
+    wanted = set(sys.argv[2:])
+    print(json.dumps(serve_pages([(n, q) for n, q in DASHBOARD_FILTERS if not wanted or n in wanted])), flush=True)

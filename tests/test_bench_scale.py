@@ -9,6 +9,7 @@ import pytest
 from services import bench_scale, embedded, synth
 from services.bench import DASHBOARD_FILTERS
 from services.db import Database
+from services.errors import BadInput
 
 pytestmark = pytest.mark.skipif(bool(os.environ.get("TEST_DATABASE_URL")),
                                 reason="builds an embedded synthetic database of its own")
@@ -52,3 +53,19 @@ def test_bench_scale_both_computations_agree(synthetic_db):
     disagreeing = [r["name"] for r in result["filters"] if not r["agree"]]
     assert disagreeing == []
     assert set(result["filters"][0]) >= {"query", "ours_p50_s", "ours_p95_s", "naive_p50_s", "ratio", "agree"}
+
+
+def test_bench_memory_measures_a_fresh_serving_process(db):
+    from services import bench_memory
+
+    result = bench_memory.run(db.url, names=["none", "near Boston, MA 100 mi"], timeout_s=900)
+    pages = [(p["filter"], p["page"]) for p in result["pages"]]
+    assert pages == [("none", "pages/1_Explore.py"), ("none", "pages/2_Map.py"),
+                     ("near Boston, MA 100 mi", "pages/1_Explore.py"), ("near Boston, MA 100 mi", "pages/2_Map.py")]
+    assert all(p["errors"] == [] and p["seconds"] > 0 for p in result["pages"])
+    assert 0 < result["baseline_rss_mb"] <= result["peak_rss_mb"]
+    assert result["final_rss_mb"] <= result["peak_rss_mb"]
+    assert result["ok"] == (result["peak_rss_mb"] <= bench_memory.MEMORY_TARGET_MB)
+    assert "peak" in bench_memory.table(result)
+    with pytest.raises(BadInput):
+        bench_memory.run(db.url, names=["no such filter"])
