@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import gc
 import io
 import logging
 import math
@@ -43,6 +44,7 @@ SITE_EDGES = np.array([0, 1, 5, 20, 100], dtype=np.int64)
 COLLAB_EDGES = np.array([0, 1, 3], dtype=np.int64)
 CLOSED_OUTCOMES = ("COMPLETED", "TERMINATED", "WITHDRAWN", "SUSPENDED")
 AGE_GROUPS = ("CHILD", "ADULT", "OLDER_ADULT")
+LOC_CELL_CACHE_MAX = 1_000_000  # positions up to which grid cells are kept per step (4 MB a step)
 SITE_SLICE_ROWS = 400_000  # sites read per COPY while loading (bounds the text held at once)
 SITE_TEXT = {"country": "site_country", "state": "site_state", "city": "site_city", "shown_status": "site_status"}
 
@@ -208,21 +210,71 @@ def _haversine_miles(lat: np.ndarray, lon: np.ndarray, near_lat: float, near_lon
     return 2 * geo.EARTH_RADIUS_MILES * asin
 
 
+def _micro_degrees(degrees: np.ndarray, offset: int) -> np.ndarray:
+    """round(degrees × 10⁶) + offset as int64, with as few temporary arrays as possible."""
+    scaled = degrees * 1e6
+    np.rint(scaled, out=scaled)
+    out = scaled.astype(np.int64)
+    del scaled
+    out += offset
+    return out
+
+
 def _locations(lat: np.ndarray, lon: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sites → distinct positions: (position code per site, latitude and longitude per position).
 
-    Sites cluster in cities, so there are far fewer positions than sites; distances and grid cells are computed
-    per position. Sites without both coordinates get the last code, whose coordinates are NaN.
+    Sites cluster in cities (AACT's coordinates are city-level geocodes), so there are usually far fewer
+    positions than sites; distances and grid cells are computed per position. Sites without both coordinates
+    get the last code, whose coordinates are NaN. AACT stores coordinates as numeric(10,6), so positions are
+    grouped by whole micro-degrees (one int64 key, a fast sort); any other precision falls back to exact pairs.
     """
-    located = np.flatnonzero(~np.isnan(lat) & ~np.isnan(lon))
-    uniq, inverse = np.unique(lat[located] + 1j * lon[located], return_inverse=True)
-    site_loc = np.full(lat.size, uniq.size, dtype=np.int32)
+    ok = ~np.isnan(lat) & ~np.isnan(lon)
+    everywhere = bool(ok.all())
+    located = slice(None) if everywhere else np.flatnonzero(ok)
+    la, lo = (lat, lon) if everywhere else (lat[located], lon[located])
+    del ok
+    key = _micro_degrees(la, 90_000_000)
+    key *= 360_000_001
+    key += _micro_degrees(lo, 180_000_000)
+    keys = np.sort(key)
+    keys = keys[np.r_[True, keys[1:] != keys[:-1]]]
+    inverse = np.searchsorted(keys, key).astype(np.int32)
+    del key
+    # A micro-degree integer divided by 1e6 is the double nearest the decimal, as numeric → float8 gives it.
+    loc_lat = (keys // 360_000_001 - 90_000_000) / 1e6
+    loc_lon = (keys % 360_000_001 - 180_000_000) / 1e6
+    del keys
+    if not (np.array_equal(loc_lat[inverse], la) and np.array_equal(loc_lon[inverse], lo)):
+        uniq, exact = np.unique(la + 1j * lo, return_inverse=True)  # finer than micro-degrees: exact pairs
+        loc_lat, loc_lon, inverse = uniq.real, uniq.imag, exact.astype(np.int32)
+    site_loc = np.full(lat.size, loc_lat.size, dtype=np.int32)
     site_loc[located] = inverse
-    return site_loc, np.append(uniq.real, np.nan), np.append(uniq.imag, np.nan)
+    return site_loc, np.append(loc_lat, np.nan), np.append(loc_lon, np.nan)
+
+
+_allocator_tuned = False
+
+
+def _tune_allocator() -> None:
+    """Serve large arrays (≥ 1 MB) from their own memory maps, returned to the system as soon as they are freed.
+
+    glibc otherwise raises that threshold after the first large free, so the map's tens-of-MB temporaries land
+    in the heap, where ~300 MB stayed resident between page views. Once per process; no-op off glibc.
+    """
+    global _allocator_tuned
+    if _allocator_tuned:
+        return
+    _allocator_tuned = True
+    try:
+        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt(-3, 1 << 20)  # M_MMAP_THRESHOLD
+    except (OSError, AttributeError):
+        pass
 
 
 def _release_memory() -> None:
-    """Give freed heap pages back to the operating system (glibc keeps them otherwise); no-op elsewhere."""
+    """Free what only reference cycles still hold (pandas frames keep some), then give freed heap pages back to
+    the operating system (glibc keeps them otherwise; no-op elsewhere)."""
+    gc.collect()
     try:
         ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):
@@ -235,6 +287,7 @@ class FacetStore:
 
     def __init__(self, db: Database, refreshed_at: str) -> None:
         self.refreshed_at = refreshed_at
+        _tune_allocator()
         started = time.perf_counter()
         names = ("facetstore_studies", "facetstore_lists", "facetstore_conditions", "facetstore_interventions",
                  "facetstore_collaboration")
@@ -336,6 +389,7 @@ class FacetStore:
             for name in SITE_TEXT:
                 parts[name].append(words[name].codes(df[name])[known])
             del df, buffer
+            _release_memory()
         self.site_row = np.concatenate(parts.pop("row"))
         site_id = np.concatenate(parts.pop("id"))
         # AACT's facility ids are 32-bit integers; half the memory when they fit.
@@ -402,21 +456,29 @@ class FacetStore:
         return sites, miles[self.site_loc[sites]]
 
     def loc_cells(self, step: float) -> tuple[np.ndarray, int]:
-        """Grid cell (floor(lat/step), floor(lon/step)) of every position as a dense code, and the number of
-        cells; computed once per step over the distinct positions, not the sites."""
+        """Grid cell (floor(lat/step), floor(lon/step)) of every position as one int32 key below the returned
+        bound (the last position, "no coordinates", gets the bound itself). Kept per step when positions are
+        few (AACT's city-level coordinates); recomputed per call (tens of ms) when nearly every site has its own."""
         cached = self._loc_cells.get(step)
-        if cached is None:
-            ky = np.floor(self.loc_lat[:-1] / step)
-            kx = np.floor(self.loc_lon[:-1] / step)
-            if ky.size:
-                key = (ky - ky.min()).astype(np.int64) * (int(kx.max() - kx.min()) + 1) + (kx - kx.min()).astype(np.int64)
-                uniq, inverse = np.unique(key, return_inverse=True)
-                cells = np.append(inverse.astype(np.int32), np.int32(uniq.size))  # "no coordinates": never drawn
-                cached = (cells, int(uniq.size))
-            else:
-                cached = (np.zeros(1, dtype=np.int32), 0)
-            self._loc_cells[step] = cached
-        return cached
+        if cached is not None:
+            return cached
+        ky = np.floor(self.loc_lat[:-1] / step)
+        kx = np.floor(self.loc_lon[:-1] / step)
+        if ky.size:
+            y0, x0 = ky.min(), kx.min()
+            width = int(kx.max() - x0) + 1
+            bound = (int(ky.max() - y0) + 1) * width
+            cells = np.empty(ky.size + 1, dtype=np.int64 if bound >= 2**31 else np.int32)
+            np.subtract(ky, y0, out=ky)
+            np.subtract(kx, x0, out=kx)
+            np.add(ky * width, kx, out=ky)
+            cells[:-1] = ky
+            cells[-1] = bound
+        else:
+            cells, bound = np.zeros(1, dtype=np.int32), 0
+        if self.nloc <= LOC_CELL_CACHE_MAX:
+            self._loc_cells[step] = (cells, bound)
+        return cells, bound
 
     def clause_masks(self, f: Filters, db: Database) -> dict[str, np.ndarray]:
         """One boolean mask per set filter, named as filters.filter_clauses names them."""
@@ -652,9 +714,15 @@ def _runs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _group_mode(groups: np.ndarray, coded: Coded, sites: np.ndarray, ngroups: int) -> list[Any]:
     """mode() of a coded site column per group: most frequent non-NULL label, ties to the first in byte order."""
-    codes = coded.codes[sites].astype(np.int64)
+    wide = np.int32 if ngroups * coded.size < 2**31 else np.int64  # half the memory (and a faster sort) when it fits
+    codes = coded.codes[sites]
     keep = codes != coded.null
-    keys, counts = _runs(groups[keep].astype(np.int64) * coded.size + codes[keep])
+    key = groups[keep].astype(wide)
+    key *= coded.size
+    key += codes[keep]
+    del codes, keep
+    keys, counts = _runs(key)
+    del key
     g, c = keys // coded.size, keys % coded.size  # sorted by group, then code (byte order)
     best = np.zeros(ngroups, dtype=np.int64)
     np.maximum.at(best, g, counts)
@@ -709,18 +777,20 @@ def map_frames(store: FacetStore, f: Filters, db: Database, *, only_in_area: boo
         loc_miles = store.loc_miles(place, f.radius_miles() if only_in_area else None)
         if only_in_area:
             chosen &= ~np.isnan(loc_miles)[store.site_loc]
-    sites = np.flatnonzero(chosen)
+    sites = np.flatnonzero(chosen).astype(np.int32)  # site positions (site-id order); 2.9M sites fit int32
     del chosen
     rows = store.site_row[sites]
     loc_sites = sites[store.site_loc[sites] != store.nloc]
     summary = {"sites": int(sites.size), "located": int(loc_sites.size), "trials": _distinct_rows(rows, store.n),
                "trials_located": _distinct_rows(store.site_row[loc_sites], store.n)}
+    countries, states = _country_values(store, sites, rows), _state_values(store, sites, rows)
+    del sites, rows  # the grid below needs only the located sites
     cell: float | None = None
     if loc_sites.size > point_limit:
         locs = store.site_loc[loc_sites]
         used = np.zeros(store.nloc + 1, dtype=bool)
         used[locs] = True
-        used_locs = np.flatnonzero(used)
+        used_locs = np.flatnonzero(used).astype(np.int32)
         del used
         cell = grid_steps[-1]
         for step in grid_steps:
@@ -739,8 +809,7 @@ def map_frames(store: FacetStore, f: Filters, db: Database, *, only_in_area: boo
                 "trial_status", "title"]
         nearest = (found.loc[chosen_ids.tolist(), cols].reset_index(drop=True) if len(found)
                    else pd.DataFrame(columns=cols))
-    return MapFrames(summary, cell, points, nearest, _country_values(store, sites, rows),
-                     _state_values(store, sites, rows))
+    return MapFrames(summary, cell, points, nearest, countries, states)
 
 
 def _nearest_ids(store: FacetStore, sites: np.ndarray, miles: np.ndarray, limit: int) -> np.ndarray:
@@ -767,6 +836,7 @@ def _grid(store: FacetStore, sites: np.ndarray, locs: np.ndarray, loc_miles: np.
         return pd.DataFrame(columns=cols)
     cells, ncells = store.loc_cells(cell)
     site_cells = cells[locs]
+    del cells
     used = np.zeros(ncells + 1, dtype=bool)
     used[site_cells] = True
     dense = np.cumsum(used, dtype=np.int32) - 1

@@ -84,3 +84,23 @@ def test_facetstore_map_equals_direct(db, store, case):
         direct = sitemap.map_data(f, only_in_area=only_in_area, point_limit=limit, db=db)
     memory = sitemap.map_data(f, only_in_area=only_in_area, point_limit=limit, db=db)
     assert _map_dict(memory) == _map_dict(direct)
+
+
+@pytest.mark.parametrize("fine", [False, True], ids=["micro-degrees (AACT)", "finer than micro-degrees"])
+def test_locations_group_equal_positions_and_keep_every_coordinate_exact(fine):
+    rng = np.random.default_rng(3)
+    lat = np.round(rng.uniform(-90, 90, 500), 6)
+    lon = np.round(rng.uniform(-180, 180, 500), 6)
+    if fine:
+        lat[::7] += 1e-9  # not a numeric(10,6) value: grouped by exact pairs instead
+    pick = rng.integers(0, 500, 5_000)
+    site_lat, site_lon = lat[pick], lon[pick]
+    site_lat[::11] = np.nan  # no coordinates
+    site_lon[::13] = np.nan
+    site_loc, loc_lat, loc_lon = facetstore._locations(site_lat, site_lon)
+    located = ~np.isnan(site_lat) & ~np.isnan(site_lon)
+    assert np.array_equal(loc_lat[site_loc[located]], site_lat[located])
+    assert np.array_equal(loc_lon[site_loc[located]], site_lon[located])
+    assert np.all(site_loc[~located] == len(loc_lat) - 1) and np.isnan(loc_lat[-1])
+    distinct = {(a, b) for a, b in zip(site_lat[located], site_lon[located], strict=True)}
+    assert len(loc_lat) - 1 == len(distinct)
