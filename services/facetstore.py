@@ -236,8 +236,7 @@ def _locations(lat: np.ndarray, lon: np.ndarray) -> tuple[np.ndarray, np.ndarray
     key = _micro_degrees(la, 90_000_000)
     key *= 360_000_001
     key += _micro_degrees(lo, 180_000_000)
-    keys = np.sort(key)
-    keys = keys[np.r_[True, keys[1:] != keys[:-1]]]
+    keys = _distinct_sorted(key)
     inverse = np.searchsorted(keys, key).astype(np.int32)
     del key
     # A micro-degree integer divided by 1e6 is the double nearest the decimal, as numeric → float8 gives it.
@@ -462,16 +461,20 @@ class FacetStore:
         cached = self._loc_cells.get(step)
         if cached is not None:
             return cached
-        ky = np.floor(self.loc_lat[:-1] / step)
-        kx = np.floor(self.loc_lon[:-1] / step)
+        ky = self.loc_lat[:-1] / step
+        kx = self.loc_lon[:-1] / step
+        np.floor(ky, out=ky)
+        np.floor(kx, out=kx)
         if ky.size:
             y0, x0 = ky.min(), kx.min()
             width = int(kx.max() - x0) + 1
             bound = (int(ky.max() - y0) + 1) * width
             cells = np.empty(ky.size + 1, dtype=np.int64 if bound >= 2**31 else np.int32)
-            np.subtract(ky, y0, out=ky)
-            np.subtract(kx, x0, out=kx)
-            np.add(ky * width, kx, out=ky)
+            ky -= y0
+            ky *= width
+            kx -= x0
+            ky += kx  # whole numbers far below 2**53: exact in float64
+            del kx
             cells[:-1] = ky
             cells[-1] = bound
         else:
@@ -734,10 +737,23 @@ def _group_mode(groups: np.ndarray, coded: Coded, sites: np.ndarray, ngroups: in
     return out
 
 
+def _distinct_sorted(keys: np.ndarray, *, in_place: bool = False) -> np.ndarray:
+    """The distinct values of keys, ascending (np.sort based, like _runs, without the counts); `in_place` sorts
+    the caller's array instead of a copy."""
+    if in_place:
+        keys.sort()
+    s = keys if in_place else np.sort(keys)
+    return s[np.r_[True, s[1:] != s[:-1]]] if s.size else s
+
+
 def _distinct_per_group(groups: np.ndarray, rows: np.ndarray, ngroups: int) -> np.ndarray:
     """count(DISTINCT study) per group."""
     width = int(rows.max()) + 1 if rows.size else 1
-    pairs, _ = _runs(groups.astype(np.int64) * width + rows)
+    key = groups.astype(np.int32 if ngroups * width < 2**31 else np.int64)  # int32 when it fits: half the memory
+    key *= width
+    key += rows
+    pairs = _distinct_sorted(key, in_place=True)
+    del key
     return np.bincount(pairs // width, minlength=ngroups)
 
 
@@ -846,7 +862,7 @@ def _grid(store: FacetStore, sites: np.ndarray, locs: np.ndarray, loc_miles: np.
     n = np.bincount(groups, minlength=ngroups)
     mean_lat = np.bincount(groups, weights=store.loc_lat[locs], minlength=ngroups) / n
     mean_lon = np.bincount(groups, weights=store.loc_lon[locs], minlength=ngroups) / n
-    trials = _distinct_per_group(groups, store.site_row[sites].astype(np.int64), ngroups)
+    trials = _distinct_per_group(groups, store.site_row[sites], ngroups)
     status = _group_mode(groups, store.site_status, sites, ngroups)
     city = _group_mode(groups, store.site_city, sites, ngroups)
     country = _group_mode(groups, store.site_country, sites, ngroups)
@@ -871,7 +887,7 @@ def _coded_values(codes: np.ndarray, labels: np.ndarray, rows: np.ndarray, name:
         return pd.DataFrame(columns=[name, "sites", "trials"])
     size = len(labels)
     n = np.bincount(codes, minlength=size)
-    trials = _distinct_per_group(codes, rows.astype(np.int64), size)
+    trials = _distinct_per_group(codes, rows, size)
     nz = np.flatnonzero(n)
     order = nz[np.lexsort((nz, -trials[nz]))]
     return pd.DataFrame({name: list(labels[order]), "sites": [int(x) for x in n[order]],
