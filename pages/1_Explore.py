@@ -13,7 +13,7 @@ f = ui_state.page_setup("Explore", "📊")
 st.title("📊 Explore the trial landscape")
 st.caption("Filters: " + " · ".join(f.describe()) + ". Click a bar to add its value to the filters.")
 
-with ui_state.database_errors():
+with ui_state.database_errors(), ui_state.facets_loading_notice():
     dash = stats.cached_dashboard(f)
 
 for note in dash.notices:

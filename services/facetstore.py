@@ -691,6 +691,19 @@ def store_for(db: Database) -> FacetStore:
         return store
 
 
+def is_loaded(db: Database) -> bool:
+    """True once this process holds a store for the database (the first load takes ~20 s at registry scale)."""
+    return db.url in _stores
+
+
+def warm_up(db: Database) -> None:
+    """Load the store now (a background thread at server start), so the first visitor does not wait for it."""
+    try:
+        store_for(db)
+    except TrialLandscapeError as err:  # the pages fall back to SQL and say so; nothing to do here
+        _log.warning("facet store warm-up failed: %s", err)
+
+
 def forget() -> None:
     """Drop every loaded store (tests, or after switching databases)."""
     with _lock:

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
-from services import access, runtime
+from services import access, runtime, stats
 from services.errors import DatabaseUnavailable, QueryTimeout, TrialLandscapeError
 from services.filters import Filters
 from services.normalize import FUNDER_CLASSES, LABELS, OPEN_STATUSES, PHASES, STATUSES, STUDY_TYPES
@@ -339,7 +339,12 @@ def _database_ready() -> str:
     from services import geo
 
     threading.Thread(target=geo.warm_up, name="geo-warm-up", daemon=True).start()
-    return runtime.get_db().label
+    db = runtime.get_db()
+    if stats.resolve_mode("auto", db) == "memory":  # the in-process facet engine: load it before it is asked for
+        from services import facetstore
+
+        threading.Thread(target=facetstore.warm_up, args=(db,), name="facet-warm-up", daemon=True).start()
+    return db.label
 
 
 def ensure_database() -> None:
@@ -401,8 +406,25 @@ def cached(fn: Callable[..., T], *args: Any) -> T:
     """Call a service function through Streamlit's cross-session cache (same args → one computation).
 
     Arguments must be hashable values (Filters, strings, numbers); results are shared by all users.
+    While this process still loads the in-process facet engine (once per start; ~20 s for all of AACT), a spinner
+    says so instead of leaving the page blank.
     """
-    return _cached_call(fn.__module__, fn.__qualname__, args)  # type: ignore[no-any-return]
+    with facets_loading_notice():
+        return _cached_call(fn.__module__, fn.__qualname__, args)  # type: ignore[no-any-return]
+
+
+@contextlib.contextmanager
+def facets_loading_notice() -> Iterator[None]:
+    """A spinner naming the wait while this process still loads the in-process facet engine (else nothing)."""
+    from services import facetstore
+
+    db = runtime.get_db()
+    if stats.resolve_mode("auto", db) == "memory" and not facetstore.is_loaded(db):
+        with st.spinner("Loading every study into memory for fast filtering — once per server start, about "
+                        "20 seconds for the whole registry…"):
+            yield
+    else:
+        yield
 
 
 @st.cache_data(ttl=CACHE_TTL_S, max_entries=512, show_spinner=False)
