@@ -104,3 +104,20 @@ def test_locations_group_equal_positions_and_keep_every_coordinate_exact(fine):
     assert np.all(site_loc[~located] == len(loc_lat) - 1) and np.isnan(loc_lat[-1])
     distinct = {(a, b) for a, b in zip(site_lat[located], site_lon[located], strict=True)}
     assert len(loc_lat) - 1 == len(distinct)
+
+
+def test_warm_up_loads_the_store_that_pages_then_use(db, store):
+    facetstore.forget()
+    assert not facetstore.is_loaded(db)
+    facetstore.warm_up(db)
+    assert facetstore.is_loaded(db)
+    assert facetstore.store_for(db).n == store.n
+
+
+def test_warm_up_failure_is_logged_not_raised(caplog):
+    from services.db import Database
+
+    gone = Database("postgresql://nobody@127.0.0.1:1/nothing", label="gone")
+    with caplog.at_level("WARNING", logger="services.facetstore"):
+        facetstore.warm_up(gone)
+    assert not facetstore.is_loaded(gone) and "warm-up failed" in caplog.text
