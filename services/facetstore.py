@@ -367,8 +367,7 @@ class FacetStore:
 
     def _load_sites(self, db: Database) -> None:
         """Every site in site-id order, read in slices of ids so that only one slice's text is held at a time."""
-        span = db.fetch_rows("SELECT min(id) AS low, max(id) AS high, count(*) AS total FROM ctgov.facilities",
-                             timeout_ms=LOAD_TIMEOUT_MS)[0]
+        span = db.fetch_rows(load_sql("facetstore_site_span"), timeout_ms=LOAD_TIMEOUT_MS)[0]
         low, high, total = span["low"], span["high"], span["total"]
         slices = max(1, math.ceil(int(total or 0) / SITE_SLICE_ROWS))
         bounds = np.linspace(int(low or 0), int(high or 0) + 1, slices + 1).round().astype(np.int64)
@@ -378,9 +377,7 @@ class FacetStore:
             buffer = db.copy_csv(load_sql("facetstore_sites"), {"lo": lo, "hi": hi}, timeout_ms=LOAD_TIMEOUT_MS)
             df = _read(buffer, list(SITE_TEXT), {"nct_id": "S16", "site_id": np.int64, "lat": np.float64,
                                                  "lon": np.float64})
-            ids = df["nct_id"].to_numpy().astype("S16")
-            pos = np.minimum(np.searchsorted(self.nct, ids), self.n - 1) if self.n else np.zeros(len(ids), np.int64)
-            known = self.nct[pos] == ids if self.n else np.zeros(len(ids), dtype=bool)
+            pos, known = self._positions(df["nct_id"].to_numpy().astype("S16"))
             parts["row"].append(pos[known].astype(np.int32))
             parts["id"].append(df["site_id"].to_numpy(np.int64)[known])
             parts["lat"].append(df["lat"].to_numpy(np.float64)[known])
@@ -401,13 +398,17 @@ class FacetStore:
             setattr(self, attr, words[name].finish(np.concatenate(parts.pop(name))))
 
     # ---- filters ----------------------------------------------------------------------------------
+    def _positions(self, nct_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Row number of each NCT id, and whether the store has it at all."""
+        if nct_ids.size == 0 or self.n == 0:
+            return np.zeros(nct_ids.size, dtype=np.int64), np.zeros(nct_ids.size, dtype=bool)
+        pos = np.minimum(np.searchsorted(self.nct, nct_ids), self.n - 1)
+        return pos, self.nct[pos] == nct_ids
+
     def rows_of(self, nct_ids: np.ndarray) -> np.ndarray:
         """Row numbers of NCT ids (ids not in the store are dropped)."""
-        if nct_ids.size == 0:
-            return np.zeros(0, dtype=np.int64)
-        pos = np.searchsorted(self.nct, nct_ids)
-        pos = np.minimum(pos, self.n - 1)
-        return pos[self.nct[pos] == nct_ids]
+        pos, known = self._positions(nct_ids)
+        return pos[known]
 
     def _lookup(self, db: Database, clause: str, prefix: str, params: dict[str, Any]) -> np.ndarray:
         """Rows whose NCT id the SQL sub-select of a `<col> IN (…)` clause returns (run in the database)."""
