@@ -109,7 +109,11 @@ def handle(args: argparse.Namespace) -> int:
         loadtest.check_loopback(args.url)
     if args.think_ms < 0:
         raise BadInput("--think-ms cannot be negative.")
-    runtime.get_db()  # start/attach the database before the clock starts
+    db = runtime.get_db()  # start/attach the database before the clock starts
+    if stats.resolve_mode("auto", db) == "memory":
+        from services import facetstore
+
+        facetstore.warm_up(db)  # as the server does at start: loading is start-up, not a user's request
     if args.views < 0:
         raise BadInput("--views cannot be negative.")
     views = loadtest.view_pool(args.views, args.seed) if args.views else None
