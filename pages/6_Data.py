@@ -21,6 +21,13 @@ st.markdown(f"**Connected database:** {info['database']} — {info['kind']}"
 if info["kind"] == "embedded":
     st.info(ui_state.SAMPLE_NOTE, icon="ℹ️")
 
+st.subheader("How the dashboard is computed")
+eng = info["engine"]
+if eng["mode"] == "direct":
+    st.warning(f"**{eng['title']}.** {eng['text']}", icon="🐢")
+else:
+    st.markdown(f"**{eng['title']}.** {eng['text']}")
+
 st.subheader("Tables (schema `ctgov`)")
 st.dataframe([{"table": t, "rows": n} for t, n in info["tables"].items()], hide_index=True,
              width="stretch")

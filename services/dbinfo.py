@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from services import runtime
+from services import runtime, stats
 from services.db import Database, load_sql
 
 
@@ -33,6 +33,7 @@ def database_info(db: Database | None = None) -> dict[str, Any]:
         "sites_with_coordinates": int(row["sites_with_coordinates"]),
         "freshness": freshness.isoformat() if freshness is not None and hasattr(freshness, "isoformat") else None,
         "tables": {str(r.table_name): int(r.row_count) for r in tables.itertuples()},
+        "engine": stats.engine(db),
     }
 
 

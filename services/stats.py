@@ -133,6 +133,31 @@ def resolve_mode(mode: str = "auto", db: Database | None = None) -> str:
     return "derived" if os.environ.get("TRIAL_LANDSCAPE_FACET_ENGINE", "").lower() == "sql" else "memory"
 
 
+ENGINE_TEXT = {
+    "memory": ("In-process engine",
+               "Every study's facet inputs and every trial site are held in memory by this server process, loaded "
+               "once per start from the derived tables in schema `app` (rebuilt after every import) and reloaded "
+               "when those change. Filters, charts and the map are computed there, in a fraction of a second even "
+               "for the whole registry."),
+    "derived": ("SQL over the derived tables",
+                "The dashboard is computed in PostgreSQL from the per-study table `app.study_facets` (rebuilt after "
+                "every import); `TRIAL_LANDSCAPE_FACET_ENGINE=sql` chose this over the in-process engine, which "
+                "is faster but holds the data in this process's memory."),
+    "direct": ("Direct queries on AACT's base tables",
+               "This database has no derived tables (it is read-only, like the AACT cloud, or they have not been "
+               "built), so every chart is computed from the `ctgov` tables directly. The numbers are the same; at "
+               "full registry size a view takes seconds instead of a fraction of one. For the fast engine, load "
+               "AACT into a database the app may write to, e.g. `python -m services import aact export.zip`."),
+}
+
+
+def engine(db: Database | None = None) -> dict[str, str]:
+    """Which way the dashboard is computed on this database, with a title and an explanation (Data page, db info)."""
+    mode = resolve_mode("auto", db or runtime.get_db())
+    title, text = ENGINE_TEXT[mode]
+    return {"mode": mode, "title": title, "text": text}
+
+
 def matched_cte(f: Filters, *, skip: tuple[str, ...] = (), mode: str = "auto",
                 db: Database | None = None) -> tuple[str, dict[str, Any]]:
     """`WITH m AS (…)` selecting the NCT ids that match the filter, and its parameters.
