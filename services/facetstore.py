@@ -255,7 +255,7 @@ _allocator_tuned = False
 
 
 def _tune_allocator() -> None:
-    """Serve large arrays (≥ 1 MB) from their own memory maps, returned to the system as soon as they are freed.
+    """Serve large arrays (≥ 8 MB) from their own memory maps, returned to the system as soon as they are freed.
 
     glibc otherwise raises that threshold after the first large free, so the map's tens-of-MB temporaries land
     in the heap, where ~300 MB stayed resident between page views. Once per process; no-op off glibc.
@@ -265,7 +265,7 @@ def _tune_allocator() -> None:
         return
     _allocator_tuned = True
     try:
-        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt(-3, 1 << 20)  # M_MMAP_THRESHOLD
+        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt(-3, 8 << 20)  # M_MMAP_THRESHOLD
     except (OSError, AttributeError):
         pass
 
