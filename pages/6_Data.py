@@ -29,8 +29,9 @@ else:
     st.markdown(f"**{eng['title']}.** {eng['text']}")
 
 st.subheader("Tables (schema `ctgov`)")
-st.dataframe([{"table": t, "rows": n} for t, n in info["tables"].items()], hide_index=True,
-             width="stretch")
+st.dataframe(sorted(({"table": t, "rows": n} for t, n in info["tables"].items()), key=lambda r: (-r["rows"], r["table"])),
+             hide_index=True, width="stretch",
+             column_config={"rows": st.column_config.NumberColumn("rows", format="localized")})
 
 st.subheader("Use the full registry")
 st.markdown(

@@ -34,6 +34,7 @@ STATUS_MIX = {
     "AVAILABLE": 0.002, "NO_LONGER_AVAILABLE": 0.002, "APPROVED_FOR_MARKETING": 0.001, "WITHHELD": 0.001,
     "TEMPORARILY_NOT_AVAILABLE": 0.001,
 }
+AS_OF = pd.Timestamp("2026-11-01")  # the day the synthetic registry is "as of": no update is posted later
 TYPE_MIX = {"INTERVENTIONAL": 0.77, "OBSERVATIONAL": 0.22, "EXPANDED_ACCESS": 0.01}
 PHASE_MIX = {"NA": 0.40, "PHASE2": 0.17, "PHASE1": 0.13, "PHASE3": 0.11, "PHASE4": 0.11, "PHASE1/PHASE2": 0.04,
              "PHASE2/PHASE3": 0.02, "EARLY_PHASE1": 0.02}
@@ -149,7 +150,8 @@ def generate(n: int, seed: int) -> dict[str, pd.DataFrame]:
     why = np.where(stopped & (rng.random(n) < 0.85), _zipf_pick(rng, WHY_STOPPED, n, 0.8), None)
     titles = np.array([f"Study of {c} ({i})" for i, c in zip(ids, _zipf_pick(rng, vocab["conditions"], n),
                                                                  strict=True)], dtype=object)
-    last_update = start + pd.to_timedelta(rng.integers(0, 900, n), unit="D")
+    # Updates follow the start by up to ~2.5 years, but never pass the day the registry is "as of".
+    last_update = (start + pd.to_timedelta(rng.integers(0, 900, n), unit="D")).clip(upper=AS_OF)
     first_submitted = start - pd.to_timedelta(rng.integers(0, 200, n), unit="D")
     studies = pd.DataFrame({
         "nct_id": ids, "brief_title": titles, "official_title": titles, "study_type": study_type,

@@ -44,6 +44,9 @@ def test_bench_scale_generator_shapes(synthetic_db):
     assert {"COMPLETED", "RECRUITING", "TERMINATED"} <= statuses
     ages = {r["minimum_age"] for r in db.fetch_rows("SELECT DISTINCT minimum_age FROM ctgov.eligibilities")}
     assert {"18 Years", "N/A", "6 Months"} <= ages
+    # no update is posted after the day the synthetic registry is "as of" (the Data page shows the newest)
+    newest = db.fetch_value("SELECT max(last_update_posted_date) FROM ctgov.studies")
+    assert newest is not None and newest <= synth.AS_OF.date()
 
 
 def test_bench_scale_both_computations_agree(synthetic_db):
