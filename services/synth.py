@@ -151,7 +151,8 @@ def generate(n: int, seed: int) -> dict[str, pd.DataFrame]:
     titles = np.array([f"Study of {c} ({i})" for i, c in zip(ids, _zipf_pick(rng, vocab["conditions"], n),
                                                                  strict=True)], dtype=object)
     # Updates follow the start by up to ~2.5 years, but never pass the day the registry is "as of".
-    last_update = (start + pd.to_timedelta(rng.integers(0, 900, n), unit="D")).clip(upper=AS_OF)
+    last_update = start + pd.to_timedelta(rng.integers(0, 900, n), unit="D")
+    last_update = last_update.where(last_update <= AS_OF, AS_OF)
     first_submitted = start - pd.to_timedelta(rng.integers(0, 200, n), unit="D")
     studies = pd.DataFrame({
         "nct_id": ids, "brief_title": titles, "official_title": titles, "study_type": study_type,
