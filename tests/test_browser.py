@@ -18,7 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from services.commands.bench_load_cmd import free_port
+from services.commands.bench_load_cmd import free_port, stop_process
 from services.loadtest import http_get
 
 CHROMIUM = "/usr/bin/chromium"
@@ -69,15 +69,6 @@ def _start_streamlit(env: dict[str, str]) -> tuple[subprocess.Popen, str, Path]:
             time.sleep(0.3)
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=10)
-
-
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("APP_PASSWORD", "ANTHROPIC_API_KEY")}
     env.update(extra)
@@ -88,14 +79,14 @@ def _env(**extra: str) -> dict[str, str]:
 def app_url(db) -> Iterator[str]:  # noqa: ANN001 - the session database must exist before the server attaches
     proc, url, _ = _start_streamlit(_env())
     yield url
-    _stop(proc)
+    stop_process(proc)
 
 
 @pytest.fixture(scope="module")
 def gated_url(db) -> Iterator[str]:  # noqa: ANN001
     proc, url, _ = _start_streamlit(_env(APP_PASSWORD=PASSWORD))
     yield url
-    _stop(proc)
+    stop_process(proc)
 
 
 @pytest.fixture(scope="module")
@@ -261,7 +252,7 @@ def test_browser_database_down_banner_then_recovers_by_itself(page, browser, scr
         assert exceptions(page) == []
         assert "Traceback" not in log.read_text()
     finally:
-        _stop(proc)
+        stop_process(proc)
         scratch_server.release(scratch_dir)
 
 

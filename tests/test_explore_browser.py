@@ -4,42 +4,19 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from services import stats
+from services.commands.bench_load_cmd import free_port, streamlit_server
 from services.filters import Filters
 
-PROJECT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else shutil.which("chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run"]
 CHARTS = 22  # the funnel and 21 facet charts
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait_healthy(port: int) -> None:
-    deadline = time.monotonic() + 90
-    while True:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as answer:
-                if answer.read() == b"ok":
-                    return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.5)
 
 
 def _metric(page, label: str) -> str:  # noqa: ANN001 - playwright Page
@@ -66,13 +43,8 @@ def _wait_for_charts(page) -> None:  # noqa: ANN001
 def test_explore_in_chromium(db, tmp_path):
     from playwright.sync_api import sync_playwright
 
-    port = _free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true",
-         "--server.address", "127.0.0.1"],
-        cwd=PROJECT, env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        _wait_healthy(port)
+    port = free_port()
+    with streamlit_server(port):
         start = Filters()
         clicked = Filters(phase=("PHASE2",))
         before, after = stats.dashboard(start, db=db), stats.dashboard(clicked, db=db)
@@ -114,6 +86,3 @@ def test_explore_in_chromium(db, tmp_path):
                 assert _metric(fresh, label) == _metric(page, label)
             assert fresh.locator("[data-testid=stSidebar]").get_by_text("Phase 2", exact=True).count() == 1
             browser.close()
-    finally:
-        server.terminate()
-        server.wait(timeout=30)

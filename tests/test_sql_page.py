@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from services import console
+from services.commands.bench_load_cmd import free_port, streamlit_server
 
 PROJECT = Path(__file__).resolve().parent.parent
 PAGE = "pages/5_SQL.py"
@@ -171,35 +167,14 @@ def test_sql_page_database_error_is_shown(db):
 
 
 # ---- a real browser -----------------------------------------------------------------------------
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.mark.browser
 @pytest.mark.skipif(not Path(CHROMIUM).exists() and not shutil.which("chromium"),
                     reason="Debian's chromium is not installed (/usr/bin/chromium)")
 def test_sql_page_in_chromium(db, tmp_path):
     from playwright.sync_api import sync_playwright
 
-    port = _free_port()
-    env = {**os.environ, "TRIAL_LANDSCAPE_DATA_DIR": os.environ["TRIAL_LANDSCAPE_DATA_DIR"]}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true",
-         "--server.address", "127.0.0.1"],
-        cwd=PROJECT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as answer:
-                    if answer.read() == b"ok":
-                        break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.5)
+    port = free_port()
+    with streamlit_server(port):
         countries = db.fetch_value("SELECT count(DISTINCT country) FROM ctgov.facilities")
         with sync_playwright() as pw:
             browser = pw.chromium.launch(
@@ -222,6 +197,3 @@ def test_sql_page_in_chromium(db, tmp_path):
             assert page.locator("[data-testid=stException]").count() == 0
             browser.close()
         assert shot.stat().st_size > 20_000
-    finally:
-        server.terminate()
-        server.wait(timeout=30)

@@ -77,12 +77,17 @@ def streamlit_server(port: int | None = None) -> Iterator[str]:
                 time.sleep(0.5)
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+        stop_process(proc)
+
+
+def stop_process(proc: subprocess.Popen[Any]) -> None:
+    """Ask a child process to stop; kill it when it has not stopped after 20 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
 
 
 def _text(result: dict[str, Any]) -> str:
