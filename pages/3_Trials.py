@@ -2,6 +2,7 @@
 
 import math
 
+import pandas as pd
 import streamlit as st
 
 from services import export, search, trialview, ui_state
@@ -33,6 +34,14 @@ def facts_grid(pairs: list[tuple[str, str]], per_row: int = 4) -> None:
     for start in range(0, len(pairs), per_row):
         for col, (name, value) in zip(st.columns(per_row), pairs[start:start + per_row], strict=False):
             col.markdown(f"**{name}**  \n{trialview.md_escape(value)}")
+
+
+def table_or_note(table: pd.DataFrame, note: str) -> None:
+    """A full-width table, or a short caption when it has no rows."""
+    if table.empty:
+        st.caption(note)
+    else:
+        st.dataframe(table, hide_index=True, width="stretch")
 
 
 def show_detail(d: search.TrialDetail) -> None:
@@ -72,17 +81,9 @@ def show_detail(d: search.TrialDetail) -> None:
             st.markdown(trialview.criteria_markdown(crit.exclusion) or "None listed.")
     with tabs[2]:
         st.subheader("Arms", anchor=False)
-        arms = trialview.arms_table(d)
-        if arms.empty:
-            st.caption("No arms or groups listed.")
-        else:
-            st.dataframe(arms, hide_index=True, width="stretch")
+        table_or_note(trialview.arms_table(d), "No arms or groups listed.")
         st.subheader("Interventions", anchor=False)
-        ivs = trialview.interventions_table(d)
-        if ivs.empty:
-            st.caption("No interventions listed.")
-        else:
-            st.dataframe(ivs, hide_index=True, width="stretch")
+        table_or_note(trialview.interventions_table(d), "No interventions listed.")
     with tabs[3]:
         groups = trialview.outcomes_by_type(d)
         if not groups:
