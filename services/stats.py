@@ -151,6 +151,26 @@ ENGINE_TEXT = {
 }
 
 
+def warm_engine(db: Database | None = None) -> None:
+    """Load the in-process facet engine now when it is the one in use (server start, load test), so that no
+    visitor's request pays for it."""
+    db = db or runtime.get_db()
+    if resolve_mode("auto", db) == "memory":
+        from services import facetstore
+
+        facetstore.warm_up(db)
+
+
+def engine_loading(db: Database | None = None) -> bool:
+    """True while the in-process engine is in use but not yet loaded in this process."""
+    db = db or runtime.get_db()
+    if resolve_mode("auto", db) != "memory":
+        return False
+    from services import facetstore
+
+    return not facetstore.is_loaded(db)
+
+
 def engine(db: Database | None = None) -> dict[str, str]:
     """Which way the dashboard is computed on this database, with a title and an explanation (Data page, db info)."""
     mode = resolve_mode("auto", db or runtime.get_db())

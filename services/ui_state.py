@@ -340,10 +340,7 @@ def _database_ready() -> str:
 
     threading.Thread(target=geo.warm_up, name="geo-warm-up", daemon=True).start()
     db = runtime.get_db()
-    if stats.resolve_mode("auto", db) == "memory":  # the in-process facet engine: load it before it is asked for
-        from services import facetstore
-
-        threading.Thread(target=facetstore.warm_up, args=(db,), name="facet-warm-up", daemon=True).start()
+    threading.Thread(target=stats.warm_engine, args=(db,), name="facet-warm-up", daemon=True).start()
     return db.label
 
 
@@ -416,10 +413,7 @@ def cached(fn: Callable[..., T], *args: Any) -> T:
 @contextlib.contextmanager
 def facets_loading_notice() -> Iterator[None]:
     """A spinner naming the wait while this process still loads the in-process facet engine (else nothing)."""
-    from services import facetstore
-
-    db = runtime.get_db()
-    if stats.resolve_mode("auto", db) == "memory" and not facetstore.is_loaded(db):
+    if stats.engine_loading(runtime.get_db()):
         with st.spinner("Loading every study into memory for fast filtering — once per server start, about "
                         "20 seconds for the whole registry…"):
             yield

@@ -114,11 +114,8 @@ def handle(args: argparse.Namespace) -> int:
         loadtest.check_loopback(args.url)
     if args.think_ms < 0:
         raise BadInput("--think-ms cannot be negative.")
-    db = runtime.get_db()  # start/attach the database before the clock starts
-    if stats.resolve_mode("auto", db) == "memory":
-        from services import facetstore
-
-        facetstore.warm_up(db)  # as the server does at start: loading is start-up, not a user's request
+    # Start/attach the database and load the in-process engine before the clock starts, as the server does.
+    stats.warm_engine(runtime.get_db())
     if args.views < 0:
         raise BadInput("--views cannot be negative.")
     views = loadtest.view_pool(args.views, args.seed) if args.views else None
