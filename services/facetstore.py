@@ -771,10 +771,11 @@ def _distinct_per_group(groups: np.ndarray, rows: np.ndarray, ngroups: int) -> n
     return np.bincount(pairs // width, minlength=ngroups)
 
 
-def _distinct_rows(rows: np.ndarray, n: int) -> int:
-    """count(DISTINCT study) of study rows below n, by marking."""
-    seen = np.zeros(n, dtype=bool)
-    seen[rows] = True
+def _count_distinct(values: np.ndarray, bound: int) -> int:
+    """How many distinct values there are among non-negative integers below `bound` (study rows, cell keys),
+    by marking a table instead of sorting."""
+    seen = np.zeros(bound, dtype=bool)
+    seen[values] = True
     return int(np.count_nonzero(seen))
 
 
@@ -811,8 +812,8 @@ def map_frames(store: FacetStore, f: Filters, db: Database, *, only_in_area: boo
     del chosen
     rows = store.site_row[sites]
     loc_sites = sites[store.site_loc[sites] != store.nloc]
-    summary = {"sites": int(sites.size), "located": int(loc_sites.size), "trials": _distinct_rows(rows, store.n),
-               "trials_located": _distinct_rows(store.site_row[loc_sites], store.n)}
+    summary = {"sites": int(sites.size), "located": int(loc_sites.size), "trials": _count_distinct(rows, store.n),
+               "trials_located": _count_distinct(store.site_row[loc_sites], store.n)}
     countries, states = _country_values(store, sites, rows), _state_values(store, sites, rows)
     del sites, rows  # the grid below needs only the located sites
     cell: float | None = None
@@ -825,7 +826,7 @@ def map_frames(store: FacetStore, f: Filters, db: Database, *, only_in_area: boo
         cell = grid_steps[-1]
         for step in grid_steps:
             cells, ncells = store.loc_cells(step)
-            if _distinct_rows(cells[used_locs], ncells) <= point_limit:
+            if _count_distinct(cells[used_locs], ncells) <= point_limit:
                 cell = step
                 break
         points = _grid(store, loc_sites, locs, loc_miles, cell)
