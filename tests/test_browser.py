@@ -28,6 +28,7 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--d
         "--disable-sync", "--no-first-run"]
 PASSWORD = "open sesame 42"
 LOAD_TIMEOUT_MS = 90_000
+EXPLORE_KPIS = 5  # matching trials, recruiting, sites, countries, planned enrollment
 
 pytestmark = [
     pytest.mark.browser,
@@ -131,8 +132,12 @@ def sidebar_input(pg, label: str):  # noqa: ANN001, ANN201
     return pg.locator('[data-testid="stSidebar"]').get_by_label(label, exact=True)
 
 
-def metrics(pg) -> dict[str, str]:  # noqa: ANN001
+def metrics(pg, count: int | None = None) -> dict[str, str]:  # noqa: ANN001
+    """Label → value of every metric; with `count`, first wait until that many have arrived (a loaded machine can
+    pause a run between two boxes of the same row)."""
     pg.wait_for_selector('[data-testid="stMetric"]')
+    if count is not None:
+        playwright_api.expect(pg.locator('[data-testid="stMetric"]')).to_have_count(count, timeout=LOAD_TIMEOUT_MS)
     out = {}
     for m in pg.locator('[data-testid="stMetric"]').all():
         out[m.locator('[data-testid="stMetricLabel"]').inner_text().strip()] = (
@@ -180,7 +185,7 @@ def test_browser_filter_set_on_explore_is_kept_on_map_and_trials(page, app_url):
 def test_browser_share_link_opens_the_same_view_in_a_fresh_context(page, app_url, browser):
     page.goto(app_url + "/Explore?condition=lymphoma&status=ANY&phase=PHASE2")
     settle(page)
-    original = metrics(page)
+    original = metrics(page, count=EXPLORE_KPIS)
     link = page.locator('[data-testid="stSidebar"] [data-testid="stCode"]').first.inner_text().strip()
     assert link.startswith(app_url + "/Explore?")
     assert parse_qs(urlsplit(link).query) == {"condition": ["lymphoma"], "status": ["ANY"], "phase": ["PHASE2"]}
@@ -195,7 +200,7 @@ def test_browser_share_link_opens_the_same_view_in_a_fresh_context(page, app_url
         playwright_api.expect(sidebar_input(other, "Condition")).to_have_value("lymphoma", timeout=LOAD_TIMEOUT_MS)
         settle(other)
         assert exceptions(other) == []
-        assert metrics(other) == original
+        assert metrics(other, count=EXPLORE_KPIS) == original
         assert original["Matching trials"] not in ("", "0")
     finally:
         fresh.close()
