@@ -5,26 +5,21 @@ from dataclasses import fields
 
 import streamlit as st
 
-from services import charts, export, stats, ui_state
+from services import charts, export, inert, stats, ui_state
 from services.search import EXPORT_CAP, matching_trials
 
 ui_state.ensure_database()
 f = ui_state.page_setup("Explore", "📊")
 st.title("📊 Explore the trial landscape")
-st.caption("Filters: " + " · ".join(f.describe()) + ". Click a bar to add its value to the filters.")
+st.caption("Filters: " + " · ".join(inert.md_line(line) for line in f.describe()) + ". Click a bar to add its value to the filters.")
 
-with ui_state.database_errors(), ui_state.facets_loading_notice():
-    dash = stats.cached_dashboard(f)
+# Progressive: the KPIs and the funnel first (their own quick queries where the facets are slow), then
+# the charts one by one as they are drawn, with a spinner naming the wait in between — never a blank area.
+with (ui_state.database_errors(), ui_state.facets_loading_notice(),
+      st.spinner("Counting the matching trials…", show_time=True)):
+    summary = stats.cached_summary(f)
 
-for note in dash.notices:
-    st.caption(note)
-if dash.errors:
-    failed = ", ".join(stats.FACETS[n]["title"] if n in stats.FACETS else n for n in sorted(dash.errors))
-    st.warning(f"Some numbers could not be computed in time ({failed}); the rest of the page is complete.",
-               icon="⏱️")
-    st.button("Try those again", key="explore_retry")
-
-k = dash.kpis
+k = summary.kpis
 # A wrapping row: five boxes side by side on a wide screen, on two lines when narrow (numbers never cut).
 kpi_row = st.container(horizontal=True, gap="small")
 for key, label, help_text in (
@@ -33,14 +28,15 @@ for key, label, help_text in (
         ("sites", "Sites", "Trial sites (facilities) of the matching trials."),
         ("countries", "Countries", "Countries with at least one site of a matching trial."),
         ("planned_enrollment", "Planned enrollment", "Sum of actual or anticipated enrollment.")):
-    kpi_row.metric(label, f"{k[key]:,}" if key in k else "—", help=help_text, border=True, width=200)
+    kpi_row.metric(label, f"{k[key]:,}" if key in k else "—", help=help_text, border=True, width="stretch")
 
 left, right = st.columns([3, 2])
 with left:
-    if "funnel" in dash.errors:
-        st.warning(f"Funnel: {dash.errors['funnel']}.", icon="⏱️")
+    if "funnel" in summary.errors:
+        st.warning(f"Funnel: {summary.errors['funnel']}.", icon="⏱️")
     else:
-        st.plotly_chart(charts.funnel_figure(dash.funnel), key="explore_funnel", config={"displayModeBar": False})
+        st.plotly_chart(charts.shared_funnel_figure(summary.funnel), key="explore_funnel",
+                        config={"displayModeBar": False})
 with right:
     st.markdown("**Share or download this view**")
     st.caption("The share link in the sidebar (copy button at its right) reopens exactly these filters.")
@@ -60,6 +56,16 @@ if k.get("matching_trials") == 0:
     st.info("No trial matches these filters, so the charts below are empty. Remove a filter in the sidebar "
             "(or press **Reset filters**) to widen the view.", icon="🔎")
 
+with ui_state.database_errors(), st.spinner("Computing the charts…", show_time=True):
+    dash = summary if summary.facets or summary.errors else stats.cached_dashboard(f)
+for note in dash.notices:
+    st.caption(inert.md_line(note))
+if dash.errors:
+    failed = ", ".join(stats.FACETS[n]["title"] if n in stats.FACETS else n for n in sorted(dash.errors))
+    st.warning(f"Some numbers could not be computed in time ({failed}); the rest of the page is complete.",
+               icon="⏱️")
+    st.button("Try those again", key="explore_retry")
+
 # Chart keys carry the filter, so a new filter gives fresh charts without a stale selection.
 view = zlib.crc32(f.query_string().encode()) & 0xFFFFFFFF
 for start in range(0, len(charts.CHARTS), 2):
@@ -71,7 +77,7 @@ for start in range(0, len(charts.CHARTS), 2):
                            icon="⏱️")
                 continue
             rows = dash.facets.get(spec.facet, [])
-            fig = charts.facet_figure(spec.facet, rows)
+            fig = charts.shared_facet_figure(spec.facet, rows)
             if spec.clickable and rows:
                 event = st.plotly_chart(fig, key=f"chart_{spec.facet}_{view}", on_select="rerun",
                                         selection_mode="points", config={"displayModeBar": False})

@@ -5,7 +5,7 @@ import math
 import pandas as pd
 import streamlit as st
 
-from services import export, search, trialview, ui_state
+from services import export, inert, provenance, results, search, trialview, ui_state
 from services.errors import BadInput
 from services.normalize import label
 
@@ -47,32 +47,45 @@ def table_or_note(table: pd.DataFrame, note: str) -> None:
 def show_detail(d: search.TrialDetail) -> None:
     s = d.study
     st.button("← All matching trials", on_click=back_to_list, key="detail_back")
-    st.header(s.get("title") or d.nct_id, anchor=False)
-    st.markdown(f"**{d.nct_id}** · [Open on ClinicalTrials.gov ↗]({d.url})"
+    st.header(inert.md_line(s.get("title") or d.nct_id), anchor=False)
+    st.markdown(f"**{d.nct_id}** · {inert.ctgov_link(d.nct_id, 'Open on ClinicalTrials.gov ↗')}"
                 + (f" · acronym {trialview.md_escape(str(s['acronym']))}" if s.get("acronym") else ""))
     if s.get("official_title") and s.get("official_title") != s.get("title"):
-        st.caption(s["official_title"])
+        st.caption(inert.md(s["official_title"]))
+    stale = trialview.status_freshness(d)
+    if stale:
+        st.warning(stale, icon="⏳")
+    copy_note = provenance.missing_note(d.provenance)
+    if copy_note:
+        st.info(copy_note, icon="🧩")
     facts_grid(trialview.key_facts(d, f.unit))
     if d.conditions:
         st.markdown("**Conditions:** " + trialview.md_escape("; ".join(d.conditions)))
+    posted = bool(s.get("has_results"))
     tabs = st.tabs(["Summary", "Eligibility", "Arms & interventions", "Outcomes",
-                    f"Sites ({len(d.sites):,})", "Dates & sponsors"])
+                    f"Sites ({len(d.sites):,})", "Dates & sponsors", *(["Results"] if posted else [])])
     with tabs[0]:
-        st.markdown(trialview.registry_markdown(s.get("brief_summary") or "No summary given."))
+        st.markdown(trialview.registry_markdown(
+            provenance.describe(s.get("brief_summary"), "summary", d.provenance, "No summary given.")))
         if s.get("detailed_description"):
             with st.expander("Detailed description"):
                 st.markdown(trialview.registry_markdown(s["detailed_description"]))
         design = trialview.design_facts(d)
         if design:
-            st.markdown("**Design:** " + " · ".join(f"{k}: {v}" for k, v in design))
+            st.markdown("**Design:** " + " · ".join(f"{k}: {inert.md_line(v)}" for k, v in design))
     with tabs[1]:
-        st.markdown(f"**Ages:** {trialview.age_range(s)} · **Sex:** "
-                    f"{label('sex', s.get('gender')) if s.get('gender') else 'Not stated'} · "
-                    f"**Healthy volunteers:** {trialview.healthy_text(s.get('healthy_volunteers'))}")
+        st.markdown(f"**Ages:** {trialview.md_escape(trialview.ages_text(s, d.provenance))} · **Sex:** "
+                    f"{trialview.md_escape(trialview.sex_text(s, d.provenance))} · **Healthy volunteers:** "
+                    f"{trialview.md_escape(trialview.healthy_volunteers_text(s, d.provenance))}")
         crit = d.criteria
-        if not crit.all:
+        origin = provenance.criteria_origin(d.provenance)
+        if not crit.all and d.provenance is not None and d.provenance.lacks_field("criteria"):
+            st.info(f"Eligibility criteria text: {provenance.NOT_IN_COPY} ({d.url}).")
+        elif not crit.all:
             st.info("The registry entry gives no eligibility criteria text.")
         else:
+            if origin:
+                st.caption(origin)
             if crit.notice:
                 st.caption(crit.notice)
             st.subheader(f"Inclusion criteria ({len(crit.inclusion)})", anchor=False)
@@ -107,7 +120,8 @@ def show_detail(d: search.TrialDetail) -> None:
                          column_config={"distance": st.column_config.NumberColumn(f"Distance ({f.unit})",
                                                                                   format="%.1f")})
     with tabs[5]:
-        st.table({"Date": [k for k, _ in trialview.key_dates(d)], "": [v for _, v in trialview.key_dates(d)]})
+        st.table({"Date": [k for k, _ in trialview.key_dates(d)],
+                  "": [inert.md_line(v) for _, v in trialview.key_dates(d)]})
         lead = d.lead_sponsor or "—"
         if d.lead_class:
             lead += f" ({label('funder_class', d.lead_class)})"
@@ -116,6 +130,36 @@ def show_detail(d: search.TrialDetail) -> None:
                                               if d.collaborators else "none listed"))
         if d.keywords:
             st.markdown("**Keywords:** " + trialview.md_escape("; ".join(d.keywords)))
+    if posted:
+        with tabs[6]:
+            show_results(d)
+
+
+def show_results(d: search.TrialDetail) -> None:
+    """Participant flow, baseline characteristics and primary outcomes with their analyses, as posted."""
+    with ui_state.database_errors():
+        r = ui_state.cached(results.trial_results, d.nct_id)
+    if not r.any:
+        st.caption("Results are posted on ClinicalTrials.gov, but this copy of the registry holds no result "
+                   "tables for this trial; open it on ClinicalTrials.gov to read them.")
+        return
+    st.caption("As posted by the sponsor; one column per group. Values are the group's measure with its spread "
+               "in brackets.")
+    st.subheader("Participant flow", anchor=False)
+    table_or_note(r.flow, "No participant flow posted.")
+    st.subheader("Baseline characteristics", anchor=False)
+    table_or_note(r.baseline, "No baseline characteristics posted.")
+    st.subheader(f"Primary outcomes ({len(r.primary)})", anchor=False)
+    if not r.primary:
+        st.caption("No primary outcome results posted.")
+    for outcome in r.primary:
+        st.markdown(f"**{trialview.md_escape(outcome.title)}**")
+        about = f"{outcome.measure} · time frame: {outcome.time_frame}" if outcome.time_frame else outcome.measure
+        st.caption(trialview.md_escape(about))
+        table_or_note(outcome.table, "No numbers posted for this outcome.")
+        if not outcome.analyses.empty:
+            st.markdown("*Statistical analyses*")
+            st.dataframe(outcome.analyses, hide_index=True, width="stretch")
 
 
 def show_compare(ids: list[str]) -> None:
@@ -130,12 +174,12 @@ def show_compare(ids: list[str]) -> None:
         st.warning(f"At most {trialview.MAX_COMPARE} trials side by side; showing the first "
                    f"{trialview.MAX_COMPARE}.", icon="⚠️")
     if missing:
-        st.warning("Not in the connected database: " + ", ".join(missing), icon="🔍")
+        st.warning("Not in the connected database: " + inert.md_line(", ".join(missing)), icon="🔍")
     if len(details) < 2:
         st.info("Choose two to four trials to compare (tick them in the table, then **Compare**).")
         return
     table = trialview.comparison(details, f.unit)
-    st.table(table)
+    st.table(trialview.comparison_cells(table))
     st.caption("Share this comparison with the page link (the ids are in the address).")
     for d in details:
         st.button(f"Details of {d.nct_id}", key=f"cmp_open_{d.nct_id}", on_click=open_trial, args=(d.nct_id,))
@@ -150,7 +194,7 @@ if raw_nct is not None:
     try:
         nct = search.parse_nct_id(raw_nct)
     except BadInput as err:
-        st.error(f"**Cannot open that trial.** {err}", icon="🚫")
+        st.error(f"**Cannot open that trial.** {inert.md_line(err)}", icon="🚫")
         st.query_params.pop("nct", None)
         nct = None
     if nct is not None:
@@ -158,7 +202,7 @@ if raw_nct is not None:
             detail = ui_state.cached(search.trial_detail, nct, *near)
         if detail is None:
             st.warning(f"**No trial {nct} in the connected database.** It may not exist, or it is not part of the "
-                       f"loaded data (the embedded sample holds 12,206 studies). Check the id on "
+                       f"loaded data (the embedded sample is a small part of the registry). Check the id on "
                        f"[ClinicalTrials.gov]({search.ctgov_url(nct)}).", icon="🔍")
         else:
             show_detail(detail)
@@ -168,7 +212,7 @@ if raw_nct is not None:
 if compare_raw:
     ids, bad = trialview.parse_compare(compare_raw)
     if bad:
-        st.error("Not ClinicalTrials.gov ids (NCT followed by 8 digits): " + ", ".join(bad), icon="🚫")
+        st.error("Not ClinicalTrials.gov ids (NCT followed by 8 digits): " + inert.md_line(", ".join(bad)), icon="🚫")
     if ids:
         show_compare(ids)
         ui_state.footer()
@@ -179,31 +223,50 @@ with ui_state.database_errors():
     total = ui_state.cached(search.count_trials, f)
 
 sorts = [k for k in trialview.SORT_LABELS if k != "nearest_miles" or place is not None]
+default_sort = "nearest_miles" if place is not None else sorts[0]
+# Sort, direction, page size, page and ticked rows live in the URL (and the share link) and in this session's
+# memory, so a link reopens this exact page of the table and a visit to a trial's details comes back to it.
+if st.session_state.get("trials_sort") not in (None, *sorts):
+    del st.session_state["trials_sort"]
+ui_state.view_widget("trials_sort", "sort", default_sort, lambda v: v if v in sorts else None)
 c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
-sort = c1.selectbox("Sort by", sorts, index=sorts.index("nearest_miles") if place is not None else 0,
-                    format_func=trialview.SORT_LABELS.get, key="trials_sort")
-descending = c2.toggle("Descending", value=sort not in ("nearest_miles", "nct_id", "title"), key="trials_desc")
-size = c3.selectbox("Rows per page", trialview.PAGE_SIZES, index=1, key="trials_size")
+sort = c1.selectbox("Sort by", sorts, format_func=trialview.SORT_LABELS.get, key="trials_sort")
+ui_state.set_view_param("sort", sort, default_sort)
+default_desc = sort not in ("nearest_miles", "nct_id", "title")
+ui_state.view_widget("trials_desc", "desc", default_desc, ui_state.parse_flag)
+descending = c2.toggle("Descending", key="trials_desc")
+ui_state.set_view_param("desc", descending, default_desc, ui_state.dump_flag)
+default_size = trialview.PAGE_SIZES[1]
+ui_state.view_widget("trials_size", "rows", default_size, lambda v: int(v) if int(v) in trialview.PAGE_SIZES else None)
+size = c3.selectbox("Rows per page", trialview.PAGE_SIZES, key="trials_size")
+ui_state.set_view_param("rows", size, default_size)
 pages = max(1, math.ceil(total / size))
+ui_state.view_widget("trials_page", "page", 1, lambda v: int(v) if int(v) >= 1 else None)
 if st.session_state.get("trials_page", 1) > pages:
     st.session_state["trials_page"] = pages  # the filters changed and there are fewer pages now
 page = c4.number_input(f"Page (of {pages:,})", min_value=1, max_value=pages, step=1, key="trials_page")
 page = min(int(page), pages)
+ui_state.set_view_param("page", page, 1)
 
 with ui_state.database_errors():
     rows = ui_state.cached(trialview.trials_page, f, sort, descending, size, (page - 1) * size)
 
 first = (page - 1) * size + 1 if total else 0
 st.caption(f"**{total:,} matching trials** · showing {first:,}–{(page - 1) * size + len(rows):,}, sorted by "
-           f"{trialview.SORT_LABELS[sort].lower()} ({'descending' if descending else 'ascending'}). "
-           "Tick rows to open one trial or compare two to four.")
+           f"{trialview.SORT_LABELS[sort].lower()} ({'descending' if descending else 'ascending'}; that column "
+           "stands next to the NCT id). Click an NCT id to open the trial here; ↗ opens it on ClinicalTrials.gov. "
+           "Tick rows to compare two to four.")
 table = trialview.trials_table(rows, f.unit)
+ticked = trialview.parse_compare(ui_state.view_memory("sel", "") or st.query_params.get("sel", ""))[0]
 event = st.dataframe(
-    table, hide_index=True, width="stretch", height=min(38 + 35 * max(len(table), 1), 600), on_select="rerun", selection_mode="multi-row", key="trials_table",
-    column_order=(["link", "nearest"] + trialview.TABLE_COLUMNS[1:-1]) if place is not None
-    else trialview.TABLE_COLUMNS[:-1],
+    table, hide_index=True, width="stretch", height=min(38 + 35 * max(len(table), 1), 600), on_select="rerun",
+    selection_mode=["multi-row", "single-cell"], key="trials_table",
+    selection_default={"selection": {"rows": [i for i, n in enumerate(table["nct_id"]) if n in ticked]}},
+    column_order=trialview.table_column_order(sort, near=place is not None),
     column_config={
-        "link": st.column_config.LinkColumn("NCT id", display_text=r"https://clinicaltrials\.gov/study/(NCT\d+)"),
+        "nct_id": st.column_config.TextColumn("NCT id", help="Click an id to open that trial's details here."),
+        "link": st.column_config.LinkColumn("Registry", display_text="↗", width="small",
+                                            help="Open the trial on ClinicalTrials.gov (new tab)."),
         "title": st.column_config.TextColumn("Title", width="large"),
         "phase": "Phase", "status": "Status", "conditions": "Conditions", "lead_sponsor": "Lead sponsor",
         "enrollment": st.column_config.NumberColumn("Enrollment", format="%d"),
@@ -212,7 +275,13 @@ event = st.dataframe(
         "nearest": st.column_config.NumberColumn(f"Nearest site ({f.unit})", format="%.1f"),
     },
 )
+clicked = [str(table.iloc[i]["nct_id"]) for i, col in (event.selection.cells if event else [])
+           if col == "nct_id" and i < len(table)]
+if clicked:
+    open_trial(clicked[0])
+    st.rerun()
 selected = [str(table.iloc[i]["nct_id"]) for i in (event.selection.rows if event else []) if i < len(table)]
+ui_state.set_view_param("sel", ",".join(selected), "")
 b1, b2, b3 = st.columns([1, 1, 2])
 b1.button("Open details", disabled=len(selected) != 1, on_click=open_trial, args=(selected[0] if selected else "",),
           key="open_selected", type="primary", help="Tick exactly one row.")
@@ -227,7 +296,7 @@ with b3.form("open_by_id", border=False):
             open_trial(search.parse_nct_id(typed))
             st.rerun()
         except BadInput as err:
-            st.error(str(err), icon="🚫")
+            st.error(inert.md_line(err), icon="🚫")
 
 st.subheader("Export", anchor=False)
 cap = search.EXPORT_CAP

@@ -5,7 +5,7 @@ import hashlib
 
 import streamlit as st
 
-from services import limits, report, ui_state
+from services import inert, limits, report, ui_state
 from services.assistant import AssistantSession, Callbacks, Orchestrator, TrialSelection, WidgetAnswer
 from services.assistant import view_model as vm
 from services.assistant.backend import DatabaseBackend
@@ -60,7 +60,7 @@ def open_session() -> AssistantSession:
         clear_form_state()
     S["asst_session"], S["asst_notice"], S["asst_events"] = opened.session, opened.notice, []
     if opened.resumed and opened.session.filters:
-        ui_state.update_filters(**vm.filter_changes(opened.session.filters))
+        ui_state.update_filters(from_patient=True, **vm.filter_changes(opened.session.filters))
     elif not opened.resumed and "session" in st.query_params:
         del st.query_params["session"]
     return opened.session
@@ -78,7 +78,7 @@ def apply_events(events: list[dict]) -> None:
     S["asst_events"] = events
     for event in events:
         if event.get("type") == "filters":
-            ui_state.update_filters(**vm.filter_changes(event["filters"]))
+            ui_state.update_filters(from_patient=True, **vm.filter_changes(event["filters"]))
 
 
 def backend_for(session: AssistantSession) -> DatabaseBackend:
@@ -89,24 +89,30 @@ def backend_for(session: AssistantSession) -> DatabaseBackend:
 
 def model_turn(session: AssistantSession, user_input, shown: str) -> None:
     """Run one model turn with streamed text and progress, save, then redraw from the session."""
-    decision = limits.message_limiter().try_acquire(session.id)
+    # Counted per browser and network address in the database: a new session or another replica shares it.
+    decision = limits.visitor_limiter().try_acquire(ui_state.visitor())
     if not decision.allowed:
-        S["asst_error"] = decision.message(limits.message_limiter().limit, limits.message_limiter().window_s)
+        S["asst_error"] = limits.visitor_limiter().message(decision)
         st.rerun()
     with st.chat_message("user"):
-        st.markdown(shown)
+        st.markdown(inert.md(shown))
     with st.chat_message("assistant"):
         status = st.status("Thinking…", expanded=False)
-        placeholder = st.empty()
-        streamed: list[str] = []
+        held: list[str] = []
+        told = [0]
 
         def on_text(delta: str) -> None:
-            streamed.append(delta)
-            placeholder.markdown("".join(streamed) + " ▌")
+            # Check-then-show: the answer is held until the turn's checks (grounding of every NCT id, claims
+            # without a lookup, missing citations) have run on all of it; meanwhile the status line counts it.
+            held.append(delta)
+            words = len("".join(held).split())
+            if words - told[0] >= 5:
+                told[0] = words
+                status.update(label=f"Writing the answer… {words:,} words so far (shown once it is checked)")
 
         def on_status(message: str) -> None:
-            status.update(label=message)
-            status.write(message)
+            status.update(label=inert.md_line(message))
+            status.write(inert.md_line(message))
 
         try:
             llm = vm.GatedModel(LLMClient(), limits.model_gate())
@@ -114,7 +120,7 @@ def model_turn(session: AssistantSession, user_input, shown: str) -> None:
             S["asst_error"] = f"{exc} {exc.hint}"
             st.rerun()
         turn = Orchestrator(llm, backend_for(session), Callbacks(on_text, on_status, None)).run_turn(session, user_input)
-        status.update(label="Done", state="complete")
+        status.update(label="Checked", state="complete")
     save(session)
     apply_events(turn.events)
     S["asst_error"] = turn.error
@@ -125,7 +131,8 @@ def model_turn(session: AssistantSession, user_input, shown: str) -> None:
 def guided_step(session: AssistantSession, action) -> None:
     """Run one guided step with progress messages, save, then redraw."""
     with st.status("Working…", expanded=True) as status:
-        helper = GuidedAssistant(backend_for(session), on_status=lambda m: (status.update(label=m), status.write(m)))
+        helper = GuidedAssistant(backend_for(session), on_status=lambda m: (status.update(label=inert.md_line(m)),
+                                                                            status.write(inert.md_line(m))))
         try:
             with ui_state.database_errors():
                 result = action(helper)
@@ -157,18 +164,22 @@ st.markdown(vm.phase_html(vm.phase_steps(session)), unsafe_allow_html=True)
 st.caption("Not medical advice. Your doctor and each trial's team decide whether a trial suits you.")
 
 if S.get("asst_notice"):
-    st.warning(S.pop("asst_notice"), icon="🔗")
+    st.warning(S.pop("asst_notice"), icon="🔗")  # our own sentences
 if S.get("asst_error"):
-    st.error(S["asst_error"], icon="⚠️")
-for warning in S.get("asst_warnings") or []:
-    st.warning(warning, icon="🔎")
+    st.error(inert.md(S["asst_error"]), icon="⚠️")
+log = vm.display_log(session)
+# The latest turn's check results stand in its answer's bubble, above the text (check-then-show).
+last_answer = max((i for i, (role, _) in enumerate(log) if role == "assistant"), default=None)
+if last_answer is None:
+    for warning in S.get("asst_warnings") or []:
+        st.warning(inert.md(warning), icon="🔎")
 
 main, side = st.columns([3, 1.15], gap="large")
 
 with side:
     st.subheader("Your session")
     lines = vm.profile_lines(session)
-    st.markdown("\n".join(f"- {line}" for line in lines) if lines else "_Nothing saved about you yet._")
+    st.markdown("\n".join(f"- {inert.md_line(line)}" for line in lines) if lines else "_Nothing saved about you yet._")
     use = vm.usage(session)
     if not guided:
         c1, c2 = st.columns(2)
@@ -215,16 +226,21 @@ with main:
         with st.chat_message("assistant"):
             st.markdown("Hello! I can help you look for clinical trials and prepare questions for your doctor. "
                         "To start, what condition are you looking for trials for?")
-    for role, text in vm.display_log(session):
+    for i, (role, text) in enumerate(log):
         with st.chat_message(role):
-            st.markdown(text)
+            if i == last_answer:
+                for warning in S.get("asst_warnings") or []:
+                    st.warning(inert.md(warning), icon="🔎")
+            # Model and patient text is shown literally; only NCT ids this session looked up become links.
+            st.markdown(inert.chat_md(text, session.seen_nct_ids) if role == "assistant" else inert.md(text))
 
     widget = None if guided else vm.open_widget(session)
     if widget is not None:
         with st.form(f"widget_{widget['widget_id']}"):
-            st.markdown(f"**{widget['question']}**")
+            st.markdown(f"**{inert.md_line(widget['question'])}**")
             if widget["widget_type"] == "single_select":
-                picked = st.radio("Choose one", widget["options"], index=None, key=f"pick_{widget['widget_id']}")
+                picked = st.radio("Choose one", widget["options"], index=None, key=f"pick_{widget['widget_id']}",
+                                  format_func=inert.md_line)
                 chosen = [picked] if picked else []
             else:
                 chosen = st.multiselect("Choose all that apply", widget["options"], key=f"pick_{widget['widget_id']}")
@@ -303,14 +319,24 @@ with main:
         st.caption(f"{len(points):,} sites of these trials; the red ring is how far you said you can travel.")
         for card in map(vm.card_view, cards):
             with st.container(border=True):
-                st.markdown(f"**[{card['title']}]({card['url']})** · `{card['nct_id']}`")
-                fit = f"Fit {card['fit']}/100 · " if card["fit"] is not None else ""
-                st.markdown(f"{vm.badge_html(card['verdict'], card['colour'])} &nbsp; {fit}{card['phases']} · "
-                            f"{card['status']}", unsafe_allow_html=True)
+                st.markdown(f"**{vm.card_link(card)}** · `{card['nct_id']}`")
+                fit = (f"Fit {card['fit']}/100" + (f" ({card['band']})" if card["band"] else "") + " · "
+                       if card["fit"] is not None else "")
+                st.markdown(f"{vm.badge_html(card['verdict'], card['colour'])} &nbsp; {inert.html_text(fit)}"
+                            f"{inert.html_text(card['phases'])} · {inert.html_text(card['status'])}",
+                            unsafe_allow_html=True)
+                if card["status_note"]:
+                    st.warning(card["status_note"], icon="⏳")  # our own sentences
+                if card["distance_note"]:
+                    st.warning(card["distance_note"], icon="📍")
                 if card["summary"]:
-                    st.markdown(card["summary"])
+                    st.markdown(inert.md(card["summary"]))
+                if card["criteria_note"]:  # it says why the fit is 20, so the fit explanation would repeat it
+                    st.caption(card["criteria_note"])
+                elif card["fit_explanation"]:
+                    st.caption(card["fit_explanation"])
                 if card["nearest"]:
-                    st.caption(f"📍 Nearest site: {card['nearest']}")
+                    st.caption(f"📍 Nearest site: {inert.md_line(card['nearest'])}")
                 if selectable:
                     st.checkbox("Include in my report", key=f"asst_pick_{card['nct_id']}",
                                 value=card["nct_id"] in session.selected_nct_ids)

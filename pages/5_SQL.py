@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from services import console, ui_state
-from services.errors import BadInput, QueryFailed, QueryTimeout, UnsafeQuery
+from services import console, inert, ui_state
+from services.errors import BadInput, ConsoleBusy, QueryFailed, QueryTimeout, ResultTooLarge, UnsafeQuery
 
 STARTER = """-- One read-only SELECT over schema ctgov; write values as :name to get an input box.
 SELECT phase, count(*) AS trials
@@ -12,10 +12,34 @@ WHERE overall_status = :status
 GROUP BY phase
 ORDER BY trials DESC"""
 
+AACT_HELP = """SQL written for AACT runs here as it is: the 47 study tables have AACT's names and columns, and
+`ctgov.`, `public.`, `ctgov_v2.` or no prefix all mean them. AACT's views (`all_conditions`, `all_sponsors`, …,
+`covid_19_studies`) and `ids_for_term('%asthma%')` / `ids_for_org(…)` are there too. `EXPLAIN` or
+`EXPLAIN ANALYZE` in front of a SELECT shows its plan.
+
+**Value spellings changed in 2024.** Today's values are the API's enums (`'RECRUITING'`, `'WITHDRAWN'`,
+`'PHASE1/PHASE2'`, `'INTERVENTIONAL'`, `'ESTIMATED'`); queries written before June 2024 compare against
+`'Recruiting'`, `'Withdrawn'`, `'Phase 1/Phase 2'`, `'Interventional'`, `'Anticipated'` and find nothing. Two portable ways:
+
+- read the `v_` views, which give the same columns spelled the classic way: `FROM ctgov.v_studies WHERE
+  overall_status = 'Recruiting'` (also `v_eligibilities`, `v_interventions`, `v_design_groups`, `v_designs`,
+  `v_outcomes`);
+- or compare spelling-blind: `WHERE replace(lower(overall_status), '_', ' ') = 'recruiting'`, and for phases
+  `replace(lower(phase), ' ', '') = 'phase1/phase2'`.
+"""
+
 ui_state.ensure_database()
 ui_state.page_setup("SQL", "🧮", sidebar=False)
-for key, value in {"sql_text": STARTER, "sql_result": None, "sql_error": None, "sql_param_status": "RECRUITING"}.items():
-    st.session_state.setdefault(key, value)
+# The query and its parameters live in the URL (?sql=…&sql.name=value, Datasette-style), so a link reopens the
+# query — and runs it, as opening it in Datasette does.
+if "sql_text" not in st.session_state and "sql" in st.query_params:
+    st.session_state["sql_autorun"] = True
+ui_state.view_widget("sql_text", "sql", STARTER, lambda v: v[:console.MAX_CHARS])
+for name in console.parameter_names(st.session_state["sql_text"]):
+    ui_state.view_widget(f"sql_param_{name}", f"sql.{name}",
+                         "RECRUITING" if name == "status" and st.session_state["sql_text"] == STARTER else "", str)
+for key in ("sql_result", "sql_error"):
+    st.session_state.setdefault(key, None)
 
 st.title("🧮 SQL console")
 # A monospaced editor: SQL is read by its columns.
@@ -68,10 +92,17 @@ if names:
     for start in range(0, len(names), 3):
         for col, name in zip(st.columns(3), names[start:start + 3], strict=False):
             col.text_input(f":{name}", key=f"sql_param_{name}")
+ui_state.set_view_param("sql", sql, STARTER)
+for key in [k for k in st.query_params if k.startswith("sql.") and k[4:] not in names]:
+    del st.query_params[key]
+for name in names:
+    ui_state.set_view_param(f"sql.{name}", st.session_state.get(f"sql_param_{name}", ""),
+                            "RECRUITING" if name == "status" and sql == STARTER else "")
 
-run = st.button("Run query", type="primary")
-st.caption(f"Limits: at most **{limits.max_rows:,} rows** and **{limits.timeout_ms / 1000:g} s** per query. "
-           f"{guard.note}")
+run = st.button("Run query", type="primary") or st.session_state.pop("sql_autorun", False)
+st.caption(f"Limits: {limits.describe()}. {guard.note}")
+with st.expander("Queries written for AACT"):
+    st.markdown(AACT_HELP)
 
 if run:
     params = {name: st.session_state.get(f"sql_param_{name}", "") for name in names}
@@ -80,16 +111,20 @@ if run:
     with ui_state.database_errors():
         try:
             with st.spinner("Running the query…"):
-                st.session_state["sql_result"] = console.run_query(sql, params)
+                st.session_state["sql_result"] = console.run_query(sql, params, visitor=ui_state.visitor().browser)
+        except ResultTooLarge as err:
+            st.session_state["sql_error"] = ("timeout", f"**Stopped.** {inert.md(err)} {err.hint}")
+        except ConsoleBusy as err:
+            st.session_state["sql_error"] = ("timeout", f"**Not run yet.** {inert.md(err)}")
         except UnsafeQuery as err:
-            st.session_state["sql_error"] = ("refused", f"**Not run.** {err}")
+            st.session_state["sql_error"] = ("refused", f"**Not run.** {inert.md(err)}")
         except BadInput as err:
-            st.session_state["sql_error"] = ("refused", f"**Not run.** {err}")
+            st.session_state["sql_error"] = ("refused", f"**Not run.** {inert.md(err)}")
         except QueryTimeout as err:
-            st.session_state["sql_error"] = ("timeout", f"**Stopped.** {err} {err.hint}")
+            st.session_state["sql_error"] = ("timeout", f"**Stopped.** {inert.md(err)} {err.hint}")
         except QueryFailed as err:
             st.session_state["sql_error"] = ("failed", f"**The database refused the query.** "
-                                                       f"{str(err).removeprefix('The database refused the query: ')}")
+                                                       f"{inert.md(str(err).removeprefix('The database refused the query: '))}")
 
 # ---- result ----------------------------------------------------------------------------------
 error = st.session_state["sql_error"]
@@ -106,7 +141,11 @@ elif result is not None:
     as_role = f"as {result.role_used}" if result.role_used else "without a reader role"
     st.caption(f"{result.elapsed_s:.2f} s · {as_role} · cap {result.cap:,} rows · timeout "
                f"{result.timeout_ms / 1000:g} s")
-    if result.truncated:
+    if result.truncated_by == "bytes":
+        st.warning(f"Only the first {rows:,} rows are shown: the result passed the console's size limit of "
+                   f"{result.max_bytes / 1e6:g} MB, so the query was stopped there. Select fewer or shorter columns, "
+                   "add a WHERE clause or aggregate.", icon="✂️")
+    elif result.truncated:
         st.warning(f"Only the first {result.cap:,} rows are shown: the query has more. Add a LIMIT, a WHERE clause "
                    "or an aggregate to see what matters.", icon="✂️")
     st.dataframe(result.frame(), hide_index=True, width="stretch")

@@ -6,20 +6,38 @@ from services import ui_state
 from services.dbinfo import database_info
 
 ui_state.ensure_database()
-ui_state.page_setup("Data", "🗄️")
+ui_state.page_setup("Data", "🗄️", sidebar=False)
 st.title("🗄️ Data")
 
 with ui_state.database_errors():
     info = ui_state.cached(database_info)
 
-c1, c2, c3 = st.columns(3)
+c1, c2, c3, c4 = st.columns(4)
 c1.metric("Studies", f"{info['studies']:,}")
-c2.metric("Sites with coordinates", f"{info['sites_with_coordinates']:,}", help=f"of {info['sites']:,} sites")
-c3.metric("Newest update posted", info["freshness"] or "—")
+c2.metric("Full records", f"{info['full_records']:,}",
+          help="the source carried every field (ClinicalTrials.gov API v2 records, AACT)")
+c3.metric("Sites with coordinates", f"{info['sites_with_coordinates']:,}", help=f"of {info['sites']:,} sites")
+c4.metric("Newest update posted", info["freshness"] or "—")
+if info["records_tracked"] and info["partial_records"]:
+    st.markdown(
+        f"**{info['partial_records']:,} partial records** come from ClinicalTrials.gov site CSV downloads, which "
+        f"never carry eligibility criteria text and often no summary, ages, sex, sites or phase. Pages say "
+        f"\"not in this copy — see ClinicalTrials.gov\" for such a field, never \"not given\". "
+        f"{info['partial_with_criteria_added']:,} of them have criteria text added from another public copy; "
+        f"their trial page names that source and its date.")
+elif not info["records_tracked"]:
+    st.caption("This database does not record which fields each study's source carried; every record counts as full.")
 st.markdown(f"**Connected database:** {info['database']} — {info['kind']}"
             f"{' (read-only)' if info['read_only'] else ''}")
 if info["kind"] == "embedded":
     st.info(ui_state.SAMPLE_NOTE, icon="ℹ️")
+    st.markdown(
+        "**What the shipped sample is.** ClinicalTrials.gov public data that others committed to public "
+        "repositories (`data/PROVENANCE.md`, `data/sample-v2/PROVENANCE.md`), with personal contact data removed. "
+        "The older part (API v2 records and CSV rows, snapshots 2023-06 … 2026-04) follows its authors' topic "
+        "queries, so it is biased towards diabetes, lung cancer, urology, Alzheimer's and blood cancers. The newer "
+        "part is mostly one unfiltered pull of the registry (October 2025; snapshots 2025-07 … 2026-08), close to "
+        "a random slice. Statuses of older snapshots may be out of date.")
 
 st.subheader("How the dashboard is computed")
 eng = info["engine"]

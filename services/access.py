@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Mapping
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from services.errors import TrialLandscapeError
+from services.limits import Visitor
+
+_log = logging.getLogger(__name__)
 
 PASSWORD_KEY = "APP_PASSWORD"
 FIRST_DELAY_S = 1.0
@@ -72,6 +80,125 @@ class Attempts:
         delay = delay_after(self.failures)
         self.next_try_at = now + delay
         return Verdict(False, delay, f"That password is not right. You can try again in {_seconds(delay)}.")
+
+
+class SharedAttempts:
+    """Wrong-password delays for every browser and network address, kept in PostgreSQL (app.limit_failures).
+
+    A try waits for the longest delay of its browser and its network address, and a wrong one grows both,
+    so a fresh browser session, a new cookie or another app process faces the same delay as the last try.
+    When the database cannot be written the delays are kept in this process instead.
+    """
+
+    kind = "password"
+
+    def __init__(self, db_factory: Callable[[], Any], clock: Callable[[], float] = time.monotonic) -> None:
+        self._db_factory = db_factory
+        self._clock = clock
+        self._local: dict[str, Attempts] = {}
+        self._lock = threading.Lock()
+
+    def _shared(self, name: str, params: dict[str, Any]) -> dict[str, Any] | None:
+        from services.db import load_sql
+
+        try:
+            rows = self._db_factory().fetch_locked(f"app.limit_failures:{self.kind}", load_sql(name),
+                                                   {"kind": self.kind, **params})
+        except TrialLandscapeError as err:
+            _log.warning("shared password delays unavailable (%s); keeping them in this process", err)
+            return None
+        return rows[0] if rows else {}
+
+    def wait_left(self, visitor: Visitor) -> tuple[float, int]:
+        """Seconds until this visitor's next try is accepted, and the wrong tries in a row behind it."""
+        row = self._shared("limit_failures_wait", {"keys": list(visitor.keys())})
+        if row is None:
+            with self._lock:
+                local = [self._local.get(k, Attempts()) for k in visitor.keys()]
+                now = self._clock()
+                return max(a.wait_left(now) for a in local), max(a.failures for a in local)
+        return float(row.get("wait_s") or 0.0), int(row.get("failures") or 0)
+
+    def attempt(self, given: str, expected: str, visitor: Visitor) -> Verdict:
+        """Check one try; a try made while the visitor must still wait is refused unchecked."""
+        left, _ = self.wait_left(visitor)
+        if left > 0:
+            return Verdict(False, left, f"Too many wrong tries. Wait {_seconds(left)} before trying again.")
+        keys = list(visitor.keys())
+        if password_matches(given, expected):
+            if self._shared("limit_failures_clear", {"keys": keys}) is None:
+                with self._lock:
+                    for key in keys:
+                        self._local.pop(key, None)
+            return Verdict(True, 0.0, "")
+        row = self._shared("limit_failures_add", {"keys": keys, "first_s": FIRST_DELAY_S, "max_s": MAX_DELAY_S})
+        if row is None:
+            with self._lock:
+                now = self._clock()
+                verdicts = [self._local.setdefault(k, Attempts()).attempt(given, expected, now) for k in keys]
+            delay = max(v.wait_s for v in verdicts)
+        else:
+            delay = float(row.get("wait_s") or FIRST_DELAY_S)
+        return Verdict(False, delay, f"That password is not right. You can try again in {_seconds(delay)}.")
+
+
+ADMISSION_TTL_S = 12 * 3600.0
+
+
+class Admissions:
+    """Browsers admitted through the gate in this process, by a digest of their browser token, for ADMISSION_TTL_S.
+
+    Downloads are served over plain HTTP (/media/…), outside any Streamlit session; the server's media gate
+    (serve.py) lets a request through only when its browser token was admitted here, so a download URL is
+    useless to another client or a browser that never signed in. `active` says whether this instance has a gate.
+    """
+
+    def __init__(self, ttl_s: float = ADMISSION_TTL_S, clock: Callable[[], float] = time.monotonic) -> None:
+        self.ttl_s = ttl_s
+        self._clock = clock
+        self._until: dict[str, float] = {}
+        self._lock = threading.Lock()
+        self.active = False
+
+    def admit(self, browser_token: str) -> None:
+        """Mark a browser (its token) as signed in for the next ttl_s seconds."""
+        if not browser_token:
+            return
+        now = self._clock()
+        with self._lock:
+            self.active = True
+            self._until[_token_digest(browser_token)] = now + self.ttl_s
+            if len(self._until) > 50_000:  # drop expired entries once in a while
+                self._until = {k: t for k, t in self._until.items() if t > now}
+
+    def admitted(self, browser_token: str) -> bool:
+        """Whether a browser (its token) signed in within the last ttl_s seconds."""
+        if not browser_token:
+            return False
+        with self._lock:
+            return self._until.get(_token_digest(browser_token), 0.0) > self._clock()
+
+
+def _token_digest(token: str) -> str:
+    return hashlib.sha256(b"trial-landscape-admitted:" + token.encode("utf-8")).hexdigest()
+
+
+admissions = Admissions()
+
+
+def browser_token(xsrf_cookie: str) -> str:
+    """The stable token inside Streamlit's XSRF cookie ("2|mask|masked_token|timestamp": the mask changes with
+    every page load, the token stays for the browser's life); "" when there is none."""
+    parts = (xsrf_cookie or "").split("|")
+    if len(parts) >= 3 and parts[0] == "2":
+        try:
+            mask, masked = bytes.fromhex(parts[1]), bytes.fromhex(parts[2])
+        except ValueError:
+            return ""
+        if not mask or not masked:
+            return ""
+        return bytes(t ^ mask[i % len(mask)] for i, t in enumerate(masked)).hex()
+    return xsrf_cookie or ""
 
 
 def _seconds(value: float) -> str:

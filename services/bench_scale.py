@@ -8,6 +8,7 @@ dashboard (KPIs, funnel, every facet) plus the map's points; the benchmark check
 
 from __future__ import annotations
 
+import functools
 import os
 import resource
 import statistics
@@ -77,9 +78,9 @@ def run(db: Database, *, runs: int = 5, naive_runs: int | None = None,
     rows = []
     for name, query in filters:
         f = parse_query(query)
-        ours_times, (od, om) = time_calls(lambda f=f: ours(f, db), runs)
-        warm_times, _ = time_calls(lambda f=f: stats.cached_dashboard(f, db=db), runs + 1)
-        naive_times, (nd, nm) = time_calls(lambda f=f: straightforward(f, db), naive_runs or runs)
+        ours_times, (od, om) = time_calls(functools.partial(ours, f, db), runs)
+        warm_times, _ = time_calls(functools.partial(stats.cached_dashboard, f, db=db), runs + 1)
+        naive_times, (nd, nm) = time_calls(functools.partial(straightforward, f, db), naive_runs or runs)
         p50 = statistics.median(ours_times)
         n50 = statistics.median(naive_times)
         rows.append(FilterResult(

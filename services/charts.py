@@ -7,12 +7,15 @@ whose points carry the facet value in `customdata[0]`, so a click can be turned 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import plotly.graph_objects as go
 
+from services import inert
+from services.cache import SingleFlightCache
 from services.stats import FACETS
 
 NOT_GIVEN = "#A7AFBC"  # grey for "Not given", "Unknown", "No sites listed": never a real category colour
@@ -81,6 +84,14 @@ class ChartSpec:
         return FACETS[self.facet].get("filter") is not None
 
 
+NOT_CLICKABLE = "Not clickable: "
+
+
+def _no_click(reason: str) -> str:
+    """The visible note of a chart a click cannot filter on, saying why."""
+    return f"{NOT_CLICKABLE}{reason}."
+
+
 _CLOSED_NOTE = "Closed trials that match every other filter (the status filter does not apply here)."
 
 # The charts in page order (SPEC §5.1): every facet of stats.FACETS appears once.
@@ -100,16 +111,20 @@ CHARTS: tuple[ChartSpec, ...] = (
     ChartSpec("sex", "Sex eligibility", "bar", "sex", "No matching trials.",
               "A click sets the patient's sex filter (trials open to everyone still match)."),
     ChartSpec("age_groups", "Age groups accepted", "bar", "age_group",
-              "No matching trials.", "A trial open to several age groups counts in each."),
+              "No matching trials.", "A trial open to several age groups counts in each. "
+              + _no_click("the filters take a patient's age in years (sidebar → Patient), not an age group")),
     ChartSpec("duration", "Trial duration", "bar", None, "No matching trials.",
-              "From start to primary completion: planned for running trials, actual for finished ones."),
+              "From start to primary completion: planned for running trials, actual for finished ones. "
+              + _no_click("there is no duration filter")),
     ChartSpec("intervention_types", "Intervention types", "hbar", "intervention_type",
-              "No matching trial lists an intervention.", "A trial with several types counts in each."),
+              "No matching trial lists an intervention.", "A trial with several types counts in each. "
+              + _no_click("there is no intervention-type filter; Intervention in the sidebar takes a name")),
     ChartSpec("interventions", "Top interventions", "hbar", None,
               "No matching trial lists an intervention.", "Placebo left out; top 15."),
     ChartSpec("start_year", "Start year", "timeline", None,
               "No matching trial gives a start date.", "Includes planned start dates."),
-    ChartSpec("sites_per_trial", "Sites per trial", "bar", None, "No matching trials."),
+    ChartSpec("sites_per_trial", "Sites per trial", "bar", None, "No matching trials.",
+              _no_click("there is no filter on the number of sites")),
     ChartSpec("countries", "Countries", "hbar", None,
               "No matching trial lists a site country.", "Trials with a site in each country (top 25)."),
     ChartSpec("us_states", "US states", "hbar", None,
@@ -118,15 +133,18 @@ CHARTS: tuple[ChartSpec, ...] = (
     ChartSpec("outcome", "How closed trials ended", "hbar", "status",
               "No completed, terminated, withdrawn or suspended trial matches the other filters.", _CLOSED_NOTE),
     ChartSpec("why_stopped", "Top reasons for stopping", "hbar", None,
-              "No closed trial that matches gives a reason for stopping.", _CLOSED_NOTE,
+              "No closed trial that matches gives a reason for stopping.",
+              _CLOSED_NOTE + " " + _no_click("reasons are free text, and there is no filter on them"),
               sentence_case=True),
     ChartSpec("results_by_year", "Results reported, by completion year", "rate", None,
               "No completed or terminated trial matching the other filters has a completion date.",
-              "Bars: completed or terminated trials; line: share with results posted. " + _CLOSED_NOTE),
+              "Bars: completed or terminated trials; line: share with results posted. " + _CLOSED_NOTE + " "
+              + _no_click("there is no completion-year filter; Study design → Results posted filters on results")),
     ChartSpec("collaboration", "Sponsor collaborations", "hbar", None,
               "No matching trial lists a collaborator.",
               "Top lead sponsor → collaborator pairs; a click filters on the lead sponsor.", two_line=True),
-    ChartSpec("collaboration_mix", "Collaborators per trial", "bar", None, "No matching trials."),
+    ChartSpec("collaboration_mix", "Collaborators per trial", "bar", None, "No matching trials.",
+              _no_click("there is no filter on the number of collaborators")),
 )
 CHART_BY_FACET = {c.facet: c for c in CHARTS}
 
@@ -135,6 +153,48 @@ def short_label(text: str, limit: int = LABEL_CHARS) -> str:
     """A label cut to `limit` characters with an ellipsis."""
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def distinct_labels(labels: Sequence[str], limit: int = LABEL_CHARS) -> list[str]:
+    """Shortened labels that stay tellable apart: where several long labels would cut to the same text, each shows
+    its beginning, an ellipsis and the part where it differs from the others ("AST2303 Tab…(ABK3376-02) 5 mg").
+
+    Labels identical even in full get a visible running number.
+    """
+    texts = [" ".join(str(t).split()) for t in labels]
+    cut = [short_label(t, limit) for t in texts]
+    groups: dict[str, list[int]] = {}
+    for i, c in enumerate(cut):
+        groups.setdefault(c, []).append(i)
+    head = max(4, limit // 3)
+    width = limit - head - 2
+    out = list(cut)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        for i in members:
+            text = texts[i]
+            differs = max(_common_prefix(text, texts[j]) for j in members if j != i)
+            if len(text) <= limit or differs < head:
+                continue
+            start = max(head, min(differs - 3, len(text) - width))
+            tail = text[start:start + width]
+            out[i] = text[:head].rstrip() + "…" + tail.strip() + ("…" if start + width < len(text) else "")
+    seen: dict[str, int] = {}
+    for i, tick in enumerate(out):
+        seen[tick] = seen.get(tick, 0) + 1
+        if seen[tick] > 1:
+            out[i] = f"{tick} #{seen[tick]}"
+    return out
 
 
 def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
@@ -195,7 +255,7 @@ def _colors(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def bar_figure(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> go.Figure:
     """Vertical bars in the facet's own order (phases, buckets, categories)."""
-    labels = [str(r["label"]) for r in rows]
+    labels = [inert.plotly_text(r["label"]) for r in rows]  # record text: no Plotly HTML can form
     fig = go.Figure(go.Bar(
         x=[wrap_label(lab) for lab in labels], y=[int(r["count"]) for r in rows],
         marker={"color": _colors(spec, rows)},
@@ -213,22 +273,21 @@ def bar_figure(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> go.Figure:
 
 def hbar_figure(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> go.Figure:
     """A ranked list as horizontal bars, largest on top, long labels shortened."""
-    labels = [str(r["label"]) for r in rows]
+    labels = [inert.plotly_text(r["label"]) for r in rows]  # record text: no Plotly HTML can form
     if spec.sentence_case:
         labels = [lab[:1].upper() + lab[1:] for lab in labels]
-    # Duplicate short labels would merge bars on a category axis; the index keeps them apart.
-    ticks = []
-    seen: set[str] = set()
-    for lab in labels:
-        if spec.two_line and " → " in lab:
-            lead, other = lab.split(" → ", 1)
-            tick = f"{short_label(lead, LABEL_CHARS - 2)}<br>→ {short_label(other, LABEL_CHARS - 2)}"
-        else:
-            tick = short_label(lab)
-        while tick in seen:
-            tick += " "
-        seen.add(tick)
-        ticks.append(tick)
+    # Equal ticks would merge bars on a category axis and look alike: distinct_labels keeps them apart visibly.
+    if spec.two_line:
+        ticks = []
+        for lab in labels:
+            if " → " in lab:
+                lead, other = lab.split(" → ", 1)
+                ticks.append(f"{short_label(lead, LABEL_CHARS - 2)}<br>→ {short_label(other, LABEL_CHARS - 2)}")
+            else:
+                ticks.append(short_label(lab))
+        ticks = distinct_labels(ticks, limit=10_000)
+    else:
+        ticks = distinct_labels(labels)
     fig = go.Figure(go.Bar(
         y=ticks, x=[int(r["count"]) for r in rows], orientation="h",
         marker={"color": _colors(spec, rows)},
@@ -331,7 +390,7 @@ def funnel_figure(funnel: Sequence[Mapping[str, Any]]) -> go.Figure:
     for stage in funnel:
         active = bool(stage.get("active", True))
         n = int(stage["count"])
-        labels.append(str(stage["stage"]) + ("" if active else " (not set)"))
+        labels.append(inert.plotly_text(stage["stage"]) + ("" if active else " (not set)"))
         counts.append(n)
         colors.append("#3E7CB1" if active else "#C9D6E6")
         texts.append(f"{n:,} ({100 * n / base:.0f}%)")
@@ -343,6 +402,27 @@ def funnel_figure(funnel: Sequence[Mapping[str, Any]]) -> go.Figure:
     fig = _layout(fig, "How the filters narrow the trials", 300)
     fig.update_yaxes(type="category")
     return fig
+
+
+FIGURE_CACHE_TTL_S = 600
+_figure_cache: SingleFlightCache[go.Figure] = SingleFlightCache(FIGURE_CACHE_TTL_S, max_entries=4096)
+
+
+def _shared(kind: str, rows: Sequence[Mapping[str, Any]] | None, build: Callable[[], go.Figure]) -> go.Figure:
+    # Building a figure costs 15-60 ms of CPU (plotly validates every property); the same rows always give the
+    # same figure, so every visitor and rerun that shows them shares one object, keyed by a digest of the rows.
+    digest = hashlib.blake2b(repr([sorted(r.items()) for r in rows or ()]).encode(), digest_size=16).digest()
+    return _figure_cache.get_or_compute((kind, digest), build)
+
+
+def shared_facet_figure(facet: str, rows: Sequence[Mapping[str, Any]] | None) -> go.Figure:
+    """facet_figure(facet, rows) shared across visitors and reruns (same rows → same object): do not change it."""
+    return _shared(facet, rows, lambda: facet_figure(facet, rows))
+
+
+def shared_funnel_figure(funnel: Sequence[Mapping[str, Any]]) -> go.Figure:
+    """funnel_figure(funnel) shared across visitors and reruns (same stages → same object): do not change it."""
+    return _shared("__funnel__", funnel, lambda: funnel_figure(funnel))
 
 
 def clicked_values(fig: go.Figure, selection: Mapping[str, Any] | None) -> list[Any]:

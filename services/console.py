@@ -13,27 +13,36 @@ import datetime as dt
 import decimal
 import json
 import os
+import threading
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
 
-from services import runtime
+from services import consolescope, runtime, sqlcompat
 from services.db import SQL_DIR, Database, load_sql
-from services.errors import BadInput, QueryTimeout, UnsafeQuery
+from services.errors import BadInput, ConsoleBusy, QueryTimeout, UnsafeQuery
 from services.sqlguard import MAX_CHARS as GUARD_MAX_CHARS
 from services.sqlguard import GuardedQuery, check_query
 
 DEFAULT_MAX_ROWS = 10_000
 DEFAULT_TIMEOUT_MS = 30_000
 MAX_ROWS_LIMIT = 1_000_000
+DEFAULT_MAX_BYTES = 5_000_000
+DEFAULT_MAX_VALUE_BYTES = 1_000_000
+# Console queries run on their own small pool: at most this many per process at once (SQL_CONCURRENT), one
+# per visitor, so slow console queries can never take the connections the pages need.
+DEFAULT_CONCURRENT = 2
+BUSY_WAIT_S = 2.0
 READER_ROLE = "trial_reader"
 # Schemas console queries may name: the trial data, and information_schema for finding columns.
 # Schema `app` (assistant sessions, saved views) stays out of reach even where no reader role exists.
 READABLE_SCHEMAS = frozenset({"ctgov", "information_schema"})
+# What information_schema may describe: the readable schemas except itself (services/consolescope.py).
+SCOPE_SCHEMAS = READABLE_SCHEMAS - {consolescope.INFO_SCHEMA}
 # ctgov first, as the guard assumes for bare names; public for extension functions (pg_trgm, …).
 SEARCH_PATH = "ctgov, public"
 EXAMPLES_DIR = SQL_DIR / "examples"
@@ -47,10 +56,19 @@ _FALSE = frozenset({"false", "f", "no", "n", "off", "0"})
 
 @dataclass(frozen=True)
 class Limits:
-    """The row cap and statement timeout every console query runs under."""
+    """The row cap, byte caps, whole-query time limit and concurrency every console query runs under."""
 
     max_rows: int
     timeout_ms: int
+    max_bytes: int = DEFAULT_MAX_BYTES
+    max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES
+    concurrent: int = DEFAULT_CONCURRENT
+
+    def describe(self) -> str:
+        """One sentence for the page and the CLI."""
+        return (f"at most {self.max_rows:,} rows and {_mb(self.max_bytes)} per result, {_mb(self.max_value_bytes)} "
+                f"per value, {self.timeout_ms / 1000:g} s per query (the whole query, not each batch); "
+                f"one query at a time per visitor, {self.concurrent} per server process")
 
 
 @dataclass(frozen=True)
@@ -84,6 +102,8 @@ class ConsoleResult:
     role_used: str | None
     protection: str
     parameters: tuple[tuple[str, Any], ...] = ()
+    truncated_by: str = ""  # "rows" (the row cap) or "bytes" (the result size cap) when truncated
+    max_bytes: int = DEFAULT_MAX_BYTES
 
     def frame(self) -> pd.DataFrame:
         """The rows as a DataFrame ready for display: unique column names, numbers as floats, JSON as text."""
@@ -123,11 +143,77 @@ def _env_int(name: str, default: int, low: int, high: int) -> int:
 
 
 def limits() -> Limits:
-    """The console's limits: $SQL_MAX_ROWS (default 10,000) rows and $SQL_TIMEOUT_MS (default 30 s)."""
+    """The console's limits: $SQL_MAX_ROWS (default 10,000) rows, $SQL_TIMEOUT_MS (default 30 s) for the whole
+    query, $SQL_MAX_BYTES (default 5 MB) per result, $SQL_MAX_VALUE_BYTES (default 1 MB) per value and
+    $SQL_CONCURRENT (default 2) queries at once per process."""
     return Limits(
         max_rows=_env_int("SQL_MAX_ROWS", DEFAULT_MAX_ROWS, 1, MAX_ROWS_LIMIT),
         timeout_ms=_env_int("SQL_TIMEOUT_MS", DEFAULT_TIMEOUT_MS, 100, 3_600_000),
+        max_bytes=_env_int("SQL_MAX_BYTES", DEFAULT_MAX_BYTES, 1_000, 1_000_000_000),
+        max_value_bytes=_env_int("SQL_MAX_VALUE_BYTES", DEFAULT_MAX_VALUE_BYTES, 100, 1_000_000_000),
+        concurrent=_env_int("SQL_CONCURRENT", DEFAULT_CONCURRENT, 1, 5),
     )
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:g} MB" if n >= 1_000_000 else f"{n / 1e3:g} kB"
+
+
+class _Budget:
+    """Console queries running in this process: at most `concurrent` at once, one per visitor."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._running = 0
+        self._visitors: set[str] = set()
+
+    def running(self) -> int:
+        """Console queries running now in this process."""
+        with self._cond:
+            return self._running
+
+    def acquire(self, visitor: str | None, concurrent: int, wait_s: float) -> None:
+        """Take a slot or raise ConsoleBusy (this visitor already has a query running; or every slot stays
+        taken for wait_s seconds)."""
+        deadline = time.monotonic() + wait_s
+        with self._cond:
+            # Both wait briefly: a rerun that interrupted the page (a query link opening, a double click) finds
+            # the visitor's previous, quick query just ending rather than a refusal.
+            while (visitor is not None and visitor in self._visitors) or self._running >= concurrent:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    if visitor is not None and visitor in self._visitors:
+                        raise ConsoleBusy("Your previous query is still running; it ends by itself at the time "
+                                          "limit. Run this one when it has finished.")
+                    raise ConsoleBusy(f"The console is busy: {self._running} queries are running on this server, "
+                                      "its limit. Try again in a few seconds.")
+                self._cond.wait(left)
+            self._running += 1
+            if visitor is not None:
+                self._visitors.add(visitor)
+
+    def release(self, visitor: str | None) -> None:
+        """Give a slot back."""
+        with self._cond:
+            self._running -= 1
+            if visitor is not None:
+                self._visitors.discard(visitor)
+            self._cond.notify_all()  # waiters wait for different things: a slot, or their own previous query
+
+
+_budget = _Budget()
+_pools: dict[tuple[str, bool], Database] = {}
+_pools_lock = threading.Lock()
+
+
+def console_db(db: Database, size: int) -> Database:
+    """The console's own small pool on the same database as `db` (one per address and mode per process)."""
+    with _pools_lock:
+        pool = _pools.get((db.url, db.read_only))
+        if pool is None:
+            pool = Database(db.url, read_only=db.read_only, pool_size=size, label=db.label)
+            _pools[(db.url, db.read_only)] = pool
+        return pool
 
 
 def protection(db: Database | None = None) -> Protection:
@@ -150,15 +236,24 @@ def protection(db: Database | None = None) -> Protection:
 
 
 def check(sql: str) -> GuardedQuery:
-    """The guard's verdict plus the console's own rule: only schemas ctgov and information_schema."""
-    guarded = check_query(sql)
+    """The guard's verdict plus the console's own rules: only schemas ctgov and information_schema, the latter
+    scoped to the trial schema, and no casts that name catalog objects (services/consolescope.py).
+
+    AACT-style text is accepted first (services/sqlcompat.py): public./ctgov_v2. prefixes on the trial tables
+    mean ctgov., and EXPLAIN [ANALYZE] in front of a query the guard accepts shows its plan.
+    """
+    explain = sqlcompat.split_explain(sql)
+    guarded = check_query(sqlcompat.to_trial_schema(explain.inner if explain else sql))
     for table in guarded.tables:
         if table.split(".", 1)[0] not in READABLE_SCHEMAS:
             raise UnsafeQuery(
                 f"{table} is outside the trial data; the console reads the ctgov tables "
                 "(and information_schema to look up columns)."
             )
-    return guarded
+    scoped = consolescope.scope(guarded.sql, SCOPE_SCHEMAS)
+    if explain is not None:
+        return GuardedQuery(sql=explain.wrap(scoped), parameters=guarded.parameters, tables=guarded.tables)
+    return guarded if scoped == guarded.sql else replace(guarded, sql=scoped)
 
 
 def parameter_names(sql: str) -> tuple[str, ...]:
@@ -170,14 +265,22 @@ def parameter_names(sql: str) -> tuple[str, ...]:
 
 
 def run_query(sql: str, params: Mapping[str, Any] | None = None, *, db: Database | None = None,
-              max_rows: int | None = None, timeout_ms: int | None = None) -> ConsoleResult:
-    """Check and run one console query; UnsafeQuery/BadInput for refusals, QueryTimeout past the limit."""
+              max_rows: int | None = None, timeout_ms: int | None = None, visitor: str | None = None,
+              max_bytes: int | None = None, max_value_bytes: int | None = None) -> ConsoleResult:
+    """Check and run one console query; UnsafeQuery/BadInput for refusals, QueryTimeout past the limit,
+    ResultTooLarge for a value over the per-value cap, ConsoleBusy when the budget is taken.
+
+    `visitor` (a key for the browser) allows that visitor one query at a time; every query shares the
+    process's budget of `SQL_CONCURRENT` on the console's own pool.
+    """
     started = time.perf_counter()
     guarded = check(sql)
     values = guarded.bind(params or {})
     configured = limits()
     cap = max(1, min(MAX_ROWS_LIMIT, max_rows if max_rows is not None else configured.max_rows))
     timeout = max(1, timeout_ms if timeout_ms is not None else configured.timeout_ms)
+    byte_cap = max(1, max_bytes if max_bytes is not None else configured.max_bytes)
+    value_cap = max(1, max_value_bytes if max_value_bytes is not None else configured.max_value_bytes)
     db = db or runtime.get_db()
     guard = protection(db)
 
@@ -185,21 +288,25 @@ def run_query(sql: str, params: Mapping[str, Any] | None = None, *, db: Database
         return [coerce_value(name, type_name, value)
                 for name, type_name, value in zip(guarded.parameters, type_names, given, strict=True)]
 
+    _budget.acquire(visitor, configured.concurrent, BUSY_WAIT_S)
     try:
-        columns, rows, truncated = db.fetch_guarded(
+        columns, rows, truncated = console_db(db, configured.concurrent).fetch_guarded(
             guarded.sql, values, max_rows=cap, timeout_ms=timeout, role=guard.role, search_path=SEARCH_PATH,
-            convert=convert,
+            convert=convert, max_bytes=byte_cap, max_value_bytes=value_cap,
         )
     except QueryTimeout as err:
         raise QueryTimeout(
             f"The query ran past the console's time limit of {_seconds(timeout)} and was cancelled.",
             hint="Add a WHERE clause or a LIMIT, aggregate earlier, or check that every join has a join condition.",
         ) from err
+    finally:
+        _budget.release(visitor)
     return ConsoleResult(
-        columns=tuple(columns), rows=tuple(rows), truncated=truncated,
+        columns=tuple(columns), rows=tuple(rows), truncated=bool(truncated),
         elapsed_s=round(time.perf_counter() - started, 3), cap=cap, timeout_ms=timeout,
         role_used=guard.role, protection=guard.note,
         parameters=tuple(zip(guarded.parameters, values, strict=True)),
+        truncated_by=truncated, max_bytes=byte_cap,
     )
 
 

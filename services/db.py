@@ -21,7 +21,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 from urllib.parse import urlsplit
 
 import asyncpg
@@ -30,7 +30,13 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-from services.errors import DatabaseUnavailable, QueryFailed, QueryTimeout, TrialLandscapeError
+from services.errors import (
+    DatabaseUnavailable,
+    QueryFailed,
+    QueryTimeout,
+    ResultTooLarge,
+    TrialLandscapeError,
+)
 
 SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 DEFAULT_TIMEOUT_MS = 15_000
@@ -288,7 +294,8 @@ class Database:
     def fetch_guarded(self, sql: str, values: Sequence[Any] = (), *, max_rows: int, timeout_ms: int | None = None,
                       role: str | None = None, search_path: str | None = None,
                       convert: Callable[[Sequence[str], Sequence[Any]], Sequence[Any]] | None = None,
-                      ) -> tuple[list[str], list[tuple[Any, ...]], bool]:
+                      max_bytes: int | None = None, max_value_bytes: int | None = None,
+                      ) -> tuple[list[str], list[tuple[Any, ...]], str]:
         """Run checked console SQL with positional `$n` values; return (columns, rows ≤ max_rows, truncated).
 
         The text goes to the server unchanged (no `text()` rewriting), in a READ ONLY transaction with
@@ -296,11 +303,18 @@ class Database:
         from a server-side cursor in batches, so no more than max_rows + 1 ever reach this process.
         `convert(type_names, values)` sees the parameter types PostgreSQL inferred (e.g. "int8",
         "_text") and returns the values to bind.
+
+        `timeout_ms` bounds the whole query, not each batch: every fetch runs with what is left of it.
+        With byte caps the server measures each value (its text form) and keeps a running total before a
+        row is sent: a value over max_value_bytes raises ResultTooLarge, and rows past max_bytes are never
+        sent — the query is cancelled and `truncated` is "bytes" ("rows" past the row cap, "" when complete).
         """
         if role is not None and not _NAME_RE.match(role):
             raise QueryFailed(f"not a role name: {role!r}")
+        limit_ms = self.statement_timeout_ms if timeout_ms is None else timeout_ms
+        deadline = time.monotonic() + limit_ms / 1000
 
-        async def work(conn: AsyncConnection) -> tuple[list[str], list[tuple[Any, ...]], bool]:
+        async def work(conn: AsyncConnection) -> tuple[list[str], list[tuple[Any, ...]], str]:
             await conn.execute(text("SET TRANSACTION READ ONLY"))
             await conn.execute(text("SELECT set_config('standard_conforming_strings', 'on', true)"))
             if search_path is not None:
@@ -314,17 +328,40 @@ class Database:
             if convert is not None:
                 bound = list(convert([p.name for p in statement.get_parameters()], bound))
             columns = [a.name for a in statement.get_attributes()]
+            measured = bool(columns) and (max_bytes is not None or max_value_bytes is not None) \
+                and _can_wrap(sql)
+            if measured:
+                statement = await pg.prepare(_measured_sql(sql, len(columns), max_bytes, max_value_bytes))
             cursor = await statement.cursor(*bound)
             rows: list[tuple[Any, ...]] = []
+            # Small first batches: with byte caps a row may be up to the cap, so grow only as rows prove small.
+            batch_size = 20 if measured else 500
             while len(rows) <= max_rows:
-                batch = await cursor.fetch(min(500, max_rows + 1 - len(rows)))
-                rows.extend(tuple(r) for r in batch)
+                left_ms = int((deadline - time.monotonic()) * 1000)
+                if left_ms <= 0:
+                    raise QueryTimeout("The query ran past its time limit and was cancelled.")
+                await pg.execute(f"SET LOCAL statement_timeout = {max(1, left_ms)}")
+                batch = await cursor.fetch(min(batch_size, max_rows + 1 - len(rows)))
+                if not measured:
+                    rows.extend(tuple(r) for r in batch)
+                else:
+                    for record in batch:
+                        over_value, total = record[-2], record[-1]
+                        if over_value is not None:
+                            name, size = columns[over_value - 1], record[-3]
+                            raise ResultTooLarge(
+                                f"A value in column {name!r} is {_size(size)}, over the console's limit of "
+                                f"{_size(max_value_bytes or 0)} per value; the query was stopped.")
+                        if max_bytes is not None and total > max_bytes:
+                            return columns, rows[:max_rows], "bytes" if len(rows) < max_rows else "rows"
+                        rows.append(tuple(record)[:len(columns)])
+                    batch_size = min(500, batch_size * 2)
                 if not batch:
                     break
-            truncated = len(rows) > max_rows
+            truncated = "rows" if len(rows) > max_rows else ""
             return columns, rows[:max_rows], truncated
 
-        return self._sync(self._in_transaction(work, timeout_ms))
+        return self._sync(self._in_transaction(work, limit_ms))
 
     def fetch_many(self, queries: Mapping[str, tuple[str, Mapping[str, Any] | None]], *,
                    timeout_ms: int | None = None) -> dict[str, pd.DataFrame | TrialLandscapeError]:
@@ -379,8 +416,21 @@ class Database:
                 timeout_ms: int | None = None) -> int:
         """Run one writing statement (or executemany with a list of params); return rows affected."""
         async def work(conn: AsyncConnection) -> int:
-            result = await conn.execute(text(sql), params if isinstance(params, list) else dict(params or {}))
+            bound: Any = list(params) if isinstance(params, list) else dict(cast(Mapping[str, Any], params or {}))
+            result = await conn.execute(text(sql), bound)
             return int(result.rowcount or 0)
+
+        return self._sync(self._in_transaction(work, timeout_ms, write=True))
+
+    def fetch_locked(self, lock_name: str, sql: str, params: Mapping[str, Any] | None = None, *,
+                     timeout_ms: int | None = None) -> list[dict[str, Any]]:
+        """Run one (writing) query after taking the transaction-level advisory lock named `lock_name`; return its
+        rows. Callers with the same name run one after another, each seeing the others' committed rows."""
+        async def work(conn: AsyncConnection) -> list[dict[str, Any]]:
+            await conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:n))"), {"n": lock_name})
+            result = await conn.execute(text(sql), dict(params or {}))
+            keys = list(result.keys())
+            return [dict(zip(keys, row, strict=True)) for row in result.fetchall()]
 
         return self._sync(self._in_transaction(work, timeout_ms, write=True))
 
@@ -453,6 +503,46 @@ class Database:
                           (time.perf_counter() - started) * 1000)
         except TrialLandscapeError as err:
             return Health(False, self.label, "", self.read_only, (time.perf_counter() - started) * 1000, str(err))
+
+
+def _can_wrap(sql: str) -> bool:
+    # EXPLAIN cannot be a subquery; its rows are plan lines whose size the query text bounds.
+    return not re.match(r"\s*explain\b", sql, re.IGNORECASE)
+
+
+def _measured_sql(sql: str, width: int, max_bytes: int | None, max_value_bytes: int | None) -> str:
+    """The query wrapped so the server measures each value before sending it.
+
+    Columns are renamed by position (q(c1, …)), so duplicate or odd names do not matter; OFFSET 0 keeps the
+    query from being merged into the wrapper, so each value is computed once. A value over the per-value cap
+    is replaced by NULL before anything else sees it, and its column number travels in `over_value`; a running
+    total of the rows' text size hides (NULLs) every row past the total cap. So at most the caps ever leave
+    the server. The caps are integers written in here, never user text.
+    """
+    names = [f"c{i}" for i in range(1, width + 1)]
+    value_cap = int(max_value_bytes) if max_value_bytes is not None else 2**62
+    total_cap = int(max_bytes) if max_bytes is not None else 2**62
+    sizes = ", ".join(f"octet_length(q.{n}::text) AS s_{n}" for n in names)
+    # Oversized values become NULL below the window: the window keeps every row it has seen, so it must
+    # only ever hold capped values.
+    kept = ", ".join(f"CASE WHEN z.s_{n} > {value_cap} THEN NULL ELSE z.{n} END AS {n}" for n in names)
+    row_bytes = " + ".join(f"least(coalesce(m.s_{n}, 0), {value_cap})" for n in names)
+    biggest = f"greatest({', '.join(f'z.s_{n}' for n in names)})" if width > 1 else f"z.s_{names[0]}"
+    which = "CASE " + " ".join(f"WHEN z.s_{n} > {value_cap} THEN {i}" for i, n in enumerate(names, 1)) + " END"
+    size_list = ", ".join(f"z.s_{n}" for n in names)
+    hidden = f"(w.over_value IS NOT NULL OR w.total > {total_cap})"
+    outer = ", ".join(f"CASE WHEN {hidden} THEN NULL ELSE w.{n} END" for n in names)
+    return (
+        f"SELECT {outer}, w.biggest, w.over_value, w.total FROM ("
+        f"SELECT m.*, sum({row_bytes}) OVER (ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS total FROM ("
+        f"SELECT {kept}, {size_list}, {biggest} AS biggest, {which} AS over_value FROM ("
+        f"SELECT q.*, {sizes} FROM (SELECT * FROM ({sql}\n) AS q0 OFFSET 0) AS q({', '.join(names)})"
+        f") AS z OFFSET 0) AS m) AS w"
+    )
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.0f} kB" if n >= 1e3 else f"{n} bytes"
 
 
 class _ChunkStream(io.RawIOBase):

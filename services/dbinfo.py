@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from services import runtime, stats
+from services import provenance, runtime, stats
 from services.db import Database, load_sql
 
 
@@ -24,6 +24,7 @@ def database_info(db: Database | None = None) -> dict[str, Any]:
     row = summary.iloc[0]
     freshness = row["freshness"]
     src = runtime.source() if db is runtime.get_db() else runtime.Source("external", db.label, db.read_only)
+    records = provenance.record_counts(db)
     return {
         "database": src.description,
         "kind": src.kind,
@@ -31,6 +32,11 @@ def database_info(db: Database | None = None) -> dict[str, Any]:
         "studies": int(row["studies"]),
         "sites": int(row["sites"]),
         "sites_with_coordinates": int(row["sites_with_coordinates"]),
+        # full: the source carried every field (API v2, AACT); partial: e.g. a site CSV download
+        "full_records": records.full,
+        "partial_records": records.partial,
+        "partial_with_criteria_added": records.criteria_added,
+        "records_tracked": records.tracked,
         "freshness": freshness.isoformat() if freshness is not None and hasattr(freshness, "isoformat") else None,
         "tables": {str(r.table_name): int(r.row_count) for r in tables.itertuples()},
         "engine": stats.engine(db),

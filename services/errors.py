@@ -46,6 +46,17 @@ class UnsafeQuery(BadInput):
     """User SQL refused by the guard; the message says why in one sentence."""
 
 
+class ResultTooLarge(BadInput):
+    """A console result holds a value larger than the console's per-value cap; the query was cancelled."""
+
+    hint = ("Select a shorter expression (left(text, 1000), octet_length(…), an aggregate) instead of the "
+            "whole value.")
+
+
+class ConsoleBusy(BadInput):
+    """The console's query budget is taken (this visitor's one query, or the process's few)."""
+
+
 class AssistantUnavailable(TrialLandscapeError):
     """The model API cannot be reached or refused the request."""
 

@@ -22,7 +22,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 import numpy as np
@@ -46,7 +45,7 @@ CLOSED_OUTCOMES = ("COMPLETED", "TERMINATED", "WITHDRAWN", "SUSPENDED")
 AGE_GROUPS = ("CHILD", "ADULT", "OLDER_ADULT")
 LOC_CELL_CACHE_MAX = 1_000_000  # positions up to which grid cells are kept per step (4 MB a step)
 SITE_SLICE_ROWS = 400_000  # sites read per COPY while loading (bounds the text held at once)
-SITE_TEXT = {"country": "site_country", "state": "site_state", "city": "site_city", "shown_status": "site_status"}
+SITE_TEXT = ("country", "state", "city", "shown_status")
 
 
 # ---- dictionary encoding ---------------------------------------------------------------------------
@@ -394,8 +393,11 @@ class FacetStore:
         self.site_loc, self.loc_lat, self.loc_lon = _locations(np.concatenate(parts.pop("lat")),
                                                                np.concatenate(parts.pop("lon")))
         self._loc_cells: dict[float, tuple[np.ndarray, int]] = {}
-        for name, attr in SITE_TEXT.items():
-            setattr(self, attr, words[name].finish(np.concatenate(parts.pop(name))))
+        coded = {name: words[name].finish(np.concatenate(parts.pop(name))) for name in SITE_TEXT}
+        self.site_country: Coded = coded["country"]
+        self.site_state: Coded = coded["state"]
+        self.site_city: Coded = coded["city"]
+        self.site_status: Coded = coded["shown_status"]
 
     # ---- filters ----------------------------------------------------------------------------------
     def _positions(self, nct_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -713,10 +715,18 @@ def forget() -> None:
 
 
 # ---- the map ---------------------------------------------------------------------------------------
-def _round_like_numeric(values: np.ndarray, places: int = 5) -> list[float]:
-    """round(x::numeric, places)::float8 as PostgreSQL computes it (15 significant digits, half away from 0)."""
-    quantum = Decimal(1).scaleb(-places)
-    return [float(Decimal(f"{v:.15g}").quantize(quantum, rounding=ROUND_HALF_UP)) for v in values.tolist()]
+def _mean_rounded(micro_sums: np.ndarray, n: np.ndarray) -> list[float]:
+    """round(avg(x::numeric), 5)::float8 as PostgreSQL computes it, from exact sums of micro-degrees.
+
+    AACT stores coordinates as numeric(10,6), so sums of micro-degree integers are exact (float64 holds every
+    integer below 2**53; a cell's sum stays far below) and so is the mean; rounding is half away from zero.
+    """
+    out = []
+    for total, count in zip(micro_sums.tolist(), n.tolist(), strict=True):
+        s, d = int(total), 10 * int(count)  # the mean in units of 1e-5 degrees is s / d
+        q = (2 * abs(s) + d) // (2 * d)
+        out.append((q if s >= 0 else -q) / 100_000)
+    return out
 
 
 def _runs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -763,7 +773,7 @@ def _distinct_sorted(keys: np.ndarray, *, in_place: bool = False) -> np.ndarray:
 def _distinct_per_group(groups: np.ndarray, rows: np.ndarray, ngroups: int) -> np.ndarray:
     """count(DISTINCT study) per group."""
     width = int(rows.max()) + 1 if rows.size else 1
-    key = groups.astype(np.int32 if ngroups * width < 2**31 else np.int64)  # int32 when it fits: half the memory
+    key: np.ndarray = groups.astype(np.int32 if ngroups * width < 2**31 else np.int64)  # int32 when it fits
     key *= width
     key += rows
     pairs = _distinct_sorted(key, in_place=True)
@@ -875,8 +885,8 @@ def _grid(store: FacetStore, sites: np.ndarray, locs: np.ndarray, loc_miles: np.
     ngroups = int(dense[-1]) + 1
     del site_cells, used, dense
     n = np.bincount(groups, minlength=ngroups)
-    mean_lat = np.bincount(groups, weights=store.loc_lat[locs], minlength=ngroups) / n
-    mean_lon = np.bincount(groups, weights=store.loc_lon[locs], minlength=ngroups) / n
+    sum_lat = np.bincount(groups, weights=np.rint(store.loc_lat[locs] * 1e6), minlength=ngroups)
+    sum_lon = np.bincount(groups, weights=np.rint(store.loc_lon[locs] * 1e6), minlength=ngroups)
     trials = _distinct_per_group(groups, store.site_row[sites], ngroups)
     status = _group_mode(groups, store.site_status, sites, ngroups)
     city = _group_mode(groups, store.site_city, sites, ngroups)
@@ -889,7 +899,7 @@ def _grid(store: FacetStore, sites: np.ndarray, locs: np.ndarray, loc_miles: np.
     first = np.full(ngroups, sites.size, dtype=np.int64)
     np.minimum.at(first, groups, np.arange(sites.size, dtype=np.int64))  # sites are in site-id order
     order = np.lexsort((store.site_id[sites[first]], -n)).tolist()
-    lat_r, lon_r = _round_like_numeric(mean_lat), _round_like_numeric(mean_lon)
+    lat_r, lon_r = _mean_rounded(sum_lat, n), _mean_rounded(sum_lon, n)
     return pd.DataFrame({"lat": [lat_r[i] for i in order], "lon": [lon_r[i] for i in order],
                          "sites": [int(n[i]) for i in order], "trials": [int(trials[i]) for i in order],
                          "status": [status[i] for i in order], "city": [city[i] for i in order],

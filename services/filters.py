@@ -8,13 +8,12 @@ SQL condition on `ctgov.studies s` with bound parameters only.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlencode
 
-from services import geo
+from services import condition, geo
 from services.normalize import (
     FUNDER_CLASSES,
     OPEN_STATUSES,
@@ -34,28 +33,7 @@ MAX_VALUES = 50  # most values in one multi-valued filter
 MAX_RADIUS_MILES = 12_500.0
 DEFAULT_RADIUS = 100.0
 
-# Abbreviations people type for conditions; each also searches its spelled-out form.
-ABBREVIATIONS: dict[str, str] = {
-    "t2d": "type 2 diabetes", "t2dm": "type 2 diabetes", "t1d": "type 1 diabetes", "t1dm": "type 1 diabetes",
-    "nsclc": "non small cell lung", "sclc": "small cell lung", "all": "acute lymphoblastic leukemia",
-    "aml": "acute myeloid leukemia", "cll": "chronic lymphocytic leukemia", "cml": "chronic myeloid leukemia",
-    "ms": "multiple sclerosis", "als": "amyotrophic lateral sclerosis", "copd": "chronic obstructive pulmonary",
-    "ad": "alzheimer disease", "pd": "parkinson disease", "ed": "erectile dysfunction", "mm": "multiple myeloma",
-    "hcc": "hepatocellular carcinoma", "crc": "colorectal cancer", "mci": "mild cognitive impairment",
-    "ckd": "chronic kidney disease", "hf": "heart failure", "mdd": "major depressive disorder",
-    "ptsd": "post traumatic stress", "adhd": "attention deficit hyperactivity", "ibd": "inflammatory bowel",
-    "nhl": "non hodgkin lymphoma", "dlbcl": "diffuse large b cell lymphoma", "mds": "myelodysplastic",
-}
-
-# Abbreviations distinctive enough to search for when their spelled-out form is typed (not "all", "ms", "ed"…,
-# nor "sclc", whose words are inside "non-small cell lung").
-REVERSIBLE_ABBREVIATIONS = frozenset({
-    "t2d", "t2dm", "t1d", "t1dm", "nsclc", "aml", "cll", "cml", "copd", "hcc", "crc", "mci", "ckd", "mdd",
-    "ptsd", "adhd", "ibd", "nhl", "dlbcl",
-})
-
 STATE_VALUES = tuple(sorted(set(geo.US_STATE_CODES.values())))
-_TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
 # URL parameter → field name; the order is the order of the share link.
 PARAMS: dict[str, str] = {
@@ -106,7 +84,7 @@ class Filters:
             key_s = str(key)
             name = PARAMS.get(key_s)
             if name is None:
-                if key_s not in IGNORED_PARAMS:
+                if not is_view_param(key_s):
                     notices.append(f"Ignored unknown parameter “{_short(key_s)}”.")
                 continue
             items = [str(v) for v in (raw if isinstance(raw, (list, tuple)) else [raw])]
@@ -127,6 +105,10 @@ class Filters:
                 notices.append(f"Could not find the place “{_short(f.near)}”: {found.message} "
                                f"The other filters still apply.")
                 f = replace(f, near=None)
+        if f.radius > max_radius(f.unit):
+            notices.append(f"Ignored radius: the radius must be more than 0 and at most "
+                           f"{math.floor(max_radius(f.unit)):,} {f.unit}; using {_num(DEFAULT_RADIUS)} {f.unit}.")
+            f = replace(f, radius=DEFAULT_RADIUS)
         if f.start_from is not None and f.start_to is not None and f.start_from > f.start_to:
             notices.append("Start years were reversed; swapped them.")
             f = replace(f, start_from=f.start_to, start_to=f.start_from)
@@ -161,7 +143,7 @@ class Filters:
 
     def query_string(self) -> str:
         """`condition=…&phase=PHASE2&near=Boston%2C%20MA&radius=100` (stable order)."""
-        return urlencode([(k, v) for k, vs in self.to_query().items() for v in vs], quote_via=_quote)
+        return urlencode([(k, v) for k, vs in self.to_query().items() for v in vs], quote_via=cast(Any, _quote))
 
     def with_value(self, name: str, value: Any) -> Filters:
         """A copy with one field changed; multi-valued fields add the value if missing."""
@@ -169,8 +151,9 @@ class Filters:
         if isinstance(current, tuple) and not isinstance(value, tuple):
             if name == "status" and current == OPEN_STATUSES:
                 current = ()
-            return replace(self, **{name: current if value in current else (*current, value)})
-        return replace(self, **{name: value})
+            changed: Any = current if value in current else (*current, value)
+            return replace(self, **{name: changed})
+        return replace(self, **{name: cast(Any, value)})
 
     def without(self, name: str) -> Filters:
         """A copy with one field back at its default."""
@@ -225,7 +208,16 @@ class Filters:
         return lines
 
 
-IGNORED_PARAMS = frozenset({"nct", "page", "tab", "session", "compare", "view"})
+# Parameters that describe the view rather than the filters (map mode, Trials sort/page/selection, the trial or
+# comparison shown, the SQL text; "sql.<name>" are the SQL query's parameters): not filters, so not "unknown".
+VIEW_PARAMS = frozenset({"nct", "page", "tab", "session", "compare", "view", "map", "colour", "area", "tiles",
+                         "sort", "desc", "rows", "sel", "sql"})
+SQL_PARAM_PREFIX = "sql."
+
+
+def is_view_param(key: str) -> bool:
+    """Whether a URL parameter belongs to the view (kept beside the filters, never reported as unknown)."""
+    return key in VIEW_PARAMS or key.startswith(SQL_PARAM_PREFIX)
 
 
 def _short(text: str, n: int = 40) -> str:
@@ -345,10 +337,20 @@ def _integer(lo: int, hi: int, what: str) -> Any:
 
 
 def _radius(items: Sequence[str]) -> float:
-    value: float = _number(0.0, MAX_RADIUS_MILES * geo.KM_PER_MILE, "the radius")(items)
-    if value <= 0:
-        raise ValueError("the radius must be more than 0.")
+    # The upper bound depends on the unit, which may come later in the URL: validated() checks it.
+    raw = _one(items)
+    try:
+        value = float(raw)
+    except ValueError as err:
+        raise ValueError(f"“{_short(raw, 20)}” is not a number.") from err
+    if math.isnan(value) or math.isinf(value) or value <= 0:
+        raise ValueError("the radius must be a number more than 0.")
     return value
+
+
+def max_radius(unit: str) -> float:
+    """The largest radius in `unit` (half the way round the Earth: beyond it every place is inside)."""
+    return MAX_RADIUS_MILES * geo.KM_PER_MILE if unit == "km" else MAX_RADIUS_MILES
 
 
 def _unit(items: Sequence[str]) -> str:
@@ -391,30 +393,9 @@ _PARSERS: dict[str, Any] = {
 
 # ---- SQL translation ------------------------------------------------------------------------
 def condition_tokens(text: str) -> list[list[str]]:
-    """Alternative token sets for a condition: the words typed, plus spelled-out abbreviations.
-
-    Every token is kept, however short ("ALL", "MS"): a study matches when one of its condition
-    names, MeSH terms or keywords contains all words of one alternative, in any order.
-    """
-    words = [w.lower() for w in _TOKEN_RE.findall(text)][:12]
-    if not words:
-        return []
-    alternatives = [words]
-    expanded: list[str] = []
-    changed = False
-    for w in words:
-        if w in ABBREVIATIONS:
-            expanded.extend(ABBREVIATIONS[w].split())
-            changed = True
-        else:
-            expanded.append(w)
-    if changed:
-        alternatives.append(expanded)
-    # The other way round: "non-small cell lung cancer" also finds studies listed only as "NSCLC".
-    for abbr, phrase in ABBREVIATIONS.items():
-        if abbr in REVERSIBLE_ABBREVIATIONS and set(phrase.split()) <= set(words) and [abbr] not in alternatives:
-            alternatives.append([abbr])
-    return alternatives
+    """Alternative word sets for a condition (services.condition's model): a study matches when one of its
+    condition names, MeSH terms or keywords contains all words of one alternative, in any order."""
+    return [list(a.words) for a in condition.expand(text).alternatives]
 
 
 @dataclass
@@ -432,25 +413,12 @@ class SqlParts:
         return " AND ".join(f"({c})" for c in self.clauses) if self.clauses else "TRUE"
 
 
-# Words that name the same thing in condition names and MeSH terms ("lung cancer" is MeSH "Lung Neoplasms").
-WORD_GROUPS: tuple[tuple[str, ...], ...] = (
-    ("cancer", "cancers", "carcinoma", "carcinomas", "neoplasm", "neoplasms", "tumor", "tumors", "tumour",
-     "tumours", "malignancy", "malignancies"),
-    ("leukemia", "leukaemia", "leukemias"),
-    ("tumor", "tumour"),
-    ("anemia", "anaemia"),
-)
-_WORD_ALTERNATIVES: dict[str, tuple[str, ...]] = {}
-for _group in WORD_GROUPS:
-    for _word in _group:
-        _WORD_ALTERNATIVES.setdefault(_word, _group)
+WORD_GROUPS = condition.WORD_GROUPS
 
 
 def word_pattern(token: str) -> str:
-    """PostgreSQL regex matching a whole word or one of its synonyms (tokens are letters/digits only)."""
-    words = _WORD_ALTERNATIVES.get(token, (token,))
-    body = "|".join(re.escape(w) for w in words)
-    return r"\m(" + body + r")\M" if len(words) > 1 else r"\m" + body + r"\M"
+    """PostgreSQL regex matching a whole word in any written form, or one of its synonyms."""
+    return condition.pg_word_pattern(condition.fold(token))
 
 
 def _word_match(column: str, tokens: list[str], prefix: str, params: dict[str, Any]) -> str:
@@ -464,15 +432,18 @@ def _word_match(column: str, tokens: list[str], prefix: str, params: dict[str, A
 
 def condition_sql(text: str, params: dict[str, Any], prefix: str = "cond") -> str | None:
     """SQL (on s.nct_id) for a condition search over conditions, MeSH terms and keywords."""
-    alternatives = condition_tokens(text)
-    if not alternatives:
+    expansion = condition.expand(text)
+    if not expansion.alternatives:
         return None
     ors = []
-    for a, tokens in enumerate(alternatives):
-        for table, column in (("conditions", "downcase_name"), ("browse_conditions", "downcase_mesh_term"),
-                              ("keywords", "downcase_name")):
-            match = _word_match(f"x.{column}", tokens, f"{prefix}_{a}_", params)
-            ors.append(f"SELECT x.nct_id FROM ctgov.{table} x WHERE {match}")
+    match = condition.match_sql("z.w", expansion, params, prefix)
+    params[f"{prefix}_like"] = condition.like_prefilter(expansion)
+    for table, column in (("conditions", "downcase_name"), ("browse_conditions", "downcase_mesh_term"),
+                          ("keywords", "downcase_name")):
+        # A LIKE prefilter, then the words of the rest; OFFSET 0 keeps the split one per-row value.
+        ors.append(f"SELECT y.nct_id FROM (SELECT x.nct_id, x.{column} AS term FROM ctgov.{table} x "
+                   f"WHERE x.{column} LIKE ANY(CAST(:{prefix}_like AS text[])) OFFSET 0) y CROSS JOIN LATERAL "
+                   f"(SELECT {condition.words_sql('y.term')} AS w OFFSET 0) z WHERE {match}")
     return "s.nct_id IN (" + " UNION ".join(ors) + ")"
 
 
@@ -606,12 +577,10 @@ def derived_clauses(f: Filters, params: dict[str, Any]) -> dict[str, str]:
     c: dict[str, str] = {}
     base = filter_clauses(f, params)  # also fills params shared by both forms
     if f.condition:
-        alternatives = condition_tokens(f.condition)
-        ors = []
-        for a, tokens in enumerate(alternatives):
-            ors.append("(" + _word_match("t.term", tokens, f"cond_{a}_", params) + ")")
+        expansion = condition.expand(f.condition)
         c["condition"] = ("sf.nct_id IN (SELECT ts.nct_id FROM app.terms t JOIN app.term_studies ts "
-                          "ON ts.term_id = t.term_id WHERE " + " OR ".join(ors) + ")") if ors else "FALSE"
+                          "ON ts.term_id = t.term_id WHERE " + condition.match_sql("t.words", expansion, params, "cond")
+                          + ")") if expansion.alternatives else "FALSE"
     if "intervention" in base:
         c["intervention"] = base["intervention"].replace("s.nct_id", "sf.nct_id")
     if f.status:

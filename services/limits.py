@@ -1,14 +1,19 @@
-"""Fair-use limits for a shared instance: assistant messages per session per time window, concurrent model calls.
+"""Fair-use limits for a shared instance: assistant messages per visitor per time window, concurrent model calls.
 
-`message_limiter()` and `model_gate()` are the process-wide instances configured from the environment:
-ASSISTANT_MESSAGE_LIMIT (default 20) messages per ASSISTANT_MESSAGE_WINDOW_S (default 600) seconds for each
-session token, and MODEL_CONCURRENCY (default 4) model calls at once, a caller waiting at most
-MODEL_WAIT_S (default 30) seconds for a free slot.
+`visitor_limiter()` counts assistant messages in PostgreSQL (app.limit_events), so every app process behind a
+load balancer shares the count and a new session does not reset it: ASSISTANT_MESSAGE_LIMIT (default 20)
+messages per ASSISTANT_MESSAGE_WINDOW_S (default 600) seconds for each browser (its cookie),
+ASSISTANT_NETWORK_LIMIT (default 3× that) for each network address, and ASSISTANT_GLOBAL_LIMIT (default 500)
+for the whole instance. `message_limiter()` is the in-process sliding window it falls back to when the
+database cannot be written. `model_gate()`: MODEL_CONCURRENCY (default 4) model calls at once per process,
+a caller waiting at most MODEL_WAIT_S (default 30) seconds for a free slot.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import logging
 import math
 import os
 import threading
@@ -16,10 +21,14 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from services.errors import AssistantUnavailable
+from services.errors import AssistantUnavailable, TrialLandscapeError
 
+_log = logging.getLogger(__name__)
 DEFAULT_MESSAGE_LIMIT = 20
+DEFAULT_NETWORK_FACTOR = 3
+DEFAULT_GLOBAL_LIMIT = 500
 DEFAULT_MESSAGE_WINDOW_S = 600.0
 DEFAULT_MODEL_CONCURRENCY = 4
 DEFAULT_MODEL_WAIT_S = 30.0
@@ -49,6 +58,7 @@ class LimitDecision:
     allowed: bool
     remaining: int
     retry_after_s: float
+    blocker: str = ""  # shared limits: "b" (this browser), "n" (its network) or "g" (everyone) refused it
 
     def message(self, limit: int, window_s: float) -> str:
         """A sentence for the page when the event was refused."""
@@ -204,3 +214,104 @@ def model_gate() -> ConcurrencyGate:
         if _gate is None:
             _gate = gate_from_env(os.environ)
         return _gate
+
+
+@dataclass(frozen=True)
+class Visitor:
+    """Who is asking, as digests (never the raw values): the browser (its cookie) and the network address."""
+
+    browser: str
+    network: str
+
+    @classmethod
+    def from_values(cls, browser: str, network: str) -> Visitor:
+        """Digest a browser token and a network address (the same values give the same keys in every process)."""
+        return cls(_digest("browser", browser), _digest("network", network))
+
+    def keys(self) -> tuple[str, str]:
+        """The limit keys of this visitor: "b:<browser>", "n:<network>"."""
+        return f"b:{self.browser}", f"n:{self.network}"
+
+
+GLOBAL_KEY = "g:all"
+
+
+def _digest(kind: str, value: str) -> str:
+    return hashlib.sha256(f"trial-landscape-{kind}:{value}".encode()).hexdigest()[:32]
+
+
+class SharedLimiter:
+    """At most `per_browser` events per window for a browser, `per_network` for a network address and
+    `global_limit` for everyone, counted in PostgreSQL so that every process and every new session share them.
+
+    When the database cannot be written the decision falls back to `fallback` (this process's own window,
+    keyed by the browser), so the assistant keeps a limit rather than none.
+    """
+
+    def __init__(self, db_factory: Callable[[], Any], kind: str, per_browser: int, per_network: int,
+                 global_limit: int, window_s: float, fallback: SlidingWindowLimiter | None = None) -> None:
+        if min(per_browser, per_network, global_limit) < 1 or window_s <= 0:
+            raise ValueError("limits must be ≥ 1 and window_s > 0")
+        self._db_factory = db_factory
+        self.kind = kind
+        self.limit = per_browser
+        self.per_network = per_network
+        self.global_limit = global_limit
+        self.window_s = float(window_s)
+        self._fallback = fallback or SlidingWindowLimiter(per_browser, window_s)
+
+    def try_acquire(self, visitor: Visitor) -> LimitDecision:
+        """Count one event for the visitor if every limit allows it; the decision says whether it was counted."""
+        from services.db import load_sql
+
+        browser, network = visitor.keys()
+        try:
+            rows = self._db_factory().fetch_locked(
+                f"app.limit_events:{self.kind}", load_sql("limit_events_acquire"),
+                {"kind": self.kind, "keys": [browser, network, GLOBAL_KEY],
+                 "limits": [self.limit, self.per_network, self.global_limit], "window_s": self.window_s})
+        except TrialLandscapeError as err:
+            _log.warning("shared %s limit unavailable (%s); counting in this process only", self.kind, err)
+            return self._fallback.try_acquire(browser)
+        allowed = bool(rows[0]["allowed"]) if rows else True
+        mine = next((r for r in rows if r["key"] == browser), None)
+        remaining = max(0, self.limit - int(mine["counted"]) - (1 if allowed else 0)) if mine else self.limit
+        retry = max((float(r["retry_s"] or 0) for r in rows), default=0.0)
+        blocker = "" if allowed else next(
+            (str(r["key"])[:1] for r in rows if int(r["counted"]) >= int(r["cap"])), "b")
+        return LimitDecision(allowed, remaining, 0.0 if allowed else retry, blocker)
+
+    def message(self, decision: LimitDecision) -> str:
+        """The sentence shown when a message was refused, naming which limit it hit."""
+        if decision.blocker == "g":
+            return (f"This server has answered {self.global_limit} messages in the last {_duration(self.window_s)}, "
+                    f"its limit for everyone. You can send yours in {_duration(decision.retry_after_s)}.")
+        if decision.blocker == "n":
+            return (f"{self.per_network} messages came from your network in the last {_duration(self.window_s)}, "
+                    f"the most this server allows. You can send the next one in "
+                    f"{_duration(decision.retry_after_s)}.")
+        return decision.message(self.limit, self.window_s)
+
+
+_visitor_limiter: SharedLimiter | None = None
+
+
+def shared_limiter_from_env(env: Mapping[str, str], db_factory: Callable[[], Any]) -> SharedLimiter:
+    """The assistant's shared message limiter with limits read from `env` (defaults for missing or bad values)."""
+    per_browser = int(_number(env, "ASSISTANT_MESSAGE_LIMIT", DEFAULT_MESSAGE_LIMIT, 1))
+    window = _number(env, "ASSISTANT_MESSAGE_WINDOW_S", DEFAULT_MESSAGE_WINDOW_S, 1)
+    per_network = int(_number(env, "ASSISTANT_NETWORK_LIMIT", per_browser * DEFAULT_NETWORK_FACTOR, 1))
+    global_limit = int(_number(env, "ASSISTANT_GLOBAL_LIMIT", DEFAULT_GLOBAL_LIMIT, 1))
+    return SharedLimiter(db_factory, "assistant_message", per_browser, per_network, global_limit, window,
+                         fallback=limiter_from_env(env))
+
+
+def visitor_limiter() -> SharedLimiter:
+    """The process's assistant-message limiter, shared through the app database."""
+    global _visitor_limiter
+    with _singletons_lock:
+        if _visitor_limiter is None:
+            from services import runtime
+
+            _visitor_limiter = shared_limiter_from_env(os.environ, runtime.get_app_db)
+        return _visitor_limiter

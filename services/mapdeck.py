@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import math
+import urllib.parse
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import pandas as pd
 import pydeck as pdk
 
 from services import sitemap
+from services.cache import SingleFlightCache
 
 # Every pickable layer's objects carry these four fields, so one tooltip template serves them all.
 TOOLTIP = {
@@ -25,7 +29,10 @@ SEA = [223, 234, 242]
 OUTLINE = [150, 150, 150]
 STATE_OUTLINE = [175, 175, 175]
 RING = [200, 30, 45]
-DENSITY_RANGE = [[255, 255, 178], [254, 217, 118], [254, 178, 76], [253, 141, 60], [240, 59, 32], [189, 0, 38]]
+# Starts at a clear orange (a pale yellow first step vanished on the light outlines), ends dark red.
+DENSITY_RANGE = [[254, 178, 76], [253, 141, 60], [252, 78, 42], [227, 26, 28], [189, 0, 38], [128, 0, 38]]
+# A basemap style with nothing in it, inline as a data: URL (the browser reads it without any network).
+EMPTY_MAP_STYLE = "data:application/json," + urllib.parse.quote(json.dumps({"version": 8, "sources": {}, "layers": []}))
 TILE_STYLE = "light"  # pydeck's Carto light style; used only when the user turns tiles on
 MAP_HEIGHT = 560
 VIEW_PIXELS = 480  # the part of the map height a place's ring should span
@@ -75,8 +82,8 @@ def density_layer(points: pd.DataFrame) -> pdk.Layer:
     """A heatmap of site density (grid cells weigh as many sites as they hold)."""
     return pdk.Layer(
         "HeatmapLayer", _records(points), id="density", get_position=["lon", "lat"], get_weight="weight",
-        radius_pixels=40, intensity=1.0, threshold=0.03, color_range=DENSITY_RANGE, aggregation="'SUM'",
-        opacity=0.75, pickable=False,
+        radius_pixels=40, intensity=1.5, threshold=0.03, color_range=DENSITY_RANGE, aggregation="'SUM'",
+        opacity=0.9, pickable=False,
     )
 
 
@@ -159,6 +166,33 @@ def build_deck(data: sitemap.MapData, mode: str = "sites", metric: str = "trials
     else:
         view = view_for_points(data.points)
     if tiles:
-        return pdk.Deck(layers=layers, initial_view_state=view, tooltip=TOOLTIP, map_style=TILE_STYLE)
+        return SharedDeck(layers=layers, initial_view_state=view, tooltip=TOOLTIP, map_style=TILE_STYLE)
     # No basemap: the shipped outlines are the map, so it reads the same with no internet.
-    return pdk.Deck(layers=layers, initial_view_state=view, tooltip=TOOLTIP, map_style=None, map_provider=None)
+    deck = SharedDeck(layers=layers, initial_view_state=view, tooltip=TOOLTIP, map_style=None, map_provider=None)
+    # Given no style at all, Streamlit's map fetches a street-map style from the internet (an error offline); an
+    # empty inline style keeps it from fetching anything.
+    deck.map_style = EMPTY_MAP_STYLE
+    return deck
+
+
+class SharedDeck(pdk.Deck):  # type: ignore[misc]
+    """A Deck whose JSON is written once: a map of thousands of sites takes ~1 s of CPU to serialise, and the
+    same deck is shown to every visitor with the same view (see shared_deck). Do not change it after use."""
+
+    def to_json(self) -> str:
+        """The deck's JSON, computed on the first call."""
+        cached = self.__dict__.get("_shared_json")
+        if cached is None:
+            cached = str(super().to_json())
+            self.__dict__["_shared_json"] = cached
+        return str(cached)
+
+
+DECK_CACHE_TTL_S = 600
+_deck_cache: SingleFlightCache[pdk.Deck] = SingleFlightCache(DECK_CACHE_TTL_S, max_entries=64)
+
+
+def shared_deck(key: Hashable, build: Callable[[], pdk.Deck]) -> pdk.Deck:
+    """The deck for a view key (filters, area switch, mode, metric, tiles), built once per ten minutes for all
+    visitors — the same lifetime as the cached map data it is drawn from."""
+    return _deck_cache.get_or_compute(key, build)

@@ -17,9 +17,19 @@ from typing import Any
 import jinja2
 
 from services import normalize
-from services.assistant.tools import AdverseEvents, ReportRequest, Site, TrialBackend, TrialDetails
-from services.eligibility.scoring import Verdict
+from services.assistant.tools import (
+    CRITERIA_MISSING,
+    AdverseEvents,
+    ReportRequest,
+    Site,
+    TrialBackend,
+    TrialDetails,
+    describe_searches,
+)
+from services.eligibility.scoring import FitBand, Verdict
 from services.errors import BadInput, TrialLandscapeError
+from services.freshness import status_note
+from services.provenance import copy_note
 
 log = logging.getLogger(__name__)
 
@@ -101,8 +111,9 @@ _HIDDEN_PROFILE_FIELDS = frozenset({"latitude", "longitude", "complete"})
 _STANDARD_GLOSSARY: tuple[tuple[str, str], ...] = (
     ("Eligibility criteria", "The rules a trial uses to decide who can take part: things you need to have "
      "(inclusion criteria) and things that keep people out (exclusion criteria)."),
-    ("Fit score", "A rough 0-100 guide in this report to how well a trial seems to match what you told us. "
-     "It is not a decision; only the study team decides who can join."),
+    ("Fit score", "A 0-100 guide to how well a trial seems to match what you told us: 60 and above is a "
+     "\"good match so far\" (at least half of its criteria checked, none against you), 20-59 \"needs information\", below 20 "
+     "\"unlikely\" (something rules you out). It is not a decision; only the study team decides who can join."),
     ("Phase", "How far along a treatment's testing is. Phase 1 trials are small and check safety; phase 2 "
      "checks whether it works and finds the dose; phase 3 compares it with standard care in many people; "
      "phase 4 follows a treatment that is already approved."),
@@ -266,7 +277,8 @@ def criterion_rows(criteria: Iterable[Mapping[str, Any]]) -> list[dict[str, str]
             {
                 "kind": _KIND_VIEW.get(kind, _label(kind)),
                 "plain": plain,
-                "original": _shorten(full, 400) if full and full.lower() != plain.lower() else "",
+                "original": _shorten(full, 400) if full and full.lower().rstrip(". ") != plain.lower().rstrip(". ")
+                else "",
                 "status": label,
                 "css": css,
                 "mark": mark,
@@ -304,7 +316,29 @@ def side_effects(report: Mapping[str, Any] | None) -> dict[str, Any] | None:
             r["people"] = f"{r['affected']:,} of {r['at_risk']:,}" if r["at_risk"] else f"{r['affected']:,}"
         return rows[:limit]
 
-    return {"has_results": True, "serious": top(True, MAX_SERIOUS_EVENTS), "other": top(False, MAX_OTHER_EVENTS)}
+    out: dict[str, Any] = {"has_results": True, "serious": top(True, MAX_SERIOUS_EVENTS),
+                           "other": top(False, MAX_OTHER_EVENTS)}
+    if report.get("totals"):  # reported_event_totals, where the database has them
+        out["totals"] = _event_totals(report["totals"])
+    return out
+
+
+_TOTAL_LABELS = (("serious", "had at least one serious side effect"), ("other", "had at least one other side effect"),
+                 ("deaths", "died during the trial"))
+
+
+def _event_totals(totals: Any) -> list[str]:
+    """'12 of 340 people (4%) had at least one serious side effect' per kind the trial posted (reported_event_totals)."""
+    by_type = {str(t.get("event_type")): t for t in totals if isinstance(t, Mapping)}
+    lines = []
+    for kind, text in _TOTAL_LABELS:
+        t = by_type.get(kind)
+        if t is None:
+            continue
+        affected, at_risk = int(t.get("subjects_affected") or 0), int(t.get("subjects_at_risk") or 0)
+        share = f" ({100.0 * affected / at_risk:.0f}%)" if at_risk else ""
+        lines.append(f"{affected:,} of {at_risk:,} people{share} {text}" if at_risk else f"{affected:,} people {text}")
+    return lines
 
 
 def _arm_rows(details: Mapping[str, Any]) -> list[dict[str, str]]:
@@ -385,6 +419,14 @@ def trial_view(
         if _text(u.get("text"))
     ]
     phases = _phases(match.get("phases") or details.get("phases"))
+    status_code = match.get("status") or details.get("status")
+    stale = (status_note(status_code, primary_completion=details.get("primary_completion_date"),
+                         last_update=details.get("last_update_date"), today=today)
+             if details else _text(match.get("status_note")) or None)
+    try:
+        band: FitBand | None = FitBand(str(match.get("fit_band"))) if match.get("fit_band") else None
+    except ValueError:
+        band = None
     return {
         "number": index,
         "nct_id": nct_id,
@@ -401,6 +443,11 @@ def trial_view(
         "conditions": [_text(c) for c in details.get("conditions") or [] if _text(c)],
         "enrollment": _number(details.get("enrollment")),
         "fit_score": score,
+        "fit_band": band.display if band else "",
+        "fit_explanation": _text(match.get("fit_explanation")),
+        "distance_note": _text(match.get("distance_note")),
+        "status_note": stale or "",
+        "criteria_missing": match.get("criteria_text") == CRITERIA_MISSING,
         "verdict": verdict.display if verdict else "Not assessed",
         "verdict_class": _VERDICT_CLASS[verdict] if verdict else "uncertain",
         "plain_summary": plain_summary,
@@ -420,6 +467,24 @@ def trial_view(
         "site_where": where,
         "site_distance": distance,
         "has_details": bool(details),
+        "copy_note": copy_note(details.get("not_in_this_copy") or ()) or "",
+        "criteria_source": _text(details.get("criteria_source")),
+    }
+
+
+def search_view(facts: Mapping[str, Any]) -> dict[str, Any]:
+    """The "How we searched" section: travel limit, each search that ran with its counts, criteria coverage."""
+    radius = facts.get("radius_miles")
+    found = int(facts.get("found") or 0)
+    missing = int(facts.get("without_criteria_text") or 0)
+    return {
+        "limit": (f"Up to {_number(radius)} miles from {_text(facts.get('place')) or 'your place'}"
+                  if isinstance(radius, int | float) else "No travel limit"),
+        "searches": [line[:1].upper() + line[1:] for line in describe_searches(facts)],
+        "found": _number(found),
+        "missing": _number(missing),
+        "with_text": _number(found - missing),
+        "checked": _number(int(facts.get("checked") or 0)),
     }
 
 
@@ -512,9 +577,13 @@ def render_report(
                 today,
             )
         )
+    facts = dict(request.search_facts or {})
+    groups = [(_text(topic), [q for q in (_text(q) for q in qs) if q]) for topic, qs in request.question_groups]
     context = {
         "generated_on": f"{today:%B} {today.day}, {today.year}",
         "summary": _paragraphs(request.summary),
+        "search": search_view(facts) if facts else None,
+        "question_groups": [(t, qs) for t, qs in groups if t and qs],
         "profile": profile_rows(request.patient_profile, request.intake_answers),
         "trials": trials,
         "questions": [q for q in (_text(q) for q in request.questions_for_doctor) if q],

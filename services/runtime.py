@@ -8,9 +8,13 @@ APP_DATABASE_URL (default: the embedded server).
 
 from __future__ import annotations
 
+import contextlib
+import gzip
+import hashlib
 import logging
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,11 +23,17 @@ from filelock import FileLock
 from services import embedded
 from services.db import DEFAULT_TIMEOUT_MS, Database, describe_url, schema_files
 from services.errors import QueryFailed
+from services.startup import PROGRESS
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
+# In this order: the CSV-only studies' upgrades replace their CSV rows, then criteria text is attached to the
+# studies that are still CSV-only (data/PROVENANCE.md, data/sample-v2/PROVENANCE.md).
 SAMPLE_FILES = (
     ("ctgov-json", PROJECT_DIR / "data" / "ctgov_sample.jsonl.gz"),
     ("ctgov-csv", PROJECT_DIR / "data" / "ctgov_sample_csv.jsonl.gz"),
+    ("ctgov-json", PROJECT_DIR / "data" / "sample-v2" / "full_records.jsonl.gz"),
+    ("ctgov-json", PROJECT_DIR / "data" / "sample-v2" / "csv_only_upgrades.jsonl.gz"),
+    ("criteria-fill", PROJECT_DIR / "data" / "sample-v2" / "criteria_fill.jsonl.gz"),
 )
 _log = logging.getLogger(__name__)
 _lock = threading.Lock()
@@ -59,14 +69,87 @@ def apply_schema(db: Database) -> None:
         db.execute_script(path.read_text(encoding="utf-8"))
 
 
-def load_sample(db: Database) -> list[dict[str, object]]:
-    """Import the shipped sample files (idempotent: re-running replaces, never duplicates)."""
-    from services.loaders import import_ctgov_csv, import_ctgov_json
+def schema_fingerprint() -> str:
+    """A digest of every schema file's name and text: equal digests mean nothing to apply."""
+    digest = hashlib.sha256()
+    for path in schema_files():
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
 
+
+def _schema_current(db: Database, fingerprint: str) -> bool:
+    if db.fetch_value("SELECT to_regclass('app.meta') IS NOT NULL") is not True:
+        return False
+    return bool(db.fetch_value("SELECT value FROM app.meta WHERE key = 'schema_fingerprint'") == fingerprint)
+
+
+def ensure_schema(db: Database) -> None:
+    """Apply the schema unless this database already has exactly the current schema files applied."""
+    fingerprint = schema_fingerprint()
+    if _schema_current(db, fingerprint):
+        return
+    files = schema_files()
+    with PROGRESS.stage("Creating the AACT schema", total=len(files), unit="schema files") as advance:
+        for n, path in enumerate(files, start=1):
+            db.execute_script(path.read_text(encoding="utf-8"))
+            advance(n)
+    db.execute("INSERT INTO app.meta (key, value) VALUES ('schema_fingerprint', :v) "
+               "ON CONFLICT (key) DO UPDATE SET value = :v, updated_at = now()", {"v": fingerprint})
+
+
+_KIND_TEXT = {"ctgov-json": "JSON studies", "ctgov-csv": "CSV studies (sites geocoded offline)",
+              "criteria-fill": "eligibility criteria for CSV-only records"}
+
+
+def _record_count(path: Path) -> int | None:
+    """Records in a JSON-lines sample file (one per non-blank line); None for other formats."""
+    if not path.name.endswith((".jsonl", ".jsonl.gz")):
+        return None
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        return sum(1 for line in fh if line.strip())
+
+
+def load_sample(db: Database) -> list[dict[str, object]]:
+    """Import the shipped sample files (idempotent: re-running replaces, never duplicates).
+
+    Each file is named stages on the start's progress (reading n of N records, then saving; the statistics and
+    derived tables once, after the last file), whatever files SAMPLE_FILES lists.
+    """
+    from services.loaders import import_criteria_fill, import_ctgov_csv, import_ctgov_json
+
+    importers = {"ctgov-json": import_ctgov_json, "ctgov-csv": import_ctgov_csv, "criteria-fill": import_criteria_fill}
     reports = []
-    for kind, path in SAMPLE_FILES:
-        importer = import_ctgov_json if kind == "ctgov-json" else import_ctgov_csv
-        reports.append(importer(db, path).as_dict())
+    files = list(SAMPLE_FILES)
+    if any(kind == "ctgov-csv" for kind, _ in files):
+        from services import geo
+
+        with PROGRESS.stage("Preparing the offline gazetteer for geocoding sites"):
+            geo.warm_up()
+    for number, (kind, path) in enumerate(files, start=1):
+        last = number == len(files)  # statistics and derived tables once, after the last file
+        what = _KIND_TEXT.get(kind, kind)
+        of_files = f", file {number} of {len(files)}" if len(files) > 1 else ""
+        saving = "Saving the studies" + (" and building derived data (facets, search terms)" if last else "")
+        if kind not in ("ctgov-json", "ctgov-csv"):
+            with PROGRESS.stage(f"Loading {what} from {path.name}{of_files}" + (" and building derived data"
+                                                                                 if last else "")):
+                reports.append(importers[kind](db, path, refresh=last).as_dict())
+            continue
+        with contextlib.ExitStack() as stages:
+            advance = stages.enter_context(PROGRESS.stage(f"Loading {what} from {path.name}{of_files}",
+                                                          total=_record_count(path), unit="records"))
+
+            def progress(phase: str, count: int, advance: Callable[[int], None] = advance,
+                         stages: contextlib.ExitStack = stages, saving: str = saving) -> None:
+                if phase == "read":
+                    advance(count)
+                    return
+                stages.close()  # reading is done: the write is its own stage
+                stages.enter_context(PROGRESS.stage(saving, total=count, unit="studies"))
+
+            importer = import_ctgov_json if kind == "ctgov-json" else import_ctgov_csv
+            reports.append(importer(db, path, refresh=last, progress=progress).as_dict())
     db.execute("INSERT INTO app.meta (key, value) VALUES ('sample_loaded', 'yes') "
                "ON CONFLICT (key) DO UPDATE SET value = 'yes', updated_at = now()")
     return reports
@@ -75,7 +158,7 @@ def load_sample(db: Database) -> list[dict[str, object]]:
 def _embedded_ready(db: Database) -> None:
     lock = FileLock(str(embedded.data_dir() / ".bootstrap.lock"), timeout=600)
     with lock:
-        apply_schema(db)
+        ensure_schema(db)
         loaded = db.fetch_value("SELECT value FROM app.meta WHERE key = 'sample_loaded'")
         if loaded != "yes":
             _log.info("first start: loading the shipped sample")
@@ -85,7 +168,17 @@ def _embedded_ready(db: Database) -> None:
 def embedded_url() -> str:
     """Start (or attach to) the embedded server and return its URL."""
     embedded.data_dir().mkdir(parents=True, exist_ok=True)
-    return embedded.start()
+    fresh = not (embedded.data_dir() / "pg").exists()
+    name = ("Creating the database (a new embedded PostgreSQL under " if fresh else
+            "Starting the embedded PostgreSQL server (") + f"{embedded.data_dir()})"
+    with PROGRESS.stage(name, announce=fresh):
+        return embedded.start()
+
+
+def ready() -> bool:
+    """True once this process's trial database has been made ready (get_db() returns at once)."""
+    with _lock:
+        return "main" in _state
 
 
 def get_db() -> Database:

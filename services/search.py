@@ -13,6 +13,8 @@ from services.db import Database, load_sql
 from services.eligibility.parser import ParsedCriteria, parse_criteria
 from services.errors import BadInput, TrialLandscapeError
 from services.filters import Filters, distance_sql
+from services.provenance import Provenance
+from services.provenance import lookup as provenance_lookup
 
 
 def country_names(db: Database | None = None) -> list[str]:
@@ -101,6 +103,7 @@ class TrialDetail:
     lead_class: str | None
     collaborators: tuple[str, ...]
     criteria: ParsedCriteria
+    provenance: Provenance | None = None  # which fields our copy lacks (None: a full record)
 
     @property
     def url(self) -> str:
@@ -170,6 +173,7 @@ def trial_detail(nct_id: str, near_lat: float | None = None, near_lon: float | N
         else None,
         collaborators=tuple(str(n) for n in sponsors.loc[sponsors["role"] != "lead", "name"]) if len(sponsors) else (),
         criteria=parse_criteria(study.get("criteria")),
+        provenance=provenance_lookup(db, nct),
     )
 
 

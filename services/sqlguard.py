@@ -149,6 +149,8 @@ ALLOWED_FUNCTIONS = frozenset(
         "gen_random_uuid", "uuidv4", "uuidv7", "system_user",
         # the few pg_ functions that only describe a value
         "pg_typeof", "pg_collation_for", "pg_size_pretty",
+        # AACT's helper functions in schema ctgov (plain SQL over the trial tables, sql/schema/004_ctgov_views.sql)
+        "ids_for_term", "ids_for_org", "classic_spelling",
     }
 )
 
@@ -185,8 +187,8 @@ _DENIED_FUNCTIONS: tuple[tuple[tuple[str, ...], str], ...] = (
 )
 
 # Schemas a function may be qualified with: built-ins live in pg_catalog, the allowed extension
-# functions (pg_trgm, fuzzystrmatch, unaccent) in public.
-_FUNCTION_SCHEMAS = frozenset({"pg_catalog", "public"})
+# functions (pg_trgm, fuzzystrmatch, unaccent) in public, AACT's helpers (ids_for_term …) in ctgov.
+_FUNCTION_SCHEMAS = frozenset({"pg_catalog", "public", "ctgov"})
 
 # Relations are refused when they live in a system schema, or when their name starts with pg_
 # and no schema is given (such names resolve to pg_catalog). The system catalogs and views

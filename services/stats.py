@@ -520,6 +520,23 @@ def cached_dashboard(f: Filters, *, db: Database | None = None) -> Dashboard:
                                            keep=lambda d: not d.errors)
 
 
+_summary_cache: SingleFlightCache[Dashboard] = SingleFlightCache(DASHBOARD_CACHE_TTL_S, max_entries=512)
+
+
+def cached_summary(f: Filters, *, db: Database | None = None) -> Dashboard:
+    """KPIs and funnel of a filter as early as they can be had, so a page can show them before the charts.
+
+    On the base tables they are two quick queries of their own (the facets follow through cached_dashboard);
+    the in-process engine and the derived table compute everything in one pass, so there the full dashboard
+    is returned. Shared like cached_dashboard; do not change the result.
+    """
+    db = db or runtime.get_db()
+    if resolve_mode("auto", db) != "base":
+        return cached_dashboard(f, db=db)
+    return _summary_cache.get_or_compute((db.url, f), lambda: dashboard(f, db=db, facets=[]),
+                                         keep=lambda d: not d.errors)
+
+
 def dashboard_cache_stats() -> CacheStats:
     """Hits, computations and shared waits of the cross-thread dashboard cache."""
     return _dashboard_cache.stats()

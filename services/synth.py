@@ -137,7 +137,7 @@ def generate(n: int, seed: int) -> dict[str, pd.DataFrame]:
     ids = np.array([f"NCT{90_000_000 + i:08d}" for i in range(n)], dtype=object)
     study_type = _mix(rng, TYPE_MIX, n)
     status = _mix(rng, STATUS_MIX, n)
-    phase = np.where(study_type == "INTERVENTIONAL", _mix(rng, PHASE_MIX, n), None)
+    phase = np.where(study_type == "INTERVENTIONAL", _mix(rng, PHASE_MIX, n), np.array(None, dtype=object))
     start_days = rng.integers(0, (pd.Timestamp("2026-12-31") - pd.Timestamp("1999-01-01")).days, n)
     start = pd.Timestamp("1999-01-01") + pd.to_timedelta(start_days, unit="D")
     duration_days = np.clip(rng.lognormal(6.6, 0.8, n), 30, 6000).astype(int)
@@ -147,7 +147,8 @@ def generate(n: int, seed: int) -> dict[str, pd.DataFrame]:
     enrollment_type = np.where(closed, "ACTUAL", "ESTIMATED")
     has_results = closed & (rng.random(n) < 0.22)
     stopped = np.isin(status, ["TERMINATED", "WITHDRAWN", "SUSPENDED"])
-    why = np.where(stopped & (rng.random(n) < 0.85), _zipf_pick(rng, WHY_STOPPED, n, 0.8), None)
+    why = np.where(stopped & (rng.random(n) < 0.85), _zipf_pick(rng, WHY_STOPPED, n, 0.8),
+                   np.array(None, dtype=object))
     titles = np.array([f"Study of {c} ({i})" for i, c in zip(ids, _zipf_pick(rng, vocab["conditions"], n),
                                                                  strict=True)], dtype=object)
     # Updates follow the start by up to ~2.5 years, but never pass the day the registry is "as of".

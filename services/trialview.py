@@ -8,8 +8,10 @@ from typing import Any
 
 import pandas as pd
 
-from services import geo
+from services import geo, inert
+from services.freshness import last_update_of, status_note
 from services.normalize import canonical, label
+from services.provenance import NOT_IN_COPY, Provenance
 from services.search import TrialDetail, ctgov_url
 
 MAX_COMPARE = 4
@@ -105,6 +107,27 @@ def healthy_text(value: Any) -> str:
     return "Yes" if bool(value) else "No"
 
 
+def ages_text(study: dict[str, Any], prov: Provenance | None = None) -> str:
+    """The age range, or 'not in this copy …' when our source did not carry ages."""
+    empty = not _text(study.get("minimum_age")).strip() and not _text(study.get("maximum_age")).strip()
+    return NOT_IN_COPY if empty and prov is not None and prov.lacks_field("ages") else age_range(study)
+
+
+def sex_text(study: dict[str, Any], prov: Provenance | None = None) -> str:
+    """The sex limit in words, or 'not in this copy …' when our source did not carry it."""
+    if _text(study.get("gender")):
+        return label("sex", study.get("gender"))
+    return NOT_IN_COPY if prov is not None and prov.lacks_field("sex") else "Not stated"
+
+
+def healthy_volunteers_text(study: dict[str, Any], prov: Provenance | None = None) -> str:
+    """Whether healthy volunteers are accepted, or 'not in this copy …'."""
+    value = study.get("healthy_volunteers")
+    if (value is None or _text(value) == "") and prov is not None and prov.lacks_field("healthy_volunteers"):
+        return NOT_IN_COPY
+    return healthy_text(value)
+
+
 def key_facts(d: TrialDetail, unit: str = "mi") -> list[tuple[str, str]]:
     """(label, value) pairs for the top of the detail view."""
     s = d.study
@@ -113,17 +136,21 @@ def key_facts(d: TrialDetail, unit: str = "mi") -> list[tuple[str, str]]:
         kind = canonical("enrollment_type", _text(s.get("enrollment_type")))
         enrollment = f"{int(float(enrollment)):,}" + (" (estimated)" if kind in ("ESTIMATED", "ANTICIPATED") else
                                                       " (actual)" if kind == "ACTUAL" else "")
+    prov = d.provenance
+    lacks = prov.lacks if prov is not None else frozenset()
     facts = [
-        ("Phase", label("phase", s.get("phase")) if _text(s.get("phase")) else "Not applicable"),
+        ("Phase", label("phase", s.get("phase")) if _text(s.get("phase")) else
+         NOT_IN_COPY if "phase" in lacks else "Not applicable"),
         ("Status", label("status", s.get("status"))),
         ("Study type", label("study_type", s.get("study_type"))),
-        ("Enrollment", enrollment or "—"),
+        ("Enrollment", enrollment or (NOT_IN_COPY if "enrollment" in lacks else "—")),
         ("Lead sponsor", d.lead_sponsor or "—"),
-        ("Sites", f"{len(d.sites):,}" + (f" in {', '.join(d.countries[:5])}" if d.countries else "")
+        ("Sites", (NOT_IN_COPY if not len(d.sites) and "sites" in lacks else f"{len(d.sites):,}")
+         + (f" in {', '.join(d.countries[:5])}" if d.countries else "")
          + (f" and {len(d.countries) - 5} more countries" if len(d.countries) > 5 else "")),
-        ("Ages", age_range(s)),
-        ("Sex", label("sex", s.get("gender")) if _text(s.get("gender")) else "Not stated"),
-        ("Healthy volunteers", healthy_text(s.get("healthy_volunteers"))),
+        ("Ages", ages_text(s, prov)),
+        ("Sex", sex_text(s, prov)),
+        ("Healthy volunteers", healthy_volunteers_text(s, prov)),
     ]
     nearest = distance(d.nearest_miles, unit)
     if nearest is not None:
@@ -131,6 +158,13 @@ def key_facts(d: TrialDetail, unit: str = "mi") -> list[tuple[str, str]]:
     if _text(s.get("why_stopped")):
         facts.append(("Why stopped", _text(s.get("why_stopped"))))
     return facts
+
+
+def status_freshness(d: TrialDetail, today: dt.date | None = None) -> str | None:
+    """The "status may be out of date — last updated …" mark for an open trial whose status looks stale, else None."""
+    s = d.study
+    return status_note(s.get("status"), primary_completion=s.get("primary_completion_date"),
+                       last_update=last_update_of(s), today=today)
 
 
 def key_dates(d: TrialDetail) -> list[tuple[str, str]]:
@@ -235,7 +269,7 @@ def comparison(details: Sequence[TrialDetail], unit: str = "mi") -> pd.DataFrame
         dates = dict(key_dates(d))
         put("Title", n, _text(s.get("title")))
         put("Phase", n, facts["Phase"])
-        put("Status", n, facts["Status"])
+        put("Status", n, facts["Status"] + (" (status may be out of date)" if status_freshness(d) else ""))
         put("Conditions", n, _outline(list(d.conditions)))
         put("Interventions", n, _outline([_text(x) for x in d.interventions.get("name", pd.Series(dtype=str))]))
         put("Lead sponsor", n, facts["Lead sponsor"])
@@ -253,12 +287,21 @@ def comparison(details: Sequence[TrialDetail], unit: str = "mi") -> pd.DataFrame
         primary = outcomes_by_type(d).get("Primary")
         put("Primary outcomes", n, _outline(list(primary["measure"])) if primary is not None else "—")
         put("Eligibility criteria", n, f"{len(d.criteria.inclusion)} inclusion, {len(d.criteria.exclusion)} exclusion"
-            if d.criteria.all else "Not given")
+            if d.criteria.all else NOT_IN_COPY if d.provenance is not None and d.provenance.lacks_field("criteria")
+            else "Not given")
         put("Results posted", n, "Yes" if s.get("has_results") else "No")
         put("ClinicalTrials.gov", n, d.url)
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.index.name = "aspect"
     return table.reindex(columns=[d.nct_id for d in details]).fillna("—")
+
+
+def comparison_cells(table: pd.DataFrame) -> pd.DataFrame:
+    """The comparison as Markdown cells for st.table: every value literal, the registry row as our own links."""
+    out = table.map(inert.md_line)
+    if "ClinicalTrials.gov" in out.index:
+        out.loc["ClinicalTrials.gov"] = [inert.ctgov_link(str(n)) for n in out.columns]
+    return out
 
 
 def parse_compare(value: str | Sequence[str] | None) -> tuple[list[str], list[str]]:
@@ -292,24 +335,23 @@ def trials_page(f: Any, sort: str, descending: bool, limit: int, offset: int) ->
 
 def export_rows(f: Any, sort: str, descending: bool) -> pd.DataFrame:
     """Every matching trial up to search.EXPORT_CAP rows, in the table's order, ready for download."""
+    from services.provenance import annotate_export
     from services.search import EXPORT_CAP, matching_trials
 
-    return export_frame(matching_trials(f, sort=sort, descending=descending, limit=EXPORT_CAP, offset=0))
-
-
-_MD_SPECIAL = set("\\`*_{}[]<>()#+-.!|~$")
+    return annotate_export(export_frame(matching_trials(f, sort=sort, descending=descending, limit=EXPORT_CAP,
+                                                        offset=0)))
 
 
 def md_escape(text: str) -> str:
-    """Text shown literally inside Markdown (no emphasis, lists, links or math from registry characters)."""
-    return "".join("\\" + c if c in _MD_SPECIAL else c for c in text)
+    """Text shown literally inside Markdown (services.inert.md: no markup, link, image or HTML can form)."""
+    return inert.md(text)
 
 
 def registry_markdown(text: str) -> str:
     """Registry prose (API v2 text arrives with Markdown escapes such as ``\\*``) shown literally."""
     from services.eligibility.parser import unescape_markdown
 
-    return md_escape(unescape_markdown(text))
+    return inert.md(unescape_markdown(text))
 
 
 def criteria_markdown(items: Sequence[Any]) -> str:
@@ -319,3 +361,22 @@ def criteria_markdown(items: Sequence[Any]) -> str:
         lines.append(f"{c.number}. {md_escape(c.text)}")
         lines.extend(f"    - {md_escape(child)}" for child in c.children)
     return "\n".join(lines)
+
+
+# Table column of each sort key (nct_id and title sort their own leading columns).
+SORT_COLUMN = {"start_date": "start_date", "phase": "phase", "status": "status", "lead_sponsor": "lead_sponsor",
+               "enrollment": "enrollment", "sites": "sites", "nearest_miles": "nearest"}
+
+
+def table_column_order(sort: str, *, near: bool) -> list[str]:
+    """The Trials table's columns: NCT id, the sorted column (so it is in view without scrolling), the title,
+    the rest, and last the small link out to ClinicalTrials.gov."""
+    rest = [c for c in TABLE_COLUMNS if c not in ("link", "title") and (near or c != "nearest")]
+    if near and "nearest" in rest:  # with a place, the distance leads as before
+        rest.remove("nearest")
+        rest.insert(0, "nearest")
+    sorted_col = SORT_COLUMN.get(sort)
+    if sorted_col in rest:
+        rest.remove(sorted_col)
+    lead = [sorted_col] if sorted_col is not None and (near or sorted_col != "nearest") else []
+    return ["nct_id", *lead, "title", *rest, "link"]

@@ -10,27 +10,31 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import Any, TypeVar
 
 import streamlit as st
 
-from services import access, runtime, stats
+from services import access, inert, limits, runtime, startup, stats
 from services.errors import DatabaseUnavailable, QueryTimeout, TrialLandscapeError
-from services.filters import Filters
+from services.filters import Filters, is_view_param
 from services.normalize import FUNDER_CLASSES, LABELS, OPEN_STATUSES, PHASES, STATUSES, STUDY_TYPES
 
 T = TypeVar("T")
 CACHE_TTL_S = 600
-SAMPLE_NOTE = ("Embedded sample: 12,206 real ClinicalTrials.gov studies chosen by topic (diabetes, lung cancer, "
-               "urology, Alzheimer's, blood cancers, …) — it is biased, not the whole registry.")
+SAMPLE_NOTE = ("Embedded sample of real ClinicalTrials.gov studies, not the whole registry: an older part chosen by "
+               "topic (diabetes, lung cancer, urology, Alzheimer's, blood cancers, …), many of them partial records "
+               "from CSV downloads, plus a near-random slice of full records pulled in 2025–2026. The Data page "
+               "counts them.")
 
 _DEFAULTS: dict[str, Any] = {
     "filters": Filters(),
     "url_read": False,
     "notices": [],
     "widget_sync": None,
+    "patient_values": {},  # filter field -> the value a patient's answers gave it (kept out of links)
+    "view_memory": {},  # view parameter -> its last value in this session (map mode, Trials sort, …)
 }
 
 
@@ -38,7 +42,7 @@ def init_state() -> None:
     """Create every session key once, with its default."""
     for key, value in _DEFAULTS.items():
         if key not in st.session_state:
-            st.session_state[key] = list(value) if isinstance(value, list) else value
+            st.session_state[key] = type(value)(value) if isinstance(value, list | dict) else value
 
 
 def current_filters() -> Filters:
@@ -60,13 +64,51 @@ def _query_dict() -> dict[str, list[str]]:
 
 
 def _write_url(f: Filters, extra: dict[str, str] | None = None) -> None:
-    wanted = f.to_query()
-    keep = {k: v for k, v in _query_dict().items() if k in ("nct", "session", "compare", "view")}
+    # The URL holds the filters minus patient answers (unless the visitor chose to include them) plus the view.
+    wanted = shared_filters(f)[0].to_query()
+    keep = {k: v for k, v in _query_dict().items() if is_view_param(k)}
     wanted.update(keep)
     if extra:
         wanted.update({k: [v] for k, v in extra.items()})
     if wanted != _query_dict():
         st.query_params.from_dict(wanted)
+
+
+# ---- patient answers stay out of links ---------------------------------------------------------
+_PATIENT_WORDS = {
+    "condition": "diagnosis (condition)", "intervention": "treatment of interest", "near": "place",
+    "radius": "travel distance", "unit": "travel distance", "age": "age", "sex": "sex",
+    "phase": "preferred phases", "status": "trial statuses",
+}
+SHARE_PATIENT_KEY = "share_patient_answers"
+
+
+def mark_patient_values(f: Filters, names: Iterable[str]) -> None:
+    """Remember that these filter fields now hold values from a patient's answers (assistant, guided intake)."""
+    init_state()
+    remembered = st.session_state["patient_values"]
+    for name in names:
+        remembered[name] = getattr(f, name)
+        if name == "near":  # the radius and its unit come with the place
+            remembered["radius"], remembered["unit"] = f.radius, f.unit
+
+
+def patient_fields(f: Filters) -> list[str]:
+    """Filter fields whose current value is still the one a patient's answers gave them."""
+    remembered = st.session_state.get("patient_values") or {}
+    default = Filters()
+    return [name for name, value in remembered.items()
+            if getattr(f, name) == value and value != getattr(default, name)]
+
+
+def shared_filters(f: Filters) -> tuple[Filters, list[str]]:
+    """The filters a link may carry and the patient answers left out of it (empty when the visitor opted in)."""
+    fields = patient_fields(f)
+    if not fields or st.session_state.get(SHARE_PATIENT_KEY):
+        return f, []
+    default = Filters()
+    out = replace(f, **{name: getattr(default, name) for name in fields})
+    return out, list(dict.fromkeys(_PATIENT_WORDS.get(name, name) for name in fields))
 
 
 def read_url_once() -> None:
@@ -91,6 +133,7 @@ def page_setup(title: str, icon: str = "🧭", *, sidebar: bool = True) -> Filte
         # Another page's sidebar widgets are new widgets to Streamlit: seed them from the filters again.
         st.session_state["sidebar_page"] = title
         st.session_state["widget_sync"] = None
+    st.session_state.pop(_SHARE_SLOT, None)
     read_url_once()
     f = current_filters()
     _write_url(f)
@@ -104,13 +147,12 @@ def show_notices() -> None:
     """Show (once) what was dropped from the URL or the filters, and why."""
     notices = st.session_state.get("notices") or []
     if notices:
-        st.warning("Some filter values were not used:\n\n" + "\n".join(f"- {n}" for n in notices), icon="⚠️")
+        st.warning("Some filter values were not used:\n\n" + "\n".join(f"- {inert.md_line(n)}" for n in notices), icon="⚠️")
         st.session_state["notices"] = []
 
 
 # ---- access gate ---------------------------------------------------------------------------
 _ACCESS_KEY = "access_key"
-_ACCESS_ATTEMPTS = "access_attempts"
 _PASSWORD_WIDGET = "access_password"
 
 
@@ -121,12 +163,24 @@ def _secrets() -> dict[str, Any]:
     return st.secrets.to_dict()
 
 
+def _use_app_navigation() -> None:
+    # While a server process has not yet run app.py (which declares the navigation: Home, Explore, …), Streamlit
+    # serves a deep link such as /Explore in its older pages/-folder mode, whose navigation names the first page
+    # after the file ("app"). Leave that mode and run again: app.py then resolves the same page by its address.
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def require_access() -> None:
     """Stop the page behind a login when the instance is protected, before anything else renders.
 
     An [auth] section in Streamlit secrets → Streamlit's own OIDC login (st.login / st.user);
     else APP_PASSWORD (environment or secrets) → a password form; else the app is open.
     """
+    _use_app_navigation()
     try:
         secrets = _secrets()
     except Exception as err:  # noqa: BLE001 - an unreadable secrets file must lock the app, not open it
@@ -138,9 +192,14 @@ def require_access() -> None:
         if not st.user.get("is_logged_in", False):
             _login_screen(oidc)
             st.stop()
+        _admit_browser()
         return
     password = access.configured_password(os.environ, secrets)
-    if password is None or st.session_state.get(_ACCESS_KEY) == access.fingerprint(password):
+    if password is None:
+        return
+    access.admissions.active = True
+    if st.session_state.get(_ACCESS_KEY) == access.fingerprint(password):
+        _admit_browser()
         return
     _password_screen(password)
     st.stop()
@@ -163,16 +222,49 @@ def _check_password(password: str) -> None:
     # once, so it never lingers in a widget, the URL or a log line.
     typed = str(st.session_state.get(_PASSWORD_WIDGET) or "")
     st.session_state[_PASSWORD_WIDGET] = ""
-    attempts: access.Attempts = st.session_state.setdefault(_ACCESS_ATTEMPTS, access.Attempts())
-    verdict = attempts.attempt(typed, password, time.monotonic())
+    verdict = _password_tries().attempt(typed, password, visitor())
     if verdict.admitted:
         st.session_state[_ACCESS_KEY] = access.fingerprint(password)
     else:
         st.session_state["access_message"] = verdict.message
 
 
+@st.cache_resource(show_spinner=False)
+def _password_tries() -> access.SharedAttempts:
+    # One per process; the delays themselves live in the app database, shared by every process.
+    return access.SharedAttempts(runtime.get_app_db)
+
+
+XSRF_COOKIE = "_streamlit_xsrf"
+
+
+def _admit_browser() -> None:
+    # Downloads are plain HTTP requests outside the session: the media gate (serve.py) serves them only to a
+    # browser admitted here.
+    with contextlib.suppress(Exception):
+        access.admissions.admit(access.browser_token(str(st.context.cookies.get(XSRF_COOKIE) or "")))
+
+
+def visitor() -> limits.Visitor:
+    """This browser and its network address, as digests: the keys of the per-visitor limits.
+
+    The browser is known by the token inside Streamlit's XSRF cookie (the same in every tab and every new
+    session of that browser); without the cookie, by the session. The address is the client's as Streamlit
+    sees it — behind a reverse proxy that is the proxy's, so put the limits' network key there too.
+    """
+    cookies: dict[str, str] = {}
+    address = ""
+    with contextlib.suppress(Exception):
+        cookies = {str(k): str(v) for k, v in dict(st.context.cookies or {}).items()}
+        ip = st.context.ip_address
+        address = ip if isinstance(ip, str) else ""  # None (or a test double) when Streamlit does not know it
+    token = access.browser_token(cookies.get(XSRF_COOKIE, ""))
+    if not token:
+        token = "session:" + str(st.session_state.setdefault("_visitor_fallback", os.urandom(16).hex()))
+    return limits.Visitor.from_values(token, address or "unknown")
+
+
 def _password_screen(password: str) -> None:
-    attempts: access.Attempts = st.session_state.setdefault(_ACCESS_ATTEMPTS, access.Attempts())
     st.markdown(_HIDE_NAVIGATION, unsafe_allow_html=True)
     st.title("🔒 Trial Landscape")
     st.write("This instance is protected. Enter the password you were given to continue.")
@@ -182,9 +274,10 @@ def _password_screen(password: str) -> None:
     message = st.session_state.pop("access_message", None)
     if message:
         st.error(message, icon="🚫")
-    elif attempts.wait_left(time.monotonic()) > 0:
-        st.info(f"After {attempts.failures} wrong tries in a row, the next one is accepted in "
-                f"{attempts.wait_left(time.monotonic()):.0f} s.", icon="⏳")
+    else:
+        wait, failures = _password_tries().wait_left(visitor())
+        if wait > 0:
+            st.info(f"After {failures} wrong tries in a row, the next one is accepted in {wait:.0f} s.", icon="⏳")
 
 
 # ---- the shared sidebar ------------------------------------------------------------------
@@ -261,15 +354,36 @@ def _label(kind: str) -> Callable[[str], str]:
     return lambda v: LABELS.get(kind, {}).get(v, v)
 
 
+_SIDEBAR_CSS = ("<style>[data-testid='stSidebar'] .stMultiSelect div:has(> [data-testid='stMultiSelectTagsContainer']),"
+                " [data-testid='stSidebar'] [data-testid='stMultiSelectTagsContainer'] "
+                "{max-height: none !important; overflow-y: visible !important;}</style>")
+
+
+def _condition_expansion(where: Any, text: str | None) -> None:
+    """Say which terms the condition expanded to (names from the shipped vocabulary only; plain text)."""
+    if not text:
+        return
+    from services import condition
+
+    shown, more = condition.expand(text).terms_shown()
+    if shown:
+        where.text("Also searches: " + "; ".join(shown) + (f"; and {more} more" if more else ""))
+
+
 def render_sidebar() -> Filters:
     """The filter panel shown on every page; edits update the shared filters and the URL."""
     f = current_filters()
     _seed_widgets(f)
     sb = st.sidebar
+    # The status box shows every chosen status: Streamlit caps a multiselect's height, which hid the fifth of the
+    # five default statuses ("Available") behind a scroll.
+    sb.markdown(_SIDEBAR_CSS, unsafe_allow_html=True)
     sb.header("Filters")
     sb.text_input("Condition", key=_W + "condition", on_change=_from_widgets, max_chars=200,
                   placeholder="e.g. lung cancer, T2D, Ewing sarcoma",
-                  help="Matches condition names, MeSH terms and keywords, in any word order.")
+                  help="Matches condition names, MeSH terms and keywords, in any word order; spelling variants, "
+                       "abbreviations and narrower MeSH terms are included.")
+    _condition_expansion(sb, f.condition)
     sb.text_input("Intervention", key=_W + "intervention", on_change=_from_widgets, max_chars=200,
                   placeholder="e.g. pembrolizumab, metformin")
     sb.multiselect("Status", list(STATUSES), key=_W + "status", on_change=_from_widgets,
@@ -313,24 +427,112 @@ def render_sidebar() -> Filters:
         st.selectbox("Results posted", ["ANY", "YES", "NO"], key=_W + "results", on_change=_from_widgets,
                      format_func=lambda v: {"ANY": "Any", "YES": "Has results", "NO": "No results"}[v])
     sb.button("Reset filters", on_click=_reset_filters, width="stretch")
-    render_share_link(current_filters())
+    # The link is written at the end of the page (footer), once the page has put its view into the URL.
+    st.session_state[_SHARE_SLOT] = sb.container()
     return current_filters()
 
 
-def render_share_link(f: Filters) -> None:
-    """The share link of the current view (copy button on the code block)."""
+# ---- the view in the URL and the share link -------------------------------------------------------
+_SHARE_SLOT = "_share_slot"
+_VIEW_WORDS = {"map": "map mode", "colour": "map colouring", "area": "map area setting", "tiles": "street tiles",
+               "sort": "sort order", "desc": "sort direction", "rows": "rows per page", "page": "page number",
+               "sel": "ticked trials", "nct": "the trial shown", "compare": "the trials compared",
+               "sql": "the SQL query"}
+
+
+def view_widget(key: str, param: str, default: Any, parse: Callable[[str], Any]) -> None:
+    """Before widget `key` is created: its value from ?param= (a link), else this session's last one, else default.
+
+    Streamlit forgets a widget's value while the widget is not drawn (a trial's detail, another page) and clears
+    the URL on a page switch; the session's memory brings the view back in both cases.
+    """
+    init_state()
+    if key in st.session_state:
+        return
+    value: Any = None
+    raw = st.query_params.get(param)
+    if raw is not None:
+        try:
+            value = parse(raw)
+        except (TypeError, ValueError):
+            value = None
+        if value is None:
+            st.session_state["notices"] = [*st.session_state["notices"], f"Ignored {param}: “{raw[:40]}”."]
+    if value is None:
+        value = st.session_state["view_memory"].get(param, default)
+    st.session_state[key] = value
+
+
+def set_view_param(param: str, value: Any, default: Any, dump: Callable[[Any], str] = str) -> None:
+    """Keep a view setting in the URL (left out when it is the default) and in this session's memory."""
+    init_state()
+    st.session_state["view_memory"][param] = value
+    if value == default or value is None:
+        if param in st.query_params:
+            del st.query_params[param]
+        return
+    text = dump(value)
+    if st.query_params.get(param) != text:
+        st.query_params[param] = text
+
+
+def parse_flag(text: str) -> bool | None:
+    """A yes/no view setting from the URL ("1"/"0"; None when it is neither)."""
+    return {"1": True, "0": False}.get(text.strip())
+
+
+def dump_flag(value: bool) -> str:
+    """A yes/no view setting for the URL."""
+    return "1" if value else "0"
+
+
+def view_memory(param: str, default: Any = None) -> Any:
+    """The last value this session gave a view setting (default when none)."""
+    init_state()
+    return st.session_state["view_memory"].get(param, default)
+
+
+def share_query(with_filters: bool = True) -> tuple[str, list[str], list[str]]:
+    """The share link's query string, the words for what it holds, and the patient answers it leaves out."""
+    from urllib.parse import quote
+
+    f = current_filters()
+    shared, left_out = shared_filters(f) if with_filters else (Filters(), [])
+    parts = [shared.query_string()] if with_filters and shared.query_string() else []
+    holds = [inert.md_line(line) for line in shared.describe()] if with_filters else []
+    view = [(k, v) for k, vs in _query_dict().items() if is_view_param(k) and k != "session" for v in vs]
+    parts += [f"{quote(k, safe='')}={quote(v, safe='')}" for k, v in view]
+    holds += list(dict.fromkeys(_VIEW_WORDS.get(k, "the query's parameters") for k, _ in view))
+    return "&".join(parts), holds, left_out
+
+
+def render_share_link() -> None:
+    """The share link of the current view (copy button on the code block) and exactly what it contains."""
+    slot = st.session_state.pop(_SHARE_SLOT, None)
+    box = slot if slot is not None else st.sidebar
+    with_filters = slot is not None
+    answers = patient_fields(current_filters()) if with_filters else []
     base = ""
     with contextlib.suppress(Exception):
         base = str(st.context.url or "").split("?", 1)[0]
-    query = f.query_string()
+    query, holds, left_out = share_query(with_filters)
     link = f"{base}?{query}" if query else (base or "?")
-    st.sidebar.caption("**Copy share link** (copy button at the right of the box) — it opens this exact view "
-                       "in any browser; no patient details are ever included:")
-    st.sidebar.code(link, language=None, wrap_lines=True)
+    box.caption("**Copy share link** (copy button at the right of the box) — it opens this view in any browser. "
+                "It contains: " + ("; ".join(holds) if holds else "nothing but the page") + ".")
+    box.code(link, language=None, wrap_lines=True)
+    if answers:
+        if left_out:
+            box.caption("Left out: your answers to the assistant (" + ", ".join(left_out) + "). They stay in "
+                        "this browser tab.")
+        box.checkbox("Include my answers in the link", key=SHARE_PATIENT_KEY,
+                     help="Puts your answers (such as age, sex, diagnosis and place) into the link and the address bar.")
+        if st.session_state.get(SHARE_PATIENT_KEY):
+            box.warning("The link now holds your answers: anyone who gets it — and any chat, e-mail or browser "
+                        "history it passes through — can read them.", icon="⚠️")
 
 
 # ---- data access with caching and error banners ----------------------------------------------
-@st.cache_resource(show_spinner="Starting the database…")
+@st.cache_resource(show_spinner="Connecting to the database…")
 def _database_ready() -> str:
     # The offline gazetteer takes seconds to build; build it in the background so the first
     # place search of this process does not wait for it.
@@ -345,10 +547,49 @@ def _database_ready() -> str:
 
 
 def ensure_database() -> None:
-    """Start/attach the database once per process; a failure shows a banner with a retry."""
+    """Start/attach the database once per process; a failure shows a banner with a retry.
+
+    While the start runs (seconds; about a minute on a first start, which loads the sample), the page shows its
+    named stages with counts and a progress bar instead of a bare spinner.
+    """
     require_access()
     with database_errors():
+        if not runtime.ready():
+            _watch_start()
         _database_ready()
+
+
+_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_{}[]()#+-.!|<>~$"})
+START_POLL_S = 0.25
+
+
+def _draw_start(stages: list[startup.Stage]) -> None:
+    first = any(s.name.startswith("Creating the database") for s in stages)
+    st.subheader("First start: creating the database and loading the shipped sample" if first
+                 else "Getting the database ready")
+    if first:
+        st.caption("This happens once on this machine (about a minute; the stages and counts below are live). "
+                   "Later starts skip it.")
+    for s in stages:
+        text = s.describe().translate(_MD_SPECIAL)
+        if s.finished is not None:
+            st.markdown(f"✅ {text}")
+        else:
+            fraction = s.fraction
+            st.progress(fraction if fraction is not None else 0.0,
+                        text=f"⏳ {text}" + ("" if fraction is not None else f" ({s.seconds:.0f} s)"))
+
+
+def _watch_start() -> None:
+    # The start runs in one background thread per process; every session that arrives meanwhile watches it.
+    startup.STARTER.start(runtime.get_db)
+    box = st.empty()
+    while not startup.STARTER.wait(START_POLL_S):
+        with box.container():
+            _draw_start(startup.PROGRESS.snapshot())
+    box.empty()
+    if startup.STARTER.error is not None:
+        raise startup.STARTER.error
 
 
 DB_RECHECK_S = 5.0
@@ -447,9 +688,10 @@ def country_options() -> list[str]:
 
 
 def footer() -> None:
-    """Data source and freshness under every page; on the sample, say it is topic-biased."""
+    """Share link, data source and freshness under every page; on the sample, say it is topic-biased."""
     from services.dbinfo import freshness
 
+    render_share_link()
     try:
         src = runtime.source()
         fresh = freshness()
@@ -464,9 +706,14 @@ def footer() -> None:
         st.caption(SAMPLE_NOTE)
 
 
-def update_filters(**changes: Any) -> Filters:
-    """Change some filter fields from code (chart clicks, the assistant) and keep URL/sidebar in step."""
+def update_filters(*, from_patient: bool = False, **changes: Any) -> Filters:
+    """Change some filter fields from code (chart clicks, the assistant) and keep URL/sidebar in step.
+
+    from_patient: the values are a patient's answers (assistant, guided intake), so links leave them out.
+    """
     f = replace(current_filters(), **changes)
+    if from_patient:
+        mark_patient_values(f, changes)
     st.session_state["widget_sync"] = None
     set_filters(f)
     return f

@@ -32,6 +32,8 @@ class ScriptedTurn:
     content: list[Block]
     stop_reason: str = "end_turn"
     delay: float = 0.0
+    text_pieces: int = 3  # streamed text arrives in this many deltas …
+    piece_delay: float = 0.0  # … with this pause after each (a slow model)
 
 
 @dataclass
@@ -110,7 +112,7 @@ class FakeAnthropic:
                     time.sleep(turn.delay)
                 message = _message(turn, body, state)
                 if body.get("stream"):
-                    self._send_stream(message)
+                    self._send_stream(message, turn.text_pieces, turn.piece_delay)
                 else:
                     self._send_json(200, message)
 
@@ -127,17 +129,19 @@ class FakeAnthropic:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def _send_stream(self, message: dict[str, Any]) -> None:
+            def _send_stream(self, message: dict[str, Any], pieces: int = 3, pause: float = 0.0) -> None:
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")
                 self.send_header("cache-control", "no-cache")
                 self.send_header("connection", "close")
                 self.end_headers()
                 self.close_connection = True
-                for event in _sse_events(message):
+                for event in _sse_events(message, pieces):
                     chunk = f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode()
                     self.wfile.write(chunk)
                     self.wfile.flush()
+                    if pause and event.get("delta", {}).get("type") == "text_delta":
+                        time.sleep(pause)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
@@ -244,7 +248,7 @@ def _pieces(text: str, parts: int = 3) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
-def _sse_events(message: dict[str, Any]) -> list[dict[str, Any]]:
+def _sse_events(message: dict[str, Any], pieces: int = 3) -> list[dict[str, Any]]:
     usage = message["usage"]
     start = dict(message, content=[], stop_reason=None, usage=dict(usage, output_tokens=1))
     events: list[dict[str, Any]] = [{"type": "message_start", "message": start}, {"type": "ping"}]
@@ -253,7 +257,7 @@ def _sse_events(message: dict[str, Any]) -> list[dict[str, Any]]:
             events.append(
                 {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}
             )
-            for piece in _pieces(block["text"]):
+            for piece in _pieces(block["text"], pieces):
                 events.append(
                     {
                         "type": "content_block_delta",

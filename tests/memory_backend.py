@@ -21,6 +21,7 @@ from services.assistant.tools import (
     TrialDetails,
     TrialQuery,
     TrialSummary,
+    condition_matches,
 )
 
 PLACES: dict[str, Place] = {
@@ -99,7 +100,7 @@ TRIALS: list[dict[str, Any]] = [
         "phases": ["PHASE4"],
         "conditions": ["Hypertension"],
         "mesh_terms": ["Hypertension"],
-        "keywords": ["breast cancer survivors"],
+        "keywords": ["cancer survivors"],  # names a wider group than "breast cancer": no match for it
         "interventions": ["Lisinopril"],
         "sponsor": "Heart Trials Inc",
         "enrollment": 1000,
@@ -155,8 +156,7 @@ class MemoryBackend:
         self.queries.append(query)
         hits: list[TrialSummary] = []
         for t in self.trials:
-            text = " ".join([t["title"], *t["conditions"], *t["mesh_terms"], *t["keywords"]]).lower()
-            if query.condition and query.condition.lower() not in text:
+            if query.condition and not condition_matches(query.condition, t):  # the database's condition model
                 continue
             if query.intervention and not any(
                 query.intervention.lower() in i.lower() for i in t["interventions"]
@@ -185,6 +185,7 @@ class MemoryBackend:
                     "phases",
                     "conditions",
                     "mesh_terms",
+                    "keywords",
                     "interventions",
                     "sponsor",
                     "enrollment",
@@ -196,9 +197,12 @@ class MemoryBackend:
             }  # type: ignore[assignment]
             summary["site_count"] = len(t["sites"])
             summary["nearest_site"] = nearest  # type: ignore[typeddict-item]
+            summary["has_criteria"] = bool(t["inclusion"] or t["exclusion"])
+            summary["primary_completion_date"] = t.get("primary_completion_date")
+            summary["last_update_date"] = t.get("last_update_date")
             hits.append(summary)
         self._leave("search_trials", query.condition or "")
-        return {"total": len(hits), "trials": hits[: query.limit]}
+        return {"total": len(hits), "trials": hits[query.offset: query.offset + query.limit]}
 
     def get_trial_details(self, nct_id: str) -> TrialDetails | None:
         self._enter("get_trial_details", nct_id)
@@ -224,6 +228,8 @@ class MemoryBackend:
             "arms": [],
             "primary_outcomes": ["Disease-free survival"],
             "has_results": t["events"] is not None,
+            "primary_completion_date": t.get("primary_completion_date"),
+            "last_update_date": t.get("last_update_date"),
         }
 
     def get_eligibility_criteria(self, nct_id: str) -> EligibilityInfo | None:

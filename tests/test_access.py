@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import logging
-import time
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from services import access
+from services import access, limits
 
 PASSWORD = "correct horse battery staple ✓"
 PROJECT = Path(__file__).resolve().parent.parent
@@ -97,10 +96,77 @@ def _home(monkeypatch, password: str | None = PASSWORD) -> AppTest:
     return AppTest.from_file(str(PROJECT / "app.py"), default_timeout=120)
 
 
+def _shared_tries(db, browsers: list[str]) -> list[tuple[bool, float, int]]:
+    """Wrong tries from the given browser tokens (one network address), each made as soon as allowed."""
+    tries = access.SharedAttempts(lambda: db)
+    seen = []
+    for token in browsers:
+        visitor = limits.Visitor.from_values(token, "203.0.113.7")
+        left, _ = tries.wait_left(visitor)
+        verdict = tries.attempt("wrong", PASSWORD, visitor)
+        _, failures = tries.wait_left(visitor)
+        seen.append((left > 0, round(verdict.wait_s), failures))
+        # the wait is over (as if the visitor had waited it out); the count of wrong tries stays
+        db.execute("UPDATE app.limit_failures SET next_try_at = clock_timestamp()")
+    return seen
+
+
+def test_access_wrong_passwords_from_fresh_sessions_face_the_same_growing_delay(db):
+    from_one = _shared_tries(db, ["one browser"] * 10)
+    db.execute("DELETE FROM app.limit_failures")
+    from_ten = _shared_tries(db, [f"fresh browser {i}" for i in range(10)])
+    expected = [(False, round(access.delay_after(n)), n) for n in range(1, 11)]
+    assert from_one == expected
+    assert from_ten == expected
+    # and while a delay runs, a fresh browser on that network is refused unchecked, even with the right password
+    tries = access.SharedAttempts(lambda: db)
+    wrong = tries.attempt("wrong", PASSWORD, limits.Visitor.from_values("fresh browser 10", "203.0.113.7"))
+    assert round(wrong.wait_s) == access.MAX_DELAY_S
+    right = tries.attempt(PASSWORD, PASSWORD, limits.Visitor.from_values("fresh browser 11", "203.0.113.7"))
+    assert (right.admitted, right.message.startswith("Too many wrong tries. Wait")) == (False, True)
+    # another network is not held up by it
+    elsewhere = tries.attempt(PASSWORD, PASSWORD, limits.Visitor.from_values("fresh browser 11", "198.51.100.1"))
+    assert elsewhere.admitted
+
+
+def test_access_browser_token_reads_the_xsrf_cookie_and_admissions_expire():
+    token = bytes(range(32))
+    mask = b"\x01\x02\x03\x04"
+    masked = bytes(t ^ mask[i % 4] for i, t in enumerate(token))
+    other_mask = b"\xff\x00\xff\x00"
+    masked2 = bytes(t ^ other_mask[i % 4] for i, t in enumerate(token))
+    one = access.browser_token(f"2|{mask.hex()}|{masked.hex()}|1700000000")
+    two = access.browser_token(f"2|{other_mask.hex()}|{masked2.hex()}|1700000000")
+    assert one == two == token.hex()
+    assert [access.browser_token(""), access.browser_token("2|zz|yy|1")] == ["", ""]
+    now = [1000.0]
+    gate = access.Admissions(ttl_s=60, clock=lambda: now[0])
+    assert (gate.active, gate.admitted(one)) == (False, False)
+    gate.admit(one)
+    assert (gate.active, gate.admitted(one), gate.admitted("someone else"), gate.admitted("")) == (True, True, False,
+                                                                                                   False)
+    now[0] += 61
+    assert gate.admitted(one) is False
+
+
 def _submit(at: AppTest, typed: str) -> AppTest:
     at.text_input(key="access_password").input(typed)
     next(b for b in at.button if b.label == "Enter").click()
     return at.run()
+
+
+@pytest.fixture(autouse=True)
+def _no_password_delays(db):
+    # Wrong tries are remembered in the database per browser and network address (shared by every test's
+    # AppTest, which has neither): each test starts without any.
+    db.execute("DELETE FROM app.limit_failures")
+    yield
+    db.execute("DELETE FROM app.limit_failures")
+
+
+def _failures(db) -> list[tuple[str, int]]:
+    return [(r["key"][:2], int(r["failures"])) for r in
+            db.fetch_rows("SELECT key, failures FROM app.limit_failures ORDER BY key")]
 
 
 def test_access_gate_blocks_every_page_until_the_password(db, monkeypatch, caplog):
@@ -114,20 +180,20 @@ def test_access_gate_blocks_every_page_until_the_password(db, monkeypatch, caplo
     assert not at.exception
     assert [e.value for e in at.error] == ["That password is not right. You can try again in 1 second."]
     assert (len(at.metric), at.text_input(key="access_password").value) == (0, "")
-    assert at.session_state["access_attempts"].failures == 1
+    assert _failures(db) == [("b:", 1), ("n:", 1)]
 
-    # A right password typed while the session still has to wait is refused without being checked.
-    at.session_state["access_attempts"] = access.Attempts(failures=5, next_try_at=time.monotonic() + 100)
+    # A right password typed while the visitor still has to wait is refused without being checked.
+    db.execute("UPDATE app.limit_failures SET failures = 5, next_try_at = clock_timestamp() + interval '100 s'")
     _submit(at, PASSWORD)
     assert [e.value for e in at.error] == ["Too many wrong tries. Wait 100 seconds before trying again."]
     assert len(at.metric) == 0
 
-    at.session_state["access_attempts"] = access.Attempts(failures=5, next_try_at=0.0)
+    db.execute("UPDATE app.limit_failures SET next_try_at = clock_timestamp()")
     _submit(at, PASSWORD)
     assert not at.exception
     assert [t.value for t in at.title] == ["🧭 Trial Landscape"]
     assert [m.label for m in at.metric] == ["Studies", "Trial sites", "Sites with coordinates", "Newest update"]
-    assert at.session_state["access_attempts"].failures == 0
+    assert _failures(db) == []
     # Never in the URL, the widgets or the logs.
     assert all(PASSWORD not in v for values in at.query_params.values() for v in values)
     assert PASSWORD not in caplog.text and "not it" not in caplog.text

@@ -218,7 +218,7 @@ def test_orchestrator_bad_tool_argument_is_returned_and_corrected(fake: FakeAnth
         "error": "Invalid arguments for search_trials; fix these and call again.",
         "problems": [
             "$: unknown property 'radius' (allowed: strategy, condition, intervention, latitude, longitude, "
-            "radius_miles, phases, statuses, age, sex, country, limit)",
+            "radius_miles, phases, statuses, age, sex, country, limit, page)",
             "$.limit: must be <= 15, got 99",
         ],
     }
@@ -226,7 +226,7 @@ def test_orchestrator_bad_tool_argument_is_returned_and_corrected(fake: FakeAnth
     assert "is_error" not in second[0]
     found = json.loads(second[0]["content"])
     assert [t["nct_id"] for t in found["trials"]] == ["NCT00000001", "NCT00000002"]
-    assert found["dropped_not_about_condition"] == 1
+    assert "dropped_not_about_condition" not in found  # the condition is checked in the search, before the limit
     assert (result.error, result.warnings, result.model_calls) == (None, [], 3)
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from services import inert
 from services.assistant import ACTIVITY_LEVELS, AssistantSession, build_registry
 from services.assistant.session import NCT_RE, PHASES
 from services.assistant.store import SessionStore
@@ -238,7 +239,7 @@ def test_assistant_page_full_conversation_through_fake_api(db: Any, fake: FakeAn
                for b in m["content"] if b["type"] == "tool_result"]
     assert len(results) == len(calls) and not any(r.get("is_error") for r in results)
     texts = [m.markdown[0].value for m in at.chat_message if m.markdown]
-    assert texts[-1] == "Your report is ready. It covers the two trials you chose."
+    assert texts[-1] == inert.chat_md("Your report is ready. It covers the two trials you chose.")
     assert any(b.label == "Download report (HTML)" for b in at.get("download_button"))
     assert SessionStore(db).load(session.id) == session
     assert at.query_params["session"] == session.id
@@ -279,6 +280,9 @@ def _guided_to_report(at: AppTest) -> AssistantSession:
     assert session.phase == "selection"
     picks = [c for c in at.checkbox if c.key and c.key.startswith("asst_pick_")]
     assert len(picks) == len(session.matched_trials) >= 5
+    # Every card whose open status looks stale carries the mark on the page, and only those.
+    stale = [m["status_note"] for m in session.matched_trials if m.get("status_note")]
+    assert sorted(w.value for w in at.warning if w.value.startswith("Status may be out of date")) == sorted(stale)
     picks[1].check()
     at.run()
     _click(at, "asst_select")
@@ -316,7 +320,7 @@ def resume_child(token: str) -> None:
     out = {
         "exceptions": [e.value for e in at.exception], "errors": [e.value for e in at.error],
         "session": session.to_json(), "chat": [m.markdown[0].value for m in at.chat_message],
-        "profile_shown": any("- Diagnosis: type 2 diabetes" in m.value for m in at.markdown),
+        "profile_shown": any("- " + inert.md_line("Diagnosis: type 2 diabetes") in m.value for m in at.markdown),
         "steps_shown": any("✓ Report" in m.value and "Follow-up" in m.value for m in at.markdown),
         "filters": at.session_state["filters"].query_string(), "report_buttons": [b.label for b in at.get("download_button")],
     }
@@ -403,9 +407,14 @@ def test_assistant_page_dashboard_filters_seed_the_form(db: Any, monkeypatch: py
 def test_assistant_page_message_limit_stops_before_the_model(
     db: Any, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from services import limits
+    import uuid
 
-    monkeypatch.setattr(limits, "_limiter", limits.SlidingWindowLimiter(1, 600))
+    from services import limits, runtime
+
+    # One message per browser per 10 minutes, counted in PostgreSQL under a kind of its own (no other test's
+    # messages count against it).
+    monkeypatch.setattr(limits, "_visitor_limiter", limits.SharedLimiter(
+        runtime.get_app_db, f"assistant_message_{uuid.uuid4().hex[:8]}", 1, 60, 500, 600))
     fake.add_text("Hello, how can I help?")
     at = AppTest.from_file(PAGE, default_timeout=240).run()
 
@@ -444,7 +453,15 @@ def test_assistant_page_view_model_shapes() -> None:
     assert (selectable, [vm.card_view(c) for c in cards]) == (True, [{
         "nct_id": "NCT00000001", "title": "A trial", "url": "https://clinicaltrials.gov/study/NCT00000001", "fit": 80,
         "verdict": "Looks eligible", "colour": "#1a7f37", "status": "Recruiting", "phases": "No drug phase",
-        "summary": "s", "nearest": ""}])
+        "summary": "s", "nearest": "", "band": "", "fit_explanation": "", "status_note": "", "distance_note": "",
+        "criteria_note": ""}])
+    session.matched_trials[0].update(fit_band="needs_information", fit_explanation="Why.", distance_note="Far.",
+                                     status_note="Status may be out of date — last updated May 1, 2023.",
+                                     criteria_text="missing from this copy")
+    view = vm.card_view(vm.cards_to_show(session)[0][0])
+    assert (view["band"], view["fit_explanation"], view["distance_note"], view["status_note"]) == (
+        "Needs information", "Why.", "Far.", "Status may be out of date — last updated May 1, 2023.")
+    assert view["criteria_note"].startswith("The eligibility criteria text is missing from this app's copy")
     session.phase = "followup"
     assert vm.cards_to_show(session) == ([], False)
 

@@ -127,7 +127,7 @@ def test_tools_search_argument_rules_are_explained() -> None:
         assert (outcome.is_error, result) == (True, {"error": message})
 
 
-def test_tools_condition_check_drops_loose_matches() -> None:
+def test_tools_condition_check_is_the_condition_model() -> None:
     trial = {"conditions": ["Carcinoma, Non-Small-Cell Lung"], "mesh_terms": [], "title": "A trial"}
     assert condition_matches("non-small cell lung cancer", trial)
     assert condition_matches("NSCLC", {"conditions": ["NSCLC"], "title": ""})
@@ -137,6 +137,10 @@ def test_tools_condition_check_drops_loose_matches() -> None:
     assert condition_matches("Multiple sclerosis", {"conditions": ["Sclerosis, Multiple"], "title": ""})
     assert condition_matches("MS", {"conditions": ["MS (Multiple Sclerosis)"], "title": ""})
     assert not condition_matches("breast cancer", TRIALS[2])
+    # Keywords count, as they do on Explore; titles do not (the search's SQL reads names, MeSH terms, keywords).
+    assert condition_matches("breast cancer", dict(TRIALS[2], keywords=["Breast cancer survivors"]))
+    assert not condition_matches("hypertension", {"conditions": [], "title": "Hypertension in adults"})
+    assert condition_matches("NSCLC", {"conditions": ["Non-small Cell Lung Cancer"]})  # the case the issue saw dropped
 
 
 def test_tools_locations_are_nearest_first_and_capped() -> None:
@@ -276,14 +280,97 @@ def test_tools_save_matched_trials_checks_ids_and_verdicts() -> None:
         "trials[2]: verdict 'excluded' needs at least one criterion marked 'not_met'."
     )
     saved, _ = run("save_matched_trials", {"trials": [match("NCT00000002", "excluded", ["not_met"], 20), match("NCT00000001", "eligible", ["met"], 85)]}, session)  # fmt: skip
-    assert saved == {"saved": ["NCT00000002", "NCT00000001"], "total_matched": 2, "ranking": [["NCT00000001", 85, "eligible"], ["NCT00000002", 20, "excluded"]]}  # fmt: skip
+    # The app computes the fit from the statuses (the model's 20 and 85 are ignored): eligible 1/1 met -> 100,
+    # excluded with nothing in favour -> 0. No travel limit was given, so both count as within reach.
+    assert saved["saved"] == ["NCT00000002", "NCT00000001"] and saved["total_matched"] == 2
+    assert saved["ranking"] == [["NCT00000001", 100, "eligible", "promising", True],
+                                ["NCT00000002", 0, "excluded", "unlikely", True]]
     assert session.matched("NCT00000001")["title"] == "Olaparib"  # type: ignore[index]
     updated, _ = run(
         "save_matched_trials",
         {"trials": [match("NCT00000002", "uncertain", ["needs_discussion"], 90)]},
         session,
     )
-    assert updated["ranking"] == [["NCT00000002", 90, "uncertain"], ["NCT00000001", 85, "eligible"]]
+    # An uncertain trial with nothing judged no longer outranks an eligible one with a made-up 90.
+    assert updated["ranking"] == [["NCT00000001", 100, "eligible", "promising", True],
+                                  ["NCT00000002", 20, "uncertain", "needs_information", True]]
+
+
+def test_tools_save_matched_trials_refuses_eligible_with_nothing_judged() -> None:
+    session = ready_session("matching")
+    session.seen_nct_ids = ["NCT00000001"]
+    session.candidates = {"NCT00000001": {"nct_id": "NCT00000001", "title": "T", "status": "RECRUITING",
+                                          "phases": [], "criteria_text": "missing from this copy"}}
+    refused, outcome = run("save_matched_trials", {"trials": [match("NCT00000001", "eligible", ["not_enough_information"])]}, session)  # fmt: skip
+    assert outcome.is_error and session.matched_trials == []
+    assert refused["error"] == (
+        "Nothing saved; fix these and send the whole list again: trials[0]: verdict 'eligible' with no criterion "
+        "judged (none is 'met'); a trial can only be called eligible when its criteria were checked. Use "
+        "'uncertain' (its criteria text is missing from this copy)."
+    )
+    saved, _ = run("save_matched_trials", {"trials": [match("NCT00000001", "uncertain", ["met", "met", "not_enough_information"], 99)]}, session)  # fmt: skip
+    # Criteria text missing from our copy: the fit stays at the bottom of the "needs information" band.
+    assert saved["ranking"] == [["NCT00000001", 20, "uncertain", "needs_information", True]]
+    assert session.matched("NCT00000001")["criteria_text"] == "missing from this copy"  # type: ignore[index]
+
+
+def test_tools_save_matched_trials_ranks_reachable_trials_first() -> None:
+    session = ready_session("matching")
+    session.patient_profile["travel_radius_miles"] = 200
+    session.seen_nct_ids = ["NCT00000001", "NCT00000002", "NCT00000003"]
+    session.candidates = {
+        "NCT00000001": {"nct_id": "NCT00000001", "nearest_site": {"distance_miles": 1455.0}},
+        "NCT00000002": {"nct_id": "NCT00000002", "nearest_site": {"distance_miles": 12.5}},
+        "NCT00000003": {"nct_id": "NCT00000003", "nearest_site": {"distance_miles": 3.0}},
+    }
+    saved, _ = run("save_matched_trials", {"trials": [
+        match("NCT00000001", "uncertain", ["met", "met", "met", "not_enough_information"]),  # fit 80, far away
+        match("NCT00000002", "uncertain", ["met", "not_enough_information", "not_enough_information"]),  # fit 47, near
+        match("NCT00000003", "excluded", ["met", "not_met"]),  # nearest of all, but ruled out
+    ]}, session)  # fmt: skip
+    assert saved["ranking"] == [["NCT00000002", 47, "uncertain", "needs_information", True],
+                                ["NCT00000001", 80, "uncertain", "promising", False],
+                                ["NCT00000003", 10, "excluded", "unlikely", True]]
+    far = session.matched("NCT00000001") or {}
+    assert far["distance_note"] == ("Beyond your travel limit: the nearest site is about 1,455 miles away; you said "
+                                    "you can travel 200 miles.")
+    cards, outcome = run("emit_trial_cards", {"nct_ids": ["NCT00000001"]}, session)
+    assert outcome.events[0]["trials"][0]["distance_note"] == far["distance_note"]
+
+
+def test_tools_missing_criteria_text_is_said_in_results() -> None:
+    backend = MemoryBackend()
+    backend.trials[0]["inclusion"], backend.trials[0]["exclusion"] = [], []
+    nct_id = backend.trials[0]["nct_id"]
+    result, _ = run("get_eligibility_criteria", {"nct_id": nct_id}, backend=backend)
+    assert result["criteria_text"] == "missing from this copy"
+    assert "never call the trial 'eligible'" in result["note"]
+    found, _ = run("search_trials", {"strategy": "exact", "condition": backend.trials[0]["conditions"][0]},
+                   ready_session(), backend)
+    assert next(t for t in found["trials"] if t["nct_id"] == nct_id)["criteria_text"] == "missing from this copy"
+
+
+def test_tools_stale_recruiting_status_is_marked_on_search_results_and_cards() -> None:
+    import datetime as dt
+
+    backend = MemoryBackend()
+    trial = backend.trials[0]
+    trial.update(status="RECRUITING", primary_completion_date="2023-05-01", last_update_date="2023-01-10")
+    session = ready_session()
+    ctx = ToolContext(session, backend, today=dt.date(2026, 3, 1))
+    found = json.loads(REGISTRY.run("search_trials", {"strategy": "exact", "condition": trial["conditions"][0]},
+                                    ctx).content)
+    hit = next(t for t in found["trials"] if t["nct_id"] == trial["nct_id"])
+    assert hit["status_note"] == (
+        "Status may be out of date — last updated January 10, 2023; its primary completion date (May 2023) has "
+        "passed and it has not been updated for more than two years. Check ClinicalTrials.gov or ask the study team.")
+    cards = REGISTRY.run("emit_trial_cards", {"nct_ids": [trial["nct_id"]]}, ctx)
+    assert cards.events[0]["trials"][0]["status_note"] == hit["status_note"]
+    # Judged on an earlier day, the same record is fresh.
+    early = ToolContext(ready_session(), backend, today=dt.date(2023, 2, 1))
+    again = json.loads(REGISTRY.run("search_trials", {"strategy": "exact", "condition": trial["conditions"][0]},
+                                    early).content)
+    assert "status_note" not in next(t for t in again["trials"] if t["nct_id"] == trial["nct_id"])
 
 
 def test_tools_trial_cards_widgets_and_filters_queue_events() -> None:
@@ -302,7 +389,8 @@ def test_tools_trial_cards_widgets_and_filters_queue_events() -> None:
         {
             "type": "trial_cards",
             "selectable": True,
-            "trials": [{"nct_id": "NCT00000001", "title": "Olaparib", "status": "RECRUITING", "phases": ["PHASE3"], "fit_score": 64, "verdict": "uncertain", "summary": "A plain summary.", "nearest_site": None, "url": "https://clinicaltrials.gov/study/NCT00000001"}],
+            "trials": [{"nct_id": "NCT00000001", "title": "Olaparib", "status": "RECRUITING", "phases": ["PHASE3"], "fit_score": 60, "verdict": "uncertain", "summary": "A plain summary.", "nearest_site": None, "url": "https://clinicaltrials.gov/study/NCT00000001",
+                            "fit_band": "promising", "fit_explanation": "1 of the 2 criteria are in your favour; 1 could not be checked yet.", "distance_note": "", "within_reach": True, "status_note": None, "criteria_text": None}],
         },
     )  # fmt: skip
     assert run("emit_trial_cards", {"nct_ids": ["NCT00000005"]}, session)[0] == {
@@ -327,7 +415,7 @@ def test_tools_trial_cards_widgets_and_filters_queue_events() -> None:
 def test_tools_generate_report_needs_a_selection_and_stores_html() -> None:
     session = ready_session("report")
     session.seen_nct_ids = ["NCT00000001"]
-    run("save_matched_trials", {"trials": [match("NCT00000001", "eligible", ["met"], 88)]}, session)
+    run("save_matched_trials", {"trials": [match("NCT00000001", "eligible", ["met"], 88)]}, session)  # the app scores it 100
     args = {"summary": "You asked about breast cancer trials.", "questions_for_doctor": ["Is my BRCA test recent enough?"], "glossary": [{"term": "PARP inhibitor", "meaning": "A drug that stops cancer cells repairing DNA."}]}  # fmt: skip
     backend = MemoryBackend()
 
@@ -337,7 +425,7 @@ def test_tools_generate_report_needs_a_selection_and_stores_html() -> None:
     session.selected_nct_ids = ["NCT00000001"]
     result, outcome = run("generate_report", args, session, backend)
 
-    html = "<html><body><p>You asked about breast cancer trials.</p><ul><li>NCT00000001: fit 88</li></ul></body></html>"
+    html = "<html><body><p>You asked about breast cancer trials.</p><ul><li>NCT00000001: fit 100</li></ul></body></html>"
     assert result == {"report": "ready", "trials": ["NCT00000001"], "characters": len(html)}
     assert (session.report_html, session.flags["report_complete"]) == (html, True)
     assert outcome.events == ({"type": "report_ready", "trials": ["NCT00000001"]},)

@@ -42,3 +42,45 @@ def test_data_page_names_the_sql_engine_when_chosen(db, monkeypatch):
     at = _data_page()
     assert "**SQL over the derived tables.**" in " ".join(m.value for m in at.markdown)
     ui_state._cached_call.clear()
+
+
+def test_data_page_counts_full_and_partial_records(db, raw_v2, raw_csv):
+    at = _data_page()
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Studies"] == f"{len(raw_v2) + len(raw_csv):,}"
+    assert metrics["Full records"] == f"{len(raw_v2):,}"
+    text = " ".join(m.value for m in at.markdown)
+    assert f"**{len(raw_csv):,} partial records**" in text and "not in this copy — see ClinicalTrials.gov" in text
+    ui_state._cached_call.clear()
+
+
+def test_data_page_counts_every_record_as_full_without_the_provenance_table(db, monkeypatch):
+    from services import provenance
+
+    monkeypatch.setattr(provenance, "available", lambda _db: False)  # a read-only AACT without app tables
+    studies = int(db.fetch_value("SELECT count(*) FROM ctgov.studies"))
+    at = _data_page()
+    assert {m.label: m.value for m in at.metric}["Full records"] == f"{studies:,}"
+    assert provenance.lookup(db, str(db.fetch_value("SELECT min(nct_id) FROM ctgov.studies"))).partial is False
+    assert any("every record counts as full" in c.value for c in at.caption)
+    ui_state._cached_call.clear()
+
+
+def test_data_page_and_db_info_list_all_aact_tables(db):
+    """All 47 AACT study tables with their row counts, on the page and in `db info --json`."""
+    import contextlib
+    import io
+    import json
+
+    from services.cli import main as cli_main
+    from services.loaders.aact_schema import TABLES
+
+    want = {t: db.fetch_value(f"SELECT count(*) FROM ctgov.{t}") for t in TABLES}
+    assert len(want) == 47
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli_main(["db", "info", "--json"]) == 0
+    assert json.loads(out.getvalue())["tables"] == want
+    at = _data_page()
+    shown = {row["table"]: row["rows"] for row in at.dataframe[0].value.to_dict("records")}
+    assert shown == want

@@ -46,6 +46,7 @@ def test_db_fetch_many_runs_concurrently_and_isolates_failures(db):
 
 
 def test_db_read_only_mode_refuses_writes(db):
+    studies = db.fetch_value("SELECT count(*) FROM ctgov.studies")
     ro = Database(db.url, read_only=True)
     try:
         with pytest.raises(QueryFailed):
@@ -53,7 +54,7 @@ def test_db_read_only_mode_refuses_writes(db):
         with pytest.raises(QueryFailed):
             ro.fetch_df("CREATE TEMP TABLE x AS SELECT 1")  # the server itself refuses
         assert ro.health().read_only
-        assert ro.fetch_value("SELECT count(*) FROM ctgov.studies") == 12206
+        assert ro.fetch_value("SELECT count(*) FROM ctgov.studies") == studies > 0
     finally:
         ro.close()
 

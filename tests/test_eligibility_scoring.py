@@ -8,16 +8,23 @@ from services.eligibility.labels import BENCHMARK_LABELS, Label, from_benchmark,
 from services.eligibility.parser import Criterion
 from services.eligibility.rules import Judgement
 from services.eligibility.scoring import (
+    NEEDS_INFORMATION_MAX,
     Checklist,
     CriterionResult,
+    FitBand,
     FitScore,
     TrialVerdict,
     Verdict,
+    band_of,
+    fit_from_statuses,
     fit_score,
     gap_checklist,
     is_favourable,
+    rank_key,
+    reach_note,
     results_from,
     trial_verdict,
+    within_reach,
 )
 from services.errors import BadInput
 
@@ -79,39 +86,112 @@ def test_eligibility_scoring_favourable_means_helps_the_patient_in() -> None:
     assert [is_favourable(label, EXC) for label in Label] == [False, True, None, None, None]
 
 
-def test_eligibility_scoring_fit_score_counts_only_evaluable() -> None:
+def test_eligibility_scoring_fit_score_counts_favourable_share_of_all_criteria() -> None:
+    # 6 criteria, 4 judged in favour (NOT_APPLICABLE counts as passed), 2 open: 20 + 80 * 4/6 = 73.3 -> 73.
     results = [
         r(INC, Label.MET),
         r(INC, Label.MET),
         r(INC, Label.NOT_ENOUGH_INFO),
         r(EXC, Label.NOT_MET),
-        r(EXC, Label.MET),
         r(EXC, Label.NOT_APPLICABLE),
         r(EXC, Label.NEEDS_DISCUSSION),
     ]
     assert fit_score(results) == FitScore(
-        75, 3, 4, "3 of the 4 criteria we could check are in your favour. 3 other criteria could not be checked "
-        "and do not count."
+        73, FitBand.PROMISING, 4, 4, 6, "4 of the 6 criteria are in your favour; 2 could not be checked yet."
     )
 
 
-def test_eligibility_scoring_fit_score_rounds_halves_up() -> None:
-    # 1 of 8 = 12.5 -> 13 (Python's round() would give 12).
-    results = [r(INC, Label.MET)] + [r(INC, Label.NOT_MET)] * 7
-    assert fit_score(results).score == 13
-    assert fit_score([r(INC, Label.MET), r(EXC, Label.NOT_MET), r(INC, Label.NOT_MET)]).score == 67
+def test_eligibility_scoring_fewer_than_half_judged_stays_in_needs_information_band() -> None:
+    # The case: 2 of 13 criteria checked, both in favour -> not 80 or 100, but the "needs information" band.
+    results = [r(INC, Label.MET)] * 2 + [r(INC, Label.NOT_ENOUGH_INFO)] * 11
+    fit = fit_score(results)
+    assert (fit.score, fit.band, fit.judged, fit.total) == (32, FitBand.NEEDS_INFORMATION, 2, 13)
+    assert "Fewer than half could be checked" in fit.explanation
+    # Just under half judged must not round up into the next band: 20 + 80 * 49/99 = 59.6 -> capped at 59.
+    almost = [r(INC, Label.MET)] * 49 + [r(INC, Label.NOT_ENOUGH_INFO)] * 50
+    assert (fit_score(almost).score, fit_score(almost).band) == (59, FitBand.NEEDS_INFORMATION)
+    half = [r(INC, Label.MET)] * 50 + [r(INC, Label.NOT_ENOUGH_INFO)] * 50
+    assert (fit_score(half).score, fit_score(half).band) == (60, FitBand.PROMISING)
+    assert band_of(NEEDS_INFORMATION_MAX) == FitBand.NEEDS_INFORMATION
 
 
-def test_eligibility_scoring_no_evaluable_criteria() -> None:
-    assert fit_score([r(INC, Label.NOT_ENOUGH_INFO), r(EXC, Label.NOT_APPLICABLE)]) == FitScore(
-        None, 0, 0, "No score: none of the 2 criteria could be checked against what we know yet, so they are "
-        "listed as questions instead."
-    )
-    assert fit_score([]) == FitScore(None, 0, 0, "No score: this trial lists no criteria we could read.")
+@pytest.mark.parametrize("open_count", range(0, 12))
+@pytest.mark.parametrize("met", range(0, 12))
+def test_eligibility_scoring_fewer_than_half_judged_never_above_needs_information(met: int, open_count: int) -> None:
+    results = [r(INC, Label.MET)] * met + [r(EXC, Label.NOT_ENOUGH_INFO)] * open_count
+    if not results:
+        return
+    fit = fit_score(results)
+    if met * 2 < met + open_count:
+        assert fit.score is not None and fit.score <= NEEDS_INFORMATION_MAX
+        assert fit.band == FitBand.NEEDS_INFORMATION
+
+
+def test_eligibility_scoring_excluded_scores_below_every_non_excluded_trial() -> None:
+    # Every mix of up to 6 criteria: each excluded trial's fit is below each eligible or uncertain trial's fit.
+    import itertools
+
+    labels = [Label.MET, Label.NOT_MET, Label.NOT_ENOUGH_INFO, Label.NOT_APPLICABLE]
+    excluded: list[int] = []
+    others: list[int] = []
+    for n in range(1, 7):
+        for combo in itertools.product(labels, repeat=n):
+            results = [r(INC if i % 2 == 0 else EXC, label) for i, label in enumerate(combo)]
+            verdict = trial_verdict(results, True).verdict
+            fit = fit_score(results, verdict)
+            assert fit.score is not None
+            (excluded if verdict == Verdict.EXCLUDED else others).append(fit.score)
+            assert (fit.band == FitBand.UNLIKELY) == (verdict == Verdict.EXCLUDED)
+    assert excluded and others
+    assert max(excluded) < min(others)
+    # Even an excluded trial whose other 99 criteria are all in favour stays in the lowest band.
+    nearly = [r(INC, Label.MET)] * 99 + [r(EXC, Label.MET, "Known HIV infection")]
+    assert fit_score(nearly).score == 19 and fit_score(nearly).band == FitBand.UNLIKELY
+
+
+def test_eligibility_scoring_missing_criteria_text_and_not_relevant() -> None:
+    structured = [r(INC, Label.MET, "Age 18 years or older"), r(INC, Label.MET, "Sex: any"),
+                  r(INC, Label.NOT_ENOUGH_INFO, "Full eligibility criteria")]
+    fit = fit_score(structured, criteria_missing=True)
+    assert (fit.score, fit.band) == (20, FitBand.NEEDS_INFORMATION)
+    assert "missing from our copy" in fit.explanation
+    assert fit_score(structured, Verdict.NOT_RELEVANT) == FitScore(
+        None, None, 2, 2, 3, "No score: this trial studies a different condition from yours.")
+    assert fit_score([]) == FitScore(None, None, 0, 0, 0, "No score: this trial lists no criteria we could read.")
+
+
+def test_eligibility_scoring_fit_from_statuses_matches_labels() -> None:
+    results = [r(INC, Label.MET), r(EXC, Label.NOT_MET), r(INC, Label.NOT_ENOUGH_INFO), r(EXC, Label.MET)]
+    statuses = ["met", "met", "not_enough_information", "not_met"]
+    assert fit_from_statuses(statuses, "excluded") == fit_score(results)
 
 
 def test_eligibility_scoring_all_favourable_is_100() -> None:
     assert fit_score([r(INC, Label.MET), r(EXC, Label.NOT_MET)]).score == 100
+
+
+# --- Ranking -----------------------------------------------------------------------------------------
+
+
+def test_eligibility_scoring_rank_puts_reachable_first_within_a_verdict() -> None:
+    def m(nct: str, verdict: str, score: int | None, miles: float | None, radius: float | None = 200.0) -> dict:
+        return {"nct_id": nct, "verdict": verdict, "fit_score": score, "distance_miles": miles,
+                "within_reach": within_reach(miles, radius)}
+
+    matches = [
+        m("NCT00000001", "uncertain", 73, 1455.0),   # higher fit but far away
+        m("NCT00000002", "uncertain", 32, 150.0),    # within reach: ranks first among the uncertain
+        m("NCT00000003", "excluded", 19, 10.0),      # close, but ruled out: below every uncertain trial
+        m("NCT00000004", "eligible", 100, 3000.0),   # better verdict wins over distance
+        m("NCT00000005", "uncertain", 40, None),     # distance unknown: between reachable and beyond
+        m("NCT00000006", "not_relevant", None, 5.0),
+    ]
+    ranked = [x["nct_id"] for x in sorted(matches, key=rank_key)]
+    assert ranked == ["NCT00000004", "NCT00000002", "NCT00000005", "NCT00000001", "NCT00000003", "NCT00000006"]
+    assert reach_note(1455.0, 200.0) == ("Beyond your travel limit: the nearest site is about 1,455 miles away; you "
+                                         "said you can travel 200 miles.")
+    assert reach_note(150.0, 200.0) == "" and reach_note(150.0, None) == ""
+    assert within_reach(5000.0, None) is True
 
 
 # --- Verdict ----------------------------------------------------------------------------------------
@@ -180,16 +260,22 @@ def test_eligibility_scoring_checklist_from_unknown_criteria() -> None:
             "Treatment history (medicines, surgery, radiation, with dates)",
         ),
         questions=(
-            "How would my doctor rate my daily activity level (ECOG performance status)?",
-            "Do I meet this exclusion criterion: “Uncontrolled hypertension”?",
-            "Do I meet this inclusion criterion: “Able to speak English”?",
+            "Are my recent blood test results within the trial's limits, and can I have copies to bring?",
+            "Can my tumour be measured on scans the way trials need (RECIST)?",
+            "Have I had any treatment this trial does not allow — “had an EGFR inhibitor before”?",
+            "How would you rate my day-to-day activity on the ECOG scale doctors use for trials?",
+            "Could I have anything this trial leaves out — “uncontrolled hypertension”?",
+            "Does this describe me — “able to speak English”?",
         ),
+        topics=("Tests and records to bring", "Tests and records to bring", "Treatments you have had",
+                "Your daily activity", "Other health problems", "Other health problems"),
     )
+    assert not any("criterion:" in q for q in gap_checklist(results).questions)
 
 
 def test_eligibility_scoring_checklist_empty_when_all_known() -> None:
     checklist = gap_checklist([r(INC, Label.MET, "Age 18+"), r(EXC, Label.NOT_APPLICABLE, "Pregnancy")])
-    assert checklist == Checklist((), ())
+    assert checklist == Checklist((), (), ())
     assert checklist.empty
 
 

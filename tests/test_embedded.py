@@ -64,7 +64,9 @@ def test_embedded_restart_after_kill_9(scratch_dir):
         assert second.stdout.strip().splitlines()[-1] == "7", second.stderr
         # the second process dropped the dead PID and, being the last handle, stopped the server at exit
         assert owner.pid not in json.loads((pgdata / ".handle_pids.json").read_text())
-        time.sleep(0.5)
+        deadline = time.monotonic() + 30  # the postmaster removes its pid file as the last step of stopping
+        while (pgdata / "postmaster.pid").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert not (pgdata / "postmaster.pid").exists()
     finally:
         if owner.poll() is None:

@@ -35,7 +35,11 @@ def _wait_for_metric(page, label: str, value: str, timeout_s: float = 60) -> Non
 def _wait_for_charts(page) -> None:  # noqa: ANN001
     page.locator(".js-plotly-plot").nth(CHARTS - 1).wait_for(timeout=120_000)
     page.locator("[data-testid=stStatusWidget]").wait_for(state="detached", timeout=120_000)
-    time.sleep(1.5)
+    # Plotly draws each figure after its element is attached: wait until every chart has its traces.
+    page.wait_for_function(
+        "n => { const p = document.querySelectorAll('.js-plotly-plot');"
+        " return p.length >= n && [...p].every(e => e.querySelector('g.trace')); }",
+        arg=CHARTS, timeout=120_000)
 
 
 @pytest.mark.browser
@@ -61,7 +65,7 @@ def test_explore_in_chromium(db, tmp_path):
             assert page.locator("[data-testid=stException]").count() == 0
             assert _metric(page, "Matching trials") == f"{before.kpis['matching_trials']:,}"
             page.set_viewport_size({"width": 1500, "height": 6600})
-            time.sleep(2)
+            _wait_for_charts(page)  # the resize redraws every figure
             shot = Path(os.environ.get("EXPLORE_SCREENSHOT_DIR") or tmp_path) / "explore.png"
             shot.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(shot), full_page=True)

@@ -157,3 +157,102 @@ def test_limits_configuration_from_environment():
 def test_limits_process_instances_are_shared():
     assert limits.message_limiter() is limits.message_limiter()
     assert limits.model_gate() is limits.model_gate()
+
+
+# ---- limits shared through PostgreSQL -------------------------------------------------------------
+VISITOR = limits.Visitor.from_values("browser token A", "192.0.2.10")
+
+_CHILD = """
+import json, sys
+from services import limits
+from services.db import Database
+db = Database(sys.argv[1])
+lim = limits.SharedLimiter(lambda: db, "test_message", 3, 5, 100, 600)
+visitor = limits.Visitor.from_values(sys.argv[2], sys.argv[3])
+print(json.dumps([lim.try_acquire(visitor).allowed for _ in range(int(sys.argv[4]))]))
+db.close()
+"""
+
+
+def _child(db, browser: str, network: str, tries: int) -> list[bool]:
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    out = subprocess.run([sys.executable, "-c", _CHILD, db.url, browser, network, str(tries)], check=True,
+                         capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parent.parent)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture()
+def shared(db):
+    db.execute("DELETE FROM app.limit_events WHERE kind = 'test_message'")
+    yield limits.SharedLimiter(lambda: db, "test_message", per_browser=3, per_network=5, global_limit=100,
+                               window_s=600)
+    db.execute("DELETE FROM app.limit_events WHERE kind = 'test_message'")
+
+
+def test_limits_shared_between_two_processes(db, shared):
+    assert [shared.try_acquire(VISITOR).allowed for _ in range(2)] == [True, True]
+    # another app process on the same database sees the two and allows only one more
+    assert _child(db, "browser token A", "192.0.2.10", 2) == [True, False]
+    refused = shared.try_acquire(VISITOR)
+    assert (refused.allowed, refused.blocker, refused.remaining) == (False, "b", 0)
+    assert 590 < refused.retry_after_s <= 600
+    assert shared.message(refused).startswith("You have sent 3 messages in the last 10 minutes")
+
+
+def test_limits_network_and_global_caps_hold_for_fresh_browsers(db, shared):
+    # a new cookie (fresh browser) per message from one address: the network cap stops it at 5
+    got = [shared.try_acquire(limits.Visitor.from_values(f"fresh {i}", "192.0.2.99")) for i in range(7)]
+    assert [d.allowed for d in got] == [True] * 5 + [False] * 2
+    assert got[-1].blocker == "n" and "came from your network" in shared.message(got[-1])
+    # the global cap counts everyone
+    tiny = limits.SharedLimiter(lambda: db, "test_message", per_browser=3, per_network=5, global_limit=6,
+                                window_s=600)
+    last = tiny.try_acquire(limits.Visitor.from_values("someone else", "198.51.100.2"))
+    assert (last.allowed, tiny.try_acquire(limits.Visitor.from_values("and another", "198.51.100.3")).blocker) == (
+        True, "g")
+
+
+def test_limits_window_frees_old_events(db, shared):
+    assert [shared.try_acquire(VISITOR).allowed for _ in range(4)] == [True, True, True, False]
+    db.execute("UPDATE app.limit_events SET at = at - interval '601 seconds' WHERE kind = 'test_message'")
+    assert shared.try_acquire(VISITOR).allowed
+
+
+def test_limits_fall_back_to_the_process_when_the_database_fails(db):
+    from services.errors import DatabaseUnavailable
+
+    def broken():
+        raise DatabaseUnavailable("down for the test")
+
+    lim = limits.SharedLimiter(broken, "test_message", per_browser=2, per_network=5, global_limit=100,
+                               window_s=600)
+    assert [lim.try_acquire(VISITOR).allowed for _ in range(3)] == [True, True, False]
+
+
+def test_limits_new_session_does_not_reset_the_message_limit(db, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import PROJECT
+    from tests.fake_anthropic import FakeAnthropic
+
+    db.execute("DELETE FROM app.limit_events WHERE kind = 'assistant_message'")
+    monkeypatch.setenv("ASSISTANT_MESSAGE_LIMIT", "1")
+    monkeypatch.setattr(limits, "_visitor_limiter", None)
+    with FakeAnthropic() as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-real")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        server.add_text("Hello. Which condition are you looking into?")
+        server.add_text("A second answer that must not be reached.")
+        at = AppTest.from_file(str(PROJECT / "pages" / "4_Assistant.py"), default_timeout=120).run()
+        at.chat_input(key="asst_chat").set_value("hello").run()
+        assert not at.exception and not at.error
+        next(b for b in at.button if b.key == "asst_new").click()
+        at.run()
+        at.chat_input(key="asst_chat").set_value("hello again").run()
+        assert [e.value for e in at.error][:1] and "You have sent 1 messages" in at.error[0].value
+    db.execute("DELETE FROM app.limit_events WHERE kind = 'assistant_message'")
+    monkeypatch.setattr(limits, "_visitor_limiter", None)

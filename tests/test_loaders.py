@@ -79,18 +79,33 @@ def test_loaders_csv_study_whole_row(db, raw_csv):
         {"name": "Alzheimer's Disease Cooperative Study (ADCS)", "lead_or_collaborator": "collaborator"}]
 
 
-def test_loaders_status_and_phase_counts_match_raw_json(db, raw_v2):
-    ids = [s["protocolSection"]["identificationModule"]["nctId"] for s in raw_v2]
-    want_status = Counter(s["protocolSection"]["statusModule"]["overallStatus"] for s in raw_v2)
-    want_phase = Counter("/".join(s["protocolSection"].get("designModule", {}).get("phases") or []) or None
-                         for s in raw_v2)
+def _v2_phase(study: dict) -> str | None:
+    return "/".join(study["protocolSection"].get("designModule", {}).get("phases") or []) or None
+
+
+def _csv_phase(row: dict) -> str | None:
+    return "/".join(p.strip() for p in (row.get("Phases") or "").split("|") if p.strip()) or None
+
+
+def test_loaders_status_and_phase_counts_match_all_shipped_files(db, raw_v2, raw_csv):
+    """Every study in the database comes from a shipped file: status and phase counts computed from the files."""
+    want_status = Counter([s["protocolSection"]["statusModule"]["overallStatus"] for s in raw_v2]
+                          + [r["Study Status"] for r in raw_csv])
+    want_phase = Counter([_v2_phase(s) for s in raw_v2] + [_csv_phase(r) for r in raw_csv])
     got_status = {r["overall_status"]: r["n"] for r in db.fetch_rows(
-        "SELECT overall_status, count(*) AS n FROM ctgov.studies WHERE nct_id = ANY(:ids) GROUP BY 1", {"ids": ids})}
-    got_phase = {r["phase"]: r["n"] for r in db.fetch_rows(
-        "SELECT phase, count(*) AS n FROM ctgov.studies WHERE nct_id = ANY(:ids) GROUP BY 1", {"ids": ids})}
+        "SELECT overall_status, count(*) AS n FROM ctgov.studies GROUP BY 1")}
+    got_phase = {r["phase"]: r["n"] for r in db.fetch_rows("SELECT phase, count(*) AS n FROM ctgov.studies GROUP BY 1")}
     assert got_status == dict(want_status)
     assert got_phase == dict(want_phase)
-    assert sum(got_status.values()) == 1442
+    assert sum(got_status.values()) == len(raw_v2) + len(raw_csv)
+
+
+def test_loaders_v2_status_and_phase_per_study_match_raw_json(db, raw_v2):
+    ids = [s["protocolSection"]["identificationModule"]["nctId"] for s in raw_v2]
+    want = {i: (s["protocolSection"]["statusModule"]["overallStatus"], _v2_phase(s)) for i, s in zip(ids, raw_v2, strict=True)}
+    got = {r["nct_id"]: (r["overall_status"], r["phase"]) for r in db.fetch_rows(
+        "SELECT nct_id, overall_status, phase FROM ctgov.studies WHERE nct_id = ANY(:ids)", {"ids": ids})}
+    assert got == want
 
 
 def test_loaders_csv_status_counts_match_raw(db, raw_csv):
@@ -101,13 +116,65 @@ def test_loaders_csv_status_counts_match_raw(db, raw_csv):
     assert got == dict(want)
 
 
-def test_loaders_totals_and_geocoded_sites(db, raw_v2):
-    assert db.fetch_value("SELECT count(*) FROM ctgov.studies") == 12206
-    assert db.fetch_value("SELECT count(*) FROM ctgov.facilities WHERE latitude IS NOT NULL") >= 9000
+def test_loaders_totals_and_geocoded_sites(db, raw_v2, raw_csv):
+    assert db.fetch_value("SELECT count(*) FROM ctgov.studies") == len(raw_v2) + len(raw_csv)
     # every v2 geoPoint is kept exactly
     ids = [s["protocolSection"]["identificationModule"]["nctId"] for s in raw_v2]
+    points = sum(1 for s in raw_v2 for loc in (s["protocolSection"].get("contactsLocationsModule") or {})
+                 .get("locations") or [] if loc.get("geoPoint"))
     assert db.fetch_value("SELECT count(*) FROM ctgov.facilities WHERE nct_id = ANY(:ids) "
-                          "AND latitude IS NOT NULL", {"ids": ids}) == 9021
+                          "AND latitude IS NOT NULL", {"ids": ids}) == points
+    # and CSV sites are geocoded offline on top of them
+    assert db.fetch_value("SELECT count(*) FROM ctgov.facilities WHERE latitude IS NOT NULL") > points
+
+
+def test_loaders_full_and_partial_records_follow_the_files(db, raw_v2, raw_csv, raw_fill):
+    from services import provenance
+
+    csv_ids = {r["NCT Number"] for r in raw_csv}
+    counts = provenance.record_counts(db)
+    assert (counts.full, counts.partial) == (len(raw_v2), len(raw_csv))
+    assert counts.criteria_added == sum(1 for f in raw_fill if f["nct_id"] in csv_ids)
+    # an upgraded CSV study is a full record now, with the v2 record's criteria text
+    upgraded = next(s for s in raw_v2 if s["protocolSection"]["identificationModule"]["nctId"] in
+                    {f["nct_id"] for f in raw_fill})
+    nct = upgraded["protocolSection"]["identificationModule"]["nctId"]
+    assert not provenance.lookup(db, nct).partial
+    assert db.fetch_value("SELECT criteria FROM ctgov.eligibilities WHERE nct_id = :n", {"n": nct}) == \
+        upgraded["protocolSection"]["eligibilityModule"]["eligibilityCriteria"]
+
+
+def test_loaders_criteria_fill_attaches_text_source_and_date(db, raw_csv, raw_fill):
+    from services import provenance
+
+    csv_ids = {r["NCT Number"] for r in raw_csv}
+    fills = [f for f in raw_fill if f["nct_id"] in csv_ids]
+    got = {r["nct_id"]: r["criteria"] for r in db.fetch_rows(
+        "SELECT nct_id, criteria FROM ctgov.eligibilities WHERE nct_id = ANY(:ids)", {"ids": [f["nct_id"] for f in fills]})}
+    assert got == {f["nct_id"]: f["eligibility_criteria"] for f in fills}
+    dated = next(f for f in fills if f.get("as_of"))
+    prov = provenance.lookup(db, dated["nct_id"])
+    assert (prov.criteria_source, prov.criteria_format, str(prov.criteria_as_of)) == (
+        dated["source"], dated["criteria_format"], dated["as_of"])
+    assert "criteria" not in prov.lacks and prov.partial
+    assert dated["source"] in provenance.criteria_origin(prov) and dated["as_of"] in provenance.criteria_origin(prov)
+
+
+def test_loaders_reimporting_upgrades_and_fills_is_idempotent(db):
+    from services import runtime
+    from services.loaders import import_criteria_fill
+
+    def state() -> tuple[dict[str, int], list[dict]]:
+        return table_counts(db), db.fetch_rows("SELECT * FROM app.study_sources ORDER BY nct_id")
+
+    before = state()
+    kinds = dict((p.name, k) for k, p in runtime.SAMPLE_FILES)
+    upgrades = next(p for k, p in runtime.SAMPLE_FILES if p.name == "csv_only_upgrades.jsonl.gz")
+    fill = next(p for k, p in runtime.SAMPLE_FILES if kinds[p.name] == "criteria-fill")
+    import_ctgov_json(db, upgrades, refresh=False)
+    report = import_criteria_fill(db, fill)
+    assert any("already a full record" in n for n in report.notes)
+    assert state() == before
 
 
 def test_loaders_reimport_replaces_not_duplicates(db, scratch_dir):
@@ -206,7 +273,7 @@ def _aact_export(path: Path, studies: str, facilities: str | None = None) -> Pat
         zf.writestr("studies.txt", studies)
         if facilities is not None:
             zf.writestr("facilities.txt", facilities)
-        zf.writestr("documents.txt", "id|nct_id|document_type\n1|NCT09999992|SAP\n")
+        zf.writestr("mesh_terms.txt", "id|qualifier|tree_number|description|mesh_term\n1|C04|C04.557|x|Neoplasms\n")
     return path
 
 
@@ -220,7 +287,7 @@ def test_loaders_aact_flat_export(db, scratch_dir):
     try:
         report = import_aact(db, path)
         assert report.studies == 1 and report.rows["studies"] == 1 and report.rows["facilities"] == 1
-        assert any("documents.txt" in n for n in report.notes)
+        assert any("mesh_terms.txt" in n for n in report.notes)
         assert any("new_column" in n for n in report.notes)
         row = db.fetch_rows("SELECT brief_title, phase, has_dmc, enrollment FROM ctgov.studies "
                             "WHERE nct_id = 'NCT09999992'")

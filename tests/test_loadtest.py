@@ -115,3 +115,41 @@ def test_loadtest_bench_load_command_reports_json(db, capsys):
 def test_loadtest_bench_load_command_refuses_other_hosts(capsys):
     assert main(["bench", "load", "--url", "http://10.1.2.3:8501", "--seconds", "1"]) == 2
     assert "only talks to this machine" in capsys.readouterr().err
+
+
+# ---- the real server through Streamlit's WebSocket protocol ----------------------------------------
+def test_loadtest_protocol_mode_refuses_bad_runs(capsys):
+    from services import loadtest_ws
+
+    with pytest.raises(BadInput, match="--pages must name some of Explore, Map, Trials"):
+        loadtest_ws.run_visitors("http://127.0.0.1:9", users=1, seconds=1, pages=("Explore", "Nowhere"))
+    with pytest.raises(BadInput, match="only talks to this machine"):
+        loadtest_ws.run_visitors("http://192.0.2.1:8501", users=1, seconds=1)
+    assert main(["bench", "load", "--protocol", "--seconds", "1"]) == 2
+    assert "--protocol needs a server" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_loadtest_protocol_mode_renders_real_pages(db):
+    from services import loadtest_ws
+    from services.commands.bench_load_cmd import streamlit_server
+
+    with streamlit_server() as url:
+        tab = loadtest_ws.Visitor(url, timeout_s=120)
+        try:
+            tab.open_page("")
+            assert {"Explore", "Map", "Trials"} <= set(tab.pages)
+            first = tab.open_page("Explore")
+            assert (first.problems, first.elements > 20) == ([], True)
+            assert "flt_condition" in tab.widgets
+            changed = tab.set_text("flt_condition", "diabetes")
+            assert changed.problems == [] and changed.elements > 20
+            # the same view again: the tab holds the large elements, so the server sends references
+            again = tab.open_page("Explore")
+            assert again.problems == [] and again.bytes < first.bytes
+        finally:
+            tab.close()
+        result = loadtest_ws.run_visitors(url, users=2, seconds=8, pages=("Explore", "Map"), think_s=0.2)
+    assert result["errors"] == 0 and result["renders"] >= 2
+    assert result["p95_s"] >= result["p50_s"] > 0 and result["renders_per_s"] > 0
+    assert set(result["targets"]) <= {"Explore:open", "Explore:filter", "Map:open", "Map:filter"}

@@ -171,22 +171,30 @@ def test_report_checklist_rows_match_the_saved_criteria(case: SimpleNamespace) -
              "not_enough_information": "? Not enough information"}
     for match, table in zip(case.matches, checklists, strict=True):
         assert table[0] == ["Requirement", "Kind", "For you", "Why"]
+        def wording(c: dict[str, Any]) -> str:
+            plain, full = " ".join(c["plain"].split()), " ".join(c["criterion"].split())
+            same = plain.lower().rstrip(". ") == full.lower().rstrip(". ")  # a tidied full stop is not a rewrite
+            return plain if same else f"{plain}Trial's wording: {report._shorten(full, 400)}"
+
         expected = [
-            [" ".join(c["plain"].split()), "Needed to join" if c["type"] == "inclusion" else "Keeps people out",
+            [wording(c), "Needed to join" if c["type"] == "inclusion" else "Keeps people out",
              marks[c["status"]], " ".join(c["reason"].split())]
             for c in match["criteria"]
         ]
         assert table[1:] == expected
     # The contrast study takes people 65 or older: the structured age limit rules this 55-year-old out.
-    assert checklists[2][1][:3] == ["Age 65 years or older", "Needed to join", "✗ Not met"]
+    assert checklists[2][1][:3] == ["Aged 65 or older.Trial's wording: Age 65 years or older", "Needed to join",
+                                    "✗ Not met"]
     assert case.matches[2]["verdict"] == "excluded"
 
 
 def test_report_comparison_table_matches_the_saved_matches(case: SimpleNamespace) -> None:
     [compare] = tables(case.html, "compare")
     rows = {row[0]: row[1:] for row in compare[1:]}
+    bands = {"promising": "Good match so far", "needs_information": "Needs information", "unlikely": "Unlikely"}
     assert rows["Fit score"] == [
-        f"{m['fit_score']} / 100" if m["fit_score"] is not None else "No score" for m in case.matches
+        f"{m['fit_score']} / 100 {bands[m['fit_band']]}" if m["fit_score"] is not None else "No score"
+        for m in case.matches
     ]
     assert rows["Our reading"][2] == "Likely not eligible"
     assert rows["Side-effect results posted"] == ["No", "No", "Yes"]
@@ -414,22 +422,26 @@ def test_report_match_record_from_judgements() -> None:
         "title": "T",
         "status": "COMPLETED",
         "phases": ["PHASE2"],
-        "fit_score": 50,
+        "fit_score": 6,  # excluded: round(19 x 1/3), the lowest band
+        "fit_band": "unlikely",
+        "fit_explanation": fit_score(results).explanation,
         "verdict": "excluded",
         "summary": f"{trial_verdict(results, True).reason} {fit_score(results).explanation}",
         "criteria": [
-            {"type": "inclusion", "criterion": "Age 65 years or older", "status": "not_met", "plain": "Age 65 years or older",
+            {"type": "inclusion", "criterion": "Age 65 years or older", "status": "not_met", "plain": "Aged 65 or older.",
              "reason": "You are 55."},
-            {"type": "exclusion", "criterion": "Type 1 diabetes", "status": "met", "plain": "Type 1 diabetes",
+            {"type": "exclusion", "criterion": "Type 1 diabetes", "status": "met", "plain": "Type 1 diabetes.",
              "reason": "You have type 2."},
             {"type": "inclusion", "criterion": "HbA1c 7-10%", "status": "not_enough_information",
-             "plain": "HbA1c 7-10%", "reason": "No HbA1c on record."},
+             "plain": "A test result showing: HbA1c (average blood sugar over 2–3 months) between 7 and 10%.",
+             "reason": "No HbA1c on record."},
         ],
         "unknowns": [{"kind": "record", "text": r} for r in checklist.records]
-        + [{"kind": "question", "text": q} for q in checklist.questions],
+        + [{"kind": "question", "text": q, "topic": t} for q, t in zip(checklist.questions, checklist.topics, strict=True)],
     }
     assert checklist.records == ("Recent lab results (blood and urine tests)",)
-    assert checklist.questions == ()  # a lab value is a record to bring, not a question
+    assert checklist.questions == (
+        "Are my recent blood test results within the trial's limits, and can I have copies to bring?",)
 
 
 def test_report_structured_limits_become_criteria() -> None:
@@ -439,3 +451,66 @@ def test_report_structured_limits_become_criteria() -> None:
     assert structured_criteria("N/A", "17 Years", "MALE") == [
         Criterion(0, "Age 17 years or younger", "inclusion"), Criterion(0, "Sex: male", "inclusion")]
     assert structured_criteria(None, "N/A", None) == []
+
+
+_STALE_SQL = """
+SELECT s.nct_id,
+       upper(replace(replace(s.overall_status, ',', ''), ' ', '_')) IN ('RECRUITING', 'NOT_YET_RECRUITING',
+                                                                       'ENROLLING_BY_INVITATION')
+       AND (s.primary_completion_date < CAST(:today AS date)
+            OR coalesce(s.last_update_posted_date, s.last_update_submitted_date) < CAST(:today AS date) - 730) AS stale
+FROM ctgov.studies s
+WHERE upper(replace(s.overall_status, ' ', '_')) = 'RECRUITING'
+ORDER BY s.nct_id
+"""
+
+
+def test_report_marks_a_stale_recruiting_trial(db: Any) -> None:
+    rows = db.fetch_rows(_STALE_SQL, {"today": DAY})
+    stale = next(r["nct_id"] for r in rows if r["stale"])
+    fresh = next(r["nct_id"] for r in rows if not r["stale"])
+    backend = DatabaseBackend(db)
+    request = ReportRequest(
+        session_id="s" * 43, patient_profile={"diagnosis": "x", "age": 50}, intake_answers={},
+        trials=tuple({"nct_id": n, "verdict": "uncertain", "fit_score": 30, "summary": "S", "criteria": [],
+                      "unknowns": []} for n in (stale, fresh)),
+        summary="S", questions_for_doctor=("Q?",), glossary=())
+    html = render_report(request, **report_inputs(backend, request), generated_on=DAY)
+    check_html(html)
+    stale_part, fresh_part = html.split(f'id="trial-{fresh}"')
+    details = backend.get_trial_details(stale) or {}
+    assert "Status may be out of date — last updated " in stale_part.split(f'id="trial-{stale}"')[1]
+    assert "Status may be out of date" not in fresh_part
+    assert details.get("last_update_date") or details.get("primary_completion_date")
+
+
+def test_report_how_we_searched_states_radius_searches_and_missing_criteria() -> None:
+    facts = {"radius_miles": 200.0, "place": "Lompoc, CA", "found": 7, "without_criteria_text": 4, "checked": 7,
+             "searches": [
+                 {"strategy": "exact", "condition": "non-small cell lung cancer", "radius_miles": 200, "returned": 0,
+                  "new": 0},
+                 {"strategy": "wider_radius", "condition": "non-small cell lung cancer", "radius_miles": 600.0,
+                  "returned": 1, "new": 1},
+                 {"strategy": "wider_radius", "condition": "non-small cell lung cancer", "radius_miles": None,
+                  "returned": 7, "new": 6}]}
+    request = ReportRequest(
+        session_id="s" * 43, patient_profile={}, intake_answers={},
+        trials=({"nct_id": "NCT00000001", "verdict": "uncertain", "fit_score": 20, "summary": "S", "criteria": [],
+                 "unknowns": [], "criteria_text": "missing from this copy"},),
+        summary="S", questions_for_doctor=("Q1?", "Q2?"), glossary=(),
+        question_groups=(("Your daily activity", ("Q1?",)), ("Taking part", ("Q2?",))), search_facts=facts)
+    html = render_report(request, generated_on=DAY)
+    check_html(html)
+    section = html.split('id="search"')[1].split("</section>")[0]
+    text = re.sub(r"<[^>]+>", " ", section)
+    text = " ".join(text.split())
+    assert "Travel limit: Up to 200 miles from Lompoc, CA." in text
+    assert "3 searches of this app's copy of the registry ran" in text
+    assert "Your condition near you (“non-small cell lung cancer”, within 200 miles): 0 trials, 0 new" in text
+    assert "A wider distance (“non-small cell lung cancer”, within 600 miles): 1 trial, 1 new" in text
+    assert "A wider distance (“non-small cell lung cancer”, at any distance): 7 trials, 6 new" in text
+    assert "found 7 different trials: 3 with eligibility criteria text in our copy and 4 without it" in text
+    assert "1 searches" not in html and "1 trials" not in html
+    questions = html.split('id="questions"')[1].split("</section>")[0]
+    assert re.findall(r"<h3>([^<]+)</h3>", questions) == ["Your daily activity", "Taking part"]
+    assert "missing from this app's copy of the registry (not from the registry itself)" in html

@@ -228,7 +228,7 @@ def test_mapdeck_layers_for_a_place_draw_outlines_under_sites_and_pin_on_top(db)
     spec = _deck_json(mapdeck.build_deck(data, "sites"))
     assert [layer["id"] for layer in spec["layers"]] == [
         "sea", "countries-outline", "states-outline", "radius-ring", "sites", "place-pin", "place-label"]
-    assert spec.get("mapStyle") is None and spec.get("mapProvider") is None
+    assert spec.get("mapStyle") == mapdeck.EMPTY_MAP_STYLE and spec.get("mapProvider") is None  # nothing fetched
     sites = spec["layers"][4]
     assert len(sites["data"]) == len(data.points)
     assert sites["radiusUnits"] == "pixels"
@@ -354,20 +354,40 @@ def test_map_page_in_chromium_draws_sites_over_outlines_offline(db):
             chart = page.locator('[data-testid="stDeckGlJsonChart"]')
             chart.wait_for()
             page.get_by_text("Nearest sites", exact=True).wait_for()
-            time.sleep(4)  # deck.gl draws after the element appears
-            image = Image.open(io.BytesIO(chart.screenshot())).convert("RGB")
+            # deck.gl draws some frames after the element appears: look again until the picture holds
+            # everything it should (or the deadline passes and the assertion below names what is missing).
+            deadline = time.monotonic() + 60
+            while True:
+                image = Image.open(io.BytesIO(chart.screenshot())).convert("RGB")
+                if _drawn(_colour_counts(image)) or time.monotonic() > deadline:
+                    break
+                page.wait_for_timeout(250)
             assert page.locator('[data-testid="stException"]').count() == 0
             browser.close()
     finally:
         server.terminate()
         server.wait(timeout=30)
+    counts = _colour_counts(image)
+    sea, land, total = counts["sea"], counts["land"], counts["total"]
+    assert sea > total * 0.05 and land > total * 0.05, (sea, land, total)
+    assert counts["outline"] > 200 and counts["green"] > 30 and counts["ring"] > 200, counts
+
+
+def _colour_counts(image) -> dict[str, int]:  # noqa: ANN001 - a PIL image
+    """Pixels of each colour the offline map should show."""
     raw = image.tobytes()
     pixels = [(raw[i], raw[i + 1], raw[i + 2]) for i in range(0, len(raw), 3)]
-    sea = sum(1 for r, g, b in pixels if b > r + 10 and b > 200 and r > 180)
-    land = sum(1 for r, g, b in pixels if r > 225 and g > 215 and b > 205 and r >= b + 4)
-    outline = sum(1 for r, g, b in pixels if 120 < r < 200 and abs(r - g) < 12 and abs(g - b) < 12)
-    green = sum(1 for r, g, b in pixels if g > r + 50 and g > b + 30)  # recruiting sites
-    ring = sum(1 for r, g, b in pixels if r > 150 and g < 90 and b < 100)  # ring, pin and terminated sites
-    total = len(pixels)
-    assert sea > total * 0.05 and land > total * 0.05, (sea, land, total)
-    assert outline > 200 and green > 30 and ring > 200, (outline, green, ring)
+    return {
+        "sea": sum(1 for r, g, b in pixels if b > r + 10 and b > 200 and r > 180),
+        "land": sum(1 for r, g, b in pixels if r > 225 and g > 215 and b > 205 and r >= b + 4),
+        "outline": sum(1 for r, g, b in pixels if 120 < r < 200 and abs(r - g) < 12 and abs(g - b) < 12),
+        "green": sum(1 for r, g, b in pixels if g > r + 50 and g > b + 30),  # recruiting sites
+        "ring": sum(1 for r, g, b in pixels if r > 150 and g < 90 and b < 100),  # ring, pin, terminated sites
+        "total": len(pixels),
+    }
+
+
+def _drawn(counts: dict[str, int]) -> bool:
+    total = counts["total"]
+    return (counts["sea"] > total * 0.05 and counts["land"] > total * 0.05 and counts["outline"] > 200
+            and counts["green"] > 30 and counts["ring"] > 200)

@@ -154,7 +154,7 @@ HOSTILE: list[tuple[str, str, str]] = [
     ("pg_notify", "SELECT pg_notify('jobs', 'x')", "sends notifications to other sessions"),
     ("admin_function", "SELECT pg_backend_pid()", "pg_backend_pid() is not allowed because it is a PostgreSQL administration function"),
     ("function_not_listed", "SELECT version()", "version() is not on the list of functions the console allows"),
-    ("user_schema_function", "SELECT ctgov.ids_for_term('asthma')", "only built-in functions may be called"),
+    ("user_schema_function", "SELECT app.ids_for_term('asthma')", "only built-in functions may be called"),
     # system relations
     ("pg_stat_activity", "SELECT query FROM pg_stat_activity", "pg_stat_activity is a PostgreSQL system relation"),
     ("pg_authid", "SELECT rolpassword FROM pg_catalog.pg_authid", "pg_catalog.pg_authid is a PostgreSQL system relation"),

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from services import stats
+from services import condition, stats
 from services.errors import QueryTimeout
-from services.filters import WORD_GROUPS, Filters
+from services.filters import Filters
 
 EARTH_RADIUS_MILES = 3958.7613
 OPEN = {"NOT_YET_RECRUITING", "RECRUITING", "ENROLLING_BY_INVITATION", "ACTIVE_NOT_RECRUITING", "AVAILABLE"}
@@ -189,18 +189,8 @@ def studies(db, raw_v2, raw_csv) -> list[Study]:
 
 
 # ---- the filters' meaning, written out on the records -------------------------------------------
-def _words(text: str) -> set[str]:
-    return set(re.findall(r"\w+", text))  # a PostgreSQL \m…\M word: letters, digits and underscore
-
-
-def _same_words(token: str) -> set[str]:
-    groups = [set(g) for g in WORD_GROUPS if token in g]
-    return set().union(*groups) if groups else {token}
-
-
 def _has_condition(s: Study, text: str) -> bool:
-    tokens = re.findall(r"[^\W_]+", text.lower())
-    return any(all(_same_words(t) & _words(term) for t in tokens) for term in s.terms)
+    return condition.expand(text).matches_any(s.terms)  # the condition model's own Python side
 
 
 def _miles(a: tuple[float, float], b: tuple[float, float]) -> float:

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from services import export, search, trialview
+from services import export, inert, search, trialview
 from services.filters import Filters
 
 PROJECT = Path(__file__).resolve().parent.parent
@@ -59,7 +59,7 @@ def test_trialview_age_range_and_markdown_escaping():
     assert trialview.age_range({"minimum_age": "N/A", "maximum_age": None}) == "Any age"
     assert trialview.age_range({"minimum_age": "2 Years", "maximum_age": "17 Years"}) == "2 Years to 17 Years"
     assert trialview.md_escape("*a* $5 <b>") == r"\*a\* \$5 \<b\>"
-    assert trialview.registry_markdown(r"Intolerant\* means \>= 2") == r"Intolerant\* means \>= 2"
+    assert trialview.registry_markdown(r"Intolerant\* means \>= 2") == r"Intolerant\* means \>\= 2"
     assert trialview.healthy_text(None) == "Not stated" and trialview.healthy_text(True) == "Yes"
 
 
@@ -112,9 +112,9 @@ def test_trialview_comparison_puts_trials_side_by_side(db):
 def test_trials_page_deep_link_opens_the_kowa_trial(db):
     at = _page(nct=KOWA)
     text = _texts(at)
-    assert at.header[0].value.startswith("A Phase III Confirmatory Study of K-877")
+    assert at.header[0].value.startswith(inert.md_line("A Phase III Confirmatory Study of K-877"))
     assert "**Phase**  \nPhase 3" in text
-    assert "**Lead sponsor**  \nKowa Company, Ltd\\." in text
+    assert "**Lead sponsor**  \n" + inert.md("Kowa Company, Ltd.") in text
     assert "**Sites**  \n15 in Japan" in text
     assert "https://clinicaltrials.gov/study/NCT05923281" in text
     d = search.trial_detail(KOWA, db=db)
@@ -135,7 +135,7 @@ def test_trials_page_detail_shows_distances_when_a_place_is_set(db):
 
 def test_trials_page_malformed_nct_says_so_and_shows_the_table(db):
     at = _page(nct="NCT-12;DROP")
-    assert any("is not a ClinicalTrials.gov id" in e.value for e in at.error)
+    assert any(inert.md_line("is not a ClinicalTrials.gov id") in e.value for e in at.error)
     assert "nct" not in at.query_params
     assert any("matching trials" in c.value for c in at.caption)
 
@@ -176,7 +176,7 @@ def test_trials_page_compare_link_shows_a_side_by_side_table(db):
     assert any("bogus" in e.value for e in at.error)
     table = at.table[0].value
     assert list(table.columns) == [KOWA, other]
-    assert table.loc["Lead sponsor", KOWA] == "Kowa Company, Ltd."
+    assert table.loc["Lead sponsor", KOWA] == inert.md_line("Kowa Company, Ltd.")
 
 
 def test_trials_page_open_by_id_form_goes_to_the_detail(db):
@@ -186,7 +186,7 @@ def test_trials_page_open_by_id_form_goes_to_the_detail(db):
     at.run()
     assert not at.exception, at.exception
     assert at.query_params["nct"] == KOWA
-    assert at.header[0].value.startswith("A Phase III Confirmatory Study of K-877")
+    assert at.header[0].value.startswith(inert.md_line("A Phase III Confirmatory Study of K-877"))
 
 
 def test_trials_page_back_button_returns_to_the_table(db):
@@ -196,3 +196,26 @@ def test_trials_page_back_button_returns_to_the_table(db):
     assert not at.exception, at.exception
     assert "nct" not in at.query_params
     assert any("matching trials" in c.value for c in at.caption)
+
+
+def test_trials_page_marks_a_stale_recruiting_status(db):
+    today = dt.date.today()
+    rows = db.fetch_rows(
+        "SELECT s.nct_id, (s.primary_completion_date < CAST(:today AS date) OR coalesce(s.last_update_posted_date, "
+        "s.last_update_submitted_date) < CAST(:today AS date) - 730) AS stale, "
+        "coalesce(s.last_update_posted_date, s.last_update_submitted_date) AS updated "
+        "FROM ctgov.studies s WHERE upper(replace(s.overall_status, ' ', '_')) = 'RECRUITING' ORDER BY s.nct_id",
+        {"today": today})
+    stale = next(r for r in rows if r["stale"])
+    fresh = next(r for r in rows if r["stale"] is False)
+    at = _page(nct=stale["nct_id"])
+    marks = [w.value for w in at.warning if "Status may be out of date" in w.value]
+    assert len(marks) == 1
+    if stale["updated"] is not None:
+        assert f"last updated {stale['updated']:%B} {stale['updated'].day}, {stale['updated'].year}" in marks[0]
+    assert trialview.status_freshness(search.trial_detail(stale["nct_id"], db=db), today) == marks[0]
+    at = _page(nct=fresh["nct_id"])
+    assert not [w for w in at.warning if "Status may be out of date" in w.value]
+    # The comparison table carries the mark too.
+    table = trialview.comparison([search.trial_detail(stale["nct_id"], db=db), search.trial_detail(fresh["nct_id"], db=db)])
+    assert table.loc["Status"].tolist() == ["Recruiting (status may be out of date)", "Recruiting"]

@@ -9,10 +9,11 @@ from collections.abc import Iterable, Mapping
 from datetime import date
 from typing import Any
 
-from services import geo, runtime
+from services import geo, provenance, runtime
 from services.assistant.tools import (
     AdverseEvent,
     AdverseEvents,
+    AdverseEventTotal,
     DashboardStats,
     EligibilityInfo,
     NearestSite,
@@ -103,6 +104,11 @@ def _month(month_year: Any, day: Any) -> str | None:
     return None
 
 
+def _iso(value: Any) -> str | None:
+    """A date as YYYY-MM-DD text (None when missing)."""
+    return value.isoformat() if isinstance(value, date) else None
+
+
 def _phases(raw: Any) -> list[str]:
     return list(phase_list(raw)) if raw else []
 
@@ -162,6 +168,7 @@ class DatabaseBackend:
         params["near_lat"] = origin[0] if origin else None
         params["near_lon"] = origin[1] if origin else None
         params["limit"] = max(1, int(query.limit))
+        params["offset"] = max(0, int(query.offset))
         cte = f"WITH m AS MATERIALIZED (SELECT s.nct_id FROM ctgov.studies s WHERE {parts.sql()})\n"
         page = self.db.fetch_rows(cte + load_sql("assistant_search_page"), params, timeout_ms=SEARCH_TIMEOUT_MS)
         if not page:
@@ -189,6 +196,7 @@ class DatabaseBackend:
             "phases": _phases(row["phase"]),
             "conditions": list(row["conditions"] or []),
             "mesh_terms": list(row["mesh_terms"] or []),
+            "keywords": list(row["keywords"] or []),
             "interventions": list(row["interventions"] or []),
             "sponsor": row["sponsor"] or "",
             "enrollment": row["enrollment"],
@@ -198,6 +206,9 @@ class DatabaseBackend:
             "sex": _sex(row["gender"]),
             "site_count": int(row["site_count"] or 0),
             "nearest_site": site,
+            "has_criteria": bool(row["has_criteria"]),
+            "primary_completion_date": _iso(row["primary_completion_date"]),
+            "last_update_date": _iso(row["last_update_posted_date"] or row["last_update_submitted_date"]),
         }
 
     # ------------------------------------------------------------------ one trial
@@ -232,7 +243,10 @@ class DatabaseBackend:
             "primary_outcomes": [_text(r["measure"]) for r in detail.outcomes.to_dict("records")
                                  if str(r["outcome_type"] or "").upper() == "PRIMARY" and _text(r["measure"])],
             "has_results": bool(study.get("has_results")),
+            "primary_completion_date": _iso(study.get("primary_completion_date")),
+            "last_update_date": _iso(study.get("last_update_posted_date") or study.get("last_update_submitted_date")),
         }
+        details.update(provenance.tool_fields(detail.provenance))  # type: ignore[typeddict-item]
         return details
 
     def get_eligibility_criteria(self, nct_id: str) -> EligibilityInfo | None:
@@ -243,7 +257,7 @@ class DatabaseBackend:
         r = rows[0]
         text = r["criteria"] or ""
         parsed = parse_criteria(text)
-        return {
+        info: EligibilityInfo = {
             "nct_id": r["nct_id"],
             "min_age": _age_text(r["minimum_age"]),
             "max_age": _age_text(r["maximum_age"]),
@@ -253,6 +267,8 @@ class DatabaseBackend:
             "exclusion": [c.full_text for c in parsed.exclusion],
             "criteria_text": text,
         }
+        info.update(provenance.tool_fields(provenance.lookup(self.db, str(r["nct_id"]))))  # type: ignore[typeddict-item]
+        return info
 
     def get_trial_locations(self, nct_id: str, origin: tuple[float, float] | None) -> list[Site] | None:
         """Every site of one trial with its distance from origin (miles) when an origin is given."""
@@ -286,7 +302,12 @@ class DatabaseBackend:
              "subjects_affected": int(r["subjects_affected"] or 0), "subjects_at_risk": int(r["subjects_at_risk"] or 0)}
             for r in rows if r["term"]
         ]
-        return {"nct_id": nct_id, "has_results": any(bool(r["has_results"]) for r in rows), "events": events}
+        totals: list[AdverseEventTotal] = [
+            {"event_type": str(t["event_type"]), "subjects_affected": int(t["subjects_affected"] or 0),
+             "subjects_at_risk": int(t["subjects_at_risk"] or 0)}
+            for t in self.db.fetch_rows(load_sql("assistant_adverse_event_totals"), {"nct_id": nct_id})]
+        return {"nct_id": nct_id, "has_results": any(bool(r["has_results"]) for r in rows) or bool(totals),
+                "events": events, "totals": totals}
 
     # ------------------------------------------------------------------ places and stats
 

@@ -16,7 +16,9 @@ from typing import Any
 from services.assistant.session import NCT_RE, AssistantSession
 from services.assistant.tools import (
     ACTIVITY_LEVELS,
+    CRITERIA_MISSING,
     DEFAULT_STATUSES,
+    MAX_SEARCH_PAGES,
     MAX_TRIALS,
     TRIAL_PHASES,
     ToolContext,
@@ -24,20 +26,23 @@ from services.assistant.tools import (
     TrialBackend,
     build_registry,
     condition_matches,
+    search_facts,
+    search_sentence,
     truncate,
 )
 from services.eligibility.labels import Label
 from services.eligibility.match import criterion_status, structured_criteria
-from services.eligibility.parser import CriterionKind, unescape_markdown
+from services.eligibility.parser import CriterionKind
 from services.eligibility.patient import PatientProfile
+from services.eligibility.plain import grouped_questions, plain_criterion
 from services.eligibility.rules import evaluate
-from services.eligibility.scoring import CriterionResult, fit_score, gap_checklist, trial_verdict
+from services.eligibility.scoring import CriterionResult, gap_checklist, trial_verdict
 from services.errors import BadInput
 from services.normalize import label
+from services.provenance import FIELDS, NOT_IN_COPY, copy_note
 
 GUIDED_LABEL = "Guided mode (no API key)"
 MAX_MATCHED = 12
-MIN_GOOD_CANDIDATES = 5
 MAX_RADIUS_MILES = 12_500.0
 SEXES = ("female", "male")
 TRIAL_TYPES = ("drug", "biological", "device", "procedure", "radiation", "behavioral", "other")
@@ -165,29 +170,14 @@ def _phase_words(phases: Sequence[str]) -> str:
 
 
 FULL_CRITERIA = "Full eligibility criteria"
-TOO_FAR_PENALTY = 20
-NO_CRITERIA_TEXT_CAP = 50
 
 
-def guided_fit(results: Sequence[CriterionResult], *, missing_text: bool, too_far: bool) -> tuple[int, str]:
-    """Guided mode's 0-100 fit: the rule fit score (favourable share of the checkable criteria), at most 50 when
-    only the structured age and sex limits could be read, and 20 lower when the nearest site is farther than the
-    patient wants to travel. Returns the score and a sentence explaining it."""
-    base = fit_score(results)
-    score = base.score if base.score is not None else 0
-    why = base.explanation
-    if missing_text:
-        score = min(score, NO_CRITERIA_TEXT_CAP)
-        why = (f"Only the age and sex limits could be checked (the full criteria are not in our copy of the registry), "
-               f"so the fit is at most {NO_CRITERIA_TEXT_CAP}.")
-    if too_far:
-        score = max(0, score - TOO_FAR_PENALTY)
-        why += " The nearest site is farther than you want to travel."
-    return score, why
+def _trials(n: int) -> str:
+    return f"{n} trial" if n == 1 else f"{n} trials"
 
 
-def _plain(text: str) -> str:
-    return truncate(" ".join(unescape_markdown(text).split()), 400) or ""
+def _within(radius: Any) -> str:
+    return f"within {radius:g} miles" if isinstance(radius, int | float) else "at any distance"
 
 
 class GuidedAssistant:
@@ -237,6 +227,7 @@ class GuidedAssistant:
         session.patient_profile = {}
         session.intake_answers = {k: v for k, v in session.intake_answers.items() if k.startswith("dashboard_")}
         session.candidates = {}
+        session.searches = []
         session.matched_trials = []
         session.selected_nct_ids = []
         session.report_html = None
@@ -303,32 +294,36 @@ class GuidedAssistant:
         return calls
 
     def run_search(self, session: AssistantSession) -> StepResult:
-        """Run the search strategies (deduplicated by the tool), widen the distance when few trials are near."""
+        """Run the search strategies (deduplicated by the tool), then every open trial for the diagnosis at any distance."""
         if not session.flags["intake_complete"]:
             raise GuidedError("Please fill in the intake form first.")
         step = StepResult("")
         session.phase = "search"
         calls = self.strategies(session)
         done: list[str] = []
+        first_more = False
         for i, (strategy, args) in enumerate(calls, start=1):
             self._status(step, f"Search {i} of {len(calls)}: {strategy.replace('_', ' ')} ({args.get('condition') or ''}"
                                f"{' + ' + args['intervention'] if args.get('intervention') else ''})")
             result = self._call(session, "search_trials", {"strategy": strategy, **args}, step)
-            done.append(f"{strategy.replace('_', ' ')}: {result['returned']} trials ({result['new_this_session']} new)")
+            first_more = first_more or (i == 1 and result["more_pages"])
+            done.append(f"{strategy.replace('_', ' ')} ({_within(args.get('radius_miles'))}): "
+                        f"{_trials(result['returned'])} ({result['new_this_session']} new)")
+        # Every open trial for the diagnosis that admits the patient, at any distance, nearest first: the search
+        # checks the condition before it limits, so page after page this is the whole list.
         radius = session.patient_profile.get("travel_radius_miles")
-        if len(session.candidates) < MIN_GOOD_CANDIDATES:
-            exact = dict(calls[0][1])
-            wider_radius = min(MAX_RADIUS_MILES, max(float(radius) * 3, float(radius) + 200)) if radius else None
-            for limit in ([wider_radius] if wider_radius else []) + [None]:
-                if len(session.candidates) >= MIN_GOOD_CANDIDATES:
-                    break
-                args = {k: v for k, v in exact.items() if k != "radius_miles"}
-                if limit is not None:
-                    args["radius_miles"] = limit
-                where = f"within {limit:g} miles" if limit else "at any distance"
-                self._status(step, f"Few trials found nearby; searching {where}.")
-                result = self._call(session, "search_trials", {"strategy": "wider_radius", **args}, step)
-                done.append(f"wider radius ({where}): {result['returned']} trials ({result['new_this_session']} new)")
+        args = {k: v for k, v in calls[0][1].items() if k != "radius_miles"}
+        strategy, page, more = ("wider_radius", 1, True) if radius else ("exact", 2, first_more)
+        found_far = new_far = 0
+        if more:
+            self._status(step, "Searching every open trial for your condition, at any distance.")
+        while more and page <= MAX_SEARCH_PAGES:
+            result = self._call(session, "search_trials", {"strategy": strategy, **args, "page": page}, step)
+            found_far += result["returned"]
+            new_far += result["new_this_session"]
+            more, page = result["more_pages"], page + 1
+        if found_far:
+            done.append(f"{strategy.replace('_', ' ')} (at any distance): {_trials(found_far)} ({new_far} new)")
         found = len(session.candidates)
         lines = "\n".join(f"- {d}" for d in done)
         if not found:
@@ -340,8 +335,17 @@ class GuidedAssistant:
         self._call(session, "update_session_phase", {"phase": "matching", "reason": "guided search done"}, step)
         first = list(session.candidates.values())[:3]
         named = "; ".join(f"{t['nct_id']} ({truncate(t.get('title') or '', 70)})" for t in first)
+        missing = sum(1 for t in session.candidates.values() if t.get("criteria_text") == CRITERIA_MISSING)
+        with_text = found - missing
+        coverage = ((f"All {found} carry" if with_text == found and found > 1 else
+                     f"{with_text} of the {found} {'carries' if with_text == 1 else 'carry'}")
+                    + " their eligibility criteria text in our copy of the registry"
+                    + (f"; for the other {missing} only the age and sex limits can be checked here (their full "
+                       "criteria are on ClinicalTrials.gov), so they stay in the “needs information” band."
+                       if missing else "."))
         step.text = (f"I found {found} different trials (duplicates across searches removed). What I tried:\n{lines}\n\n"
-                     f"The first ones are {named}. Next I will check each one's eligibility criteria against your answers.")
+                     f"{coverage}\n\nThe first ones are {named}. Next I will check each one's eligibility criteria "
+                     "against your answers.")
         self._say(session, "Please search for trials.", step.text)
         return step
 
@@ -352,7 +356,9 @@ class GuidedAssistant:
         step = StepResult("")
         session.phase = "matching"
         patient = self.patient(session)
-        ids = list(session.candidates)[:limit]
+        # Trials found by a search for the diagnosis itself first (their conditions match it), then the others.
+        ordered = sorted(session.candidates, key=lambda i: not self._found_for_diagnosis(session.candidates[i]))
+        ids = ordered[:limit]
         matches = []
         for i, nct_id in enumerate(ids, start=1):
             self._status(step, f"Checking trial {i} of {len(ids)}: {nct_id}")
@@ -364,10 +370,17 @@ class GuidedAssistant:
         counts = {v: sum(1 for m in session.matched_trials if m["verdict"] == v)
                   for v in ("eligible", "uncertain", "excluded", "not_relevant")}
         best = session.matched_trials[0]
+        far = sum(1 for m in session.matched_trials if m.get("within_reach") is False)
+        missing = sum(1 for m in session.matched_trials if m.get("criteria_text") == CRITERIA_MISSING)
+        score = f"fit {best['fit_score']}/100" if best.get("fit_score") is not None else "no fit score"
         step.text = (f"I checked {len(matches)} trials against their published criteria with fixed rules: "
                      f"{counts['eligible']} look possible, {counts['uncertain']} need more information, "
                      f"{counts['excluded']} seem to rule you out, {counts['not_relevant']} are about another condition. "
-                     f"The best fit is {best['nct_id']} (fit {best['fit_score']}/100). Tick the trials you want in your "
+                     + (f"{missing} of them have no criteria text in our copy, so only their age and sex limits were "
+                        "checked. " if missing else "")
+                     + (f"{far} have no site within your travel limit; they are listed after the trials within reach "
+                        "that have the same reading. " if far else "")
+                     + f"First in the list is {best['nct_id']} ({score}). Tick the trials you want in your "
                      "report below. Your doctor and the trial team make the real decision.")
         self._say(session, "Please check which trials I might be eligible for.", step.text)
         return step
@@ -387,6 +400,11 @@ class GuidedAssistant:
             notes=p.get("notes") or None,
         )
 
+    @staticmethod
+    def _found_for_diagnosis(candidate: Mapping[str, Any]) -> bool:
+        """Whether a search for the diagnosis itself (every strategy but "broader") found this trial."""
+        return bool(set(candidate.get("strategies", [])) - {"broader"})
+
     def _assess(self, session: AssistantSession, nct_id: str, patient: PatientProfile, step: StepResult) -> dict[str, Any]:
         # The backend's record, not the tool's: the tool shortens long criteria for the model, the rules read all.
         self._call(session, "get_eligibility_criteria", {"nct_id": nct_id}, step)
@@ -395,20 +413,22 @@ class GuidedAssistant:
         sites = self._call(session, "get_trial_locations", {"nct_id": nct_id, "limit": 1}, step)
         results, criteria = self.judge(info, patient)
         candidate = session.candidates.get(nct_id, {})
-        # Searches made with the diagnosis itself already passed the search tool's condition check (which also
-        # reads MeSH terms); trials from the broader or intervention searches are checked here.
-        about = bool(set(candidate.get("strategies", [])) & {"exact", "wider_radius", "phase"}) or condition_matches(
+        # Searches made with the diagnosis itself matched it in the search's SQL (names, MeSH terms, keywords);
+        # a trial found only by the broader search is checked here with the same condition model.
+        about = self._found_for_diagnosis(candidate) or condition_matches(
             session.patient_profile.get("diagnosis", ""),
-            {"conditions": details.get("conditions") or candidate.get("conditions") or [], "title": details.get("title") or ""},
+            {"conditions": details.get("conditions") or candidate.get("conditions") or []},
         )
         verdict = trial_verdict(results, about)
         missing_text = not (info.get("inclusion") or info.get("exclusion"))
         checklist = gap_checklist([r for r in results if r.text != FULL_CRITERIA])
         unknowns = ([{"kind": "record", "text": truncate(r, 300)} for r in checklist.records]
-                    + [{"kind": "question", "text": truncate(q, 300)} for q in checklist.questions])
+                    + [{"kind": "question", "text": truncate(q, 300), "topic": t}
+                       for q, t in zip(checklist.questions, checklist.topics, strict=True)])
         if missing_text:
-            unknowns.insert(0, {"kind": "question", "text": f"What are the full eligibility criteria of {nct_id}? "
-                                                             "Ask the trial team or read them on ClinicalTrials.gov."})
+            unknowns.insert(0, {"kind": "question", "topic": "Taking part",
+                                "text": f"What are the full eligibility criteria of {nct_id}, and do I meet them? "
+                                        "(They are on ClinicalTrials.gov; our copy does not have them.)"})
         nearest = (sites.get("sites") or [None])[0]
         nearest_text = ""
         miles = None
@@ -417,17 +437,17 @@ class GuidedAssistant:
                                           nearest.get("country")) if x)
             miles = nearest.get("distance_miles")
             nearest_text = truncate(place + (f" — about {miles:g} miles away" if miles is not None else ""), 300) or ""
-        radius = session.patient_profile.get("travel_radius_miles")
-        too_far = miles is not None and radius is not None and miles > float(radius)
-        score, why = guided_fit(results, missing_text=missing_text, too_far=too_far)
         effects = self._side_effects(session, nct_id, details, step)
         summary_bits = [f"{_phase_words(details.get('phases') or [])}; {label('status', details.get('status')).lower()}.",
-                        why, verdict.reason]
+                        verdict.reason]
+        gap = copy_note(info.get("not_in_this_copy") or details.get("not_in_this_copy") or ())
+        if gap:
+            summary_bits.insert(0, gap)
         if effects:
             summary_bits.append(effects)
         return {
             "nct_id": nct_id,
-            "fit_score": score,
+            "distance_miles": miles,
             "verdict": verdict.verdict.value,
             "summary": truncate(" ".join(summary_bits), 700),
             "criteria": criteria[:60],
@@ -446,13 +466,21 @@ class GuidedAssistant:
         def add(kind: CriterionKind, text: str, result_label: Label, reason: str, plain: str | None = None) -> None:
             results.append(CriterionResult(kind, result_label, text, reason))
             criteria.append({"type": kind, "criterion": truncate(text, 600), "status": criterion_status(result_label, kind),
-                             "plain": plain or _plain(text), "reason": truncate(reason, 400)})
+                             "plain": plain or plain_criterion(text, kind), "reason": truncate(reason, 400)})
 
         structured = structured_criteria(info.get("min_age"), info.get("max_age"), info.get("sex"))
-        if not any(c.text.startswith("Age") for c in structured):
-            add("inclusion", "Any age", Label.MET, "The trial sets no age limit.", "There is no age limit.")
-        if not any(c.text.startswith("Sex") for c in structured):
-            add("inclusion", "Sex: any", Label.MET, "The trial takes people of any sex.", "People of any sex can join.")
+        lacks = set(info.get("not_in_this_copy") or ())  # our copy lacks these: unknown, never "any"
+        for what, prefix, any_text, any_reason, any_plain in (
+                ("ages", "Age", "Any age", "The trial sets no age limit.", "There is no age limit."),
+                ("sex", "Sex", "Sex: any", "The trial takes people of any sex.", "People of any sex can join.")):
+            if any(c.text.startswith(prefix) for c in structured):
+                continue
+            if what in lacks:
+                add("inclusion", f"{prefix} limits: {NOT_IN_COPY}", Label.NOT_ENOUGH_INFO,
+                    f"Our copy of this trial does not have its {FIELDS[what]}; check them on ClinicalTrials.gov.",
+                    f"Check the {FIELDS[what]} on ClinicalTrials.gov.")
+            else:
+                add("inclusion", any_text, Label.MET, any_reason, any_plain)
         for criterion in structured:
             judgement = evaluate(criterion.text, criterion.kind, patient)
             add(criterion.kind, criterion.text, judgement.label, judgement.reason)
@@ -531,8 +559,10 @@ class GuidedAssistant:
             self._call(session, "update_session_phase", {"phase": "report", "reason": "report requested"}, step)
         self._status(step, "Writing your report…")
         selected = [m for i in session.selected_nct_ids if (m := session.matched(i)) is not None]
+        groups = self.question_groups(selected)
         self._call(session, "generate_report", {"summary": self.report_summary(session),
-                                                "questions_for_doctor": self.questions(selected),
+                                                "questions_for_doctor": [q for _, qs in groups for q in qs],
+                                                "question_groups": [{"topic": t, "questions": qs} for t, qs in groups],
                                                 "glossary": self.glossary(session, selected)}, step)
         if session.phase != "followup":
             self._call(session, "update_session_phase", {"phase": "followup", "reason": "report written"}, step)
@@ -547,32 +577,37 @@ class GuidedAssistant:
         """The report's opening paragraph, from the saved profile and the search and matching counts."""
         p = session.patient_profile
         details = ", ".join(x for x in (p.get("stage"), p.get("subtype")) if x)
-        radius = p.get("travel_radius_miles")
-        where = f"within {radius:g} miles of {p.get('location')}" if radius else f"at any distance from {p.get('location')}"
-        strategies = sorted({s for c in session.candidates.values() for s in c.get("strategies", [])})
+        checked = len(session.matched_trials)
         text = (f"You are {p.get('age')} years old, {p.get('sex')}, with {p.get('diagnosis')}"
-                f"{' (' + details + ')' if details else ''}. We searched our copy of the ClinicalTrials.gov registry "
-                f"for open trials {where}, with {len(strategies)} search strategies ({', '.join(strategies)}), and "
-                f"found {len(session.candidates)} trials. We checked {len(session.matched_trials)} of them against "
-                "their published criteria with fixed rules (guided mode, no AI), and you chose "
-                f"{len(session.selected_nct_ids)} for this report.")
+                f"{' (' + details + ')' if details else ''}. {search_sentence(search_facts(session), detailed=False)} We checked "
+                f"{checked} of them against their published criteria with fixed rules (guided mode, no AI), and you "
+                f"chose {len(session.selected_nct_ids)} for this report.")
         return truncate(text, 2000) or ""
 
     @staticmethod
-    def questions(selected: Sequence[Mapping[str, Any]]) -> list[str]:
-        """Questions for the doctor: the open questions of the selected trials, then records to ask about."""
-        asked: dict[str, None] = {}
+    def question_groups(selected: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[str]]]:
+        """Questions for the doctor grouped by topic: the selected trials' open questions, what to bring, and
+        whether the trials suit the patient at all."""
+        items: list[dict[str, str]] = []
         for match in selected:
             for item in match.get("unknowns") or []:
                 if item["kind"] == "question":
-                    asked[item["text"]] = None
-        for match in selected:
-            for item in match.get("unknowns") or []:
-                if item["kind"] == "record":
-                    asked[f"Can we get these ready for the trial team: {item['text'][0].lower()}{item['text'][1:]}?"] = None
+                    items.append({"topic": item.get("topic") or "Other health problems", "text": item["text"]})
+        records = list(dict.fromkeys(item["text"] for m in selected for item in m.get("unknowns") or []
+                                     if item["kind"] == "record"))
+        if records:
+            listed = "; ".join(r[0].lower() + r[1:] for r in records[:4])
+            items.append({"topic": "Tests and records to bring",
+                          "text": truncate(f"Can you help me gather these for the trial team: {listed}?", 300) or ""})
         ids = ", ".join(m["nct_id"] for m in selected)
-        asked[f"Given my treatment so far, would joining {ids} be a reasonable option for me?"] = None
-        return [truncate(q, 300) or "" for q in list(asked)[:12]]
+        items.append({"topic": "Taking part",
+                      "text": f"Given my treatment so far, would joining {ids} be a reasonable option for me?"})
+        return [(topic, [truncate(q, 300) or "" for q in qs]) for topic, qs in grouped_questions(items, limit=14)]
+
+    @classmethod
+    def questions(cls, selected: Sequence[Mapping[str, Any]]) -> list[str]:
+        """The questions for the doctor as one list, topic by topic."""
+        return [q for _, qs in cls.question_groups(selected) for q in qs]
 
     @staticmethod
     def glossary(session: AssistantSession, selected: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
@@ -591,7 +626,9 @@ GLOSSARY: dict[str, tuple[str, str]] = {
     "NCT number": ("", "The trial's ID on ClinicalTrials.gov, NCT followed by eight digits."),
     "Inclusion criteria": ("", "The things that must be true about you to join a trial."),
     "Exclusion criteria": ("", "The things that would keep you out of a trial."),
-    "Fit score": ("", "A 0–100 number: the share of the criteria we could check that came out in your favour."),
+    "Fit score": ("", "A 0–100 guide to how well a trial matches what you told us: 60 and above is a “good match so far” (at "
+                      "least half of its criteria checked, none against you), 20–59 “needs information”, below 20 "
+                      "“unlikely” (something rules you out)."),
     "Phase 1": (r"\bphase ?1\b", "An early study that tests safety and dose in a small group of people."),
     "Phase 2": (r"\bphase ?2\b", "A study that checks whether a treatment works and what its side effects are."),
     "Phase 3": (r"\bphase ?3\b", "A large study that compares a new treatment with the usual one."),

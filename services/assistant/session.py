@@ -85,6 +85,7 @@ class AssistantSession:
     filters: dict[str, Any] = field(default_factory=dict)
     messages: list[dict[str, Any]] = field(default_factory=list)
     candidates: dict[str, dict[str, Any]] = field(default_factory=dict)
+    searches: list[dict[str, Any]] = field(default_factory=list)  # one entry per search_trials call, in order
     matched_trials: list[dict[str, Any]] = field(default_factory=list)
     selected_nct_ids: list[str] = field(default_factory=list)
     report_html: str | None = None
@@ -140,6 +141,7 @@ class AssistantSession:
             "filters": self.filters,
             "messages": self.messages,
             "candidates": self.candidates,
+            "searches": self.searches,
             "matched_trials": self.matched_trials,
             "selected_nct_ids": self.selected_nct_ids,
             "report_html": self.report_html,
@@ -186,10 +188,10 @@ class AssistantSession:
         c.require(isinstance(data, dict), "$", "must be a JSON object")
         expected = {
             "version", "id", "phase", "flags", "intake_answers", "patient_profile", "filters", "messages",
-            "candidates", "matched_trials", "selected_nct_ids", "report_html", "seen_nct_ids", "widgets",
+            "candidates", "searches", "matched_trials", "selected_nct_ids", "report_html", "seen_nct_ids", "widgets",
             "settings", "usage", "created_at", "updated_at",
         }  # fmt: skip
-        missing = sorted(expected - data.keys())
+        missing = sorted(expected - data.keys() - {"searches"})  # sessions saved before the search log lack it
         extra = sorted(data.keys() - expected)
         c.require(not missing, "$", f"is missing {', '.join(missing)}")
         c.require(not extra, "$", f"has unknown fields {', '.join(extra)}")
@@ -223,6 +225,9 @@ class AssistantSession:
             c.require(isinstance(widget, dict), f"$.widgets.{widget_id}", "must be an object")
         _check_messages(c, data["messages"])
         c.require(isinstance(data["matched_trials"], list), "$.matched_trials", "must be a list")
+        searches = data.get("searches", [])
+        c.require(isinstance(searches, list) and all(isinstance(x, dict) for x in searches), "$.searches",
+                  "must be a list of objects")
         for i, trial in enumerate(data["matched_trials"]):
             c.require(
                 isinstance(trial, dict) and NCT_RE.fullmatch(str(trial.get("nct_id", ""))) is not None,
@@ -283,6 +288,7 @@ class AssistantSession:
             filters=data["filters"],
             messages=data["messages"],
             candidates=data["candidates"],
+            searches=searches,
             matched_trials=data["matched_trials"],
             selected_nct_ids=data["selected_nct_ids"],
             report_html=data["report_html"],

@@ -5,22 +5,34 @@ from __future__ import annotations
 import json
 import logging
 import queue
-import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypedDict
+from datetime import date
+from typing import Any, NotRequired, Protocol, TypedDict
 
+from services import condition as condition_model
 from services.assistant.session import NCT_RE, PHASES, AssistantSession
+from services.eligibility.scoring import fit_from_statuses, rank_key, reach_note, within_reach
 from services.errors import TrialLandscapeError
+from services.freshness import status_note
+from services.provenance import NOT_IN_COPY
 
 log = logging.getLogger(__name__)
 
 MAX_TRIALS = 15
+MAX_SEARCH_PAGES = 20  # pages of one search a caller may ask for (20 × 15 trials)
 MAX_TITLE = 120
 MAX_INTERVENTIONS = 3
 MAX_SITES = 10
 MAX_RESULT_CHARS = 24_000
+# What tool results and cards say when our copy of a record has no eligibility criteria text.
+CRITERIA_MISSING = "missing from this copy"
+CRITERIA_MISSING_NOTE = (
+    "Our copy of this registry record has no eligibility criteria text (it came from a download that leaves it "
+    "out); the registry itself has it at ClinicalTrials.gov. Only the age and sex limits can be checked here: mark "
+    "every other requirement 'not_enough_information' and never call the trial 'eligible'."
+)
 DEFAULT_STATUSES: tuple[str, ...] = ("RECRUITING", "NOT_YET_RECRUITING")
 STATUSES = (
     "RECRUITING", "NOT_YET_RECRUITING", "ENROLLING_BY_INVITATION", "ACTIVE_NOT_RECRUITING",
@@ -66,6 +78,7 @@ class TrialQuery:
     sex: str | None = None
     country: str | None = None
     limit: int = MAX_TRIALS
+    offset: int = 0
 
 
 class NearestSite(TypedDict, total=False):
@@ -79,7 +92,8 @@ class NearestSite(TypedDict, total=False):
 
 
 class TrialSummary(TypedDict, total=False):
-    """One trial in a search result; mesh_terms feed the condition check and are not shown to the model."""
+    """One trial in a search result; mesh_terms and keywords feed the condition check and are not shown to the
+    model."""
 
     nct_id: str
     title: str
@@ -87,6 +101,7 @@ class TrialSummary(TypedDict, total=False):
     phases: list[str]
     conditions: list[str]
     mesh_terms: list[str]
+    keywords: list[str]
     interventions: list[str]
     sponsor: str
     enrollment: int | None
@@ -96,6 +111,9 @@ class TrialSummary(TypedDict, total=False):
     sex: str | None
     site_count: int
     nearest_site: NearestSite | None
+    has_criteria: bool
+    primary_completion_date: str | None
+    last_update_date: str | None
 
 
 class SearchPage(TypedDict):
@@ -138,6 +156,11 @@ class TrialDetails(TypedDict, total=False):
     arms: list[dict[str, str]]
     primary_outcomes: list[str]
     has_results: bool
+    primary_completion_date: str | None
+    last_update_date: str | None
+    not_in_this_copy: list[str]  # fields our copy lacks because its source did not carry them (services.provenance)
+    copy_note: str
+    criteria_source: str
 
 
 class EligibilityInfo(TypedDict, total=False):
@@ -151,6 +174,9 @@ class EligibilityInfo(TypedDict, total=False):
     inclusion: list[str]
     exclusion: list[str]
     criteria_text: str
+    not_in_this_copy: list[str]
+    copy_note: str
+    criteria_source: str
 
 
 class AdverseEvent(TypedDict, total=False):
@@ -163,12 +189,21 @@ class AdverseEvent(TypedDict, total=False):
     subjects_at_risk: int
 
 
+class AdverseEventTotal(TypedDict):
+    """People with any serious or other adverse event, or who died, over all of a trial's groups."""
+
+    event_type: str  # 'serious', 'other' or 'deaths'
+    subjects_affected: int
+    subjects_at_risk: int
+
+
 class AdverseEvents(TypedDict):
     """Adverse events reported in a trial's results (empty when none were posted)."""
 
     nct_id: str
     has_results: bool
     events: list[AdverseEvent]
+    totals: NotRequired[list[AdverseEventTotal]]  # from reported_event_totals, when the database has them
 
 
 class Place(TypedDict, total=False):
@@ -205,6 +240,8 @@ class ReportRequest:
     summary: str
     questions_for_doctor: tuple[str, ...]
     glossary: tuple[Mapping[str, str], ...]
+    question_groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    search_facts: Mapping[str, Any] = field(default_factory=dict)
 
 
 class ReportOutput(TypedDict):
@@ -346,6 +383,7 @@ class ToolContext:
     lock: threading.RLock = field(default_factory=threading.RLock)
     statuses: queue.SimpleQueue[str] = field(default_factory=queue.SimpleQueue)
     events: list[dict[str, Any]] = field(default_factory=list)
+    today: date | None = None  # the date status freshness is judged on (None: the real today)
 
     def emit(self, event: dict[str, Any]) -> None:
         """Queue a UI event; the page gets it after this turn's text."""
@@ -357,7 +395,7 @@ class ToolContext:
 
     def for_call(self) -> ToolContext:
         """A context for one tool call: shared session, lock and status queue; its own event list."""
-        return ToolContext(self.session, self.backend, self.lock, self.statuses, [])
+        return ToolContext(self.session, self.backend, self.lock, self.statuses, [], self.today)
 
 
 Handler = Callable[[dict[str, Any], ToolContext], dict[str, Any]]
@@ -461,8 +499,9 @@ def truncate(text: str | None, limit: int) -> str | None:
     return text[: limit - 1].rstrip() + "…"
 
 
-def compact_trial(trial: Mapping[str, Any]) -> dict[str, Any]:
-    """A search hit trimmed for the model: short title, at most 3 interventions, no search-only fields."""
+def compact_trial(trial: Mapping[str, Any], today: date | None = None) -> dict[str, Any]:
+    """A search hit trimmed for the model: short title, at most 3 interventions, no search-only fields; says when
+    the criteria text is missing from our copy and when an open status may be out of date."""
     interventions = list(trial.get("interventions") or [])
     out: dict[str, Any] = {
         "nct_id": trial["nct_id"],
@@ -481,6 +520,12 @@ def compact_trial(trial: Mapping[str, Any]) -> dict[str, Any]:
     }
     if len(interventions) > MAX_INTERVENTIONS:
         out["more_interventions"] = len(interventions) - MAX_INTERVENTIONS
+    if trial.get("has_criteria") is False:
+        out["criteria_text"] = CRITERIA_MISSING
+    stale = status_note(trial.get("status"), primary_completion=trial.get("primary_completion_date"),
+                        last_update=trial.get("last_update_date"), today=today)
+    if stale:
+        out["status_note"] = stale
     return out
 
 
@@ -497,25 +542,11 @@ def nearest_sites(sites: list[Site], limit: int = MAX_SITES) -> list[Site]:
     ]
 
 
-_GENERIC_WORDS = frozenset(
-    {
-        "cancer", "cancers", "carcinoma", "carcinomas", "tumor", "tumors", "tumour", "tumours", "neoplasm",
-        "neoplasms", "disease", "diseases", "disorder", "disorders", "syndrome", "malignant", "malignancy",
-        "advanced", "metastatic", "recurrent", "refractory", "relapsed", "stage", "type", "of", "the", "and",
-        "with", "in", "or", "a", "an",
-    }
-)  # fmt: skip
-
-
-def condition_matches(condition: str, trial: Mapping[str, Any]) -> bool:
-    """Whether a trial is really about the searched condition: every specific word appears in its
-    conditions, MeSH terms or title (generic words such as 'cancer' are not required). Keywords are
-    left out on purpose: they are where loose matches ("... survivors") come from."""
-    words = re.findall(r"[a-z0-9]+", condition.lower())
-    specific = [w for w in words if w not in _GENERIC_WORDS] or words
-    fields = [*trial.get("conditions", []), *trial.get("mesh_terms", []), trial.get("title", "")]
-    haystack = set(re.findall(r"[a-z0-9]+", " ".join(str(f) for f in fields).lower()))
-    return all(any(h == w or (len(w) >= 5 and h.startswith(w[:-1])) for h in haystack) for w in specific)
+def condition_matches(condition_text: str, trial: Mapping[str, Any]) -> bool:
+    """Whether a trial is about the condition under the one condition model (services.condition): one of its
+    condition names, MeSH terms or keywords matches, exactly as the search's SQL decides."""
+    terms = [*(trial.get("conditions") or []), *(trial.get("mesh_terms") or []), *(trial.get("keywords") or [])]
+    return condition_model.expand(condition_text).matches_any(str(t) for t in terms)
 
 
 # --------------------------------------------------------------------------------------------
@@ -579,12 +610,13 @@ def _search_trials(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         raise ToolError(
             "radius_miles needs latitude and longitude; call geocode_location for the place first."
         )
-    query = _query_from_args(args, limit=args.get("limit", MAX_TRIALS))
+    # The condition is checked inside the search (the SQL of the one condition model), before the limit, so a
+    # page is a full page of trials about the condition.
+    limit = min(int(args.get("limit", MAX_TRIALS)), MAX_TRIALS)
+    page_no = int(args.get("page", 1))
+    query = _query_from_args(args, limit=limit, offset=(page_no - 1) * limit)
     page = ctx.backend.search_trials(query)
-    trials = list(page["trials"])
-    kept = [t for t in trials if not condition or condition_matches(condition, t)]
-    off_topic = len(trials) - len(kept)
-    compact = [compact_trial(t) for t in kept[: min(query.limit, MAX_TRIALS)]]
+    compact = [compact_trial(t, ctx.today) for t in list(page["trials"])[:limit]]
     strategy = args["strategy"]
     with ctx.lock:
         new = 0
@@ -596,16 +628,29 @@ def _search_trials(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
             elif strategy not in known["strategies"]:
                 known["strategies"].append(strategy)
         total_candidates = len(ctx.session.candidates)
+        entry = {
+            "strategy": strategy, "condition": condition, "intervention": intervention,
+            "radius_miles": args.get("radius_miles") if "latitude" in args else None,
+            "phases": list(args.get("phases") or []), "total_matching": page["total"], "returned": len(compact),
+            "new": new, "without_criteria_text": sum(1 for t in compact if t.get("criteria_text") == CRITERIA_MISSING),
+        }
+        last = ctx.session.searches[-1] if ctx.session.searches else None
+        same = ("strategy", "condition", "intervention", "radius_miles", "phases")
+        if page_no > 1 and last is not None and all(last.get(k) == entry[k] for k in same):
+            for k in ("returned", "new", "without_criteria_text"):  # a further page of the same search
+                last[k] = int(last.get(k) or 0) + int(entry[k])
+        else:
+            ctx.session.searches.append(entry)
     result: dict[str, Any] = {
         "strategy": strategy,
         "total_matching": page["total"],
         "returned": len(compact),
+        "page": page_no,
+        "more_pages": query.offset + len(compact) < page["total"],
         "new_this_session": new,
         "unique_candidates_so_far": total_candidates,
         "trials": compact,
     }
-    if off_topic:
-        result["dropped_not_about_condition"] = off_topic
     return result
 
 
@@ -637,16 +682,25 @@ def _get_eligibility_criteria(args: dict[str, Any], ctx: ToolContext) -> dict[st
     info = ctx.backend.get_eligibility_criteria(nct_id)
     if info is None:
         raise _not_found(nct_id)
+    lacks = set(info.get("not_in_this_copy") or ())  # our copy lacks these: say so, never "no limit"
+    no_ages = info.get("min_age") is None and info.get("max_age") is None
     out: dict[str, Any] = {
         "nct_id": nct_id,
-        "ages": _ages(info.get("min_age"), info.get("max_age")),
-        "sex": info.get("sex"),
-        "healthy_volunteers": info.get("healthy_volunteers"),
+        "ages": NOT_IN_COPY if no_ages and "ages" in lacks else _ages(info.get("min_age"), info.get("max_age")),
+        "sex": info.get("sex") or (NOT_IN_COPY if "sex" in lacks else None),
+        "healthy_volunteers": NOT_IN_COPY if info.get("healthy_volunteers") is None and "healthy_volunteers" in lacks
+        else info.get("healthy_volunteers"),
         "inclusion": [truncate(c, 500) for c in list(info.get("inclusion") or [])[:40]],
         "exclusion": [truncate(c, 500) for c in list(info.get("exclusion") or [])[:40]],
     }
     if not out["inclusion"] and not out["exclusion"]:
-        out["criteria_text"] = truncate(info.get("criteria_text") or "", 6000)
+        text = (info.get("criteria_text") or "").strip()
+        if text:
+            out["criteria_text"] = truncate(text, 6000)
+        else:
+            out["criteria_text"] = CRITERIA_MISSING
+            out["note"] = CRITERIA_MISSING_NOTE
+    out.update({k: info[k] for k in ("not_in_this_copy", "copy_note", "criteria_source") if info.get(k)})  # type: ignore[literal-required]
     return out
 
 
@@ -714,6 +768,70 @@ def _get_dashboard_stats(args: dict[str, Any], ctx: ToolContext) -> dict[str, An
     return dict(ctx.backend.get_dashboard_stats(_query_from_args(args)))
 
 
+STRATEGY_WORDS = {
+    "exact": "your condition near you", "broader": "a broader name for your condition", "intervention":
+    "the treatment you asked about", "wider_radius": "a wider distance", "phase": "the trial phases you prefer",
+    "other": "another search",
+}
+
+
+def search_facts(session: AssistantSession) -> dict[str, Any]:
+    """What the session's searches really did: the travel limit, each search in order with its distance and counts,
+    the trials found, how many of them lack criteria text in our copy, and how many were checked."""
+    found = list(session.candidates.values())
+    return {
+        "radius_miles": _radius(session),
+        "place": session.patient_profile.get("location"),
+        "searches": [dict(s) for s in session.searches],
+        "found": len(found),
+        "without_criteria_text": sum(1 for t in found if t.get("criteria_text") == CRITERIA_MISSING),
+        "checked": len(session.matched_trials),
+    }
+
+
+def _plural(n: int, word: str, plural: str | None = None) -> str:
+    return f"{n:,} {word if n == 1 else plural or word + 's'}"
+
+
+def describe_searches(facts: Mapping[str, Any]) -> list[str]:
+    """One sentence per search that ran: what it looked for, how far, and how many trials it returned."""
+    lines = []
+    for entry in facts.get("searches") or []:
+        what = entry.get("condition") or ""
+        if entry.get("intervention"):
+            what = f"{what} + {entry['intervention']}" if what else str(entry["intervention"])
+        radius = entry.get("radius_miles")
+        where = f"within {radius:,.0f} miles" if isinstance(radius, int | float) else "at any distance"
+        phases = f", phases {', '.join(entry['phases'])}" if entry.get("phases") else ""
+        lines.append(f"{STRATEGY_WORDS.get(str(entry.get('strategy')), str(entry.get('strategy')))} (“{what}”, {where}"
+                     f"{phases}): {_plural(int(entry.get('returned') or 0), 'trial')}, "
+                     f"{int(entry.get('new') or 0):,} new")
+    return lines
+
+
+def search_sentence(facts: Mapping[str, Any], *, detailed: bool = True) -> str:
+    """A truthful summary of the search: radius, the searches run (with each one's counts when detailed), criteria
+    text coverage."""
+    radius = facts.get("radius_miles")
+    place = facts.get("place") or "your place"
+    limit = (f"You said you can travel up to {radius:,.0f} miles from {place}." if isinstance(radius, int | float)
+             else f"You set no travel limit from {place}.")
+    searches = facts.get("searches") or []
+    found = int(facts.get("found") or 0)
+    missing = int(facts.get("without_criteria_text") or 0)
+    parts = [limit]
+    if searches and detailed:
+        parts.append(f"We ran {_plural(len(searches), 'search', 'searches')} of our copy of the registry: "
+                     + "; ".join(describe_searches(facts)) + ".")
+    elif searches:
+        parts.append(f"We ran {_plural(len(searches), 'search', 'searches')} of our copy of the registry (each one "
+                     "with its distance and counts is listed under “How we searched”).")
+    parts.append(f"Together they found {_plural(found, 'different trial')}"
+                 + (f", of which {missing:,} {'has' if missing == 1 else 'have'} no criteria text in our copy (only "
+                    "their age and sex limits could be checked)." if missing else ", all with criteria text."))
+    return " ".join(parts)
+
+
 def _generate_report(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     session = ctx.session
     with ctx.lock:
@@ -737,6 +855,8 @@ def _generate_report(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
             summary=args["summary"],
             questions_for_doctor=tuple(args["questions_for_doctor"]),
             glossary=tuple(dict(g) for g in args["glossary"]),
+            question_groups=tuple((g["topic"], tuple(g["questions"])) for g in args.get("question_groups") or []),
+            search_facts=search_facts(session),
         )
     output = ctx.backend.generate_report(request)
     with ctx.lock:
@@ -853,22 +973,57 @@ _UNKNOWN = _obj(
     {
         "kind": {"type": "string", "enum": ["record", "question", "test"]},
         "text": {"type": "string", "maxLength": 300},
+        "topic": {"type": "string", "maxLength": 80, "description": "For questions: the topic it is grouped under."},
     },
     ["kind", "text"],
 )
 _MATCH = _obj(
     {
         "nct_id": _NCT,
-        "fit_score": {"type": "integer", "minimum": 0, "maximum": 100},
+        "fit_score": {"type": "integer", "minimum": 0, "maximum": 100,
+                      "description": "Ignored: the app computes the fit score from the criteria statuses."},
         "verdict": {"type": "string", "enum": list(VERDICTS)},
         "summary": {"type": "string", "maxLength": 700},
         "criteria": {"type": "array", "items": _CRITERION, "maxItems": 60},
         "unknowns": {"type": "array", "items": _UNKNOWN, "maxItems": 20},
         "what_to_expect": {"type": "string", "maxLength": 900},
         "nearest_site": {"type": "string", "maxLength": 300},
+        "distance_miles": {"type": ["number", "null"], "minimum": 0,
+                           "description": "Miles to the nearest site (default: from the search result)."},
     },
-    ["nct_id", "fit_score", "verdict", "summary", "criteria", "unknowns"],
+    ["nct_id", "verdict", "summary", "criteria", "unknowns"],
 )
+
+
+def _nearest_miles(match: Mapping[str, Any], candidate: Mapping[str, Any]) -> float | None:
+    if isinstance(match.get("distance_miles"), int | float):
+        return float(match["distance_miles"])
+    site = candidate.get("nearest_site")
+    miles = site.get("distance_miles") if isinstance(site, Mapping) else None
+    return float(miles) if isinstance(miles, int | float) else None
+
+
+def _radius(session: AssistantSession) -> float | None:
+    radius = session.patient_profile.get("travel_radius_miles")
+    return float(radius) if isinstance(radius, int | float) else None
+
+
+def score_match(session: AssistantSession, match: dict[str, Any]) -> dict[str, Any]:
+    """The match with the app's own fit score, band and explanation (from its criteria statuses and verdict), and
+    its distance against the patient's travel limit and its status freshness (from the search result)."""
+    candidate = session.candidates.get(match["nct_id"], {})
+    missing = candidate.get("criteria_text") == CRITERIA_MISSING
+    fit = fit_from_statuses([c["status"] for c in match["criteria"]], match["verdict"], criteria_missing=missing)
+    miles = _nearest_miles(match, candidate)
+    radius = _radius(session)
+    scored = dict(match, fit_score=fit.score, fit_band=fit.band.value if fit.band else None,
+                  fit_explanation=fit.explanation, distance_miles=miles, within_reach=within_reach(miles, radius),
+                  distance_note=reach_note(miles, radius))
+    if missing:
+        scored["criteria_text"] = CRITERIA_MISSING
+    if candidate.get("status_note"):
+        scored["status_note"] = candidate["status_note"]
+    return scored
 
 
 def _save_matched_trials(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
@@ -890,6 +1045,14 @@ def _save_matched_trials(args: dict[str, Any], ctx: ToolContext) -> dict[str, An
                 )
                 continue
             statuses = {c["status"] for c in match["criteria"]}
+            if match["verdict"] == "eligible" and not statuses & {"met", "not_met"}:
+                problems.append(
+                    f"trials[{i}]: verdict 'eligible' with no criterion judged (none is 'met'); a trial can only be "
+                    "called eligible when its criteria were checked. Use 'uncertain'"
+                    + (" (its criteria text is missing from this copy)"
+                       if session.candidates.get(nct_id, {}).get("criteria_text") == CRITERIA_MISSING else "") + "."
+                )
+                continue
             if match["verdict"] == "eligible" and "not_met" in statuses:
                 problems.append(
                     f"trials[{i}]: verdict 'eligible' but a criterion is 'not_met'; use 'excluded' or fix the criterion."
@@ -904,14 +1067,19 @@ def _save_matched_trials(args: dict[str, Any], ctx: ToolContext) -> dict[str, An
             match.setdefault("title", candidate.get("title"))
             match.setdefault("status", candidate.get("status"))
             match.setdefault("phases", candidate.get("phases", []))
-            checked.append(match)
+            checked.append(score_match(session, match))
         if problems:
             raise ToolError("Nothing saved; fix these and send the whole list again: " + " | ".join(problems))
         by_id = {m["nct_id"]: m for m in session.matched_trials}
         by_id.update({m["nct_id"]: m for m in checked})
-        session.matched_trials = sorted(by_id.values(), key=lambda m: (-m["fit_score"], m["nct_id"]))
-        ranking = [[m["nct_id"], m["fit_score"], m["verdict"]] for m in session.matched_trials]
-    return {"saved": [m["nct_id"] for m in checked], "total_matched": len(ranking), "ranking": ranking}
+        session.matched_trials = sorted(by_id.values(), key=rank_key)
+        ranking = [[m["nct_id"], m["fit_score"], m["verdict"], m.get("fit_band"), m.get("within_reach")]
+                   for m in session.matched_trials]
+    return {"saved": [m["nct_id"] for m in checked], "total_matched": len(ranking),
+            "ranking_columns": ["nct_id", "fit_score", "verdict", "fit_band", "within_travel_limit"],
+            "ranking": ranking,
+            "note": "Fit scores are computed by the app from the criteria statuses; the ranking puts trials within "
+                    "the patient's travel limit first within each verdict. Show the cards in this order."}
 
 
 def trial_card(session: AssistantSession, nct_id: str) -> dict[str, Any] | None:
@@ -931,6 +1099,12 @@ def trial_card(session: AssistantSession, nct_id: str) -> dict[str, Any] | None:
         "summary": match.get("summary") if match else None,
         "nearest_site": (match or {}).get("nearest_site") or base.get("nearest_site"),
         "url": f"https://clinicaltrials.gov/study/{nct_id}",
+        "fit_band": (match or {}).get("fit_band"),
+        "fit_explanation": (match or {}).get("fit_explanation"),
+        "distance_note": (match or {}).get("distance_note"),
+        "within_reach": (match or {}).get("within_reach"),
+        "status_note": (match or {}).get("status_note") or base.get("status_note"),
+        "criteria_text": (match or {}).get("criteria_text") or base.get("criteria_text"),
     }
 
 
@@ -1018,15 +1192,18 @@ def build_registry() -> ToolRegistry:
         "sex": {"type": "string", "enum": ["FEMALE", "MALE"]},
         "country": {"type": "string", "maxLength": 100},
         "limit": {"type": "integer", "minimum": 1, "maximum": MAX_TRIALS},
+        "page": {"type": "integer", "minimum": 1, "maximum": MAX_SEARCH_PAGES,
+                 "description": "1 = the first results; 2 = the next ones (same limit), and so on."},
     }
-    stats_props = {k: v for k, v in search_props.items() if k not in ("strategy", "limit")}
+    stats_props = {k: v for k, v in search_props.items() if k not in ("strategy", "limit", "page")}
     nct_only = _obj({"nct_id": _NCT}, ["nct_id"])
     tools = [
         Tool(
             "search_trials",
             "Search the trial database. Runs on the registry copy in our database, not the web. "
             "Defaults to recruiting and not-yet-recruiting trials. Returns at most 15 trials (nearest site "
-            "first when latitude/longitude are given) and drops hits that are not really about the condition. "
+            "first when latitude/longitude are given), all about the condition (names, MeSH terms and keywords, with "
+            "synonyms, abbreviations and narrower MeSH terms); ask for page 2, 3, … while more_pages is true. "
             "Results are deduplicated by NCT id across calls in this session.",
             _obj(search_props, ["strategy"]),
             _search_trials,
@@ -1129,6 +1306,19 @@ def build_registry() -> ToolRegistry:
                         "items": {"type": "string", "maxLength": 300},
                         "minItems": 1,
                         "maxItems": 15,
+                    },
+                    "question_groups": {
+                        "type": "array",
+                        "description": "Optional: the same questions grouped by topic, in the order to show them.",
+                        "items": _obj(
+                            {
+                                "topic": {"type": "string", "maxLength": 80},
+                                "questions": {"type": "array", "items": {"type": "string", "maxLength": 300},
+                                              "minItems": 1, "maxItems": 15},
+                            },
+                            ["topic", "questions"],
+                        ),
+                        "maxItems": 10,
                     },
                     "glossary": {
                         "type": "array",

@@ -11,10 +11,11 @@ from typing import Any
 import pandas as pd
 import pydeck as pdk
 
-from services import geo, mapdeck, sitemap
+from services import geo, inert, mapdeck, sitemap
 from services.assistant.session import PHASES, AssistantSession
-from services.assistant.tools import ACTIVITY_LEVELS, TrialBackend, trial_card
+from services.assistant.tools import ACTIVITY_LEVELS, CRITERIA_MISSING, TrialBackend, trial_card
 from services.assistant.trimming import message_size, policy_for
+from services.eligibility.scoring import FitBand
 from services.filters import Filters
 from services.limits import ConcurrencyGate
 from services.normalize import label
@@ -29,6 +30,9 @@ VERDICT_TEXT: dict[str, tuple[str, str]] = {
     "excluded": ("Likely not eligible", "#cf222e"),
     "not_relevant": ("Not for your condition", "#6e7781"),
 }
+BAND_TEXT: dict[str, str] = {band.value: band.display for band in FitBand}
+CRITERIA_NOTE = ("The eligibility criteria text is missing from this app's copy of the registry; only the age and sex "
+                 "limits were checked. The full list is on ClinicalTrials.gov.")
 CHARS_PER_TOKEN = 4  # a rough size of a token in English text, for the context estimate only
 MAP_SITE_CAP = 3_000
 _FILTER_KEYS = ("condition", "intervention", "age", "sex", "near", "radius", "radius_unit", "phase", "status")
@@ -186,7 +190,22 @@ def card_view(card: Mapping[str, Any]) -> dict[str, Any]:
         if phases else "No phase given",
         "summary": card.get("summary") or "",
         "nearest": nearest or "",
+        "band": BAND_TEXT.get(str(card.get("fit_band")), ""),
+        "fit_explanation": card.get("fit_explanation") or "",
+        "status_note": card.get("status_note") or "",
+        "distance_note": card.get("distance_note") or "",
+        "criteria_note": CRITERIA_NOTE if card.get("criteria_text") == CRITERIA_MISSING else "",
     }
+
+
+def card_link(card: Mapping[str, Any]) -> str:
+    """The card's title as Markdown: literal text, linked to the trial on ClinicalTrials.gov (never elsewhere)."""
+    nct = str(card.get("nct_id") or "")
+    title = str(card.get("title") or nct)
+    try:
+        return inert.ctgov_link(nct, title)
+    except ValueError:
+        return inert.md_line(title)
 
 
 def badge_html(text: str, colour: str) -> str:

@@ -41,6 +41,12 @@ def register_bench(bench_subparsers: Any) -> None:
     group.add_argument("--url", help="also load a running Streamlit server at this loopback URL")
     group.add_argument("--serve", action="store_true",
                        help="start a Streamlit server of this app on a free loopback port and load it too")
+    parser.add_argument("--protocol", action="store_true",
+                        help="drive the real server (--url or --serve) through Streamlit's WebSocket protocol: "
+                        "visitors open pages and change the Condition filter; reports renders per second, "
+                        "p50/p95 render time and errors")
+    parser.add_argument("--pages", default="Explore,Map",
+                        help="with --protocol: the pages visitors move between (default: %(default)s)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.set_defaults(handler=handle)
 
@@ -105,6 +111,38 @@ def _text(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _protocol_text(result: dict[str, Any]) -> str:
+    lines = [f"{result['users']} visitors on {', '.join(result['pages'])} for {result['seconds']} s "
+             f"(think {result['think_s']} s, Streamlit WebSocket protocol): {result['renders']} renders "
+             f"({result['renders_per_s']}/s), {result['errors']} errors, p50 {result['p50_s']} s, "
+             f"p95 {result['p95_s']} s, max {result['max_s']} s, {result['mb_received']} MB received"]
+    for name, s in result["targets"].items():
+        lines.append(f"  {name:<16} {s['requests']:>6} renders  {s['errors']:>4} errors  "
+                     f"p50 {s['p50_s']:.3f} s  p95 {s['p95_s']:.3f} s  max {s['max_s']:.3f} s")
+        for sample in s.get("error_samples", [])[:2]:
+            lines.append(f"      e.g. {sample}")
+    if "load_average" in result:
+        lines.append(f"  load average before/after: {result['load_average']}")
+    return "\n".join(lines)
+
+
+def _handle_protocol(args: argparse.Namespace) -> int:
+    from services import loadtest_ws
+    from services.cli import print_result
+
+    if not (args.url or args.serve):
+        raise BadInput("--protocol needs a server: give --url or --serve.")
+    pages = tuple(p.strip() for p in args.pages.split(",") if p.strip())
+    load_before = os.getloadavg()
+    with contextlib.ExitStack() as stack:
+        url = stack.enter_context(streamlit_server()) if args.serve else args.url
+        result = loadtest_ws.run_visitors(url, users=args.users, seconds=args.seconds, pages=pages,
+                                          think_s=args.think_ms / 1000, seed=args.seed)
+    result["load_average"] = " / ".join(f"{a:.1f}" for a in (load_before[0], os.getloadavg()[0]))
+    print_result(result, args.json, _protocol_text)
+    return 1 if result["errors"] else 0
+
+
 def handle(args: argparse.Namespace) -> int:
     """Run the load test and print its measurements; exit 1 when any request failed."""
     from services import loadtest, runtime, stats
@@ -112,6 +150,10 @@ def handle(args: argparse.Namespace) -> int:
 
     if args.url:
         loadtest.check_loopback(args.url)
+    if args.think_ms < 0:
+        raise BadInput("--think-ms cannot be negative.")
+    if args.protocol:
+        return _handle_protocol(args)
     if args.think_ms < 0:
         raise BadInput("--think-ms cannot be negative.")
     # Start/attach the database and load the in-process engine before the clock starts, as the server does.

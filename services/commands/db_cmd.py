@@ -30,7 +30,8 @@ def register(sub: Any) -> None:
 
 def _info_text(info: dict[str, Any]) -> str:
     lines = [f"database: {info['database']} ({info['kind']}{', read-only' if info['read_only'] else ''})",
-             f"studies: {info['studies']:,}",
+             f"studies: {info['studies']:,} ({info['full_records']:,} full records, {info['partial_records']:,} "
+             f"partial, {info['partial_with_criteria_added']:,} of them with criteria text added)",
              f"sites: {info['sites']:,} ({info['sites_with_coordinates']:,} with coordinates)",
              f"freshness (newest update posted): {info['freshness']}", "tables:"]
     lines += [f"  {name:<26}{rows:>12,}" for name, rows in info["tables"].items()]

@@ -1,4 +1,4 @@
-"""`import ctgov-json | ctgov-csv | aact PATH`: load files into the trial database."""
+"""`import ctgov-json | ctgov-csv | aact | criteria-fill PATH`: load files into the trial database."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ _IMPORTERS = {
     "ctgov-json": loaders.import_ctgov_json,
     "ctgov-csv": loaders.import_ctgov_csv,
     "aact": loaders.import_aact,
+    "criteria-fill": loaders.import_criteria_fill,
 }
 
 
@@ -23,17 +24,25 @@ def register(sub: Any) -> None:
     isub = imp.add_subparsers(dest="import_kind", required=True)
     helps = {"ctgov-json": "API v2 studies: .json array, .jsonl(.gz) or .zip",
              "ctgov-csv": "a ClinicalTrials.gov site CSV download (sites geocoded offline)",
-             "aact": "AACT pipe-delimited export: the daily .zip or a folder of <table>.txt"}
+             "aact": "AACT pipe-delimited export: the daily .zip or a folder of <table>.txt",
+             "criteria-fill": "criteria text for CSV-derived studies: JSON lines of nct_id, eligibility_criteria, "
+                              "source (+ criteria_format, as_of, brief_summary)"}
     for kind, text in helps.items():
         p = isub.add_parser(kind, help=text)
         p.add_argument("path", type=Path)
         p.add_argument("--json", action="store_true")
+        if kind != "aact":
+            p.add_argument("--strict", action="store_true",
+                           help="refuse the whole file if any study has a value that fits no column "
+                                "(default: skip that study and list it)")
         p.set_defaults(handler=cmd_import)
 
 
 def _text(report: dict[str, Any]) -> str:
     rows = ", ".join(f"{t} {n:,}" for t, n in report["rows"].items() if n)
     notes = "".join(f"\nnote: {n}" for n in report["notes"])
+    if report.get("skipped"):
+        notes += f"\n{len(report['skipped'])} studies skipped (listed above); the rest were imported"
     return f"imported {report['studies']:,} studies from {report['path']} in {report['seconds']} s\nrows: {rows}{notes}"
 
 
@@ -42,6 +51,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     if db.read_only:
         raise BadInput(f"{db.label} is read-only; import into the embedded database (unset DATABASE_URL) "
                        f"or a writable PostgreSQL.")
-    report = _IMPORTERS[args.import_kind](db, args.path)
+    strict = {"strict": True} if getattr(args, "strict", False) else {}
+    report = _IMPORTERS[args.import_kind](db, args.path, **strict)
     print_result(report.as_dict(), args.json, _text)
     return 0

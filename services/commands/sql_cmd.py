@@ -39,9 +39,25 @@ def parse_params(pairs: list[str]) -> dict[str, str]:
     return params
 
 
+TEXT_CELL_CHARS = 60  # a text table shows at most this much of a cell; --json gives every value whole
+
+
+def _cell(value: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    text = " ".join(value.split())
+    return text if len(text) <= TEXT_CELL_CHARS else text[:TEXT_CELL_CHARS - 1] + "…"
+
+
 def _text(result: console.ConsoleResult) -> str:
     frame = result.frame()
-    table = frame.to_string(index=False, na_rep="NULL") if len(frame) else "(no rows)"
+    if not len(frame):
+        return "(no rows)"
+    # One long value (an eligibility text) would otherwise widen every line of the table to its length.
+    cut = frame.map(_cell)
+    table = cut.to_string(index=False, na_rep="NULL")
+    if not cut.equals(frame.map(lambda v: " ".join(v.split()) if isinstance(v, str) else v)):
+        table += f"\n(long values cut to {TEXT_CELL_CHARS} characters; --json prints them whole)"
     return table
 
 
@@ -52,7 +68,9 @@ def cmd_sql(args: argparse.Namespace) -> int:
         print_result(result.to_json(), True)
     else:
         print_result(result, False, _text)
-    capped = f"; capped at {result.cap:,} rows, more were available" if result.truncated else ""
+    capped = (f"; stopped at the size limit of {result.max_bytes / 1e6:g} MB, more were available"
+              if result.truncated_by == "bytes" else
+              f"; capped at {result.cap:,} rows, more were available" if result.truncated else "")
     role = f"as {result.role_used}" if result.role_used else "without a reader role"
     print(f"{len(result.rows):,} rows in {result.elapsed_s:.3f} s ({role}; limits {result.cap:,} rows, "
           f"{result.timeout_ms / 1000:g} s){capped}", file=sys.stderr)

@@ -13,6 +13,7 @@ from typing import Any
 
 from services.eligibility.labels import Label
 from services.eligibility.parser import Criterion, CriterionKind
+from services.eligibility.plain import plain_criterion
 from services.eligibility.rules import Judgement
 from services.eligibility.scoring import fit_score, gap_checklist, results_from, trial_verdict
 
@@ -72,8 +73,8 @@ def match_record(
     """
     pairs = list(pairs)
     results = results_from(pairs)
-    fit = fit_score(results)
     verdict = trial_verdict(results, condition_matches)
+    fit = fit_score(results, verdict.verdict)
     checklist = gap_checklist(results)
     record: dict[str, Any] = {
         "nct_id": nct_id,
@@ -81,6 +82,8 @@ def match_record(
         "status": status,
         "phases": list(phases),
         "fit_score": fit.score,
+        "fit_band": fit.band.value if fit.band else None,
+        "fit_explanation": fit.explanation,
         "verdict": verdict.verdict.value,
         "summary": summary if summary else f"{verdict.reason} {fit.explanation}",
         "criteria": [
@@ -88,13 +91,14 @@ def match_record(
                 "type": criterion.kind,
                 "criterion": criterion.full_text,
                 "status": criterion_status(judgement.label, criterion.kind),
-                "plain": criterion.full_text,
+                "plain": plain_criterion(criterion.full_text, criterion.kind),
                 "reason": judgement.reason,
             }
             for criterion, judgement in pairs
         ],
         "unknowns": [{"kind": "record", "text": r} for r in checklist.records]
-        + [{"kind": "question", "text": q} for q in checklist.questions],
+        + [{"kind": "question", "text": q, "topic": t}
+           for q, t in zip(checklist.questions, checklist.topics, strict=True)],
     }
     if what_to_expect:
         record["what_to_expect"] = what_to_expect

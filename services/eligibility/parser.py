@@ -78,6 +78,33 @@ _OTHER_HEADING = re.compile(
 _NOTE_START = re.compile(r"^(?:\*?\s*note\b|n\.?b\.?\b|\*\s*\d)", re.I)
 
 
+# An item that only announces that the items under it are each required ("... must meet all of the
+# following criteria:") or each rule a person out ("... excluded if they meet any of the following:").
+_ALL_ANNOUNCEMENT = re.compile(
+    r"\b(?:all (?:of )?the following|each of the following|the following (?:inclusion |exclusion |eligibility )?"
+    r"(?:criteria|requirements|conditions)\b(?!\s+(?:at least|one|any))|(?:are|is|be) (?:eligible|included)\b"
+    r".*\bfollowing)",
+    re.I,
+)
+_ANY_ANNOUNCEMENT = re.compile(r"\b(?:any|one or more|at least one|either) (?:of )?(?:the )?following\b", re.I)
+
+
+def _splits_into_criteria(text: str, kind: CriterionKind) -> bool:
+    """Whether a list item is only a header whose sub-items are separate criteria of the same kind.
+
+    For inclusion lists that holds when the header says *all* of them are needed; a header saying
+    "at least one of the following" keeps its alternatives together as one criterion.  For exclusion
+    lists "any of the following" also splits: any one item applying rules a person out either way.
+    """
+    if not text.endswith(":") or len(text.split()) > 30:
+        return False
+    if _ALL_ANNOUNCEMENT.search(text):
+        return not (kind == "inclusion" and _ANY_ANNOUNCEMENT.search(text))
+    return kind == "exclusion" and bool(_ANY_ANNOUNCEMENT.search(text)) and bool(
+        re.search(r"\b(?:excluded|not eligible|ineligible|exclusion)\b", text, re.I)
+    )
+
+
 def unescape_markdown(text: str) -> str:
     """Turn the registry's markdown escapes (``\\>=``, ``\\*``, ``1\\.``) back into plain characters."""
     return _MD_ESCAPE.sub(r"\1", text)
@@ -352,6 +379,14 @@ def parse_criteria(text: str | None) -> ParsedCriteria:
         text_value = _clean(" ".join(item.parts))
         children = tuple(c for c in (child.text() for child in item.children) if c)
         if not text_value and not children:
+            continue
+        if children and _splits_into_criteria(text_value, item.kind):
+            # "* Patients are eligible only if they meet all of the following criteria:" over a numbered
+            # list: the bullet only announces the list, and each numbered item is a criterion of its own.
+            ignored.append(text_value)
+            target = inclusion if item.kind == "inclusion" else exclusion
+            for child in children:
+                target.append(Criterion(number=len(target) + 1, text=child, kind=item.kind, section=item.section))
             continue
         if not children and (_PLACEHOLDER.match(text_value) or _ANNOUNCEMENT.search(text_value)):
             ignored.append(text_value)

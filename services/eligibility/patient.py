@@ -68,6 +68,9 @@ class PatientFacts:
     pregnancy_evidence: tuple[int, ...] = ()
     ecog_evidence: tuple[int, ...] = ()
     consent_evidence: tuple[int, ...] = ()
+    # Whether the note says the patient will follow the study plan (comply, attend visits); a note that only
+    # says they will consent does not say this.  Profiles leave it to the screening visit, like consent.
+    comply: bool = False
 
     def evidence(self, ids: tuple[int, ...] | list[int]) -> tuple[int, ...]:
         """Sentence ids worth citing: note sentences only, sorted, without repeats."""
@@ -112,10 +115,47 @@ _GESTATION = re.compile(
     r"|gestational age (?:of |is |was )?(\d{1,2}(?:\.\d)?)\s*weeks",
     re.I,
 )
-_ECOG = re.compile(r"\b(?:ECOG|Zubrod|WHO)(?: performance)?(?: status| score| PS)?(?: of| is| was|:)?\s*([0-5])\b", re.I)
-_KARNOFSKY = re.compile(r"\b(?:Karnofsky|KPS|Lansky)[^0-9]{0,25}(\d{2,3})\s*%?", re.I)
+# Performance status in every spelling: "ECOG 1", "Eastern Cooperative Oncology Group (ECOG) performance status
+# of one", "WHO PS 0", "Zubrod 2", "performance status 1", "Karnofsky 80%", "KPS of 90", "Lansky 70".
+_NUMBER_WORDS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
+_PS_SCALE = r"(?:ECOG|Eastern Cooperative Oncology Group|Zubrod|(?-i:WHO)|World Health Organi[sz]ation)"
+_ECOG = re.compile(
+    r"(?:\b" + _PS_SCALE + r"(?:\s*\((?:ECOG|WHO)\))?(?:[- ](?:performance|PS|score|grade|status|scale|of|is|was|"
+    r"\(PS\)|:|=)){0,5}|\bperformance status(?:\s*\((?:ECOG|WHO|PS)\))?(?: score| grade)?|\bPS)"
+    r"\s*(?:of|is|was|=|:|at|score|grade)?\s*(?:of\s*)?([0-5]|zero|one|two|three|four|five)\b(?!\s*(?:%|mg|years?|months?|weeks?|days?))",
+    re.I,
+)
+_KARNOFSKY = re.compile(r"\b(?:Karnofsky|Karnovsky|KPS|Lansky)[^0-9.;]{0,25}(\d{2,3})\s*%?", re.I)
+# The ECOG scale's own descriptions, as notes sometimes give them instead of a number.
+_PS_WORDS = (
+    (re.compile(r"\bfully active\b|\basymptomatic and fully active\b|\bable to carry on all pre-?disease (?:activity|"
+                r"performance)", re.I), 0),
+    (re.compile(r"\brestricted in (?:physically )?strenuous activity\b|\bambulatory and (?:able|capable) (?:of|to carry out) "
+                r"(?:light|sedentary) work", re.I), 1),
+    (re.compile(r"\bcapable of (?:all )?self-?care but unable to (?:carry out|do) any work\b|\bup and about more than 50",
+                re.I), 2),
+    (re.compile(r"\bcapable of only limited self-?care\b|\bconfined to (?:a )?(?:bed|chair) (?:or (?:a )?(?:bed|chair) )?"
+                r"(?:for )?more than 50", re.I), 3),
+    (re.compile(r"\bcompletely disabled\b|\btotally confined to (?:a )?(?:bed|chair)\b|\bbed-?bound\b|\bbedridden\b",
+                re.I), 4),
+)
+
+
+def ecog_in(text: str) -> int | None:
+    """The ECOG grade a sentence states, from any performance-status spelling (Karnofsky/Lansky converted)."""
+    e = _ECOG.search(text)
+    if e:
+        raw = e.group(1).lower()
+        return _NUMBER_WORDS[raw] if raw in _NUMBER_WORDS else int(raw)
+    k = _KARNOFSKY.search(text)
+    if k and 0 <= int(k.group(1)) <= 100:
+        return karnofsky_to_ecog(int(k.group(1)))
+    for pattern, grade in _PS_WORDS:
+        if pattern.search(text) and assertion_at(text, pattern.search(text).start()) == "affirmed":  # type: ignore[union-attr]
+            return grade
+    return None
 _CONSENT = re.compile(r"\b(informed consent|consent)\b", re.I)
-_COMPLY = re.compile(r"\b(compl(?:y|iance|iant)|adhere)\b", re.I)
+_COMPLY = re.compile(r"\b(compl(?:y|iance|iant)|adhere\w*|attend\w*|available)\b", re.I)
 _WILL = re.compile(r"\b(will|agrees?|willing|able|has given|gave|signed|provided?)\b", re.I)
 _HEALTHY = re.compile(r"\b(good (?:general )?health|healthy)\b", re.I)
 
@@ -199,12 +239,9 @@ def facts_from_note(note: str) -> PatientFacts:
     ecog: int | None = None
     ecog_ids: list[int] = []
     for sentence in sentences:
-        e = _ECOG.search(sentence.text)
-        k = _KARNOFSKY.search(sentence.text)
-        if e:
-            ecog, ecog_ids = int(e.group(1)), [sentence.id]
-        elif k and 0 <= int(k.group(1)) <= 100:
-            ecog, ecog_ids = karnofsky_to_ecog(int(k.group(1))), [sentence.id]
+        grade = ecog_in(sentence.text)
+        if grade is not None:
+            ecog, ecog_ids = grade, [sentence.id]
 
     consent_ids = [s.id for s in sentences if is_boilerplate(s.text)]
     healthy: bool | None = None
@@ -228,6 +265,11 @@ def facts_from_note(note: str) -> PatientFacts:
         healthy_volunteer=healthy,
         ecog=ecog,
         consent=bool(consent_ids),
+        comply=any(
+            _COMPLY.search(s.text) and _WILL.search(s.text)
+            and assertion_at(s.text, _COMPLY.search(s.text).start()) != "negated"  # type: ignore[union-attr]
+            for s in sentences
+        ),
         complete_record=True,
         from_note=True,
         age_evidence=age_ids,
@@ -258,6 +300,7 @@ def facts_from_profile(profile: PatientProfile) -> PatientFacts:
         ),
         ecog=profile.ecog,
         consent=True,
+        comply=True,
         complete_record=False,
         from_note=False,
     )
@@ -277,7 +320,8 @@ _FAMILY = re.compile(r"\b(family history|mother|father|brother|sister|sibling|pa
 _SCOPE_END = re.compile(
     r"\b(but|however|although|though|except|yet|whereas|while|apart from|aside from|which|who|presents?|presented|"
     r"complains?|complaining|reports?|reported|reveals?|revealed|shows?|showed|noted|is|was|are|were|has|had|"
-    r"developed|underwent|admitted|now|currently|positive)\b|[.;:]|,\s*and\b",
+    r"developed|underwent|admitted|now|currently|positive)\b|[.;:]|,\s*and\b|"
+    r"\band(?=\s+(?:will|is|was|has|had|does|did|can|agrees?|takes?|uses?|reports?)\b)",
     re.I,
 )
 _MAX_SCOPE_WORDS = 14
@@ -305,4 +349,64 @@ def assertion_at(text: str, start: int, end: int | None = None) -> Assertion:
         return "negated"
     if _NEGATION_AFTER.match(text[end:]):
         return "negated"
+    owned = re.search(r"\b(has|have|had|with|diagnosed|suffers?|developed|history of|known)\b",
+                      re.split(r",|\band\b|:", clause)[-1], re.I)
+    if (not owned and _list_negated_after(text[end:])) or _list_negated_before(clause):
+        return "negated"
     return "affirmed"
+
+
+# A status word after a list covers every item of the list: "HIV, hepatitis B and C tests negative".
+_LIST_STATUS_AFTER = re.compile(
+    r"^\s*(?:(?:tests?|testing|serolog\w*|screen\w*|results?|antibod\w*|antigens?|PCR|status|infections?|"
+    r"mutations?|alterations?|rearrangements?|fusions?)\s+)?"
+    r"(?:(?:was|were|is|are|all|both|came back|returned|tested|found|reported|confirmed)\s+)*"
+    r"(?:negative|non-?reactive|not detected|undetectable|wild[- ]?type|absent|ruled out|excluded)\b",
+    re.I,
+)
+_LIST_JOIN = re.compile(r"^\s*(?:,\s*(?:and|or|nor)?|and|or|nor|/|&)\s*", re.I)
+_NOT_A_LIST_ITEM = re.compile(
+    r"\b(positive|detected|present|with|has|had|have|shows?|showed|reveals?|revealed|but|however|which|who|"
+    r"reports?|reported|complains?|presents?|presented|developed|underwent|is|was|are|were)\b",
+    re.I,
+)
+_LIST_CUE_BEFORE = re.compile(
+    r"\b(?:no|denies|denied|without|negative for|free of|absence of|no evidence of|no history of|no signs? of|"
+    r"tested negative for|ruled out)\s+(?P<items>[^.;:]*)$",
+    re.I,
+)
+
+
+def _list_items(text: str) -> list[str] | None:
+    """Short items joined by commas, 'and', 'or' ("HBV, and HCV"), or None when the text is not such a list."""
+    pieces = [p.strip() for p in re.split(r",|\band\b|\bor\b|\bnor\b|/|&", text, flags=re.I)]
+    items = [p for p in pieces if p]
+    if any(len(p.split()) > 4 or _NOT_A_LIST_ITEM.search(p) for p in items):
+        return None
+    return items
+
+
+def _list_negated_after(tail: str) -> bool:
+    """Whether the mention is one item of a list that a later status word states negative."""
+    clause = re.split(r"[.;:]|\b(?:but|however|although|whereas|while)\b", tail, maxsplit=1, flags=re.I)[0]
+    if not _LIST_JOIN.match(clause) and not _LIST_STATUS_AFTER.match(clause):
+        return False
+    # Walk the list items after the mention until the status words begin.
+    for m in re.finditer(r"\b(?:tests?|testing|serolog\w*|screen\w*|results?|antibod\w*|antigens?|PCR|status|"
+                         r"infections?|mutations?|alterations?|rearrangements?|fusions?|was|were|is|are|all|both|came|"
+                         r"returned|tested|found|reported|confirmed|negative|non-?reactive|not detected|undetectable|"
+                         r"wild[- ]?type|absent|ruled out|excluded)\b", clause, re.I):
+        if _LIST_STATUS_AFTER.match(clause[m.start():]):
+            between = clause[: m.start()]
+            return len(between.strip()) == 0 or (_list_items(between) is not None and len(between.split()) <= 24)
+        return False
+    return False
+
+
+def _list_negated_before(clause: str) -> bool:
+    """Whether the mention ends a list that a negation cue opened: "negative for HIV, HBV, and HCV"."""
+    m = _LIST_CUE_BEFORE.search(clause)
+    if m is None:
+        return False
+    items = m.group("items")
+    return _list_items(items) is not None and len(items.split()) <= 24

@@ -32,6 +32,16 @@ from services.eligibility.patient import (
     is_boilerplate,
     karnofsky_to_ecog,
 )
+from services.eligibility.statements import (
+    life_expectancy,
+    measurable_disease,
+    nyha_class,
+    organ_function,
+    own_sex_sentences,
+    pd_l1,
+    permissive_sentences,
+    sex_scope,
+)
 from services.eligibility.vocabulary import ConceptMatch, ancestors, concept_index, find_concepts
 from services.errors import BadInput
 
@@ -100,6 +110,10 @@ _GENERIC = frozenset(
     patient patients subject subjects participant participants individual individuals person persons people
     case cases volunteer volunteers
     history known diagnosis diagnosed diagnoses clinical clinically confirmed documented documentation evidence
+    histologically cytologically histological cytological histology cytology pathologically pathological proven
+    radiologically radiographically radiological verified objectively
+    treated treat receiving received receive taking take use using used daily once twice greater equal
+    treatment treatments agent agents drug drugs regimen regimens medication medications antibody antibodies
     evident presence present presenting presents presented current currently prior previous previously
     defined definition according criteria criterion condition conditions disease diseases disorder disorders
     illness illnesses syndrome syndromes problem problems suspected suspicion suspect
@@ -145,6 +159,15 @@ _TOKEN_SYNONYMS = {
     "haemoglobin": "hemoglobin",
     "hb": "hemoglobin",
     "oesophagus": "esophagus",
+    # An organ's adjective and its noun are the same place ("abdominal ultrasound" = "ultrasound of the abdomen").
+    "abdominal": "abdomen",
+    "thoracic": "thorax",
+    "cardiac": "heart",
+    "renal": "kidney",
+    "hepatic": "liver",
+    "pulmonary": "lung",
+    "cerebral": "brain",
+    "gastric": "stomach",
 }
 _PHRASE_SYNONYMS = (
     (re.compile(r"\bemergency (?:room|department|unit)\b"), "emergency"),
@@ -154,8 +177,13 @@ _PHRASE_SYNONYMS = (
 )
 
 
+_METHOD_PAIR = re.compile(r"\b(histolog\w*|cytolog\w*|patholog\w*)\s*(?:and/or|or|and|/)\s*(histolog\w*|cytolog\w*|patholog\w*)",
+                          re.I)
+
+
 def _normalise(text: str) -> str:
     text = unescape_markdown(text)
+    text = _METHOD_PAIR.sub(lambda m: m.group(1) + " " * (len(m.group(0)) - len(m.group(1))), text)
     for src, dst in (("≥", ">="), ("≤", "<="), ("＞", ">"), ("＜", "<"), ("–", "-"), ("—", "-"), ("−", "-"),
                      ("℃", " C"), ("°", " "), ("\u00a0", " ")):
         text = text.replace(src, dst)
@@ -215,8 +243,8 @@ _DURATION_BEFORE = re.compile(
     r"interval|every|each|per|from diagnosis|follow-?up|survival|expectancy|remission|stable)\s*$",
     re.I,
 )
-_DURATION_AFTER = re.compile(r"^\s*(since|ago|after|before|prior|of (?:treatment|therapy|history|follow)|history|duration|"
-                             r"from|post|following|in duration|period)", re.I)
+_DURATION_AFTER = re.compile(r"^\s*(since|ago|after|before|prior|(?:of )?(?:treatment|therapy|exposure|use|history|follow)|"
+                             r"duration|from|post|following|in duration|period)", re.I)
 _AGE_WORD = re.compile(r"\b(age[ds]?|years? old|year-old|yrs? old|of age|adults?|children|child|infants?|minors?|"
                        r"elderly|paediatric|pediatric|adolescents?|newborns?|neonates?)\b", re.I)
 
@@ -464,6 +492,17 @@ def _sex_finding(text: str, facts: PatientFacts) -> tuple[_Finding | None, list[
         return _Finding("sex", None, f"The criterion is about {wanted} patients, and the sex is not known.",
                         descriptor=True, open_question=True), spans
     same = facts.sex == wanted
+    first = (female or male)[0]
+    after = text[first.end():].strip()
+    # A sex word that opens who the trial is for ("Women aged 18-65", "Female", "Postmenopausal women with
+    # breast cancer") is a requirement; one heading a formula or a side remark ("Woman CrCl = ...") is not.
+    requirement = not _SCOPE_WORDS.search(text) and (len(text.split()) <= 12 or bool(re.match(
+        r"(?:\W*(?:patients?|participants?|subjects?|volunteers?|only|gender|sex)\b)?\W*(?:with|aged?|age|of|who|"
+        r"between|>=|<=|[<>≥≤]|\d|diagnosed|having|that|which|must be|are|is|only|\)|$)",
+        after, re.I)))
+    if not same and not requirement:
+        return _Finding("sex", None, f"This line speaks about {wanted} patients; it does not concern a {facts.sex} "
+                        "patient.", facts.evidence(facts.sex_evidence), descriptor=True, not_applicable=True), spans
     return (
         _Finding("sex", same, f"The criterion is about {wanted} patients and this patient is {facts.sex}.",
                  facts.evidence(facts.sex_evidence), descriptor=True),
@@ -471,6 +510,8 @@ def _sex_finding(text: str, facts: PatientFacts) -> tuple[_Finding | None, list[
     )
 
 
+_SCOPE_WORDS = re.compile(r"\b(contracept\w*|pregnan\w*|child[- ]?bearing|breast[- ]?feed\w*|lactat\w*|sperm|condoms?|"
+                          r"abstinen\w*|steril\w*|menopaus\w*|amenorrh\w*|fertile|birth control)\b", re.I)
 _PREGNANCY_WORDS = re.compile(
     r"\b(pregnan\w*|lactat\w*|breast[- ]?feed\w*|breastfeed\w*|nursing|child[- ]?bearing(?: potential| age| years)?|"
     r"contracept\w*|"
@@ -487,6 +528,7 @@ _GESTATION_LIMIT = re.compile(
     r"gestation(?:al age)?\s*(?:of\s*)?(?P<op><=|>=|<|>|less than|under|more than|over|at least|up to)\s*(?P<n>\d{1,2})\s*weeks?",
     re.I,
 )
+_BREASTFEEDING = re.compile(r"\b(breast[- ]?feed\w*|lactat\w*|nursing)\b", re.I)
 _CHILDBEARING_AGE = (10.0, 60.0)  # outside this range a woman is taken as unable to be pregnant
 
 
@@ -516,7 +558,14 @@ def _pregnancy_finding(text: str, kind: CriterionKind, facts: PatientFacts) -> t
         return _Finding("pregnancy", None, f"Pregnancy rules do not apply to {who}.",
                         facts.evidence(facts.sex_evidence + facts.age_evidence), not_applicable=True), spans
     if not re.search(r"pregnan|gestation|pregnency", text, re.I) and not conditional:
-        # Only breastfeeding is asked about; a pregnancy status does not answer that.
+        # Only breastfeeding is asked about; a pregnancy status does not answer that, the note's own words may.
+        for sentence in facts.sentences:
+            said = _BREASTFEEDING.search(sentence.text)
+            if said and not re.search(r"nursing (?:home|care|staff|facility)", sentence.text, re.I):
+                feeding = assertion_at(sentence.text, said.start(), said.end()) == "affirmed"
+                truth = not feeding if negated else feeding
+                return _Finding("pregnancy", truth, f"The note says the patient {'is' if feeding else 'is not'} "
+                                "breastfeeding.", facts.evidence([sentence.id])), spans
         return _Finding("pregnancy", None, "Whether the patient is breastfeeding is not known.",
                         open_question=True), spans
     if facts.pregnant is None or (conditional and not negated and kind == "inclusion"):
@@ -539,18 +588,31 @@ def _pregnancy_finding(text: str, kind: CriterionKind, facts: PatientFacts) -> t
     return _Finding("pregnancy", truth, reason, facts.evidence(facts.pregnancy_evidence)), spans
 
 
-_PERFORMANCE = re.compile(r"\b(ECOG|Zubrod|WHO performance|performance status|Karnofsky|Karnovsky|KPS|Lansky)\b", re.I)
+_PERFORMANCE = re.compile(
+    r"\b(Eastern Cooperative Oncology Group(?:\s*\(ECOG\))?|ECOG|Zubrod|(?-i:WHO)(?: performance| PS)|"
+    r"World Health Organi[sz]ation performance|performance status|Karnofsky|Karnovsky|KPS|Lansky)\b",
+    re.I,
+)
+_PS_NUMBER_WORDS = (("zero", "0"), ("one", "1"), ("two", "2"), ("three", "3"), ("four", "4"))
 
 
 def _allowed_ecog(text: str) -> tuple[set[int], str] | None:
     """Which ECOG grades a performance-status criterion allows (Karnofsky converted to ECOG)."""
     norm = _normalise(text)
+    for words, symbol in ((r"(?:greater than or equal to|no less than|not less than|at least)", ">="),
+                          (r"(?:less than or equal to|no more than|not more than|at most)", "<="),
+                          (r"(?:below|under|less than|lower than)", "<"), (r"(?:above|over|more than|greater than|higher than)", ">")):
+        norm = re.sub(rf"\b{words}\s*(?=\d)", symbol, norm, flags=re.I)
     karnofsky = re.search(r"(?:Karnofsky|Karnovsky|KPS|Lansky)[^0-9<>]{0,30}(>=|>|<=|<|at least|of)?\s*(\d{2,3})", norm, re.I)
     if karnofsky:
         op, score = (karnofsky.group(1) or ">=").lower(), int(karnofsky.group(2))
         grades = {g for g in range(6) if _karnofsky_ok(g, op, score)}
         return grades, f"Karnofsky {op} {score}"
-    m = re.search(r"(?:ECOG|Zubrod|WHO|performance status)[^0-9<>]{0,40}(>=|>|<=|<|of|:)?\s*([0-5])"
+    for word, digit in _PS_NUMBER_WORDS:
+        norm = re.sub(rf"\b{word}\b", digit, norm, flags=re.I)
+    norm = re.sub(r"\b(?:less than or equal to|at most|no (?:more|greater) than|up to)\s*(?=\d)", "<=", norm, flags=re.I)
+    norm = re.sub(r"\b(?:greater than or equal to|at least)\s*(?=\d)", ">=", norm, flags=re.I)
+    m = re.search(r"(?:ECOG|Eastern Cooperative Oncology Group|Zubrod|WHO|performance status)[^0-9<>]{0,40}(>=|>|<=|<|of|:)?\s*([0-5])"
                   r"(?:\s*(?:-|to|~|or|/|,)\s*([0-5]))?(?:\s*(?:,|or)\s*([0-5]))?", norm, re.I)
     if not m:
         return None
@@ -591,7 +653,7 @@ def _performance_finding(text: str, facts: PatientFacts) -> tuple[_Finding | Non
     if allowed is None:
         return None, []
     grades, written = allowed
-    spans = [(mention.start(), min(len(text), mention.end() + 40))]
+    spans = [(mention.start(), min(len(text), mention.end() + 60))]
     if facts.ecog is None:
         return _Finding("performance", None, f"The trial asks for {written}; the patient's activity level "
                         "(ECOG performance status) is not recorded.", open_question=True), spans
@@ -611,12 +673,13 @@ def _healthy_finding(text: str, facts: PatientFacts) -> tuple[_Finding | None, l
     m = _HEALTHY.search(text)
     if not m or assertion_at(text, m.start(), m.end()) != "affirmed":
         return None, []
+    spans = [h.span() for h in _HEALTHY.finditer(text) if assertion_at(text, h.start(), h.end()) == "affirmed"]
     if facts.healthy_volunteer is None:
         return _Finding("healthy", None, "The trial wants healthy volunteers; it is not known whether the patient is one.",
-                        open_question=True), [m.span()]
+                        open_question=True), spans
     word = "is" if facts.healthy_volunteer else "is not"
     return _Finding("healthy", facts.healthy_volunteer,
-                    f"The trial wants healthy volunteers and the patient {word} one."), [m.span()]
+                    f"The trial wants healthy volunteers and the patient {word} one."), spans
 
 
 _CONSENT_WORDS = re.compile(
@@ -641,6 +704,11 @@ _CONSENT_AS_TIME = re.compile(
 )
 
 
+_FOLLOW_PLAN = re.compile(r"\b(compl(?:y|iance|iant)|adhere\w*|adherence|available for|availability|attend\w*|"
+                          r"return for|follow-?up visits?|study visits?)\b", re.I)
+_CONSENT_ONLY = re.compile(r"\b(consent\w*|assent)\b", re.I)
+
+
 def _consent_finding(text: str, facts: PatientFacts, concepts: list[ConceptMatch]) -> _Finding | None:
     """A finding when the criterion is about consenting or following the study plan (and names no condition)."""
     plain = _PARENS.sub(lambda p: " " * len(p.group(0)), text)
@@ -648,7 +716,14 @@ def _consent_finding(text: str, facts: PatientFacts, concepts: list[ConceptMatch
     if not m or concepts or _CONSENT_AS_TIME.search(plain[: m.start()]):
         return None  # no consent wording, a named condition, or consent only marks a point in time
     refusal = bool(_REFUSAL.search(plain[: m.end() + 1]))
-    if not facts.consent:
+    if refusal and re.match(r"^(?:[^:;.]{0,40}:\s*)?\W*(?:absence of|no|without|free of|lack of)\b[^.;]*\b(?:condition|factor|problem|reason)s?\b",
+                            plain, re.I):
+        refusal = False  # "Absence of any condition hampering compliance": the double negative asks for compliance
+    asks_to_comply = bool(_FOLLOW_PLAN.search(plain))
+    if facts.from_note and asks_to_comply and not facts.comply:
+        return _Finding("consent", None, "The note does not say whether the patient will follow the study plan and "
+                        "attend the visits.")
+    if not facts.consent and not (asks_to_comply and facts.comply and not _CONSENT_ONLY.search(plain)):
         return _Finding("consent", None, "The note does not say whether the patient will consent and follow the study plan.")
     if facts.from_note:
         evidence = facts.evidence(facts.consent_evidence)
@@ -685,8 +760,8 @@ _MEASURES = (
     ),
     _Measure(
         "hemoglobin", "hemoglobin",
-        re.compile(r"\b(?:h(?:a)?emoglobin|hgb|hb)\b[^.;]{0,30}?" + _OP + r"\s*(?P<n>\d{1,3}(?:\.\d)?)\s*(?P<u>g/dl|g/l|mmol/l)?", re.I),
-        re.compile(r"\b(?:h(?:a)?emoglobin|hgb|hb)\b(?:\s*\(hb\))?[^.;0-9]{0,15}?(?P<n>\d{1,3}(?:\.\d)?)\s*(?P<u>g/dl|g/l)", re.I),
+        re.compile(r"(?<!glycated )(?<!glycosylated )\b(?:h(?:a)?emoglobin|hgb|hb)\b(?!\s*A1c)[^.;]{0,30}?" + _OP + r"\s*(?P<n>\d{1,3}(?:\.\d)?)\s*(?P<u>g/dl|g/l|mmol/l)?", re.I),
+        re.compile(r"(?<!glycated )(?<!glycosylated )\b(?:h(?:a)?emoglobin|hgb|hb)\b(?!\s*A1c)(?:\s*\(hb\))?[^.;0-9]{0,15}?(?P<n>\d{1,3}(?:\.\d)?)\s*(?P<u>g/dl|g/l)", re.I),
         {"g/dl": 1.0, "g/l": 0.1, "": 1.0},
     ),
     _Measure(
@@ -713,7 +788,44 @@ _MEASURES = (
         re.compile(r"\bplatelets?(?: count)?\b[^.;0-9]{0,15}?(?P<n>\d{1,3}(?:[,.]\d{3})?)\s*(?P<u>x ?10\^?9/l|/mm3|/ul)?", re.I),
         {"": 1.0},
     ),
+    _Measure(
+        "hba1c", "HbA1c",
+        re.compile(r"\b(?:HbA1c|A1c|glycated h(?:a)?emoglobin|glycosylated h(?:a)?emoglobin)\b(?:\s*\(HbA1c\))?[^.;]{0,30}?"
+                   + _OP + r"\s*(?P<n>\d{1,2}(?:\.\d)?)\s*(?P<u>%)?", re.I),
+        re.compile(r"\b(?:HbA1c|A1c|glycated h(?:a)?emoglobin|glycosylated h(?:a)?emoglobin)\b[^.;0-9]{0,20}?"
+                   r"(?P<n>\d{1,2}(?:\.\d)?)\s*(?P<u>%)", re.I),
+        {"%": 1.0, "": 1.0},
+    ),
+    _Measure(
+        "lvef", "left ventricular ejection fraction",
+        re.compile(r"\b(?:LVEF|(?:left ventricular )?ejection fraction|EF)\b(?:\s*\(LVEF\))?[^.;]{0,30}?" + _OP
+                   + r"\s*(?P<n>\d{1,2})\s*(?P<u>%)", re.I),
+        re.compile(r"\b(?:LVEF|ejection fraction|EF)\b[^.;0-9]{0,25}?(?P<n>\d{1,2})\s*(?P<u>%)", re.I),
+        {"%": 1.0, "": 1.0},
+    ),
+    _Measure(
+        "ferritin", "ferritin",
+        re.compile(r"\bferritin\b[^.;]{0,20}?" + _OP + r"\s*(?P<n>\d{1,4})\s*(?P<u>µg/l|ug/l|ng/ml)?", re.I),
+        re.compile(r"\bferritin\b[^.;0-9]{0,15}?(?P<n>\d{1,4})\s*(?P<u>µg/l|ug/l|ng/ml)?", re.I),
+        {"µg/l": 1.0, "ug/l": 1.0, "ng/ml": 1.0, "": 1.0},
+    ),
 )
+
+# "... 40% or lower": the bound written after the number.
+_OR_BOUND = re.compile(r"(?P<n>\d{1,3}(?:\.\d+)?)\s*(?P<u>%)?\s*or (?P<dir>lower|less|below|under|higher|more|greater|"
+                       r"above|over)\b", re.I)
+# A second bound right after the first: "at least 9.5 g/dL but below or equal to 13.5 g/dL", "> 7.5% to <= 10%".
+_SECOND_BOUND = re.compile(r"^\s*(?:[a-zµ/%]+\s*)?(?:\([^()]*\)\s*)?(?:,|and|but|to|-)\s*(?:and\s+)?"
+                           r"(?:less than or |less than or equal to|greater than or equal to)?\s*"
+                           r"(?P<op><=|>=|<|>|below or equal to|less than or equal to|greater than or equal to|less than|greater than|more than|below|above|at most|"
+                           r"at least|up to|equal to)\s*(?P<n>\d{1,4}(?:\.\d+)?)", re.I)
+# A range after the measure's name: "BMI must be 18 - 30", "temperature between 35.0-37.5".
+_RANGE_BOUND = re.compile(r"^[^.;0-9<>]{0,30}?(?:between\s*)?(?P<a>\d{1,3}(?:\.\d+)?)\s*(?:%|[a-zµ°/]+)?\s*(?:-|to)\s*"
+                          r"(?P<b>\d{1,3}(?:\.\d+)?)", re.I)
+_UPPER_WORDS = ("<", "<=", "less than", "lower than", "below", "under", "at most", "up to", "below or equal to")
+
+
+_AFEBRILE = re.compile(r"\b(?:afebrile|no fever|denies fever|without fever|fever[- ]free|no temperature)\b", re.I)
 
 
 def _measure_value(measure: _Measure, raw: str, unit: str | None) -> float:
@@ -732,11 +844,11 @@ def _compare(value: float, op: str, limit: float) -> bool:
     op = op.lower()
     if op in ("<", "less than", "lower than", "below", "under"):
         return value < limit
-    if op in ("<=", "at most", "up to"):
+    if op in ("<=", "at most", "up to", "less than or equal to", "below or equal to", "equal to"):
         return value <= limit
     if op in (">", "more than", "greater than", "higher than", "above", "over"):
         return value > limit
-    if op in (">=", "at least"):
+    if op in (">=", "at least", "greater than or equal to"):
         return value >= limit
     return math.isclose(value, limit)
 
@@ -747,9 +859,35 @@ def _measure_findings(text: str, facts: PatientFacts) -> tuple[list[_Finding], l
     spans: list[tuple[int, int]] = []
     for measure in _MEASURES:
         m = measure.criterion.search(norm)
-        if not m:
-            continue
-        limit = _measure_value(measure, m.group("n"), m.group("u"))
+        bounds: list[tuple[str, float, str]] = []  # (operator, limit, number as written)
+        unit_written = ""
+        if m:
+            unit_written = m.group("u") or ""
+            bounds.append((m.group("op"), _measure_value(measure, m.group("n"), m.group("u")), m.group("n")))
+            second = _SECOND_BOUND.match(norm[m.end():])
+            if second:
+                op2 = "<=" if second.group("op").lower() in ("below or equal to", "equal to") else second.group("op")
+                bounds.append((op2, _measure_value(measure, second.group("n"), m.group("u")), second.group("n")))
+                spans.append((m.end(), m.end() + second.end()))
+        else:
+            # The measure named with its bound written another way: "40% or lower", "18 - 30".
+            named = measure.note.search(norm)
+            if named is None:
+                continue
+            start = named.start()
+            window = norm[start : start + 80]
+            tail = _OR_BOUND.search(window)
+            ranged = _RANGE_BOUND.match(window)
+            if tail:
+                op = "<=" if tail.group("dir").lower() in ("lower", "less", "below", "under") else ">="
+                bounds.append((op, _measure_value(measure, tail.group("n"), tail.group("u")), tail.group("n")))
+            elif ranged and float(ranged.group("a")) < float(ranged.group("b")):
+                bounds.append((">=", _measure_value(measure, ranged.group("a"), None), ranged.group("a")))
+                bounds.append(("<=", _measure_value(measure, ranged.group("b"), None), ranged.group("b")))
+            else:
+                continue
+            m = named
+        limit = bounds[0][1]
         spans.append(m.span())
         observed: tuple[float, int] | None = None
         for sentence in facts.sentences:
@@ -757,15 +895,26 @@ def _measure_findings(text: str, facts: PatientFacts) -> tuple[list[_Finding], l
             if seen:
                 observed = (_measure_value(measure, seen.group("n"), seen.group("u")), sentence.id)
                 break
-        written = f"{measure.name} {m.group('op')} {m.group('n')}{(' ' + m.group('u')) if m.group('u') else ''}"
+        written = f"{measure.name} " + " and ".join(f"{op} {n}" for op, _, n in bounds)
+        written += f" {unit_written}" if unit_written else ""
         in_brackets = any(p.start() <= m.start() < p.end() for p in _PARENS.finditer(norm))
         if observed is None and in_brackets:
             continue  # a bracketed definition of something named outside the brackets
+        if observed is None and measure.key == "temperature" and limit >= 37.5 and _AFEBRILE.search(
+                " ".join(s.text for s in facts.sentences)):
+            # "No fever" / "afebrile": the temperature is below any fever threshold.
+            ids = [s.id for s in facts.sentences if _AFEBRILE.search(s.text)]
+            upper = bounds[0][0].lower() in _UPPER_WORDS
+            findings.append(_Finding("measure", upper, "The note says there is no fever, so the temperature is below "
+                                     f"the limit ({written}).", facts.evidence(ids)))
+            continue
         if observed is None:
-            findings.append(_Finding("measure", None, f"The trial asks for {written}; no {measure.name} is recorded."))
+            # A measurement a note does not give is unknown, not normal: notes do not list every value.
+            findings.append(_Finding("measure", None, f"The trial asks for {written}; no {measure.name} is recorded.",
+                                     open_question=not find_concepts(_PARENS.sub(" ", norm))))
             continue
         value, sentence_id = observed
-        ok = _compare(value, m.group("op"), limit)
+        ok = all(_compare(value, op, bound) for op, bound, _ in bounds)
         findings.append(_Finding("measure", ok, f"The recorded {measure.name} ({value:g}) "
                                  f"{'meets' if ok else 'does not meet'} the limit ({written}).",
                                  facts.evidence([sentence_id])))
@@ -802,6 +951,8 @@ def _concept_status(
         for match in find_concepts(sentence.text):
             if match.key in excepted or ancestors(match.key) & excepted:
                 continue
+            if match.key == "cancer" and any("cancer" in ancestors(e) for e in excepted):
+                continue  # "cancer other than NSCLC": a bare "metastases" is the excepted cancer's own
             narrower_or_same = match.key == key or key in ancestors(match.key)
             broader = match.key in ancestors(key)
             if not (narrower_or_same or broader):
@@ -826,6 +977,36 @@ def _concept_status(
     return _Status("absent", ())
 
 
+_OTHER_BEFORE = re.compile(r"\b(?:other|another|second(?: primary)?|additional|different|concomitant|concurrent|"
+                           r"synchronous|secondary)\s+(?:\w+\s+){0,2}$", re.I)
+
+
+def _other_cancer_status(key: str, facts: PatientFacts, excepted: frozenset[str]) -> _Status:
+    """"Other malignancy", "second primary cancer": a cancer besides the one the patient is treated for.
+
+    The note shows one only when it affirms two different kinds of cancer; "no other cancers" negates it.
+    """
+    kinds: dict[str, list[int]] = {}
+    negated: list[int] = []
+    for sentence in facts.sentences:
+        if is_boilerplate(sentence.text):
+            continue
+        for match in find_concepts(sentence.text):
+            if match.key in excepted or not (match.key == "cancer" or "cancer" in ancestors(match.key)):
+                continue
+            state = "negated" if match.absent else assertion_at(sentence.text, match.start, match.end)
+            before = sentence.text[max(0, match.start - 30) : match.start]
+            if state == "negated" and _OTHER_BEFORE.search(before):
+                negated.append(sentence.id)
+            elif state == "affirmed" and match.key != "cancer":
+                kinds.setdefault(match.key, []).append(sentence.id)
+    if len(kinds) >= 2:
+        return _Status("affirmed", tuple(i for ids in kinds.values() for i in ids), "more than one kind of cancer")
+    if negated:
+        return _Status("negated", tuple(negated))
+    return _Status("absent", ())
+
+
 _UNIT_SPLIT = re.compile(
     r"\s*(?:,|;|(?<!\d)/|/(?!\d)|\band/or\b|\bor\b|\bnor\b|\band\b|\bsuch as\b|\bincluding\b|\be\.g\.|\bi\.e\.|\betc\.?)\s*",
     re.I,
@@ -833,11 +1014,15 @@ _UNIT_SPLIT = re.compile(
 # A piece that starts like this qualifies the piece before it ("..., for all trauma patients").
 _QUALIFYING_PIECE = re.compile(r"^(for|in|at|by|with|of|after|before|during|within|due|from|to|when|while|which|that|"
                                r"who|requiring|as)\b", re.I)
+_STAGE_END = re.compile(r"\b(?:locally advanced|advanced|metastatic|recurrent|unresectable|inoperable|refractory|relapsed|"
+                        r"early|early-stage|localized|localised|limited|extensive|resectable|operable|newly diagnosed)\s*$",
+                        re.I)
 _DISJUNCTIVE = re.compile(r"\b(or|and/or|such as|one or more|at least one|any of|any one|e\.g\.|including|either)\b", re.I)
 _EXCEPTION = re.compile(r"\b(other than|except(?: for)?|excluding|apart from|aside from|with the exception of|unless)\b[^;]*", re.I)
 _NEGATED_REQUIREMENT = re.compile(
-    r"^\W*(?:(?:patients?|subjects?|participants?|individuals?)\s+(?:who\s+)?)?(?:must\s+)?"
-    r"(no|not|never|without|absence of|free of|lack of|non-|"
+    r"^(?:[A-Za-z][\w /&-]{0,40}:\s*)?"  # a section label ("Cardiovascular: No heart failure")
+    r"\W*(?:(?:patients?|subjects?|participants?|individuals?)\s+(?:who\s+)?)?(?:must\s+)?"
+    r"(no|not|never|without|absence of|free of|lack of|non-|negative(?: for)?|"
     r"(?:has|have|had|did|does|do|must|should|is|are)(?: not|n't)(?: (?:been|be|be(?:en)? diagnosed with|had|have|"
     r"received|receive|undergone|experienced|suffered|used|use|taken|take|smoked|smoke|pregnant|breast-?feeding))?"
     r"(?=\s|$)(?!\s+(?:changed|change|stopped|completed|started|met)\b))",
@@ -865,9 +1050,11 @@ def _literal_status(words: list[str], facts: PatientFacts, minimum: int, in_sent
         sentence_words = _content_words(sentence.text)
         if not stems <= {_stem(w) for w in sentence_words}:
             continue
-        first = next(w for w in sentence_words if _stem(w) in stems)
-        position = sentence.text.lower().find(first)
-        state = assertion_at(sentence.text, position) if position >= 0 else "affirmed"
+        lowered = sentence.text.lower()
+        positions = [lowered.find(w) for w in sentence_words if _stem(w) in stems]
+        states = {assertion_at(sentence.text, p) for p in positions if p >= 0} or {"affirmed"}
+        # "swallows tablets without difficulty": a negation on any of the words negates the whole phrase.
+        state = "negated" if "negated" in states else ("family" if "family" in states else "affirmed")
         return _Status(state if state in ("affirmed", "negated") else "absent", (sentence.id,), " ".join(words))
     return None
 
@@ -878,19 +1065,144 @@ def _unexplained(words: list[str], facts: PatientFacts, sentence_ids: tuple[int,
     Time limits and numbers are never taken as said: "within 3 months" needs a date, not the word "months".
     """
     said = {_stem(w) for s in facts.sentences if s.id in sentence_ids for w in _content_words(s.text)}
+    shown = " ".join(s.text for s in facts.sentences if s.id in sentence_ids)
+    # Stage words imply each other: metastatic (stage IV) cancer is advanced cancer.
+    if re.search(r"\bmetasta\w*|\bstage (?:IV|4)\b", shown, re.I):
+        said |= {"advanced", "metastatic"}
+    if re.search(r"\bstage (?:III|3)[ABC]?\b", shown, re.I):
+        said |= {"advanced"}
     return [w for w in words if w in _TIME or w == _NUMBER_TOKEN or _stem(w) not in said]
+
+
+_TIMING = "(timing)"
+_ADJUVANT = "(adjuvant)"
+_ADVANCED_SETTING = re.compile(r"\b(?:for|in)\s+(?:the\s+)?(?:locally\s+)?(?:advanced|metastatic|recurrent|unresectable)"
+                               r"(?:/metastatic)?\b|\b(?:advanced|metastatic) (?:disease )?setting\b", re.I)
+_EARLY_SETTING = re.compile(r"\b(?:neo-?)?adjuvant\b|\bperioperative\b|\bcurative[- ]intent\b", re.I)
+_TIME_UNITS_WEEKS = {"hour": 1 / 168, "hr": 1 / 168, "day": 1 / 7, "week": 1.0, "wk": 1.0, "month": 52 / 12, "mo": 52 / 12,
+                     "year": 52.0, "yr": 52.0}
+_COUNT = r"(?P<n>\d{1,3}(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a|an|several|a few)"
+_TIME_UNIT = r"(?P<u>hours?|hrs?|days?|weeks?|wks?|months?|mos?|years?|yrs?)"
+_WINDOW_WITHIN = re.compile(r"\b(?:within|in|during|over)\s+(?:the\s+)?(?:(?:last|past|previous|preceding|prior)\s+)?"
+                            + _COUNT + r"\s*" + _TIME_UNIT
+                            + r"|\b(?:less than|fewer than|<)\s*" + _COUNT.replace("?P<n>", "?P<n2>") + r"\s*"
+                            + _TIME_UNIT.replace("?P<u>", "?P<u2>") + r"(?:\s+(?:from|before|prior to|of)\b|\s*(?:[.;,)]|$))",
+                            re.I)
+_WINDOW_MINIMUM = re.compile(r"(?:\b(?:(?:more|longer|greater) than or equal to|more than|longer than|at least|over|"
+                             r"greater than)\s*|(?:>=?|≥)\s*|\bfor\s+(?:at least\s+)?"
+                             r"(?:more than\s+)?)" + _COUNT + r"\s*" + _TIME_UNIT, re.I)
+_NOTE_AGO = (
+    re.compile(_COUNT + r"\s*" + _TIME_UNIT + r"\s+(?:ago|earlier|before (?:admission|presentation|this visit|today))\b",
+               re.I),
+    re.compile(r"\b(?:for|over)\s+(?:the\s+)?(?:(?:past|last)\s+)?" + _COUNT + r"\s*" + _TIME_UNIT, re.I),
+)
+_COUNT_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
+                "eleven": 11, "twelve": 12, "a": 1, "an": 1}
+
+
+def _span_weeks(m: re.Match[str]) -> float | None:
+    groups = m.groupdict()
+    raw = (groups.get("n") or groups.get("n2") or "").lower()
+    unit_raw = groups.get("u") or groups.get("u2") or ""
+    if raw in ("several", "a few"):
+        return None
+    count = float(_COUNT_WORDS.get(raw, raw) if raw in _COUNT_WORDS else raw)
+    unit = unit_raw.lower().rstrip("s")
+    return count * _TIME_UNITS_WEEKS.get(unit, _TIME_UNITS_WEEKS.get(unit[:2], 1.0))
+
+
+def _has_window(text: str) -> bool:
+    """Whether a text sets a time limit ("within 6 months", "for at least 3 months"); ages do not count."""
+    for pattern in (_WINDOW_WITHIN, _WINDOW_MINIMUM):
+        for m in pattern.finditer(text):
+            after = text[m.end() : m.end() + 14]
+            before = text[max(0, m.start() - 12) : m.start()]
+            if not re.match(r"\s*(?:of age|old|of life|of (?:the )?age)\b", after, re.I) and not re.search(
+                    r"\bage[ds]?\W*$", before, re.I):
+                return True
+    return False
+
+
+def _time_check(piece: str, facts: PatientFacts, sentence_ids: tuple[int, ...],
+                keys: frozenset[str] = frozenset()) -> bool | None:
+    """Whether the note's timing of a condition fits the criterion's time limit.
+
+    "within the previous 3 months" is met by "two weeks ago" and not by "two years ago"; "fever for more
+    than one week" is not met by "fever for 2 days".  None when either side gives no usable time.
+    """
+    within = _WINDOW_WITHIN.search(piece)
+    minimum = None if within else _WINDOW_MINIMUM.search(piece)
+    window = within or minimum
+    if window is None:
+        return None
+    # The limit must be written next to the condition it times, not in a bracket about something else.
+    named = [c for c in find_concepts(piece) if not keys or c.key in keys or keys & ancestors(c.key)]
+    near = [c for c in named
+            if not re.search(r"[()\[\]]", piece[min(c.end, window.start()):max(c.start, window.end())])
+            and (window.start() - c.end if window.start() >= c.end else c.start - window.end()) <= 40]
+    if keys and not near:
+        return None
+    limit = _span_weeks(window)
+    if limit is None:
+        return None
+    for sentence in facts.sentences:
+        if sentence.id not in sentence_ids:
+            continue
+        # The time must be said of this condition: next to its mention, and the only time in the sentence.
+        # "for 2 days" is a duration; "two weeks ago" only says when it began, which a minimum duration cannot use.
+        since_event = within or re.match(r"\s*(?:prior|before|ago|since|earlier)\b", piece[window.end():], re.I)
+        patterns = _NOTE_AGO if since_event else _NOTE_AGO[1:]
+        times = [m for pattern in patterns for m in pattern.finditer(sentence.text)]
+        mentions = [c for c in find_concepts(sentence.text)
+                    if not keys or c.key in keys or keys & ancestors(c.key)]
+        if len(times) != 1 or not mentions:
+            continue
+        seen = times[0]
+        if min(abs(seen.start() - c.end) if seen.start() >= c.end else abs(c.start - seen.end()) for c in mentions) > 60:
+            continue
+        elapsed = _span_weeks(seen)
+        if elapsed is None:
+            continue
+        return elapsed <= limit if within else elapsed >= limit
+    return None
+
+
+_REACTION_TO = re.compile(r"\b(?:hypersensitivit\w*|allerg\w*|intoleran\w*|contraindicat\w*|reactions?|"
+                          r"sensitivity)\s+(?:\w+\s+){0,2}?(?:to|with|against|of)\b", re.I)
 
 
 def _split_units(plain: str, concepts: list[ConceptMatch], ignore: frozenset[str]) -> list[_Unit]:
     """Cut a criterion into list items; a piece that only qualifies the previous one stays with it."""
     pieces: list[tuple[int, str]] = []
     position = 0
+    reaction = _REACTION_TO.search(plain)
+    if reaction:
+        # "Hypersensitivity to Taxol or Taxotere": everything after "to" is what the reaction is to, so it
+        # stays one item with the reaction (a clause after ";" starts a new one).
+        end = plain.find(";", reaction.end())
+        end = len(plain) if end < 0 else end
+        head_units = _split_units(plain[: reaction.start()], [c for c in concepts if c.start < reaction.start()],
+                                  ignore) if plain[: reaction.start()].strip() else []
+        inside = [c for c in concepts if reaction.start() <= c.start < end]
+        piece = plain[reaction.start() : end]
+        leftover = piece
+        for c in sorted(inside, key=lambda c: -c.start):
+            leftover = leftover[: c.start - reaction.start()] + " " + leftover[c.end - reaction.start() :]
+        # Within the object list any one named thing is enough, so keep the reaction and the first drug named.
+        words = [w for w in _content_words(leftover) if w not in ("no", "not", "non", "never", "without") and w not in ignore]
+        reaction_units = []
+        allergy = [c for c in inside if c.key == "allergy"]
+        for c in [c for c in inside if c.key != "allergy"] or allergy:
+            reaction_units.append(_Unit(piece, reaction.start(), allergy + [c] if c not in allergy else [c], words))
+        tail = _split_units(plain[end:], [c for c in concepts if c.start >= end], ignore) if end < len(plain) else []
+        return head_units + reaction_units + tail
     for piece in _UNIT_SPLIT.split(plain):
         start = plain.find(piece, position) if piece else position
         position = start + len(piece)
         if not piece.strip():
             continue
-        if pieces and _QUALIFYING_PIECE.match(piece.strip()):
+        if pieces and (_QUALIFYING_PIECE.match(piece.strip()) or _STAGE_END.search(pieces[-1][1])):
+            # "locally advanced or metastatic NSCLC": a stage adjective joined to the next piece is one phrase.
             first_start, first_text = pieces[-1]
             pieces[-1] = (first_start, plain[first_start : start + len(piece)])
         else:
@@ -920,8 +1232,12 @@ def _concept_finding(
             masked[i] = " "
     masked_text = "".join(masked)
     plain = _PARENS.sub(lambda m: " " * len(m.group(0)), masked_text)
-    requirement_negated = bool(_NEGATED_REQUIREMENT.match(plain)) and not any(
-        c.absent and c.start <= len(plain) - len(plain.lstrip()) + 4 for c in find_concepts(masked_text)
+    negation = _NEGATED_REQUIREMENT.match(plain)
+    requirement_negated = negation is not None and not any(
+        (c.absent and c.start <= len(plain) - len(plain.lstrip()) + 4)
+        # "Non-small cell lung cancer": the "non-" belongs to a name, not a negation.
+        or c.start <= negation.start(1) < c.end
+        for c in find_concepts(masked_text)
     )
     family = bool(re.match(r"^\W*(?:a\s+)?(?:positive\s+)?family history\b", plain, re.I))
 
@@ -953,12 +1269,24 @@ def _concept_finding(
                          facts.evidence(literal.evidence)),
                 [],
             )
+        if kind == "inclusion" and re.search(r"\beither\b|\bor\b", plain, re.I) and len(units) > 1:
+            # "CT scan or ultrasound of the abdomen": one alternative found word for word is enough.
+            for unit in units:
+                found = _literal_status(unit.leftover, facts, minimum=2)
+                if found is not None and found.state == "affirmed" and not any(
+                        w in _QUALIFIERS or w == _NUMBER_TOKEN for w in unit.leftover):
+                    return (_Finding("literal", not requirement_negated, f"The note mentions {found.where}.",
+                                     facts.evidence(found.evidence)), [])
         return None, leftover_all
 
     index = concept_index()
     # "Severe renal or hepatic insufficiency": the adjective covers every item of the list.
-    shared_severity = [w for w in _content_words(plain) if w in _SEVERITY]
+    # Only an adjective before the first named thing is shared; one inside a later item is that item's own.
+    first_named = min((c.start for c in concepts), default=len(plain))
+    shared_severity = [w for w in _content_words(plain[:first_named])
+                       if w in _SEVERITY or w in ("concomitant", "concurrent", "current", "ongoing", "recent")]
     results: list[tuple[_Unit, _Status, str]] = []
+    whole_window = _has_window(plain)
     for unit in units:
         if not unit.concepts:
             # A list item with no known concept can still be found word for word in the note.
@@ -970,8 +1298,22 @@ def _concept_finding(
                 results.append((unit, literal, literal.where))
             continue
         statuses = []
+        other_cancer: list[ConceptMatch] = []
         for c in unit.concepts:
-            status = _concept_status(c.key, facts, excepted)
+            before_c = plain[max(0, c.start - 30) : c.start]
+            if (_OTHER_BEFORE.search(before_c) and (c.key == "cancer" or "cancer" in ancestors(c.key))) or (
+                    c.key == "cancer" and re.search(r"\b(?:previous|prior|past)\s+(?:\w+\s+)?$", before_c, re.I)):
+                status = _other_cancer_status(c.key, facts, excepted)
+                other_cancer.append(c)
+            else:
+                status = _concept_status(c.key, facts, excepted)
+            if status.state == "affirmed" and _ADVANCED_SETTING.search(plain) and (
+                    c.key == "anticancer_therapy" or "anticancer_therapy" in ancestors(c.key)):
+                # Adjuvant or neoadjuvant treatment is given around surgery, never for advanced disease.
+                in_setting = [i for i in status.evidence
+                              if not _EARLY_SETTING.search(next(x.text for x in facts.sentences if x.id == i))]
+                if not in_setting:
+                    status = _Status("negated", status.evidence, status.where, instead=_ADJUVANT)
             if c.absent:  # the criterion itself says "non-smoker": what counts as met flips
                 status = _Status({"affirmed": "negated", "negated": "affirmed"}.get(status.state, status.state),
                                  status.evidence, status.where)
@@ -985,10 +1327,27 @@ def _concept_finding(
         else:
             combined = _Status("absent", ())
         unit.leftover += [w for w in shared_severity if w not in unit.leftover]
+        if combined.state == "negated" and not any(c.absent for c in unit.concepts):
+            # The record says there is no X at all, so no narrower "severe X" or "X within 6 months" either.
+            unit.leftover = []
         if unit.leftover and combined.state == "affirmed":
             unit.leftover = _unexplained(unit.leftover, facts, combined.evidence)
+        if combined.state == "affirmed" and (any(w in _TIME for w in unit.leftover) or whole_window):
+            keys = frozenset(c.key for c, _ in statuses)
+            timing = _time_check(unit.text if _has_window(unit.text) else plain, facts, combined.evidence, keys)
+            if timing is True:
+                unit.leftover = [w for w in unit.leftover if w not in _TIME and w != _NUMBER_TOKEN]
+            elif timing is False:
+                combined = _Status("negated", combined.evidence, instead=_TIMING)
+            elif whole_window and not any(w in _TIME for w in unit.leftover):
+                # A time limit anywhere in the criterion covers everything it lists.
+                unit.leftover = unit.leftover + ["within"]
         joiner = " and " if combined.state == "affirmed" else " or "
-        label = joiner.join(dict.fromkeys(("no " if c.absent else "") + index[c.key].name for c, _ in statuses))
+        # Name only what the verdict rests on, so the reason never says "does not mention" something the note shows.
+        shown = [(c, st) for c, st in statuses if st.state == combined.state] if combined.state != "affirmed" else statuses
+        label = joiner.join(dict.fromkeys(("no " if c.absent else "") + ("other cancer" if c in other_cancer
+                                                                         else index[c.key].name)
+                                          for c, _ in shown or statuses))
         results.append((unit, combined, label))
 
     head_leftover = [w for u in units if not any(u is r[0] for r in results) for w in u.leftover]
@@ -1006,9 +1365,13 @@ def _concept_finding(
         # "no smoking" that is not there means the record shows smoking.
         flipped = [n[3:] for _, _, n in rows if n.startswith("no ")]
         plain_names = [n for _, st, n in rows if not n.startswith("no ") and not st.instead]
-        parts = [f"{_record(facts)} shows {st.instead}, not {n}." for _, st, n in rows if st.instead]
+        parts = [f"{_record(facts)} shows {n}, but not in the time the criterion sets." if st.instead == _TIMING
+                 else f"{_record(facts)} shows {n} only as adjuvant or neoadjuvant treatment, not for advanced disease."
+                 if st.instead == _ADJUVANT
+                 else f"{_record(facts)} shows {st.instead}, not {n}." for _, st, n in rows if st.instead]
         if plain_names:
-            parts.append(f"{_record(facts)} says there is no {', '.join(dict.fromkeys(plain_names))}.")
+            listed = ", ".join(dict.fromkeys(re.sub(r"^(?:an?|the) ", "", n) for n in plain_names))
+            parts.append(f"{_record(facts)} says there is no {listed}.")
         if flipped:
             parts.append(f"{_record(facts)} shows {', '.join(dict.fromkeys(flipped))}, while this criterion is about "
                              "people without it.")
@@ -1044,6 +1407,16 @@ def _concept_finding(
             return _Finding("concept", present_wanted, f"{_record(facts)} shows {names(results)}.", evidence(results)), []
         if qualified and not absent:
             return _qualified(qualified), leftovers
+        if results and not absent and not negated:
+            # Everything named is on record; only words outside the named items are unexplained.
+            return _Finding(
+                "concept", None,
+                f"{_record(facts)} shows {names(results)}, but not whether the rest of the criterion "
+                f"({' '.join(dict.fromkeys(w for w in head_leftover if w != _NUMBER_TOKEN)) or 'the details'}) applies.",
+                evidence(results), discuss=True,
+                closed_reason=f"{_record(facts)} shows {names(results)} but not the rest of what the criterion "
+                "describes, so this is taken not to apply.",
+            ), leftovers
     missing = absent or results
     wants_absence = requirement_negated or all(n.startswith("no ") for _, _, n in missing)
     if wants_absence and kind == "inclusion" and facts.complete_record and not qualified and not clean:
@@ -1051,7 +1424,17 @@ def _concept_finding(
         unmentioned = ", ".join(dict.fromkeys(n.removeprefix("no ") for _, _, n in missing))
         return _Finding("concept", True, f"{_record(facts)} does not mention {unmentioned}, so the patient is taken "
                         "not to have it.", ()), []
-    return _Finding("concept", None, f"{_record(facts)} does not mention {names(missing)}."), leftovers
+    shown_excepted = [k for k in excepted if _concept_status(k, facts).state == "affirmed"]
+    if shown_excepted:
+        left_out = ", ".join(dict.fromkeys(index[k].name for k in shown_excepted))
+        return _Finding("concept", None, f"{_record(facts)} shows {left_out}, which this criterion leaves out, and "
+                        f"nothing else it names.", closed_reason=f"{_record(facts)} shows {left_out}, which this "
+                        "criterion leaves out, and nothing else it names."), leftovers
+    wanted = names(missing)
+    if all(n.startswith("no ") for _, _, n in missing):
+        return _Finding("concept", None, f"{_record(facts)} does not say whether there was "
+                        f"{', '.join(dict.fromkeys(n[3:] for _, _, n in missing))}."), leftovers
+    return _Finding("concept", None, f"{_record(facts)} does not mention {wanted}."), leftovers
 
 
 # --- Putting the aspects together ---------------------------------------------------------------
@@ -1068,8 +1451,72 @@ def evaluate(criterion_text: str | None, kind: CriterionKind, patient: Patient) 
             return Judgement(Label.NOT_MET, "The exclusion criterion is empty, so it rules no one out.")
         return Judgement(Label.NOT_APPLICABLE, "The criterion is empty.")
 
+    group = _GROUP_LABEL.match(text)
+    if group:
+        scoped_group = _group_scope(group.group("label"), facts)
+        if scoped_group is not None:
+            return scoped_group
+        text = text[group.end():].strip()
+
+    if facts.sex is not None:
+        kept, other_sex = own_sex_sentences(text, facts.sex)
+        if other_sex and not kept:
+            who = {"female": "men", "male": "women"}[facts.sex]
+            person = {"female": "a woman", "male": "a man"}[facts.sex]
+            return Judgement(Label.NOT_APPLICABLE, f"This line sets rules for {who} only; it does not apply to {person}.",
+                             facts.evidence(facts.sex_evidence))
+        if other_sex:
+            text = " ".join(kept)
+        if sex_scope(text) == facts.sex and _SCOPED_AGREEMENT.search(text):
+            method = _contraception_in(facts)
+            if method is not None and kind == "inclusion":
+                return Judgement(Label.MET, f"The note says the patient uses {method[0]}, a highly effective method "
+                                 "of contraception.", facts.evidence([method[1]]))
+            return Judgement(Label.NOT_ENOUGH_INFO, "This line asks something of people of the patient's sex "
+                             "(such as agreeing to contraception) that the note does not say.")
+    stripped = _strip_non_requirements(text)
+    if stripped is None:
+        return Judgement(Label.NOT_APPLICABLE, "This line is a note about the criteria, not a criterion.")
+    text = stripped
+
+    permissive, required = permissive_sentences(text)
+    if permissive and not required:
+        return Judgement(Label.NOT_APPLICABLE, "This line says what is allowed, not what is required, so it does not "
+                         "rule anyone in or out.")
+    if permissive:
+        named = [c for c in find_concepts(" ".join(permissive)) if not c.absent]
+        if named and all(_concept_status(c.key, facts).state == "negated" for c in named):
+            names = ", ".join(dict.fromkeys(concept_index()[c.key].name for c in named))
+            return Judgement(Label.NOT_APPLICABLE, f"{_record(facts)} says there was no {names}, so the limits this "
+                             "line sets on it do not concern the patient.")
+        inner = evaluate(" ".join(required), kind, facts)
+        against = (kind == "inclusion" and inner.label == Label.NOT_MET) or (kind == "exclusion" and inner.label == Label.MET)
+        if against:
+            return Judgement(Label.NEEDS_DISCUSSION, f"{inner.reason} The criterion also allows exceptions "
+                             f"(\"{permissive[0][:160]}\"); ask whether they cover the patient.", inner.evidence_sentence_ids)
+        return inner
+
+    current = _current_treatment(text, kind, facts)
+    if current is not None:
+        return current
+
+    scoped = _scoped_to_absent_condition(text, facts) or _washout_without_treatment(text, facts)
+    if scoped is not None:
+        return scoped
+
     findings: list[_Finding] = []
     consumed: list[tuple[int, int]] = []
+    for reader in (measurable_disease, life_expectancy, pd_l1, nyha_class):
+        reading = reader(text, facts)
+        if reading is not None:
+            findings.append(_Finding(reader.__name__, reading.truth, reading.reason, reading.evidence,
+                                     open_question=reading.open_question))
+            consumed += list(reading.spans)
+    organ = organ_function(text, kind, facts)
+    if organ is not None:
+        if organ.truth is not None:
+            label = Label.MET if organ.truth else Label.NOT_MET
+            return Judgement(label, organ.reason, organ.evidence)
     pregnancy, spans = _pregnancy_finding(text, kind, facts)
     if pregnancy is not None:
         consumed += spans
@@ -1077,11 +1524,23 @@ def evaluate(criterion_text: str | None, kind: CriterionKind, patient: Patient) 
         finding, spans = finder(text, facts)
         if finding is not None:
             finding.standalone = finding.descriptor and _is_own_item(text, spans)
+            if finding.aspect == "sex" and finding.not_applicable and pregnancy is None:
+                return Judgement(Label.NOT_APPLICABLE, finding.reason, finding.evidence)
             findings.append(finding)
             consumed += spans
     measures, spans = _measure_findings(text, facts)
     findings += measures
     consumed += spans
+    unknowable = _UNKNOWABLE.search(text)
+    if unknowable and not find_concepts(text) and not _CONSENT_WORDS.search(text):
+        # Plans, future events, contraindications and paperwork: a case summary cannot settle them.
+        findings.append(_Finding("unknowable", None, "The note cannot say this; the trial team checks it "
+                                 f"(\"{unknowable.group(0)}\").", open_question=True))
+        consumed.append((0, len(text)))
+    unread = "".join(" " if any(a <= i < b for a, b in consumed) else ch for i, ch in enumerate(text))
+    lab = _LAB_THRESHOLD.search(unread)
+    if lab and not find_concepts(_PARENS.sub(" ", text)) and not any(f.aspect == "measure" for f in findings):
+        findings.append(_Finding("lab", None, "The note does not give this test result.", open_question=True))
 
     consent = _consent_finding(text, facts, find_concepts(text)) if pregnancy is None else None
     if consent is not None:
@@ -1103,6 +1562,184 @@ def evaluate(criterion_text: str | None, kind: CriterionKind, patient: Patient) 
         if pregnancy.truth is not None or is_subject:
             findings.append(pregnancy)
     return _combine(findings, leftover, kind, facts)
+
+
+# Phrases that say when or how something is assessed, not what is required.
+_ASSESSMENT_PHRASE = re.compile(
+    r"\b(?:as|when)\s+(?:determined|assessed|judged|evidenced|confirmed|documented|measured|defined|evaluated|"
+    r"verified|established)\s+by\b[^.;]*|\bat the time of (?:signing|giving|obtaining)?\s*(?:the\s+)?(?:written\s+)?"
+    r"(?:informed\s+)?consent(?:\s+form)?\b|\b(?:other|additional) (?:protocol[- ]defined |study[- ]specific )?"
+    r"(?:inclusion/exclusion |inclusion |exclusion |eligibility )?criteria (?:may )?apply\b[^.;]*|"
+    r"\bplease contact the (?:study )?(?:investigator|team|site)[^.;]*",
+    re.I,
+)
+# A sentence that opens with a condition speaks about some patients only ("If there is only one lesion ...").
+_CONDITIONAL_SENTENCE = re.compile(r"^\W*(?:if|in case|in the case|when|where|for (?:patients|subjects|participants) "
+                                   r"(?:with|who)|in (?:patients|subjects|participants) (?:with|who))\b", re.I)
+_SCOPED_AGREEMENT = re.compile(r"\b(contracept\w*|condoms?|sperm|abstinen\w*|birth control|vasectom\w*)\b", re.I)
+
+
+# An inclusion criterion about a procedure or life-support the patient is going through now.
+_CURRENT_TREATMENT = re.compile(
+    r"^\W*(?:(?:patients?|subjects?|participants?|people|those|individuals?|children|adults?|women|men)\s+)?"
+    r"(?:who\s+)?(?:(?:are|is|be|being)\s+)?(?:currently\s+)?"
+    r"(?P<state>undergoing|scheduled (?:for|to undergo)|planned for|awaiting|mechanically ventilated|intubated|"
+    r"on (?:maintenance |chronic )?(?:h(?:a)?emo)?dialysis|(?:maintenance|chronic) (?:h(?:a)?emo)?dialysis)\b",
+    re.I,
+)
+
+
+def _current_treatment(text: str, kind: CriterionKind, facts: PatientFacts) -> Judgement | None:
+    """"Patients undergoing carotid endarterectomy", "are mechanically ventilated": a complete case summary
+    states a procedure or life-support the patient is going through, so when it names none of it the
+    inclusion is not met.  Anything the note does mention leaves the ordinary rules to decide."""
+    m = _CURRENT_TREATMENT.search(text)
+    if m is None or kind != "inclusion" or not facts.complete_record:
+        return None
+    described = text[m.start("state"):]
+    described = re.split(r"[.;]|\(", described)[0]
+    for c in find_concepts(described):
+        if _concept_status(c.key, facts).state != "absent":
+            return None
+    words = {_stem(w) for w in _content_words(described) if w not in _QUALIFIERS and w not in _STATE_WORDS}
+    said = {_stem(w) for sentence in facts.sentences if not is_boilerplate(sentence.text)
+            for w in _content_words(sentence.text)}
+    if not words or words & said:
+        return None
+    what = described.strip().rstrip(",")
+    return Judgement(Label.NOT_MET, f"A full case summary would mention this ({what[:120]}); the note does not, so "
+                     "the patient is taken not to be going through it.")
+
+
+_STATE_WORDS = frozenset("undergoing undergo scheduled planned awaiting elective open patients who are currently".split())
+
+
+# Methods counted as highly effective (failure below 1% a year, as the CTFG contraception guidance lists them).
+_EFFECTIVE_CONTRACEPTION = re.compile(
+    r"\b(?:(?:copper |hormonal )?(?:IUD|IUS|intra-?uterine (?:device|system))|contraceptive implant|implant|"
+    r"(?:combined )?oral contraceptives?|birth control pills?|the pill|contraceptive (?:injection|patch|ring)|"
+    r"tubal ligation|(?:surgically )?sterili[sz]ed|vasectomi[sz]ed partner|partner (?:has had|had) a vasectomy)\b",
+    re.I,
+)
+
+
+def _contraception_in(facts: PatientFacts) -> tuple[str, int] | None:
+    """The highly effective contraception the note says the patient uses, with its sentence id."""
+    for sentence in facts.sentences:
+        m = _EFFECTIVE_CONTRACEPTION.search(sentence.text)
+        if m and assertion_at(sentence.text, m.start(), m.end()) == "affirmed":
+            return m.group(0), sentence.id
+    return None
+
+
+# "For patients with chronic hepatitis B, the viral load must be undetectable", "Patients with a history of
+# hepatitis C must have been treated and cured": the opening names whom the rule is for.
+_SCOPE_OPENING = re.compile(
+    r"^\W*(?:(?:for|in)\s+)?(?:patients?|subjects?|participants?|those|individuals?)\s+(?:with|who have|who had)\s+"
+    r"(?P<scope>[^,;:]{3,120}?)(?:,|\s+(?:must|need|needs|are required|is required|will need|have to)\b)",
+    re.I,
+)
+
+
+def _scoped_to_absent_condition(text: str, facts: PatientFacts) -> Judgement | None:
+    """A rule for patients with some condition, when the record shows the patient does not have it."""
+    m = _SCOPE_OPENING.match(text)
+    if m is None:
+        return None
+    rest = text[m.end("scope"):].lstrip(" ,")
+    # The rule must follow at once ("..., the viral load must be undetectable"); "..., as these patients should be
+    # offered ..." explains an exclusion rather than setting a rule for a group.
+    if re.match(r"(?:as|because|since|which|who|whose|given)\b", rest, re.I) or not re.search(
+            r"\b(?:must|needs?|are required|is required|have to|has to)\b", " ".join(rest.split()[:10]), re.I):
+        return None
+    named = [c for c in find_concepts(m.group("scope")) if not c.absent]
+    # The most specific names decide: "hepatitis B infection" is about hepatitis B, not any infection.
+    named = [c for c in named if not any(c.key in ancestors(o.key) for o in named)]
+    if not named:
+        return None
+    states = [_concept_status(c.key, facts).state for c in named]
+    if all(state == "negated" for state in states) or (facts.complete_record and all(st != "affirmed" for st in states)):
+        names = ", ".join(dict.fromkeys(concept_index()[c.key].name for c in named))
+        return Judgement(Label.NOT_APPLICABLE, f"This rule is for patients with {names}; {_record(facts).lower()} shows "
+                         f"no {names}, so it does not concern the patient.")
+    return None
+
+
+# A label naming the group a criterion is for: "Healthy participants: ...", "Subjects receiving chemotherapy: ...".
+_GROUP_LABEL = re.compile(
+    r"^\W*(?P<label>(?:for\s+)?(?:(?:healthy|control|normal)\s+)?(?:subjects?|patients?|participants?|volunteers?|"
+    r"controls?|healthy (?:subjects?|participants?|volunteers?|controls?)|cohort \w+|arm \w+|group \w+|part \w+)"
+    r"(?:\s+[\w/-]+){0,5}?)\s*:\s*(?=\S)",
+    re.I,
+)
+
+
+def _group_scope(label: str, facts: PatientFacts) -> Judgement | None:
+    """Not applicable when the label names a group the patient is not in (healthy volunteers, people with X)."""
+    if re.search(r"\b(?:healthy|control|normal)\b", label, re.I):
+        if facts.healthy_volunteer is False:
+            return Judgement(Label.NOT_APPLICABLE, f"This line is for {label.strip().lower()}; the patient is not a "
+                             "healthy volunteer.")
+        return None
+    named = [c for c in find_concepts(label) if not c.absent]
+    named = [c for c in named if not any(c.key in ancestors(o.key) for o in named)]
+    if named and all(_concept_status(c.key, facts).state == "negated" for c in named):
+        return Judgement(Label.NOT_APPLICABLE, f"This line is for {label.strip().lower()}; "
+                         f"{_record(facts).lower()} shows the patient is not in that group.")
+    return None
+
+
+# "At least 4 weeks since prior radiotherapy and recovered": a waiting time after a treatment.
+_WASHOUT = re.compile(r"\b(?:since|after|from)\s+(?:the\s+)?(?:last\s+(?:dose\s+of\s+)?|prior\s+|previous\s+|completion of\s+)"
+                      r"|\b(?:washout|wash-out)\b", re.I)
+
+
+def _washout_without_treatment(text: str, facts: PatientFacts) -> Judgement | None:
+    """A waiting time after a treatment does not concern a patient the record shows never had it."""
+    m = _WASHOUT.search(text)
+    if m is None or not re.search(r"\d|\b(?:one|two|three|four|six|eight|twelve)\b", text[: m.start()] + text[m.end():]):
+        return None
+    named = [c for c in find_concepts(text[m.end():]) if not c.absent]
+    named = [c for c in named if "anticancer_therapy" in ancestors(c.key) or c.key == "anticancer_therapy"]
+    if not named:
+        return None
+    states = [_concept_status(c.key, facts).state for c in named]
+    if all(state == "negated" for state in states) or (facts.complete_record and all(st == "absent" for st in states)):
+        names = ", ".join(dict.fromkeys(concept_index()[c.key].name for c in named))
+        return Judgement(Label.NOT_APPLICABLE, f"{_record(facts)} shows no {names}, so the waiting time after it does "
+                         "not concern the patient.")
+    return None
+
+
+def _strip_non_requirements(text: str) -> str | None:
+    """The criterion without assessment phrases, 'other criteria may apply' notes and conditional sentences
+    (kept when nothing else is left)."""
+    stripped = _ASSESSMENT_PHRASE.sub(" ", text)
+    sentences = [p for p in re.split(r"(?<=[.;])\s+(?=[A-Z(])", stripped) if p.strip()]
+    unconditional = [p for p in sentences if not _CONDITIONAL_SENTENCE.match(p)]
+    if unconditional and len(unconditional) < len(sentences):
+        stripped = " ".join(unconditional)
+    stripped = re.sub(r"\s+", " ", stripped).strip()
+    if not _content_words(stripped):
+        return None if _content_words(text) != _content_words(stripped) else text
+    return stripped
+
+
+_UNKNOWABLE = re.compile(
+    r"\b(?:dies|die|planning|plans? to|planned|intends? to|decides?|"
+    r"during (?:the|their) (?:study|admission|stay|hospitali[sz]ation|course)|after (?:randomi[sz]ation|enrol+ment)|"
+    r"by \d+ hours? after|contraindicat\w*|not eligible for|ineligible for|lack of|not registered|"
+    r"failure to (?:pass|provide|complete|comply|return|attend|obtain|give|sign)|"
+    r"(?:do not|don't|does not|unable to) speak)\b",
+    re.I,
+)
+# A laboratory or physiological limit: a comparison with a number and a unit.
+_LAB_THRESHOLD = re.compile(
+    r"(?:<=|>=|<|>|≤|≥|less than|greater than|more than|above|below|at least|at most)\s*\d+(?:[.,]\d+)?\s*"
+    r"(?:mg/dl|mg/l|g/dl|g/l|mmol/l|µmol/l|umol/l|ml/min|mls/min|iu/l|u/l|%|x\s*10|×\s*10|/mm3|/ul|/µl|kg/m2|"
+    r"mm ?hg|x uln|× uln|times)",
+    re.I,
+)
 
 
 def _is_own_item(text: str, spans: list[tuple[int, int]]) -> bool:

@@ -1,29 +1,37 @@
-"""Turn per-criterion labels into a fit score, a trial verdict and a checklist of what is still unknown.
-
-Fit score
-    ``round(favourable / evaluable * 100)`` (halves round up), where
-
-    * *evaluable* criteria are those labelled MET or NOT_MET -- criteria labelled NOT_ENOUGH_INFO,
-      NEEDS_DISCUSSION or NOT_APPLICABLE are left out of both counts;
-    * a criterion is *favourable* when it helps the patient in: an inclusion criterion that is MET,
-      or an exclusion criterion that is NOT_MET (the exclusion does not apply).
-
-    With no evaluable criteria there is no score (``None``) and a sentence says why.
+"""Turn per-criterion labels into a fit score, a trial verdict, a ranking and a checklist of what is still unknown.
 
 Verdict, first rule that applies wins
     1. not relevant -- the trial's conditions do not match the patient's condition;
     2. excluded -- an inclusion criterion is NOT_MET or an exclusion criterion is MET;
     3. uncertain -- some criterion is NOT_ENOUGH_INFO or NEEDS_DISCUSSION (or none could be checked);
     4. eligible -- everything checked came out in the patient's favour.
+
+Fit score (the README's "Fit score" paragraph says the same in plain words)
+    Each criterion -- the listed ones plus the registry's age and sex limits -- is *in the patient's favour*
+    (an inclusion met, an exclusion that does not apply, a line that does not concern them), *against* them
+    (an inclusion not met, an exclusion that applies) or *open* (not enough information, needs discussion).
+    With N criteria of which F are in the patient's favour and J were judged (in favour or against):
+
+    * not relevant, or no criteria at all: no score (None);
+    * excluded: ``round(19 * F / N)``, 0-19, band "Unlikely";
+    * otherwise ``20 + round(80 * F / N)``, 20-100; at most 59 when fewer than half were judged (J < N / 2),
+      and exactly 20 when the criteria text is missing from our copy (only age and sex could be read).
+      59 and below is the band "Needs information", 60 and above "Good match so far" (value "promising").
+
+Ranking (:func:`rank_key`)
+    By verdict (eligible, uncertain, excluded, not relevant), then trials whose nearest site is within the
+    patient's travel limit before those of unknown distance before those beyond it, then by fit score, then by
+    distance. So a trial within reach never ranks under one that is not unless its verdict is worse.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from services.eligibility.labels import Label
 from services.eligibility.parser import Criterion, CriterionKind
@@ -54,39 +62,103 @@ def is_favourable(label: Label, kind: CriterionKind) -> bool | None:
     return None
 
 
+def pass_status(label: Label, kind: CriterionKind) -> str:
+    """The label as "does the patient pass this line?": met / not_met / open (a line that does not concern the
+    patient counts as passed)."""
+    if label == Label.NOT_APPLICABLE:
+        return "met"
+    favourable = is_favourable(label, kind)
+    return "open" if favourable is None else "met" if favourable else "not_met"
+
+
+class FitBand(StrEnum):
+    """Where a fit score sits: its range says how much it can be trusted."""
+
+    PROMISING = "promising"
+    NEEDS_INFORMATION = "needs_information"
+    UNLIKELY = "unlikely"
+
+    @property
+    def display(self) -> str:
+        """Short wording for a card or report."""
+        return {FitBand.PROMISING: "Good match so far", FitBand.NEEDS_INFORMATION: "Needs information",
+                FitBand.UNLIKELY: "Unlikely"}[self]
+
+
+EXCLUDED_MAX = 19
+NEEDS_INFORMATION_MIN = 20
+NEEDS_INFORMATION_MAX = 59
+
+
+def band_of(score: int | None) -> FitBand | None:
+    """The band a score falls in (None for no score)."""
+    if score is None:
+        return None
+    if score <= EXCLUDED_MAX:
+        return FitBand.UNLIKELY
+    return FitBand.NEEDS_INFORMATION if score <= NEEDS_INFORMATION_MAX else FitBand.PROMISING
+
+
 @dataclass(frozen=True)
 class FitScore:
-    """The 0-100 fit score (or None), the counts behind it, and a plain sentence explaining it."""
+    """The 0-100 fit score (or None), its band, the counts behind it, and a plain sentence explaining it."""
 
     score: int | None
+    band: FitBand | None
     favourable: int
-    evaluable: int
+    judged: int
+    total: int
     explanation: str
 
 
-def fit_score(results: Iterable[CriterionResult]) -> FitScore:
-    """Share of the checkable criteria that came out in the patient's favour, as a whole number 0-100."""
+def _round(x: float) -> int:
+    return math.floor(x + 0.5)
+
+
+def fit_from_statuses(statuses: Sequence[str], verdict: str, *, criteria_missing: bool = False) -> FitScore:
+    """The fit score from pass statuses (met / not_met / anything else = open) and the trial's verdict.
+
+    This is the one definition of the score (see the module docstring); :func:`fit_score` feeds it labels.
+    """
+    total = len(statuses)
+    favourable = sum(1 for s in statuses if s == "met")
+    judged = favourable + sum(1 for s in statuses if s == "not_met")
+    if verdict == Verdict.NOT_RELEVANT:
+        return FitScore(None, None, favourable, judged, total,
+                        "No score: this trial studies a different condition from yours.")
+    if total == 0:
+        return FitScore(None, None, 0, 0, 0, "No score: this trial lists no criteria we could read.")
+    if verdict == Verdict.EXCLUDED:
+        score = _round(EXCLUDED_MAX * favourable / total)
+        against = judged - favourable
+        why = (f"At least one requirement rules you out ({against} of {total} criteria are against you), so the "
+               f"fit stays in the lowest band (0–{EXCLUDED_MAX}).")
+        return FitScore(score, band_of(score), favourable, judged, total, why)
+    if criteria_missing:
+        score = NEEDS_INFORMATION_MIN
+        why = ("Only the registry's age and sex limits could be checked: the trial's criteria text is missing from "
+               f"our copy, so the fit stays at {score}, the bottom of the “needs information” band.")
+        return FitScore(score, band_of(score), favourable, judged, total, why)
+    score = NEEDS_INFORMATION_MIN + _round((100 - NEEDS_INFORMATION_MIN) * favourable / total)
+    open_count = total - judged
+    why = f"{favourable} of the {total} criteria are in your favour"
+    if open_count:
+        why += f"; {open_count} could not be checked yet"
+    if judged * 2 < total:
+        score = min(score, NEEDS_INFORMATION_MAX)
+        why += (f". Fewer than half could be checked, so the fit stays in the “needs information” band "
+                f"(at most {NEEDS_INFORMATION_MAX})")
+    return FitScore(score, band_of(score), favourable, judged, total, why + ".")
+
+
+def fit_score(results: Iterable[CriterionResult], verdict: str | None = None, *,
+              criteria_missing: bool = False) -> FitScore:
+    """The fit score of judged criteria (verdict: as :func:`trial_verdict` gives it for a matching condition)."""
     results = list(results)
-    evaluable = [r for r in results if r.label.is_known]
-    favourable = sum(1 for r in evaluable if is_favourable(r.label, r.kind))
-    if not evaluable:
-        if not results:
-            why = "No score: this trial lists no criteria we could read."
-        else:
-            why = (
-                f"No score: none of the {len(results)} criteria could be checked against what we know yet, "
-                "so they are listed as questions instead."
-            )
-        return FitScore(None, 0, 0, why)
-    score = math.floor(favourable * 100 / len(evaluable) + 0.5)
-    unknown = len(results) - len(evaluable)
-    tail = f" {unknown} other criteria could not be checked and do not count." if unknown else ""
-    return FitScore(
-        score,
-        favourable,
-        len(evaluable),
-        f"{favourable} of the {len(evaluable)} criteria we could check are in your favour.{tail}",
-    )
+    if verdict is None:
+        verdict = trial_verdict(results, True).verdict
+    return fit_from_statuses([pass_status(r.label, r.kind) for r in results], verdict,
+                             criteria_missing=criteria_missing)
 
 
 class Verdict(StrEnum):
@@ -142,12 +214,52 @@ def trial_verdict(results: Iterable[CriterionResult], condition_matches: bool) -
     return TrialVerdict(Verdict.ELIGIBLE, "Every criterion we could check is in your favour.")
 
 
+VERDICT_ORDER: dict[str, int] = {Verdict.ELIGIBLE: 0, Verdict.UNCERTAIN: 1, Verdict.EXCLUDED: 2, Verdict.NOT_RELEVANT: 3}
+
+
+def within_reach(miles: float | None, radius_miles: float | None) -> bool | None:
+    """True when the nearest site is within the travel limit (or there is no limit), False when beyond it,
+    None when the distance is unknown."""
+    if radius_miles is None:
+        return True
+    if miles is None:
+        return None
+    return float(miles) <= float(radius_miles)
+
+
+def reach_note(miles: float | None, radius_miles: float | None) -> str:
+    """A sentence about the nearest site and the travel limit, empty when there is nothing worth saying."""
+    if radius_miles is None:
+        return ""
+    if miles is None:
+        return "No site of this trial has a known location in our copy, so its distance is unknown."
+    if float(miles) > float(radius_miles):
+        return (f"Beyond your travel limit: the nearest site is about {float(miles):,.0f} miles away; you said you "
+                f"can travel {float(radius_miles):,.0f} miles.")
+    return ""
+
+
+def rank_key(match: Mapping[str, Any]) -> tuple[int, int, int, float, str]:
+    """Sort key of a saved match: verdict, then within reach / unknown / beyond, then fit (high first), then
+    distance, then NCT id (see the module docstring)."""
+    verdict = VERDICT_ORDER.get(str(match.get("verdict")), len(VERDICT_ORDER))
+    reach = {True: 0, None: 1, False: 2}.get(match.get("within_reach"), 1)
+    score = match.get("fit_score")
+    miles = match.get("distance_miles")
+    return (verdict, reach, -(score if isinstance(score, int) else -1),
+            float(miles) if isinstance(miles, int | float) else math.inf, str(match.get("nct_id")))
+
+
 @dataclass(frozen=True)
 class Checklist:
-    """What to bring and what to ask, derived from the criteria that are still open."""
+    """What to bring and what to ask, derived from the criteria that are still open.
+
+    ``questions`` are phrased as a patient would ask them; ``topics`` gives each one's topic (same order).
+    """
 
     records: tuple[str, ...]
     questions: tuple[str, ...]
+    topics: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -171,35 +283,29 @@ _RECORD_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"\b(histolog\w*|patholog\w*|biops\w*|cytolog\w*|mutations?|EGFR|ALK|ROS1|HER-?2|PD-?L1|BRCA\d?|KRAS|"
         r"biomarkers?|genetic|genotyp\w*|receptor|stage|staging|grade|Gleason|TNM|metasta\w*)\b", re.I)),
     ("Treatment history (medicines, surgery, radiation, with dates)", re.compile(
-        r"\b(prior|previous(?:ly)?|received|treated|treatments?|therap(?:y|ies)|chemotherap\w*|radiotherap\w*|"
-        r"radiation|surger(?:y|ies)|surgical|operations?|medications?|medicines?|drugs?|doses?|lines? of|"
-        r"regimens?|vaccin\w*|transplant\w*)\b", re.I)),
+        r"\b(prior(?!\s+to\b)|previous(?:ly)?|received|treated|treatments?|therap(?:y|ies)|chemotherap\w*|"
+        r"radiotherap\w*|radiation|surger(?:y|ies)|surgical|operations?|medications?|medicines?|drugs?|doses?|"
+        r"lines? of|regimens?|vaccin\w*|transplant\w*)\b", re.I)),
     ("Lung function test results (spirometry)", re.compile(
         r"\b(FEV1|FVC|spirometr\w*|lung function|pulmonary function|DLCO)\b", re.I)),
 )
-_ACTIVITY = re.compile(r"\b(ECOG|Karnofsky|Karnovsky|KPS|Lansky|performance status|Zubrod)\b", re.I)
-_PREGNANCY = re.compile(r"\b(pregnan\w*|contracept\w*|child[- ]?bearing|breast[- ]?feed\w*|lactat\w*|birth control)\b", re.I)
 
 
 def gap_checklist(results: Iterable[CriterionResult], limit: int = 12) -> Checklist:
-    """Records to bring and questions to ask for the criteria still labelled unknown or 'ask your doctor'."""
+    """Records to bring and the questions a patient would ask (services.eligibility.plain) for the criteria still
+    labelled unknown or 'ask your doctor'; questions on one topic that say the same thing are asked once."""
+    from services.eligibility.plain import patient_question
+
     records: dict[str, None] = {}
-    questions: dict[str, None] = {}
+    questions: dict[str, str] = {}
     for result in results:
         if result.label not in (Label.NOT_ENOUGH_INFO, Label.NEEDS_DISCUSSION) or not result.text.strip():
             continue
-        text = result.text
-        matched = False
         for record, pattern in _RECORD_KINDS:
-            if pattern.search(text):
+            if pattern.search(result.text):
                 records[record] = None
-                matched = True
-        if _ACTIVITY.search(text):
-            questions["How would my doctor rate my daily activity level (ECOG performance status)?"] = None
-            matched = True
-        if _PREGNANCY.search(text):
-            questions["Does the trial's pregnancy or birth-control requirement apply to me?"] = None
-            matched = True
-        if result.label == Label.NEEDS_DISCUSSION or not matched:
-            questions[f"Do I meet this {result.kind} criterion: “{_short(text)}”?"] = None
-    return Checklist(tuple(list(records)[:limit]), tuple(list(questions)[:limit]))
+        question = patient_question(result.text, result.kind)
+        if question is not None:
+            questions.setdefault(question.text, question.topic)
+    asked = list(questions.items())[:limit]
+    return Checklist(tuple(list(records)[:limit]), tuple(q for q, _ in asked), tuple(t for _, t in asked))

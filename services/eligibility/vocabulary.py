@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from pathlib import Path
+from typing import Any
+
+THERAPY_CLASSES_PATH = Path(__file__).resolve().parents[2] / "data" / "eligibility" / "therapy_classes.json"
 
 
 @dataclass(frozen=True)
@@ -38,7 +43,7 @@ def _c(
     return Concept(key, name, patterns, parents, absent, not_after, not_before, excludes)
 
 
-CONCEPTS: tuple[Concept, ...] = (
+_BASE_CONCEPTS: tuple[Concept, ...] = (
     # Heart and vessels
     _c("heart_disease", "heart disease", r"heart diseases?", r"cardiac diseases?", r"cardiovascular diseases?",
        r"heart conditions?", r"cardiac conditions?", parents=("cardiopulmonary_disease",)),
@@ -99,16 +104,21 @@ CONCEPTS: tuple[Concept, ...] = (
     _c("insulin_resistance", "insulin resistance", r"insulin resistan\w*"),
     # Kidneys and liver
     _c("kidney_disease", "kidney disease", r"(?:renal|kidney) (?:diseases?|insufficiency|impairment|dysfunction|failure)",
-       r"\bCKD\b", r"\bESRD\b", r"end[- ]stage renal", r"end[- ]stage kidney", r"nephropath\w*"),
+       r"\bCKD\b", r"\bESRD\b", r"(?:impaired|reduced|decreased|poor) (?:renal|kidney) function", r"end[- ]stage renal", r"end[- ]stage kidney", r"nephropath\w*"),
     _c("acute_kidney_injury", "sudden kidney injury", r"acute (?:kidney|renal) (?:injury|failure|insufficiency)",
        r"\bAKI\b", parents=("kidney_disease",)),
     _c("dialysis", "dialysis", r"(?:h(?:a)?emo|peritoneal )?dialysis", r"renal replacement therapy"),
     _c("liver_disease", "liver disease", r"(?:liver|hepatic) (?:diseases?|dysfunction|impairment|insufficiency|failure)",
-       r"hepatopath\w*"),
+       r"hepatopath\w*", r"(?:impaired|reduced|decreased|poor) (?:hepatic|liver) function"),
     _c("cirrhosis", "cirrhosis", r"cirrho\w*", parents=("liver_disease",)),
     _c("hepatitis", "hepatitis", r"hepatitis", parents=("liver_disease", "infection")),
-    _c("hepatitis_b", "hepatitis B", r"hepatitis B", r"\bHBV\b", r"\bHBsAg\b", parents=("hepatitis",)),
-    _c("hepatitis_c", "hepatitis C", r"hepatitis C", r"\bHCV\b", parents=("hepatitis",)),
+    _c("hepatitis_b", "hepatitis B", r"hepatitis B", r"\bHBV\b", r"\bHBsAg\b", r"hepatitis B surface antigen",
+       parents=("hepatitis",)),
+    # Antibodies to hepatitis B show past infection or vaccination, not current infection.
+    _c("hbv_antibody", "hepatitis B antibodies", r"hepatitis B (?:surface|core) antibod\w*", r"\bHBsAb\b", r"\bHBcAb\b",
+       r"\banti-?HB[sc]\b"),
+    _c("hepatitis_c", "hepatitis C", r"hepatitis C", r"\bHCV\b",
+       r"(?:(?<=hepatitis B and )|(?<=hepatitis B or )|(?<=hepatitis B/)|(?<=hepatitis B, )|(?<=hepatitis B & ))C\b", parents=("hepatitis",)),
     _c("liver_abscess", "liver abscess", r"(?:liver|hepatic) abscess\w*", parents=("liver_disease", "infection")),
     # Lungs and breathing
     _c("lung_disease", "lung disease", r"(?:lung|pulmonary|respiratory) (?:diseases?|disorders?)",
@@ -181,11 +191,21 @@ CONCEPTS: tuple[Concept, ...] = (
     _c("noncompliance", "trouble following treatment plans", r"non[- ]?complian\w*", r"not complian\w*",
        r"poor (?:compliance|adherence)", r"non[- ]?adheren\w*", r"not adherent"),
     # Cancer
-    _c("cancer", "cancer", r"cancers?", r"malignan\w*", r"carcinom\w*", r"neoplas\w*", r"tumou?rs?", r"metasta\w*",
-       r"sarcomas?", r"oncolog\w*"),
-    _c("lung_cancer", "lung cancer", r"lung (?:cancer|carcinoma|adenocarcinoma)", r"\bN?SCLC\b",
-       r"(?:non-)?small[- ]cell lung", parents=("cancer",)),
-    _c("breast_cancer", "breast cancer", r"breast (?:cancer|carcinoma)", parents=("cancer",)),
+    _c("cancer", "cancer", r"cancers?", r"malignan\w*", r"carcinom\w*", r"adenocarcinom\w*", r"neoplas\w*", r"tumou?rs?", r"metasta\w*",
+       r"sarcomas?", r"oncolog\w*", not_before=("group",)),
+    _c("lung_cancer", "lung cancer", r"lung (?:cancer|carcinoma)s?", r"cancer of the lung", r"carcinoma of the lung",
+       r"bronchogenic carcinoma", parents=("cancer",)),
+    # Non-small-cell and small-cell lung cancer are different diseases: one rules out the other.
+    _c("nsclc", "non-small cell lung cancer", r"\bNSCLC\b", r"non[- ]small[- ]cell lung(?: cancer| carcinoma)?s?",
+       r"non[- ]small[- ]cell carcinoma of the lung", r"lung adenocarcinomas?", r"(?:adeno|squamous cell )carcinoma of the lung",
+       r"pulmonary adenocarcinoma", r"adenocarcinoma of the lung", r"squamous(?: cell)? (?:lung|NSCLC)",
+       r"(?:non-?squamous|squamous) non[- ]small[- ]cell lung(?: cancer)?",
+       parents=("lung_cancer",), excludes=("sclc",)),
+    _c("sclc", "small cell lung cancer", r"\bSCLC\b", r"(?<!non-)(?<!non )small[- ]cell lung(?: cancer| carcinoma)?s?",
+       r"(?<!non-)(?<!non )small[- ]cell carcinoma(?: of the lung)?", r"oat cell carcinoma",
+       parents=("lung_cancer",), excludes=("nsclc",)),
+    _c("breast_cancer", "breast cancer", r"breast (?:cancer|carcinoma|adenocarcinoma)", r"carcinoma of the breast",
+       r"(?:invasive )?(?:ductal|lobular) carcinoma", r"\bIDC\b", r"\bDCIS\b", parents=("cancer",)),
     _c("prostate_cancer", "prostate cancer", r"prostat(?:e|ic) (?:cancer|carcinoma|adenocarcinoma)",
        parents=("cancer",)),
     _c("colorectal_cancer", "bowel cancer", r"colo(?:n|rectal) (?:cancer|carcinoma)", parents=("cancer",)),
@@ -194,12 +214,9 @@ CONCEPTS: tuple[Concept, ...] = (
     _c("gastric_cancer", "stomach cancer", r"(?:gastric|stomach) (?:cancer|carcinoma)", parents=("cancer",)),
     _c("cervical_cancer", "cervical cancer", r"cervical (?:cancer|carcinoma)", parents=("cancer",)),
     _c("skin_cancer", "skin cancer", r"skin cancer", r"melanoma", r"basal cell carcinoma", parents=("cancer",)),
-    _c("leukemia", "leukemia", r"leuka?emi\w*", r"\bAML\b", r"\bCLL\b", r"\bCML\b", parents=("cancer",)),
-    _c("lymphoma", "lymphoma", r"lymphomas?", parents=("cancer",)),
-    _c("myeloma", "myeloma", r"myelomas?", parents=("cancer",)),
-    _c("chemotherapy", "chemotherapy", r"chemotherap\w*", r"\bchemo\b", r"cytotoxic (?:therapy|treatment|drugs?)"),
-    _c("radiotherapy", "radiation therapy", r"radiotherap\w*", r"radiation(?: therapy| treatment)?", r"irradiat\w*"),
-    _c("immunotherapy", "immunotherapy", r"immunotherap\w*", r"checkpoint inhibitors?"),
+    _c("leukemia", "leukemia", r"leuka?emi\w*", r"\bAML\b", r"\bCLL\b", r"\bCML\b", r"(?-i:\bALL\b)", parents=("cancer",)),
+    _c("lymphoma", "lymphoma", r"lymphomas?", r"\bDLBCL\b", r"hodgkin'?s?(?: disease)?", parents=("cancer",)),
+    _c("myeloma", "myeloma", r"myelomas?", r"plasma cell (?:myeloma|neoplasm|dyscrasia)s?", parents=("cancer",)),
     # Stomach, gut, blood, immunity, skin
     _c("diarrhea", "diarrhea", r"diarrh(?:o)?ea\w*", r"loose stools?"),
     _c("gi_bleeding", "bleeding from the gut", r"(?:gastrointestinal|\bGI) (?:bleed\w*|h(?:a)?emorrhage)", r"mel(?:a)?ena",
@@ -228,7 +245,22 @@ CONCEPTS: tuple[Concept, ...] = (
     _c("skin_disease", "a skin condition", r"skin (?:diseases?|disorders?|conditions?)", r"dermatitis", r"eczema"),
     _c("allergy", "an allergy", r"allerg\w*", r"hypersensitivit\w*", r"anaphyla\w*"),
     # Treatments
-    _c("insulin", "insulin", r"\binsulin\b", not_before=("resistance", "resistant", "dependent", "-dependent", "sensitivity")),
+    _c("antidiabetics", "diabetes medicines", r"anti-?diabetic (?:drugs?|medications?|medicines?|agents?|therap\w*)",
+       r"(?:oral )?(?:glucose|blood sugar)[- ]lowering (?:drugs?|medications?|agents?|therap\w*)",
+       r"oral anti-?diabetics?", r"oral hypoglyc(?:a)?emic (?:drugs?|agents?)"),
+    _c("insulin", "insulin", r"\binsulin\b", parents=("antidiabetics",),
+       not_before=("resistance", "resistant", "dependent", "-dependent", "sensitivity")),
+    _c("basal_insulin", "basal (long-acting) insulin", r"basal insulin", r"long[- ]acting insulin", r"insulin glargine",
+       r"glargine", r"insulin detemir", r"detemir", r"insulin degludec", r"degludec", r"\bNPH(?: insulin)?\b",
+       parents=("insulin",)),
+    _c("metformin", "metformin", r"metformin", r"biguanides?", parents=("antidiabetics",)),
+    _c("sulfonylurea", "sulfonylurea", r"sulfonylureas?", r"sulphonylureas?", r"glipizide", r"glimepiride", r"gliclazide",
+       r"glibenclamide", r"glyburide", parents=("antidiabetics",)),
+    _c("dpp4_inhibitor", "DPP-4 inhibitor", r"DPP-?4 inhibitors?", r"dipeptidyl peptidase[- ]4 inhibitors?", r"\w+gliptin\b",
+       parents=("antidiabetics",)),
+    _c("sglt2_inhibitor", "SGLT2 inhibitor", r"SGLT-?2 inhibitors?", r"\w+gliflozin\b", parents=("antidiabetics",)),
+    _c("glp1_agonist", "GLP-1 medicine", r"GLP-?1(?: receptor)? (?:agonists?|RAs?|analogues?)", r"semaglutide",
+       r"liraglutide", r"dulaglutide", r"exenatide", r"tirzepatide", parents=("antidiabetics",)),
     _c("corticosteroids", "steroid medicines", r"corticosteroids?", r"steroids?", r"prednis\w*", r"dexamethasone",
        r"hydrocortisone", r"methylprednisolone"),
     _c("immunosuppressants", "immune-suppressing medicines", r"immunosuppress(?:ive|ant|ion)\w*(?: (?:drugs?|agents?|therapy|medications?))?"),
@@ -280,17 +312,115 @@ CONCEPTS: tuple[Concept, ...] = (
     _c("sleepiness", "sleepiness", r"sleepiness", r"somnolence", r"drowsiness"),
     _c("skin_ulcer", "a skin ulcer", r"(?:skin|leg|foot|cutaneous|venous|diabetic) ulcers?", r"ulcers?"),
     _c("trauma", "an injury", r"trauma\w*", r"injur(?:y|ies|ed)", r"fractures?"),
-    _c("surgery", "surgery", r"surger(?:y|ies)", r"surgical(?:ly)?", r"operated"),
     # Biomarkers and test results
     _c("hpv", "HPV", r"\bHPV\b", r"human papilloma ?virus", absent=(r"HPV[- ]negative",)),
-    _c("egfr", "an EGFR mutation", r"\bEGFR\b(?: mutation\w*)?"),
-    _c("alk", "an ALK change", r"\bALK\b(?: (?:rearrangement|fusion|translocation)\w*)?"),
-    _c("her2", "HER2", r"\bHER-?2\b"),
-    _c("brca", "a BRCA mutation", r"\bBRCA[12]?\b"),
-    _c("kras", "a KRAS mutation", r"\bKRAS\b"),
-    _c("pd_l1", "PD-L1", r"\bPD-?L1\b"),
 )
 
+
+
+# --- Cancer therapy classes (shipped as data, see data/eligibility/therapy_classes.json) -----------
+
+
+def _phrase_pattern(phrase: str) -> str:
+    """A plain phrase as a regex: spaces and hyphens are interchangeable (or absent), a plural 's' is optional."""
+    words = re.split(r"[\s-]+", phrase.strip())
+    body = r"[- ]?".join(re.escape(w) for w in words if w)
+    if phrase[-1:].islower():
+        body += "s?"
+    return body
+
+
+def therapy_class_data(path: Path = THERAPY_CLASSES_PATH) -> dict[str, Any]:
+    """The therapy-class file as loaded (its 'source' says where the classes come from)."""
+    with path.open(encoding="utf-8") as handle:
+        data: dict[str, Any] = json.load(handle)
+    return data
+
+
+def _therapy_concepts() -> tuple[Concept, ...]:
+    out = []
+    for item in therapy_class_data()["classes"]:
+        names = list(item.get("terms", ())) + list(item.get("drugs", ())) + list(item.get("brands", ()))
+        patterns = tuple(_phrase_pattern(n) for n in names)
+        # "immunotherapy-naive", "naive to chemotherapy": the spelling itself says the treatment was never given.
+        naive = tuple(f"(?:{_phrase_pattern(n)})(?:\\s*\\([^()]{{1,15}}\\))?[- ](?:treatment|therapy)[- ]na[iï]ve"
+                      for n in item.get("terms", ()))
+        naive += tuple(f"(?:{_phrase_pattern(n)})[- ]?na[iï]ve" for n in item.get("terms", ()))
+        naive += tuple(f"na[iï]ve to (?:prior |previous )?(?:{_phrase_pattern(n)})" for n in item.get("terms", ()))
+        absent = naive + tuple(_phrase_pattern(n) for n in item.get("absent_terms", ()))
+        out.append(Concept(item["key"], item["name"], patterns, tuple(item.get("parents", ())), absent,
+                           not_before=tuple(item.get("not_before", ()))))
+    return tuple(out)
+
+
+# --- Biomarkers: a gene or receptor with the words that say its status ------------------------------
+
+_PRESENT_STATUS = (
+    r"(?:[- ]?(?:gene )?(?:positive|pos|\+|mutat\w*|mutant|mutation[- ]positive|amplifi\w*|amplified|rearrange\w*|fusions?|"
+    r"fusion[- ]positive|translocat\w*|alterations?|altered|overexpress\w*|driver mutations?|sensiti[sz]ing mutations?|"
+    r"activating mutations?|exon \d+ (?:deletion|insertion|mutation)s?|variants?))?"
+)
+_ABSENT_STATUS = (
+    r"[- ]?(?:(?:gene |mutation |mutational |rearrangement |fusion |amplification |expression |receptor )?"
+    r"(?:status |testing |test |analysis |result )?(?:was |is |were |came back |:\s*)?)?"
+    r"(?:wild[- ]?type|wt\b|negative|neg\b|non[- ]?mutated|unmutated|not (?:mutated|amplified|rearranged|detected|"
+    r"expressed|overexpressed|identified|found)|no (?:mutations?|alterations?|rearrangements?|fusions?|amplification)"
+    r"(?: (?:detected|found|identified))?|0\b|1\+|-(?![\w]))"
+)
+
+
+def _biomarker(key: str, name: str, gene: str, *, parents: tuple[str, ...] = (), extra_present: tuple[str, ...] = (),
+               extra_absent: tuple[str, ...] = (), excludes: tuple[str, ...] = ()) -> Concept:
+    """A biomarker whose spelling carries its status: "EGFR exon 19 deletion" present, "EGFR wild-type" absent.
+
+    A bare gene name ("EGFR testing") is not a status; in a note it only counts next to a status word.
+    """
+    present = extra_present + (rf"(?:{gene}){_PRESENT_STATUS}",)
+    absent = (rf"(?:{gene}){_ABSENT_STATUS}", rf"(?:wild[- ]?type|non[- ]?mutated|unmutated) (?:{gene})") + extra_absent
+    return Concept(key, name, present, parents, absent,
+                   not_before=("testing", "test", "tests", "tested", "status", "analysis", "sequencing", "pending",
+                               "assay", "results", "result", "inhibitor", "inhibitors", "tki", "tkis", "-tki",
+                               "antibody", "directed", "targeted", "expression", "ligand", "blockade", "treatment",
+                               "treatments", "therapy", "therapies", "agents", "agent", "drugs", "drug"),
+                   excludes=excludes)
+
+
+_BIOMARKERS: tuple[Concept, ...] = (
+    _biomarker("egfr", "an EGFR mutation", r"\bEGFR\b", extra_present=(r"\b(?:L858R|T790M|C797S)\b",
+                                                                       r"\bexon 19 deletion", r"\bexon 20 insertion")),
+    _biomarker("alk", "an ALK rearrangement", r"\bALK\b|anaplastic lymphoma kinase"),
+    _biomarker("ros1", "a ROS1 rearrangement", r"\bROS[- ]?1\b"),
+    _biomarker("kras", "a KRAS mutation", r"\bK-?RAS\b", extra_present=(r"\bG12C\b",)),
+    _biomarker("braf", "a BRAF mutation", r"\bBRAF\b", extra_present=(r"\bV600[EK]?\b",)),
+    _biomarker("met_alteration", "a MET alteration", r"\bc?-?MET\b(?= ?(?:exon|amplif|mutat|alter|fusion|positive|overexp))"),
+    _biomarker("ret", "a RET fusion", r"\bRET\b(?= ?(?:fusion|rearrang|mutat|alter|positive|-))"),
+    _biomarker("ntrk", "an NTRK fusion", r"\bNTRK[123]?\b"),
+    _biomarker("her2", "HER2-positive disease", r"\bHER-?2(?:/neu)?\b|\bERBB2\b",
+               extra_present=(r"\bHER-?2 (?:3\+|IHC 3\+)",)),
+    _biomarker("brca", "a BRCA mutation", r"\b(?:g?BRCA[12]?|BRCA1/2)\b"),
+    _biomarker("pd_l1", "PD-L1 expression", r"\bPD-?L1\b"),
+    _biomarker("hormone_receptor", "hormone-receptor-positive disease",
+               r"\b(?:HR|hormone[- ]receptor)\b", extra_present=(r"\bHR\+", r"\bhormone receptor[- ]positive"),
+               excludes=("triple_negative",)),
+    _biomarker("estrogen_receptor", "estrogen-receptor-positive disease", r"\b(?:ER|o?estrogen[- ]receptor)\b(?=[- ]?(?:\+|pos|neg|stat|expr|/|\d|-))",
+               parents=("hormone_receptor",), excludes=("triple_negative",)),
+    _biomarker("progesterone_receptor", "progesterone-receptor-positive disease", r"\b(?:PR|PgR|progesterone[- ]receptor)\b(?=[- ]?(?:\+|pos|neg|stat|expr|\d|-))",
+               parents=("hormone_receptor",), excludes=("triple_negative",)),
+    Concept("triple_negative", "triple-negative breast cancer", (r"triple[- ]negative(?: breast cancer)?", r"\bTNBC\b"),
+            ("breast_cancer",), excludes=("hormone_receptor", "her2")),
+    _biomarker("philadelphia", "Philadelphia chromosome / BCR-ABL", r"\bPh\+|\bPhiladelphia chromosome(?:[- ]positive)?|\bBCR[- :]+ABL1?\b"),
+    _biomarker("flt3", "a FLT3 mutation", r"\bFLT-?3\b(?:[- ]ITD|[- ]TKD)?"),
+    _biomarker("idh", "an IDH mutation", r"\bIDH[12]?\b"),
+    _biomarker("npm1", "an NPM1 mutation", r"\bNPM-?1\b"),
+    _biomarker("pik3ca", "a PIK3CA mutation", r"\bPIK3CA\b"),
+    _biomarker("msi_high", "MSI-high / mismatch-repair deficiency", r"\bMSI[- ]?H(?:igh)?\b|\bdMMR\b|mismatch repair[- ]deficien\w*"),
+)
+
+CONCEPTS: tuple[Concept, ...] = _BASE_CONCEPTS + _therapy_concepts() + _BIOMARKERS
+_BIOMARKER_KEYS = frozenset(c.key for c in _BIOMARKERS)
+_TEST_CONTEXT = re.compile(r"^\s*(?:(?!was\b|were\b|is\b|by\b|detected\b|confirmed\b|found\b)[\w/-]+\s+){0,2}"
+                           r"(?:test|testing|tests|tested|assay|analysis|sequencing|genotyping|screening|determination|"
+                           r"evaluation)\b")
 
 @cache
 def concept_index() -> dict[str, Concept]:
@@ -303,13 +433,92 @@ def compiled_patterns() -> tuple[tuple[Concept, re.Pattern[str], re.Pattern[str]
     """Each concept with one compiled regex for its spellings and one for its 'absent' spellings."""
     out = []
     for concept in CONCEPTS:
-        present = re.compile(r"(?<![\w-])(?:" + "|".join(concept.patterns) + r")(?![\w])", re.I)
+        # Longer spellings first, so "anti-PD-1/PD-L1" is not cut short at "anti-PD-1".
+        spellings = sorted(concept.patterns, key=len, reverse=True)
+        present = re.compile(r"(?<![\w-])(?:" + "|".join(spellings) + r")(?![\w])", re.I)
         absent = (
             re.compile(r"(?<![\w-])(?:" + "|".join(concept.absent_patterns) + r")(?![\w])", re.I)
             if concept.absent_patterns
             else None
         )
         out.append((concept, present, absent))
+    return tuple(out)
+
+
+def _split_top(body: str) -> list[str] | None:
+    """The top-level alternatives of a regex body (None if brackets do not balance)."""
+    parts, depth, current, i = [], 0, "", 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\" and i + 1 < len(body):
+            current += body[i : i + 2]
+            i += 2
+            continue
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "|" and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+        i += 1
+    parts.append(current)
+    return parts if depth == 0 else None
+
+
+def _mandatory_prefixes(pattern: str) -> frozenset[str] | None:
+    """Letter runs (two or more) one of which starts every match of this regex, or None when unclear."""
+    alternatives = _split_top(pattern)
+    if alternatives is None:
+        return None
+    out: set[str] = set()
+    for body in alternatives:
+        while body.startswith("\\b"):
+            body = body[2:]
+        if body.startswith("(?:"):
+            depth, close = 0, -1
+            for i, ch in enumerate(body):
+                if ch == "\\":
+                    continue
+                if ch == "(" and (i == 0 or body[i - 1] != "\\"):
+                    depth += 1
+                elif ch == ")" and body[i - 1] != "\\":
+                    depth -= 1
+                    if depth == 0:
+                        close = i
+                        break
+            if close < 0 or body[close + 1 : close + 2] in ("?", "*", "{"):
+                return None
+            inner = _mandatory_prefixes(body[3:close])
+            if inner is None:
+                return None
+            out |= inner
+            continue
+        run = ""
+        for i, ch in enumerate(body):
+            if not ch.isalpha() or (i + 1 < len(body) and body[i + 1] in "?*{"):
+                break
+            run += ch
+        if len(run) < 2:
+            return None
+        out.add(run.lower())
+    return frozenset(out)
+
+
+@cache
+def concept_prefilters() -> tuple[frozenset[str] | None, ...]:
+    """Per concept (in CONCEPTS order), letters one of which any present or absent match must contain, or None.
+
+    Running ~250 regexes over every text is the evaluator's main cost; a concept none of whose spellings'
+    opening letters occur in the text cannot match it, so its regexes are skipped.
+    """
+    out: list[frozenset[str] | None] = []
+    for concept in CONCEPTS:
+        prefixes = [_mandatory_prefixes(p) for p in concept.patterns + concept.absent_patterns]
+        known = [p for p in prefixes if p is not None]
+        out.append(frozenset().union(*known) if len(known) == len(prefixes) else None)
     return tuple(out)
 
 
@@ -343,11 +552,32 @@ def find_concepts(text: str) -> list[ConceptMatch]:
     return list(_find_concepts(text))
 
 
+_GENE_LIST_BEFORE = re.compile(r"\b(?:wild[- ]?type|non[- ]?mutated|unmutated|negative for|without|no|absence of|"
+                               r"lack of)\s+(?:for\s+|any\s+|known\s+)?"
+                               r"(?:[A-Za-z0-9-]{2,12}(?:\s*,\s*|\s*/\s*|,?\s+and\s+|,?\s+or\s+))*$", re.I)
+_GENE_LIST_AFTER = re.compile(r"^(?:(?:\s*,\s*|\s*/\s*|,?\s+and\s+|,?\s+or\s+)[A-Za-z0-9-]{2,12}){1,5}[- ]?\s*"
+                              r"(?:(?:genes?|mutations?|status|tests?|test results?|results?)\s+){0,3}"
+                              r"(?:(?:are|is|were|was|all|both)\s+){0,2}"
+                              r"(?:wild[- ]?type|negative|wt|non[- ]?mutated|unmutated)\b", re.I)
+
+
+def _list_status(text: str, match: ConceptMatch) -> ConceptMatch:
+    """A bare gene name inside a list that one status word covers: "wild type EGFR and ALK", "EGFR/ALK negative"."""
+    if match.absent or match.key not in _BIOMARKER_KEYS:
+        return match
+    bare = match.end - match.start <= 8  # only a bare gene name can take its status from a later word
+    if _GENE_LIST_BEFORE.search(text[: match.start]) or (bare and _GENE_LIST_AFTER.match(text[match.end :])):
+        return ConceptMatch(match.key, match.start, match.end, True)
+    return match
+
+
 @lru_cache(maxsize=16384)
 def _find_concepts(text: str) -> tuple[ConceptMatch, ...]:
     found: list[ConceptMatch] = []
     lowered = text.lower()
-    for concept, present, absent in compiled_patterns():
+    for (concept, present, absent), prefilter in zip(compiled_patterns(), concept_prefilters(), strict=True):
+        if prefilter is not None and not any(prefix in lowered for prefix in prefilter):
+            continue
         if absent is not None:
             for m in absent.finditer(text):
                 found.append(ConceptMatch(concept.key, m.start(), m.end(), True))
@@ -358,7 +588,12 @@ def _find_concepts(text: str) -> tuple[ConceptMatch, ...]:
                 continue
             if concept.not_before and after and (after[0] in concept.not_before or after[0].lstrip("-") in concept.not_before):
                 continue
+            if concept.key in _BIOMARKER_KEYS and re.search(r"anti-?[\w-]*/?$", lowered[max(0, m.start() - 12) : m.start()]):
+                continue  # "anti-PD-1/PD-L1": a drug, not the biomarker
+            if concept.key in _BIOMARKER_KEYS and _TEST_CONTEXT.match(lowered[m.end() : m.end() + 40]):
+                continue  # "EGFR T790M central testing", "sample for EGFR mutation analysis": a test, not a result
             found.append(ConceptMatch(concept.key, m.start(), m.end(), False))
+    found = [_list_status(text, m) for m in found]
     # Where mentions overlap keep the longest ("type 1 diabetes" over "diabetes", "non-smoker" over
     # "smoker"); the longer spelling is the more specific concept.
     kept: list[ConceptMatch] = []

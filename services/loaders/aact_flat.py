@@ -1,52 +1,93 @@
 """AACT flat-file export (YYYYMMDD_pipe-delimited-export.zip, or its folder of <table>.txt) → ctgov.
 
-Each `<table>.txt` is CSV with `|` as delimiter, a header line, NULL as empty, booleans t/f.
-Tables we mirror are copied with the columns both sides have; other files are skipped and reported.
+Each `<table>.txt` is CSV with `|` as delimiter, a header line, NULL as empty, booleans t/f (AACT's
+Util::TableExporter: `COPY … TO STDOUT WITH DELIMITER '|' CSV HEADER`, then every `""` deleted and line breaks
+inside values turned into `~`; those values are stored as the export has them). Tables we mirror are copied with
+the columns both sides have; other files are skipped and reported. Row ids are not kept: every row gets an id
+from our sequences and the columns that point at other rows (facility_id, result_group_id, outcome_id …) are
+repointed, so an export never collides with rows already loaded.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 from services.errors import BadInput
+from services.loaders import guard
 from services.loaders.common import NCT_RE
 
 
 @dataclass
 class FlatTable:
-    """One table file ready to COPY: the columns kept and a CSV byte stream of them."""
+    """One table file read: the columns kept and its records (text as in the file, '' for NULL)."""
 
     table: str
     columns: list[str]
-    data: io.BytesIO
-    rows: int
+    records: list[list[str]]
     dropped_columns: list[str] = field(default_factory=list)
+
+    @property
+    def rows(self) -> int:
+        return len(self.records)
+
+    def renumber(self, fresh: list[int], references: dict[str, dict[str, int]],
+                 ref_columns: dict[str, str]) -> dict[str, int]:
+        """Give row i the id fresh[i] (returns old id → new id) and repoint columns naming other tables' ids.
+
+        ref_columns: column → referenced table; references: table → its old id → new id. A reference to a row
+        not in the export becomes NULL.
+        """
+        mapping: dict[str, int] = {}
+        id_idx = self.columns.index("id") if "id" in self.columns else None
+        refs = [(self.columns.index(c), references.get(t, {})) for c, t in ref_columns.items() if c in self.columns]
+        for i, record in enumerate(self.records):
+            if id_idx is not None:
+                mapping[record[id_idx]] = fresh[i]
+                record[id_idx] = str(fresh[i])
+            for idx, known in refs:
+                if record[idx] != "":
+                    new = known.get(record[idx])
+                    record[idx] = "" if new is None else str(new)
+        return mapping
+
+    def without_id(self) -> None:
+        """Drop the id column, so the table's sequence numbers the rows."""
+        if "id" in self.columns:
+            idx = self.columns.index("id")
+            self.columns = [c for c in self.columns if c != "id"]
+            self.records = [r[:idx] + r[idx + 1:] for r in self.records]
+
+    def csv_bytes(self) -> io.BytesIO:
+        """The records as COPY-ready CSV (| delimiter, NULL as empty). CRLF rows, so a lone carriage return
+        inside a value is quoted like a line break."""
+        out = io.StringIO()
+        csv.writer(out, delimiter="|", lineterminator="\r\n").writerows(self.records)
+        return io.BytesIO(out.getvalue().encode("utf-8"))
 
 
 @contextmanager
 def _members(path: Path) -> Iterator[dict[str, IO[bytes]]]:
+    guard.check_path(path, folder_ok=True)  # no symbolic links; size and line limits on every member
+    budget = guard.Budget()
     if path.is_dir():
-        handles = {p.stem: p.open("rb") for p in sorted(path.glob("*.txt"))}
+        handles: dict[str, IO[bytes]] = {p.stem: guard.open_file(p, budget, where=f"{path.name}/{p.name}")
+                                         for p in sorted(path.glob("*.txt"))}
         try:
             yield handles
         finally:
             for h in handles.values():
                 h.close()
     elif path.suffix == ".zip":
-        try:
-            zf = zipfile.ZipFile(path)
-        except zipfile.BadZipFile as err:
-            raise BadInput(f"{path}: not a readable zip file ({err}); download the export again.") from err
-        with zf:
+        with guard.open_zip(path) as zf:
             names = [n for n in zf.namelist() if n.endswith(".txt")]
-            handles = {Path(n).stem: zf.open(n) for n in names}
+            handles = {Path(n).stem: cast(IO[bytes], guard.open_member(zf, n, f"{path.name}:{n}", budget))
+                       for n in names}
             try:
                 yield handles
             finally:
@@ -94,11 +135,9 @@ def _convert(path: Path, table: str, handle: IO[bytes], columns: list[str], nct_
     unknown = [h for h in header if h not in columns]
     if len(keep) < max(2, len(header) // 2):
         raise BadInput(f"{where}: line 1: columns {unknown[:6]} do not match AACT's {table} table.")
-    out = io.StringIO()
-    writer = csv.writer(out, delimiter="|", lineterminator="\n")
+    records: list[list[str]] = []
     nct_col = header.index("nct_id")
     seen: set[str] = set()
-    rows = 0
     line_no = 1
     try:
         for line_no, record in enumerate(reader, start=2):
@@ -112,10 +151,9 @@ def _convert(path: Path, table: str, handle: IO[bytes], columns: list[str], nct_
                     raise BadInput(f"{where}: line {line_no}: duplicate study {nct}.")
                 seen.add(nct)
                 nct_out.append(nct)
-            writer.writerow([record[i] for i in keep])
-            rows += 1
+            records.append([record[i] for i in keep])
     except UnicodeDecodeError as err:
         raise BadInput(f"{where}: line {line_no + 1}: bytes that are not UTF-8.") from err
     except csv.Error as err:
         raise BadInput(f"{where}: line {line_no}: unreadable CSV ({err}).") from err
-    return FlatTable(table, [header[i] for i in keep], io.BytesIO(out.getvalue().encode("utf-8")), rows, unknown)
+    return FlatTable(table, [header[i] for i in keep], records, unknown)

@@ -8,71 +8,28 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-# Columns each loader fills, per ctgov table (id columns come from the table's sequence, except
-# where rows reference each other: interventions and design_groups carry explicit ids).
+from services.loaders.aact_schema import TABLES as AACT_TABLES
+from services.loaders.coerce import coerce_row
+
+# Columns each loader fills, per ctgov table: all of AACT's columns (services/loaders/aact_schema.py) but the
+# timestamps. Ids come from the tables' sequences; tables whose rows others reference carry local ids the
+# importer swaps for sequence ids (loaders/__init__.py REFERENCES).
+ID_TABLES: frozenset[str] = frozenset({"interventions", "design_groups", "facilities", "outcomes", "result_groups",
+                                       "outcome_analyses", "study_references"})
 COLUMNS: dict[str, tuple[str, ...]] = {
-    "studies": (
-        "nct_id", "study_first_submitted_date", "results_first_submitted_date", "last_update_submitted_date",
-        "study_first_submitted_qc_date", "study_first_posted_date", "study_first_posted_date_type",
-        "results_first_submitted_qc_date", "results_first_posted_date", "results_first_posted_date_type",
-        "last_update_submitted_qc_date", "last_update_posted_date", "last_update_posted_date_type",
-        "start_month_year", "start_date_type", "start_date", "verification_month_year", "verification_date",
-        "completion_month_year", "completion_date_type", "completion_date", "primary_completion_month_year",
-        "primary_completion_date_type", "primary_completion_date", "target_duration", "study_type", "acronym",
-        "baseline_population", "brief_title", "official_title", "overall_status", "last_known_status", "phase",
-        "enrollment", "enrollment_type", "source", "limitations_and_caveats", "number_of_arms", "number_of_groups",
-        "why_stopped", "has_expanded_access", "has_dmc", "is_fda_regulated_drug", "is_fda_regulated_device",
-        "is_unapproved_device", "is_ppsd", "is_us_export", "biospec_retention", "biospec_description",
-        "ipd_time_frame", "ipd_access_criteria", "ipd_url", "plan_to_share_ipd", "plan_to_share_ipd_description",
-        "source_class", "delayed_posting", "fdaaa801_violation", "patient_registry",
-    ),
-    "conditions": ("nct_id", "name", "downcase_name"),
-    "keywords": ("nct_id", "name", "downcase_name"),
-    "browse_conditions": ("nct_id", "mesh_term", "downcase_mesh_term", "mesh_type"),
-    "browse_interventions": ("nct_id", "mesh_term", "downcase_mesh_term", "mesh_type"),
-    "interventions": ("id", "nct_id", "intervention_type", "name", "description"),
-    "intervention_other_names": ("nct_id", "intervention_id", "name"),
-    "design_groups": ("id", "nct_id", "group_type", "title", "description"),
-    "design_group_interventions": ("nct_id", "design_group_id", "intervention_id"),
-    "designs": (
-        "nct_id", "allocation", "intervention_model", "observational_model", "primary_purpose", "time_perspective",
-        "masking", "masking_description", "intervention_model_description", "subject_masked", "caregiver_masked",
-        "investigator_masked", "outcomes_assessor_masked",
-    ),
-    "eligibilities": (
-        "nct_id", "sampling_method", "gender", "minimum_age", "maximum_age", "healthy_volunteers", "population",
-        "criteria", "gender_description", "gender_based", "adult", "child", "older_adult",
-    ),
-    "facilities": ("nct_id", "status", "name", "city", "state", "zip", "country", "latitude", "longitude"),
-    "countries": ("nct_id", "name", "removed"),
-    "sponsors": ("nct_id", "agency_class", "lead_or_collaborator", "name"),
-    "calculated_values": (
-        "nct_id", "number_of_facilities", "number_of_nsae_subjects", "number_of_sae_subjects",
-        "registered_in_calendar_year", "actual_duration", "were_results_reported", "months_to_report_results",
-        "has_us_facility", "has_single_facility", "minimum_age_num", "maximum_age_num", "minimum_age_unit",
-        "maximum_age_unit", "number_of_primary_outcomes_to_measure", "number_of_secondary_outcomes_to_measure",
-        "number_of_other_outcomes_to_measure",
-    ),
-    "brief_summaries": ("nct_id", "description"),
-    "detailed_descriptions": ("nct_id", "description"),
-    "design_outcomes": ("nct_id", "outcome_type", "measure", "time_frame", "population", "description"),
-    "outcomes": ("nct_id", "outcome_type", "title", "description", "time_frame", "population", "units",
-                 "dispersion_type", "param_type"),
-    "result_groups": ("nct_id", "ctgov_group_code", "result_type", "title", "description"),
-    "reported_events": (
-        "nct_id", "ctgov_group_code", "time_frame", "event_type", "default_vocab", "default_assessment",
-        "subjects_affected", "subjects_at_risk", "description", "event_count", "organ_system",
-        "adverse_event_term", "frequency_threshold", "vocab", "assessment",
-    ),
-    "id_information": ("nct_id", "id_source", "id_value", "id_type", "id_type_description", "id_link"),
+    table: tuple(c for c, pg_type in cols if pg_type != "timestamp" and (c != "id" or table in ID_TABLES))
+    for table, cols in AACT_TABLES.items()
 }
 
 # Every ctgov table a study's rows live in (studies last for deletes is not needed: no FKs).
 STUDY_TABLES: tuple[str, ...] = tuple(COLUMNS)
 
+# AACT's list (app/models/facility.rb) plus the name ClinicalTrials.gov uses for the minor islands.
 US_TERRITORY_COUNTRIES = frozenset({
-    "United States", "Puerto Rico", "Guam", "U.S. Virgin Islands", "Virgin Islands (U.S.)",
-    "American Samoa", "Northern Mariana Islands", "United States Minor Outlying Islands",
+    "United States", "Guam", "Puerto Rico", "U.S. Virgin Islands", "Virgin Islands (U.S.)",
+    "Northern Mariana Islands", "American Samoa", "Midway Atoll", "Palmyra Atoll", "Baker Island",
+    "Howland Island", "Jarvis Island", "Johnston Atoll", "Kingman Reef", "Wake Island", "Navassa Island",
+    "Serranilla Bank", "Bajo Nuevo Bank", "United States Minor Outlying Islands",
 })
 
 NCT_RE = re.compile(r"^NCT\d{8}$")
@@ -86,11 +43,23 @@ class Batch:
     nct_ids: list[str] = field(default_factory=list)
 
     def add(self, table: str, values: dict[str, Any]) -> None:
+        """Append one row; values of the wrong type are coerced or raise coerce.FieldError."""
         cols = COLUMNS[table]
         unknown = set(values) - set(cols)
         if unknown:
             raise KeyError(f"{table}: unknown columns {sorted(unknown)}")
-        self.rows[table].append(tuple(values.get(c) for c in cols))
+        self.rows[table].append(coerce_row(table, cols, values))
+
+    def mark(self) -> tuple[dict[str, int], int]:
+        """Where the batch stands now (for rollback of one study's rows)."""
+        return {t: len(r) for t, r in self.rows.items()}, len(self.nct_ids)
+
+    def rollback(self, mark: tuple[dict[str, int], int]) -> None:
+        """Drop every row added since `mark`."""
+        lengths, n_ids = mark
+        for table, rows in self.rows.items():
+            del rows[lengths.get(table, 0):]
+        del self.nct_ids[n_ids:]
 
     def counts(self) -> dict[str, int]:
         return {t: len(r) for t, r in self.rows.items()}
@@ -131,10 +100,10 @@ def age_parts(age: str | None) -> tuple[int | None, str | None]:
 
 
 def months_between(start: date | None, end: date | None) -> int | None:
-    """AACT's month arithmetic: (end - start) days / 30, rounded down."""
+    """AACT's month arithmetic: ((end - start) in days / 30).to_i, i.e. truncated toward zero."""
     if start is None or end is None:
         return None
-    return (end - start).days // 30
+    return int((end - start).days / 30)
 
 
 def downcase(value: str | None) -> str | None:
@@ -148,9 +117,8 @@ def calculated_values(nct_id: str, *, facilities_countries: list[str], sae_subje
                       maximum_age: str | None, outcome_counts: tuple[int, int, int]) -> dict[str, Any]:
     """One calculated_values row by AACT's rules (app/models/calculated_value.rb)."""
     n_fac = len(facilities_countries)
-    estimated = {"ESTIMATED", "ANTICIPATED", "Anticipated", "Estimated"}
     duration = None
-    if start_type not in estimated and primary_completion_type not in estimated:
+    if start_type != "ESTIMATED" and primary_completion_type != "ESTIMATED":
         duration = months_between(start, primary_completion)
     min_num, min_unit = age_parts(minimum_age)
     max_num, max_unit = age_parts(maximum_age)
@@ -163,13 +131,15 @@ def calculated_values(nct_id: str, *, facilities_countries: list[str], sae_subje
         "actual_duration": duration,
         "were_results_reported": were_results_reported,
         "months_to_report_results": months_between(primary_completion, results_submitted),
+        # AACT sets both only for studies with sites (NULL otherwise).
         "has_us_facility": (any(c in US_TERRITORY_COUNTRIES for c in facilities_countries) if n_fac else None),
-        "has_single_facility": n_fac == 1,
+        "has_single_facility": n_fac == 1 if n_fac else None,
         "minimum_age_num": min_num,
         "maximum_age_num": max_num,
         "minimum_age_unit": min_unit,
         "maximum_age_unit": max_unit,
-        "number_of_primary_outcomes_to_measure": outcome_counts[0],
-        "number_of_secondary_outcomes_to_measure": outcome_counts[1],
-        "number_of_other_outcomes_to_measure": outcome_counts[2],
+        # A count of design outcomes by type, NULL (not 0) when the study lists none of that type.
+        "number_of_primary_outcomes_to_measure": outcome_counts[0] or None,
+        "number_of_secondary_outcomes_to_measure": outcome_counts[1] or None,
+        "number_of_other_outcomes_to_measure": outcome_counts[2] or None,
     }

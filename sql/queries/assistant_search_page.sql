@@ -1,6 +1,6 @@
 -- Assistant search: the first :limit matching trials, nearest site first when an origin is given, then
 -- recruiting before not yet recruiting, newest first. Needs CTE m(nct_id). Parameters: :near_lat, :near_lon
--- (both NULL = no origin), :limit. Output: nct_id, total (matches before the limit), nearest_miles.
+-- (both NULL = no origin), :limit, :offset. Output: nct_id, total (matches before the limit), nearest_miles.
 SELECT m.nct_id,
        count(*) OVER () AS total,
        d.nearest_miles
@@ -20,4 +20,4 @@ ORDER BY d.nearest_miles ASC NULLS LAST,
              WHEN 'RECRUITING' THEN 0 WHEN 'NOT_YET_RECRUITING' THEN 1 ELSE 2 END,
          s.start_date DESC NULLS LAST,
          s.nct_id
-LIMIT :limit
+LIMIT :limit OFFSET :offset

@@ -2,8 +2,8 @@
 -- Needs CTE area. Params: cell (degrees). Output: lat, lon (mean position of the cell's sites, rounded to 1e-5°),
 -- sites, trials, status (most common site status, else trial status), city, country (most common; ties to the
 -- first in byte order), min_miles. Cells come largest first, ties by their lowest site id.
-SELECT round(avg(lat)::numeric, 5)::float8 AS lat,
-       round(avg(lon)::numeric, 5)::float8 AS lon,
+SELECT round(avg(lat::numeric), 5)::float8 AS lat,  -- exact mean of the stored micro-degrees (numeric),
+       round(avg(lon::numeric), 5)::float8 AS lon,  -- so no summation order can move a half-way rounding
        count(*) AS sites,
        count(DISTINCT nct_id) AS trials,
        mode() WITHIN GROUP (ORDER BY COALESCE(site_status, trial_status) COLLATE "C") AS status,

@@ -60,12 +60,12 @@ LEFT JOIN elig ON elig.nct_id = s.nct_id
 LEFT JOIN ctgov.calculated_values cv ON cv.nct_id = s.nct_id;
 TRUNCATE app.term_studies;
 DELETE FROM app.terms;
-INSERT INTO app.terms (term)
-SELECT DISTINCT t FROM (
+INSERT INTO app.terms (term, words)
+SELECT t, regexp_split_to_array(t, '[^[:alnum:]_]+') FROM (SELECT DISTINCT t FROM (
     SELECT downcase_name AS t FROM ctgov.conditions
     UNION SELECT downcase_mesh_term FROM ctgov.browse_conditions
     UNION SELECT downcase_name FROM ctgov.keywords
-) x WHERE t IS NOT NULL;
+) x WHERE t IS NOT NULL) d;
 INSERT INTO app.term_studies (term_id, nct_id)
 SELECT DISTINCT t.term_id, x.nct_id FROM (
     SELECT nct_id, downcase_name AS t FROM ctgov.conditions

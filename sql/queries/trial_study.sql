@@ -1,7 +1,7 @@
 -- One study with its design, eligibility fields, summaries and calculated values. Params: nct_id.
 -- Output: nct_id, title, official_title, acronym, phase, status, last_known_status, why_stopped, study_type,
 -- enrollment, enrollment_type, study_first_posted_date, start_date, start_date_type, primary_completion_date,
--- primary_completion_date_type, completion_date, completion_date_type, last_update_posted_date,
+-- primary_completion_date_type, completion_date, completion_date_type, last_update_posted_date, last_update_submitted_date,
 -- results_first_posted_date, number_of_arms, number_of_groups, has_results, allocation, intervention_model,
 -- observational_model, primary_purpose, masking, time_perspective, gender, minimum_age, maximum_age,
 -- healthy_volunteers, population, sampling_method, criteria, brief_summary, detailed_description.
@@ -24,6 +24,7 @@ SELECT s.nct_id,
        s.completion_date,
        s.completion_date_type,
        s.last_update_posted_date,
+       s.last_update_submitted_date,
        s.results_first_posted_date,
        s.number_of_arms,
        s.number_of_groups,

@@ -1,0 +1,444 @@
+"""Plain language for guided mode: common criterion forms in everyday words, and questions a patient would ask.
+
+:func:`plain_criterion` rewrites the forms that make up most of a criteria list -- ages, sex, performance status,
+lab thresholds with units, prior therapy, pregnancy and birth control, consent boilerplate, "any other condition
+the investigator judges…", measurable disease, life expectancy, confirmed diagnosis -- and otherwise returns the
+trial's own sentence, tidied. :func:`topic_of` files a criterion under a topic, and :func:`patient_question`
+turns an open criterion into the question a patient would put to their doctor, so questions can be grouped by
+topic instead of quoting each line ("Do I meet this exclusion criterion: 'Prisoners'?").
+The rules are general statements about how criteria are written, never about particular trials.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from services.eligibility.parser import CriterionKind, unescape_markdown
+
+MAX_PLAIN = 400
+
+# --- numbers, comparisons and units ----------------------------------------------------------------------
+
+_NUM = r"(\d+(?:[.,]\d+)*)"
+_GE = r"(?:≥|>=|=>|≧|greater than or equal to|more than or equal to|equal to or greater than|at least|of at least|" \
+      r"no less than|not less than|minimum(?: of)?)"
+_LE = r"(?:≤|<=|=<|≦|less than or equal to|equal to or less than|no more than|not more than|at most|" \
+      r"not greater than|not exceeding|maximum(?: of)?|up to)"
+_GT = r"(?:>|greater than|more than|above|over|exceeding)"
+_LT = r"(?:<|less than|below|under)"
+_UNIT = (r"(?:\s*(?:x|×|\*)\s*(?:10\s*(?:\^|e)?\s*\d+|ULN|the ULN|upper limit of normal|institutional ULN|"
+         r"institutional upper limit of normal)(?:\s*/\s*(?:L|l|µL|uL|mm3|mm\^3))?"
+         r"|\s*(?:g/dL|g/dl|g/L|mg/dL|mg/dl|mg/L|µmol/L|umol/L|mmol/L|mmol/mol|mL/min(?:/1\.73\s*m2|/1\.73\s*m\^?2)?|"
+         r"ml/min(?:/1\.73\s*m2)?|/mm3|/mm\^3|/µL|/uL|/mcL|cells/mm3|cells/µL|x\s*10\^?9/L|×\s*10\^?9/L|"
+         r"%|IU/L|U/L|ng/mL|pg/mL|mmHg|kg/m2|kg/m\^2|ms|msec|seconds?|mg|kg))?")
+
+_COMPARE: tuple[tuple[str, str], ...] = ((_GE, "at least"), (_LE, "at most"), (_GT, "more than"), (_LT, "less than"))
+
+
+def _words(op_text: str) -> str:
+    for pattern, words in _COMPARE:
+        if re.fullmatch(pattern, op_text.strip(), re.I):
+            return words
+    return op_text.strip()
+
+
+def _unit(text: str) -> str:
+    text = " ".join(text.split())
+    if not text:
+        return ""
+    text = re.sub(r"(?i)(?:x|×|\*)\s*(?:the |institutional )?(?:ULN|upper limit of normal)",
+                  "times the upper limit of normal", text)
+    text = re.sub(r"(?i)(?:x|×|\*)\s*10\s*(?:\^|e)?\s*(\d+)", r"× 10^\1", text)
+    return text if text.startswith("%") else " " + text
+
+
+# --- the analytes a lab criterion names, in everyday words ---------------------------------------------------
+
+_ANALYTES: tuple[tuple[str, str], ...] = (
+    (r"absolute neutrophil count|\bANC\b|neutrophils?", "neutrophils (white blood cells that fight infection)"),
+    (r"platelets?(?: count)?|\bPLT\b", "platelets (blood cells that help clotting)"),
+    (r"h(?:a)?emoglobin|\bHgb\b|\bHb\b(?!A1c)", "haemoglobin (red blood cells)"),
+    (r"white blood cells?|\bWBC\b|leukocytes?", "white blood cells"),
+    (r"lymphocytes?", "lymphocytes (a kind of white blood cell)"),
+    (r"creatinine clearance|\bCrCl\b|\bCLcr\b|e?GFR|glomerular filtration rate", "kidney filtering rate (eGFR or creatinine clearance)"),
+    (r"(?:serum )?creatinine", "creatinine (a kidney blood test)"),
+    (r"(?:total )?bilirubin", "bilirubin (a liver blood test)"),
+    (r"\bAST\b|\bALT\b|\bSGOT\b|\bSGPT\b|aspartate aminotransferase|alanine aminotransferase|transaminases?",
+     "liver enzymes (AST and ALT)"),
+    (r"alkaline phosphatase|\bALP\b", "alkaline phosphatase (a liver and bone blood test)"),
+    (r"albumin", "albumin (a blood protein)"),
+    (r"\bINR\b|international normali[sz]ed ratio|prothrombin time|\bPTT\b|\baPTT\b", "blood clotting time (INR or PTT)"),
+    (r"HbA1c|\bA1c\b|glycated h(?:a)?emoglobin|glycosylated h(?:a)?emoglobin", "HbA1c (average blood sugar over 2–3 months)"),
+    (r"fasting (?:plasma )?glucose|blood glucose|\bFPG\b", "blood sugar"),
+    (r"\bLVEF\b|(?:left ventricular )?ejection fraction", "heart pumping strength (ejection fraction)"),
+    (r"\bQTc[FB]?\b|QT interval", "a heart rhythm measure on an ECG (QTc)"),
+    (r"\bBMI\b|body mass index", "body mass index (weight for height)"),
+    (r"\bFEV1\b", "lung function (FEV1)"),
+    (r"\bPSA\b|prostate[- ]specific antigen", "PSA (a prostate blood test)"),
+    (r"testosterone", "testosterone"),
+    (r"\bTSH\b", "thyroid test (TSH)"),
+    (r"potassium", "potassium"),
+    (r"(?:systolic |diastolic )?blood pressure", "blood pressure"),
+)
+_LAB_VALUE = re.compile(
+    rf"(?P<name>{'|'.join(p for p, _ in _ANALYTES)})[^.;:≥≤<>=\d]{{0,40}}?(?:\s*(?:level|count|value)s?)?\s*"
+    rf"(?:(?P<op>{_GE}|{_LE}|{_GT}|{_LT})\s*(?P<num>{_NUM})(?P<unit>{_UNIT})"
+    rf"|(?:between\s+|from\s+)?(?P<lo>{_NUM})(?P<lounit>{_UNIT})\s*(?:and|to|-|–)\s*(?P<hi>{_NUM})(?P<hiunit>{_UNIT}))",
+    re.I,
+)
+_ORGAN_FUNCTION = re.compile(r"\b(adequate|normal|sufficient|acceptable)\s+(?:\w+\s+){0,3}"
+                             r"(organ|bone marrow|marrow|h(?:a)?ematologic\w*|renal|kidney|hepatic|liver|end[- ]organ)"
+                             r"\b", re.I)
+
+
+def _analyte_words(name: str) -> str:
+    for pattern, words in _ANALYTES:
+        if re.fullmatch(pattern, name.strip(), re.I):
+            return words
+    return name.strip()
+
+
+def _lab_phrases(text: str) -> list[str]:
+    phrases: list[str] = []
+    for m in _LAB_VALUE.finditer(text):
+        what = _analyte_words(m.group("name"))
+        if m.group("op"):
+            value = f"{_words(m.group('op'))} {m.group('num')}{_unit(m.group('unit') or '')}"
+        else:
+            value = (f"between {m.group('lo')}{_unit(m.group('lounit') or '')} and "
+                     f"{m.group('hi')}{_unit(m.group('hiunit') or '')}")
+        phrase = f"{what} {value}"
+        if phrase not in phrases:
+            phrases.append(phrase)
+    return phrases
+
+
+# --- performance status ----------------------------------------------------------------------------------
+
+_ECOG_WORDS = {
+    0: "fully active",
+    1: "able to do light work but not hard physical work",
+    2: "up and about more than half the day and able to look after yourself, but not able to work",
+    3: "in a bed or chair more than half the day",
+    4: "in a bed or chair all the time",
+}
+_ECOG = re.compile(
+    r"(?:\bECOG\b|Eastern Cooperative Oncology Group|\bWHO\b|\bZubrod\b)[^0-9.;]{0,45}?"
+    rf"(?:(?P<op>{_LE}|{_LT}|{_GE})\s*(?P<one>[0-4])(?!\d)|(?P<lo>[0-4])\s*(?:-|–|to|or|and|,)\s*(?P<hi>[0-4])(?!\d)"
+    rf"|(?P<single>[0-4])(?!\d))", re.I)
+_KARNOFSKY = re.compile(rf"(?:Karnofsky|Karnovsky|KPS|Lansky)[^.;\d]{{0,30}}?(?P<op>{_GE}|{_GT})?\s*(?P<num>\d{{2,3}})\s*%?",
+                        re.I)
+
+
+def _ecog_phrase(text: str) -> str | None:
+    m = _ECOG.search(text)
+    if m:
+        if m.group("op"):
+            words = _words(m.group("op"))
+            n = int(m.group("one"))
+            top = n if words == "at most" else n - 1 if words == "less than" else None
+            if top is None:  # "ECOG ≥ 2" -- usually an exclusion
+                return f"Daily activity score (ECOG) of {n} or more (at best: {_ECOG_WORDS.get(n, '')})."
+            low, high = 0, max(0, top)
+        elif m.group("lo") is not None:
+            low, high = int(m.group("lo")), int(m.group("hi"))
+        else:
+            low = high = int(m.group("single"))
+        if low == high:
+            return f"Daily activity score (ECOG) of {low}: {_ECOG_WORDS[low]}."
+        return (f"Daily activity score (ECOG) of {low} to {high}: from {_ECOG_WORDS[low]} to "
+                f"{_ECOG_WORDS[high]}.")
+    k = _KARNOFSKY.search(text)
+    if k:
+        n = int(k.group("num"))
+        meaning = ("normal activity with at most minor symptoms" if n >= 90 else
+                   "normal activity, with some effort" if n >= 80 else
+                   "looking after yourself, though not able to work or do normal activity" if n >= 70 else
+                   "needing help now and then but managing most of your own needs" if n >= 60 else
+                   "needing a lot of help and frequent medical care")
+        return f"Activity score (Karnofsky) of at least {n}: {meaning}."
+    return None
+
+
+# --- ages and sex ---------------------------------------------------------------------------------------
+
+_AGE_UNIT = r"(?:years?|yrs?|y)"
+_AGE_RANGE = re.compile(
+    rf"^(?:patients?|participants?|subjects?|men|women|males?|females?|adults?|men and women|women and men|"
+    rf"males? and females?|males? or females?)?\s*(?:must be\s+|who are\s+)?"
+    rf"(?:aged?|age[ds]?)?\s*(?:between\s+|from\s+)?(?P<lo>\d{{1,3}})\s*(?:{_AGE_UNIT})?\s*(?:-|–|to|and)\s*"
+    rf"(?P<hi>\d{{1,3}})\s*{_AGE_UNIT}(?:\s*(?:of age|old))?(?:,?\s*inclusive)?\.?$", re.I)
+_AGE_MIN = re.compile(
+    rf"^(?:patients?|participants?|subjects?|men|women|males?|females?|adults?)?\s*(?:must be\s+)?(?:aged?|age[ds]?)?\s*"
+    rf"(?:{_GE}|{_GT})?\s*(?P<n>\d{{1,3}})\s*(?:{_AGE_UNIT})?(?:\s*(?:of age|old))?\s*(?:or|and)\s*(?:older|over|above)\.?$"
+    rf"|^(?:patients?|participants?|subjects?|adults?)?\s*(?:must be\s+)?(?:aged?|age[ds]?)?\s*(?:[:=]\s*)?"
+    rf"(?P<op>{_GE}|{_GT})\s*(?P<m>\d{{1,3}})\s*{_AGE_UNIT}?(?:\s*(?:of age|old))?(?:\s+at\b.*)?\.?$", re.I)
+_AGE_MAX = re.compile(rf"^(?:aged?|age[ds]?)\s*(?P<n>\d{{1,3}})\s*{_AGE_UNIT}\s*or\s*younger\.?$", re.I)
+_AGE_UNDER = re.compile(rf"^(?:age\s*)?(?:younger than|under|less than|<)\s*(?P<n>\d{{1,3}})\s*{_AGE_UNIT}"
+                        rf"(?:\s*(?:of age|old))?\.?$", re.I)
+_SEX = re.compile(r"^(?:sex:\s*)?(?P<who>female|male|women|men|male or female|men or women|women or men|"
+                  r"male and female|men and women|both sexes|all|any)\s*(?:participants|patients|subjects|only)?\.?$",
+                  re.I)
+
+
+def _age_phrase(text: str) -> str | None:
+    t = text.strip()
+    m = _AGE_RANGE.match(t)
+    if m and int(m.group("lo")) < int(m.group("hi")):
+        return f"Aged {m.group('lo')} to {m.group('hi')}."
+    m = _AGE_MIN.match(t)
+    if m:
+        if m.group("n"):
+            return f"Aged {m.group('n')} or older."
+        n = int(m.group("m"))
+        return f"Aged {n} or older." if _words(m.group("op")) == "at least" else f"Older than {n}."
+    m = _AGE_MAX.match(t)
+    if m:
+        return f"Aged {m.group('n')} or younger."
+    m = _AGE_UNDER.match(t)
+    if m:
+        return f"Younger than {m.group('n')}."
+    return None
+
+
+def _sex_phrase(text: str) -> str | None:
+    m = _SEX.match(text.strip())
+    if not m:
+        return None
+    who = m.group("who").lower()
+    if who in ("female", "women"):
+        return "Women only."
+    if who in ("male", "men"):
+        return "Men only."
+    return "People of any sex."
+
+
+# --- the other common forms -------------------------------------------------------------------------------
+
+_CONSENT = re.compile(r"\b(consent|assent)\b", re.I)
+_COMPLY = re.compile(r"\b(comply|compliance|adhere|willing(?:ness)? (?:and able )?to (?:attend|complete|follow|return)|"
+                     r"able to (?:attend|complete|follow) (?:the )?(?:study|scheduled|all))\b", re.I)
+_INVESTIGATOR = re.compile(r"\b(opinion of the (?:principal |treating )?investigator|investigator'?s? (?:opinion|judge?ment|"
+                           r"discretion)|(?:investigator|physician) (?:judges|considers|deems|believes)|judged by the "
+                           r"investigator|in the judge?ment of)\b", re.I)
+_OTHER_THING = re.compile(r"^(?:\W*(?:any|other|another)\b|.{0,60}\b(?:any other|other (?:serious |significant |severe |"
+                          r"concurrent |uncontrolled )?(?:medical|psychiatric|mental|psychological|conditions?|"
+                          r"illness|disease|reasons?|factors?|findings?)))", re.I)
+_PREGNANT = re.compile(r"\b(pregnan\w*|breast[- ]?feed\w*|lactat\w*|nursing)\b", re.I)
+_CONTRACEPTION = re.compile(r"\b(contracept\w*|birth control|child[- ]?bearing potential|abstinen\w*|"
+                            r"barrier method|sterili[sz]\w*)\b", re.I)
+_PREGNANCY_TEST = re.compile(r"\bpregnancy test\b", re.I)
+_MEASURABLE = re.compile(r"\bmeasurable (?:disease|lesions?|tumou?rs?)\b|\bRECIST\b", re.I)
+_LIFE = re.compile(rf"\blife expectancy\b[^.;\d]{{0,30}}?(?:{_GE}|{_GT}|of)?\s*(?P<n>\d+)\s*(?P<unit>weeks?|months?|years?)",
+                   re.I)
+_CONFIRMED = re.compile(r"^(?:patients? with |subjects? with |participants? with )?(?:a )?"
+                        r"(?:histologically|cytologically|pathologically)(?:,? (?:and/or|or|and) "
+                        r"(?:histologically|cytologically|pathologically))?\s+(?:confirmed|documented|proven)\s+"
+                        r"(?:diagnosis of\s+)?(?P<what>.+?)\.?$", re.I)
+_NAIVE = re.compile(r"\b(?P<what>[\w/-]+(?:\s+[\w/-]+){0,3})[- ]na(?:ï|i)ve\b", re.I)
+_LINES = re.compile(r"\b(?:at least|≥|>=|minimum of)\s*(?P<n>one|two|three|1|2|3)\s+(?:prior\s+|previous\s+)?"
+                    r"(?:lines?|regimens?)\b", re.I)
+_NO_PRIOR = re.compile(r"^(?:no|without)\s+(?:prior|previous)\s+(?P<what>.+?)\.?$", re.I)
+_PRIOR = re.compile(r"^(?:patients? |subjects? |participants? )?(?:who (?:have|has) )?(?:had |have had |having had |"
+                    r"received |have received |has received )?(?:any )?(?:prior|previous(?:ly)?)\s+"
+                    r"(?:treatment with|therapy with|treated with|received|exposure to|use of)?\s*(?P<what>.+?)\.?$",
+                    re.I)
+_PROGRESSED = re.compile(r"\b(?:progress\w*|relapsed?|recurr\w*|refractory)\b.{0,20}\b(?:on|after|following|to)\b\s+"
+                         r"(?P<what>.+?)\.?$", re.I)
+_COUNTS = {"one": 1, "two": 2, "three": 3}
+_FILLER = re.compile(r"^(?:(?:patients?|participants?|subjects?|individuals?)\s+(?:must\s+)?(?:have|with|who have)|"
+                     r"must (?:have|be))\s+", re.I)
+
+
+def _tidy(text: str) -> str:
+    text = " ".join(unescape_markdown(text).split()).strip(" ;,")
+    text = _FILLER.sub("", text)
+    if not text:
+        return ""
+    text = text[0].upper() + text[1:]
+    return text if text.endswith((".", "?", "!", ")")) else text + "."
+
+
+def _cap(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_PLAIN else text[: MAX_PLAIN - 1].rstrip() + "…"
+
+
+def plain_criterion(text: str, kind: CriterionKind = "inclusion") -> str:
+    """The criterion in everyday words (the trial's own sentence, tidied, when no common form fits)."""
+    clean = " ".join(unescape_markdown(text).split())
+    if not clean:
+        return ""
+    short = len(clean) <= 160
+    if short:
+        for phrase in (_age_phrase(clean), _sex_phrase(clean)):
+            if phrase:
+                return phrase
+    if _INVESTIGATOR.search(clean) and _OTHER_THING.search(clean):
+        return ("Any other health problem or situation that the study doctor thinks would make the trial unsafe "
+                "for you or get in the way of the study.")
+    if _CONSENT.search(clean) and len(clean) <= 260:
+        if kind == "exclusion":
+            return "Not being able or willing to agree in writing to take part."
+        return "You are willing and able to agree in writing to take part, after the study has been explained to you."
+    if _COMPLY.search(clean) and len(clean) <= 200:
+        if kind == "exclusion":
+            return "Not being able to come to the study visits or follow the study plan."
+        return "You are able to come to the study visits and follow the study plan."
+    if _PREGNANCY_TEST.search(clean) and not _PREGNANT.search(clean.replace("pregnancy test", "")):
+        return "If you could become pregnant: a pregnancy test before the start must be negative."
+    if _CONTRACEPTION.search(clean):
+        return ("If you or your partner could become pregnant: you agree to use reliable birth control during the "
+                "trial (and for a while after, as the study team will explain).")
+    if _PREGNANT.search(clean) and len(clean) <= 200:
+        return "Being pregnant or breastfeeding."
+    performance = _ecog_phrase(clean)
+    if performance and len(clean) <= 200:
+        return performance
+    labs = _lab_phrases(clean)
+    if labs:
+        head = "A test result showing" if len(labs) == 1 else "Test results showing"
+        return _cap(f"{head}: {'; '.join(labs)}.")
+    if _ORGAN_FUNCTION.search(clean) and len(clean) <= 200:
+        return "Blood tests showing that your bone marrow, liver and kidneys work well enough."
+    life = _LIFE.search(clean)
+    if life:
+        return f"Your doctor expects you to live at least {life.group('n')} {life.group('unit').lower()}."
+    if _MEASURABLE.search(clean) and len(clean) <= 200:
+        return "A tumour that can be measured on scans (the RECIST rules doctors use to track tumour size)."
+    confirmed = _CONFIRMED.match(clean)
+    if confirmed:
+        return _cap(f"{_tidy(confirmed.group('what'))[:-1]}, confirmed by a lab test of tissue or cells (biopsy).")
+    lines = _LINES.search(clean)
+    if lines:
+        n = _COUNTS.get(lines.group("n").lower()) or int(lines.group("n"))
+        return f"Already had at least {n} earlier treatment{'s' if n != 1 else ''} for this disease."
+    naive = _NAIVE.search(clean)
+    if naive and short:
+        return _cap(f"Never had {naive.group('what').strip().lower()}.")
+    if short:
+        no_prior = _NO_PRIOR.match(clean)
+        if no_prior:
+            return _cap(f"Never had {no_prior.group('what').strip()}.")
+        prior = _PRIOR.match(clean)
+        if prior and prior.group("what"):
+            return _cap(f"Had {prior.group('what').strip()} before.")
+        progressed = _PROGRESSED.search(clean)
+        if progressed:
+            return _cap(f"The disease grew or came back during or after {progressed.group('what').strip()}.")
+    return _cap(_tidy(clean))
+
+
+# --- topics and patient questions ------------------------------------------------------------------------
+
+TOPICS: tuple[str, ...] = (
+    "Your diagnosis and tumour tests", "Treatments you have had", "Tests and records to bring", "Your daily activity",
+    "Other health problems", "Pregnancy and birth control", "Taking part",
+)
+_TOPIC_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("Pregnancy and birth control", re.compile(_PREGNANT.pattern + "|" + _CONTRACEPTION.pattern, re.I)),
+    ("Your daily activity", re.compile(r"\b(ECOG|Karnofsky|Karnovsky|KPS|Lansky|performance status|Zubrod)\b", re.I)),
+    ("Taking part", re.compile(_CONSENT.pattern + "|" + _COMPLY.pattern + "|" + _INVESTIGATOR.pattern +
+                               r"|\b(prison\w*|incarcerat\w*|detained|legal guardian|another (?:clinical )?(?:trial|study)|"
+                               r"investigational (?:agent|drug|product)|life expectancy)\b", re.I)),
+    ("Treatments you have had", re.compile(
+        r"\b(prior(?!\s+to\b)|previous(?:ly)?|received|treated|na(?:ï|i)ve|lines? of|regimens?|chemotherap\w*|radiotherap\w*|"
+        r"radiation|surger(?:y|ies)|immunotherap\w*|inhibitors?|vaccin\w*|transplant\w*|washout|progress\w*)\b",
+        re.I)),
+    ("Tests and records to bring", re.compile(
+        _LAB_VALUE.pattern + "|" + _ORGAN_FUNCTION.pattern +
+        r"|\b(labs?|laborator\w*|blood tests?|CT|MRI|PET|scans?|imaging|ECG|EKG|echocardiogra\w*|measurable|RECIST|"
+        r"spirometr\w*|lung function)\b", re.I)),
+    ("Your diagnosis and tumour tests", re.compile(
+        r"\b(histolog\w*|cytolog\w*|patholog\w*|biops\w*|confirmed|diagnos\w*|stage|staging|metasta\w*|mutations?|"
+        r"EGFR|ALK|ROS1|KRAS|BRAF|HER-?2|PD-?L1|BRCA\d?|biomarkers?|wild[- ]type|rearrange\w*|fusion|amplif\w*)\b",
+        re.I)),
+)
+
+
+def topic_of(text: str) -> str:
+    """The topic a criterion belongs to (one of TOPICS; "Other health problems" when nothing more specific fits)."""
+    for topic, pattern in _TOPIC_PATTERNS:
+        if pattern.search(text):
+            return topic
+    return "Other health problems"
+
+
+def _quote(text: str, limit: int = 110) -> str:
+    text = text.rstrip(".")
+    text = text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    keep = len(text) > 1 and text[1].isupper()  # an acronym such as "HIV" keeps its capital
+    return f"“{text if keep else text[0].lower() + text[1:]}”"
+
+
+@dataclass(frozen=True)
+class PatientQuestion:
+    """A question for the doctor, under its topic."""
+
+    topic: str
+    text: str
+
+
+def patient_question(text: str, kind: CriterionKind) -> PatientQuestion | None:
+    """The question a patient would ask their doctor about an open criterion (None when it is not one for the
+    doctor, such as consent or study visits)."""
+    clean = " ".join(unescape_markdown(text).split())
+    if _age_phrase(clean) or _sex_phrase(clean):
+        return None  # the rules judge ages and sex; nothing to ask
+    plain = plain_criterion(text, kind)
+    topic = topic_of(text)
+    if _LIFE.search(clean):
+        return PatientQuestion("Your diagnosis and tumour tests",
+                               "Would you say I meet the trial's rule on life expectancy "
+                               f"({_LIFE.search(clean).group('n')} {_LIFE.search(clean).group('unit').lower()})?")  # type: ignore[union-attr]
+    if topic == "Taking part":
+        if _INVESTIGATOR.search(text):
+            return PatientQuestion(topic, "Is there anything in my health that a study doctor might see as a reason "
+                                          "to leave me out of a trial?")
+        if re.search(r"another (?:clinical )?(?:trial|study)|investigational", text, re.I):
+            return PatientQuestion(topic, "Would a study or trial medicine I am on now (or had recently) stop me "
+                                          "from joining?")
+        return None
+    if topic == "Your daily activity":
+        return PatientQuestion(topic, "How would you rate my day-to-day activity on the ECOG scale doctors use "
+                                      "for trials?")
+    if topic == "Pregnancy and birth control":
+        return PatientQuestion(topic, "Do the trial's pregnancy and birth-control rules apply to me, and what "
+                                      "would I need to do?")
+    if topic == "Tests and records to bring":
+        if _LAB_VALUE.search(text) or _ORGAN_FUNCTION.search(text):
+            return PatientQuestion(topic, "Are my recent blood test results within the trial's limits, and can I "
+                                          "have copies to bring?")
+        if _MEASURABLE.search(text):
+            return PatientQuestion(topic, "Can my tumour be measured on scans the way trials need (RECIST)?")
+        return PatientQuestion(topic, "Which test or scan reports should I bring, and are they recent enough?")
+    if topic == "Treatments you have had":
+        if kind == "exclusion":
+            return PatientQuestion(topic, f"Have I had any treatment this trial does not allow — {_quote(plain)}?")
+        return PatientQuestion(topic, f"Does my treatment so far match what this trial asks for — {_quote(plain)}?")
+    if topic == "Your diagnosis and tumour tests":
+        if kind == "exclusion":
+            return PatientQuestion(topic, f"Do my scans or reports show anything this trial leaves out — {_quote(plain)}?")
+        return PatientQuestion(topic, f"Do my diagnosis and test reports show what this trial asks for — {_quote(plain)}?")
+    if kind == "exclusion":
+        return PatientQuestion(topic, f"Could I have anything this trial leaves out — {_quote(plain)}?")
+    return PatientQuestion(topic, f"Does this describe me — {_quote(plain)}?")
+
+
+def grouped_questions(items: Iterable[Mapping[str, str]], limit: int = 15) -> list[tuple[str, list[str]]]:
+    """Questions ({"topic", "text"}) grouped by topic in TOPICS order, repeats removed, at most limit in all."""
+    groups: dict[str, dict[str, None]] = {}
+    count = 0
+    for item in items:
+        topic = item.get("topic") or "Other questions"
+        text = item.get("text") or ""
+        if not text or text in groups.get(topic, {}):
+            continue
+        if count >= limit:
+            break
+        groups.setdefault(topic, {})[text] = None
+        count += 1
+    order = {t: i for i, t in enumerate(TOPICS)}
+    return [(topic, list(qs)) for topic, qs in sorted(groups.items(), key=lambda kv: order.get(kv[0], len(order)))]

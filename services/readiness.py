@@ -1,0 +1,38 @@
+"""Readiness of this app process for a load balancer: the trial database is connected and answers."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+from typing import Any
+
+from services import runtime
+from services.errors import TrialLandscapeError
+
+READY_TIMEOUT_S = 5.0
+_pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="readiness")
+_lock = threading.Lock()
+
+
+def check(timeout_s: float = READY_TIMEOUT_S) -> dict[str, Any]:
+    """{"ready": bool, "database": label, "latency_ms": …, "error": …}: ready when the database answers a query
+    within timeout_s. A process still starting its database is not ready (it answers once the start is done)."""
+    with _lock:
+        future = _pool.submit(_ping)
+    try:
+        return future.result(timeout=timeout_s)
+    except concurrent.futures.TimeoutError:
+        return {"ready": False, "error": f"the database did not answer within {timeout_s:g} s"}
+
+
+def _ping() -> dict[str, Any]:
+    try:
+        db = runtime.get_db()
+    except TrialLandscapeError as err:
+        return {"ready": False, "error": str(err)}
+    health = db.health()
+    out: dict[str, Any] = {"ready": health.ok, "database": health.database,
+                           "latency_ms": round(health.latency_ms, 1)}
+    if not health.ok:
+        out["error"] = health.error
+    return out

@@ -1,0 +1,106 @@
+"""SQL people already have for AACT runs here unchanged: 20 queries from public repositories (each file names its
+source), schema prefixes ctgov./public./ctgov_v2., AACT's views and ids_for_term, and EXPLAIN."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from services import console, sqlcompat
+from services.cli import main as cli_main
+from services.errors import UnsafeQuery
+from services.loaders.aact_schema import TABLES
+
+QUERIES = sorted((Path(__file__).parent / "fixtures" / "aact_queries").glob("*.sql"))
+
+
+def _text(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def _cli(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli_main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_aact_queries_are_twenty_with_named_sources():
+    assert len(QUERIES) >= 20
+    for path in QUERIES:
+        first = _text(path).splitlines()[0]
+        assert first.startswith("-- source: github.com/"), path.name
+
+
+@pytest.mark.parametrize("path", QUERIES, ids=[p.stem for p in QUERIES])
+def test_aact_query_runs_in_console_and_cli(db, path):
+    sql = _text(path)
+    result = console.run_query(sql, db=db)
+    assert result.columns
+    code, out, err = _cli(["sql", sql, "--json"])
+    assert code == 0, err
+    assert json.loads(out)["columns"] == list(result.columns)
+
+
+def test_schema_prefixes_mean_the_trial_tables(db):
+    want = db.fetch_value("SELECT count(*) FROM ctgov.conditions")
+    for prefix in ("", "ctgov.", "public.", "ctgov_v2.", '"public".', "CTGOV_V2."):
+        result = console.run_query(f"SELECT count(*) FROM {prefix}conditions", db=db)
+        assert result.rows == ((want,),), prefix
+    # Views and helper functions too.
+    n = db.fetch_value("SELECT count(*) FROM ctgov.all_conditions")
+    assert console.run_query("SELECT count(*) FROM public.all_conditions", db=db).rows == ((n,),)
+    ids = db.fetch_value("SELECT count(*) FROM ctgov.ids_for_term('%cancer%')")
+    assert console.run_query("SELECT count(*) FROM ids_for_term('%cancer%')", db=db).rows == ((ids,),)
+    # Unknown names in those schemas keep the console's refusal, and so do literals that look like prefixes.
+    with pytest.raises(UnsafeQuery, match="public.notes is outside the trial data"):
+        console.check("SELECT * FROM public.notes")
+    assert "'public.studies'" in console.check("SELECT 'public.studies' AS s FROM studies").sql
+
+
+def test_every_table_and_view_is_known_to_the_rewriter(db):
+    rows = db.fetch_rows("SELECT table_name FROM information_schema.tables WHERE table_schema = 'ctgov'")
+    assert {r["table_name"] for r in rows} == sqlcompat.CTGOV_RELATIONS
+    assert set(TABLES) <= sqlcompat.CTGOV_RELATIONS
+
+
+def test_explain_shows_the_plan(db):
+    result = console.run_query("EXPLAIN SELECT count(*) FROM ctgov.studies WHERE overall_status = :s",
+                               {"s": "RECRUITING"}, db=db)
+    assert result.columns == ("QUERY PLAN",)
+    assert any("studies" in str(row[0]) for row in result.rows)
+    analysed = console.run_query("EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM public.studies", db=db)
+    plan = analysed.rows[0][0]
+    plan = json.loads(plan) if isinstance(plan, str) else plan
+    assert "Execution Time" in plan[0]
+    code, out, err = _cli(["sql", "EXPLAIN ANALYZE SELECT 1"])
+    assert code == 0 and "actual time" in out, err
+
+
+@pytest.mark.parametrize(("sql", "reason"), [
+    ("EXPLAIN ANALYZE DELETE FROM ctgov.studies", "DELETE is not allowed because it removes rows"),
+    ("EXPLAIN (ANALYZE) INSERT INTO ctgov.studies (nct_id) VALUES ('x')", "INSERT is not allowed because it adds rows"),
+    ("EXPLAIN (SETTINGS) SELECT 1", "SETTINGS is not allowed because it prints server settings"),
+    ("EXPLAIN SELECT * FROM pg_catalog.pg_authid", "pg_catalog.pg_authid is a PostgreSQL system relation"),
+    ("EXPLAIN", "EXPLAIN needs the SELECT"),
+    ("SELECT * FROM app.sessions", "app.sessions is outside the trial data"),
+])
+def test_refusals_keep_their_reasons(sql, reason):
+    with pytest.raises(UnsafeQuery, match=reason.replace(".", r"\.").replace("(", r"\(")):
+        console.check(sql)
+
+
+def test_classic_spellings_through_the_v_views(db):
+    recruiting = db.fetch_value("SELECT count(*) FROM ctgov.studies WHERE overall_status = 'RECRUITING'")
+    assert console.run_query("SELECT count(*) FROM v_studies WHERE overall_status = 'Recruiting'",
+                             db=db).rows == ((recruiting,),)
+    withdrawn = db.fetch_value("SELECT count(*) FROM ctgov.studies WHERE overall_status = 'WITHDRAWN'")
+    assert console.run_query("SELECT count(*) FROM ctgov.v_studies WHERE overall_status = 'Withdrawn'",
+                             db=db).rows == ((withdrawn,),)
+    both = db.fetch_value("SELECT count(*) FROM ctgov.studies WHERE phase = 'PHASE1/PHASE2'")
+    assert console.run_query("SELECT count(*) FROM v_studies WHERE phase = 'Phase 1/Phase 2'",
+                             db=db).rows == ((both,),)

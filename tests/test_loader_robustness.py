@@ -1,0 +1,100 @@
+"""One odd study never sinks a file: wrong-typed values are coerced as AACT does, or that study is skipped and
+reported by file, line, NCT id and field; --strict keeps all-or-nothing."""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+
+from services.errors import BadInput
+from services.loaders import import_ctgov_json
+
+SAMPLE = Path("data/ctgov_sample.jsonl.gz")
+
+
+def _studies(n: int) -> list[dict]:
+    with gzip.open(SAMPLE, "rt", encoding="utf-8") as fh:
+        return [json.loads(line) for line in itertools.islice((ln for ln in fh if ln.strip()), n)]
+
+
+def _nct(study: dict) -> str:
+    return study["protocolSection"]["identificationModule"]["nctId"]
+
+
+def _write(path: Path, studies: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(s) + "\n" for s in studies), encoding="utf-8")
+    return path
+
+
+def _spoil(studies: list[dict]) -> dict[str, str]:
+    """Three studies get a value no column can take; returns NCT id → the field we expect named."""
+    bad = {}
+    ps = studies[3]["protocolSection"]
+    ps.setdefault("designModule", {}).setdefault("enrollmentInfo", {})["count"] = "about a hundred"
+    bad[_nct(studies[3])] = "studies.enrollment"
+    ps = studies[11]["protocolSection"]
+    ps.setdefault("conditionsModule", {})["conditions"] = [{"name": "an object where a name belongs"}]
+    bad[_nct(studies[11])] = "conditions.name"
+    ps = studies[20]["protocolSection"]
+    ps.setdefault("eligibilityModule", {})["healthyVolunteers"] = "maybe"
+    bad[_nct(studies[20])] = "eligibilities.healthy_volunteers"
+    return bad
+
+
+def test_robustness_three_bad_studies_skipped_and_reported(db, scratch_dir):
+    studies = _studies(30)
+    # Strings AACT maps to booleans are coerced, not skipped.
+    studies[5]["protocolSection"].setdefault("designModule", {})["patientRegistry"] = "Yes"
+    studies[6]["protocolSection"].setdefault("designModule", {})["patientRegistry"] = "YES"
+    studies[7]["protocolSection"].setdefault("designModule", {}).setdefault("enrollmentInfo", {})["count"] = "42"
+    bad = _spoil(studies)
+    before = {n: db.fetch_value("SELECT count(*) FROM ctgov.conditions WHERE nct_id = :n", {"n": n}) for n in bad}
+    path = _write(scratch_dir / "three_bad.jsonl", studies)
+    try:
+        report = import_ctgov_json(db, path)
+        assert report.studies == len(studies) - 3
+        got = {s["nct_id"]: s for s in report.skipped}
+        assert set(got) == set(bad)
+        for nct, fld in bad.items():
+            assert got[nct]["field"] == fld
+            assert got[nct]["file"] == path.name
+            line = next(i for i, s in enumerate(studies, start=1) if _nct(s) == nct)
+            assert got[nct]["line"] == line
+            assert any(nct in note and fld in note for note in report.notes)
+        for i in (5, 6):
+            assert db.fetch_value("SELECT patient_registry FROM ctgov.studies WHERE nct_id = :n",
+                                  {"n": _nct(studies[i])}) is True
+        assert db.fetch_value("SELECT enrollment FROM ctgov.studies WHERE nct_id = :n", {"n": _nct(studies[7])}) == 42
+        # The skipped studies keep what they had (their old rows are not touched).
+        for nct in bad:
+            assert db.fetch_value("SELECT count(*) FROM ctgov.conditions WHERE nct_id = :n", {"n": nct}) == before[nct]
+    finally:
+        import_ctgov_json(db, _write(scratch_dir / "restore.jsonl", _studies(30)))
+
+
+def test_robustness_strict_refuses_whole_file(db, scratch_dir):
+    studies = _studies(30)
+    bad = _spoil(studies)
+    first_bad = next(_nct(s) for s in studies if _nct(s) in bad)
+    studies[0]["protocolSection"]["identificationModule"]["briefTitle"] = "CHANGED BY A REFUSED IMPORT"
+    path = _write(scratch_dir / "strict.jsonl", studies)
+    with pytest.raises(BadInput) as info:
+        import_ctgov_json(db, path, strict=True)
+    assert first_bad in str(info.value) and bad[first_bad] in str(info.value)
+    assert db.fetch_value("SELECT count(*) FROM ctgov.studies WHERE brief_title = 'CHANGED BY A REFUSED IMPORT'") == 0
+
+
+def test_loader_numbers_with_separators_or_not_available_markers_keep_their_study():
+    """Real registry values: '22,949' is that number; 'NA' in a count is not available (NULL), not a reason to
+    drop the study; text that is no number at all still is."""
+    from services.loaders.coerce import FieldError, coerce_row
+
+    cols = ("nct_id", "count")
+    assert coerce_row("baseline_counts", cols, {"nct_id": "NCT1", "count": "22,949"}) == ("NCT1", 22949)
+    assert coerce_row("outcome_counts", cols, {"nct_id": "NCT1", "count": "NA"}) == ("NCT1", None)
+    with pytest.raises(FieldError):
+        coerce_row("outcome_counts", cols, {"nct_id": "NCT1", "count": "1,2"})

@@ -1,0 +1,79 @@
+"""Posted results on the trial page: participant flow, baseline characteristics, primary outcomes and analyses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from services import results
+
+PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "3_Trials.py")
+
+
+def _richest(db) -> str:  # noqa: ANN001
+    """The sample trial with the most primary-outcome analyses (computed, never hard-coded)."""
+    return db.fetch_value("SELECT oa.nct_id FROM ctgov.outcome_analyses oa JOIN ctgov.outcomes o ON o.id = oa.outcome_id "
+                          "WHERE o.outcome_type = 'PRIMARY' GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1")
+
+
+def test_results_tables_match_the_results_rows(db):
+    nct = _richest(db)
+    r = results.trial_results(nct, db)
+    groups = db.fetch_value("SELECT count(DISTINCT result_group_id) FROM ctgov.milestones WHERE nct_id = :n", {"n": nct})
+    assert r.flow.shape[1] == 2 + groups
+    started = db.fetch_rows("SELECT rg.title, m.count FROM ctgov.milestones m JOIN ctgov.result_groups rg "
+                            "ON rg.id = m.result_group_id WHERE m.nct_id = :n AND m.title = 'STARTED' "
+                            "AND m.period = (SELECT period FROM ctgov.milestones WHERE nct_id = :n ORDER BY id LIMIT 1)",
+                            {"n": nct})
+    row = r.flow[r.flow["Milestone"] == "STARTED"].iloc[0]
+    for s in started:
+        assert row[s["title"]] == str(s["count"])
+    primary = db.fetch_value("SELECT count(*) FROM ctgov.outcomes WHERE nct_id = :n AND outcome_type = 'PRIMARY'",
+                             {"n": nct})
+    assert len(r.primary) == primary
+    analyses = db.fetch_value("SELECT count(*) FROM ctgov.outcome_analyses oa JOIN ctgov.outcomes o "
+                              "ON o.id = oa.outcome_id WHERE oa.nct_id = :n AND o.outcome_type = 'PRIMARY'", {"n": nct})
+    assert sum(len(p.analyses) for p in r.primary) == analyses
+    measures = db.fetch_value("SELECT count(DISTINCT title) FROM ctgov.baseline_measurements WHERE nct_id = :n",
+                              {"n": nct})
+    assert r.baseline["Characteristic"].nunique() == measures
+
+
+def test_results_none_for_a_trial_without_results(db):
+    nct = db.fetch_value("SELECT s.nct_id FROM ctgov.studies s WHERE NOT EXISTS (SELECT 1 FROM ctgov.outcomes o "
+                         "WHERE o.nct_id = s.nct_id) AND NOT EXISTS (SELECT 1 FROM ctgov.milestones m "
+                         "WHERE m.nct_id = s.nct_id) ORDER BY 1 LIMIT 1")
+    assert not results.trial_results(nct, db).any
+
+
+def test_trial_page_shows_the_results_tab(db):
+    nct = _richest(db)
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.query_params["nct"] = nct
+    at.run()
+    assert not at.exception, at.exception
+    assert [t.label for t in at.tabs][-1] == "Results"
+    heads = [s.value for s in at.subheader]
+    assert "Participant flow" in heads and "Baseline characteristics" in heads
+    assert any(h.startswith("Primary outcomes (") for h in heads)
+    assert any("Statistical analyses" in m.value for m in at.markdown)
+
+
+def test_report_side_effects_use_reported_event_totals(db):
+    from services import report
+    from services.assistant.backend import DatabaseBackend
+
+    nct = db.fetch_value("SELECT nct_id FROM ctgov.reported_event_totals WHERE event_type = 'serious' "
+                         "AND subjects_at_risk > 0 GROUP BY 1 ORDER BY sum(subjects_affected) DESC, 1 LIMIT 1")
+    events = DatabaseBackend(db).get_adverse_events(nct)
+    assert events is not None and events["has_results"]
+    want = db.fetch_rows("SELECT event_type, sum(subjects_affected)::int AS a, sum(subjects_at_risk)::int AS r "
+                         "FROM ctgov.reported_event_totals WHERE nct_id = :n AND subjects_affected IS NOT NULL "
+                         "GROUP BY 1", {"n": nct})
+    assert {t["event_type"]: (t["subjects_affected"], t["subjects_at_risk"]) for t in events["totals"]} == {
+        w["event_type"]: (w["a"], w["r"]) for w in want}
+    effects = report.side_effects(events)
+    serious = next(w for w in want if w["event_type"] == "serious")
+    assert f"{serious['a']:,} of {serious['r']:,} people" in effects["totals"][0]
+    assert effects["totals"][0].endswith("had at least one serious side effect")

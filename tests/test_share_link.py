@@ -1,0 +1,151 @@
+"""Share links: patient answers stay out unless ticked in; the view (map mode, Trials sort/page, SQL) comes back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from services import inert
+from services.assistant import ACTIVITY_LEVELS
+from services.filters import Filters
+
+PAGES = Path(__file__).resolve().parent.parent / "pages"
+ASSISTANT = str(PAGES / "4_Assistant.py")
+PATIENT_KEYS = {"condition", "age", "sex", "near", "radius", "unit"}
+
+
+def _link_query(at: AppTest) -> dict[str, list[str]]:
+    links = [c.value for c in at.sidebar.code if "?" in c.value or c.value.endswith("/")]
+    assert links, [c.value for c in at.sidebar.code]
+    return parse_qs(links[-1].split("?", 1)[1]) if "?" in links[-1] else {}
+
+
+def _captions(at: AppTest) -> str:
+    return " ".join(c.value for c in at.sidebar.caption)
+
+
+def _guided_intake(at: AppTest) -> None:
+    at.run()
+    at.text_input(key="g_diagnosis").set_value("type 2 diabetes")
+    at.number_input(key="g_age").set_value(55)
+    at.radio(key="g_sex").set_value("female")
+    at.text_input(key="g_location").set_value("Houston, TX")
+    at.number_input(key="g_radius").set_value(100.0)
+    at.selectbox(key="g_activity").set_value(next(iter(ACTIVITY_LEVELS)))
+    next(b for b in at.button if b.label == "Save my answers and continue").click()
+    at.run()
+    assert not at.exception, at.exception
+
+
+def test_share_link_leaves_guided_intake_answers_out_unless_ticked(db: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    at = AppTest.from_file(ASSISTANT, default_timeout=240)
+    _guided_intake(at)
+    answers = Filters(condition="type 2 diabetes", near="Houston, TX", radius=100.0, age=55.0, sex="FEMALE")
+    assert at.session_state["filters"] == answers  # the dashboard shows the patient's landscape …
+
+    query = _link_query(at)  # … but neither the link nor the address bar carries it
+    assert not PATIENT_KEYS & set(query), query
+    assert not PATIENT_KEYS & set(at.query_params), dict(at.query_params)
+    text = " ".join(v for vs in query.values() for v in vs).lower()
+    for private in ("diabetes", "houston", "55", "female"):
+        assert private not in text
+    captions = _captions(at)
+    assert "Left out: your answers to the assistant" in captions
+    for word in ("age", "sex", "diagnosis", "place"):
+        assert word in captions.split("Left out:", 1)[1]
+
+    # The same holds on another page of the same visit.
+    at.switch_page(str(PAGES / "1_Explore.py")).run()
+    assert at.session_state["filters"] == answers
+    assert not PATIENT_KEYS & set(_link_query(at))
+    assert not PATIENT_KEYS & set(at.query_params)
+
+    # Ticking the box puts them in, with a warning; unticking takes them out again.
+    at.sidebar.checkbox(key="share_patient_answers").check().run()
+    query = _link_query(at)
+    assert Filters.from_query(query)[0] == answers
+    assert {"condition", "age", "sex", "near"} <= set(at.query_params)
+    assert any("holds your answers" in w.value for w in at.sidebar.warning)
+    at.sidebar.checkbox(key="share_patient_answers").uncheck().run()
+    assert not PATIENT_KEYS & set(_link_query(at))
+
+    # A value the visitor types over is theirs, not the patient's: it goes into the link.
+    at.sidebar.text_input(key="flt_condition").set_value("asthma").run()
+    query = _link_query(at)
+    assert query.get("condition") == ["asthma"]
+    assert not {"age", "sex", "near"} & set(query)
+
+
+def test_share_link_says_what_it_contains(db: Any) -> None:
+    at = AppTest.from_file(str(PAGES / "1_Explore.py"), default_timeout=240)
+    at.query_params.update({"condition": "asthma", "phase": "PHASE2"})
+    at.run()
+    caption = next(c.value for c in at.sidebar.caption if "Copy share link" in c.value)
+    assert inert.md_line("Condition: asthma") in caption and inert.md_line("Phase: Phase 2") in caption
+    assert "Left out" not in _captions(at)
+    assert not [c for c in at.sidebar.checkbox if c.key == "share_patient_answers"]
+
+
+def test_share_link_reopens_map_mode_and_layers(db: Any) -> None:
+    at = AppTest.from_file(str(PAGES / "2_Map.py"), default_timeout=240)
+    at.query_params.update({"country": "France"})
+    at.run()
+    at.radio(key="map_mode").set_value("countries").run()
+    at.radio(key="map_metric").set_value("sites").run()
+    at.toggle(key="map_only_area").set_value(False).run()
+    query = _link_query(at)
+    assert {k: query[k] for k in ("map", "colour", "area")} == {"map": ["countries"], "colour": ["sites"],
+                                                                 "area": ["0"]}
+    fresh = AppTest.from_file(str(PAGES / "2_Map.py"), default_timeout=240)
+    fresh.query_params.update({k: v[0] for k, v in query.items()})
+    fresh.run()
+    assert not fresh.exception and not fresh.warning
+    assert (fresh.radio(key="map_mode").value, fresh.radio(key="map_metric").value,
+            fresh.toggle(key="map_only_area").value) == ("countries", "sites", False)
+    assert fresh.get("deck_gl_json_chart")[0].proto.json == at.get("deck_gl_json_chart")[0].proto.json
+
+
+def test_share_link_reopens_trials_sort_and_page_and_keeps_them_across_a_detail_visit(db: Any) -> None:
+    at = AppTest.from_file(str(PAGES / "3_Trials.py"), default_timeout=240)
+    at.query_params.update({"condition": "diabetes"})
+    at.run()
+    at.selectbox(key="trials_sort").set_value("title").run()
+    at.selectbox(key="trials_size").set_value(25).run()
+    at.number_input(key="trials_page").set_value(2).run()
+    shown = at.dataframe[0].value["nct_id"].tolist()
+    query = _link_query(at)
+    assert {k: query[k] for k in ("sort", "rows", "page")} == {"sort": ["title"], "rows": ["25"], "page": ["2"]}
+
+    # A visit to a trial's details and back keeps sort and page.
+    at.query_params["nct"] = shown[0]
+    at.run()
+    assert at.header and "nct" in _link_query(at)
+    next(b for b in at.button if b.key == "detail_back").click().run()
+    assert (at.selectbox(key="trials_sort").value, at.number_input(key="trials_page").value) == ("title", 2)
+    assert at.dataframe[0].value["nct_id"].tolist() == shown
+
+    fresh = AppTest.from_file(str(PAGES / "3_Trials.py"), default_timeout=240)
+    fresh.query_params.update({k: v[0] for k, v in query.items()})
+    fresh.run()
+    assert not fresh.exception
+    assert fresh.dataframe[0].value["nct_id"].tolist() == shown
+
+
+def test_share_link_reopens_an_sql_query_with_its_parameters(db: Any) -> None:
+    sql = "SELECT nct_id FROM ctgov.studies WHERE phase = :phase ORDER BY nct_id LIMIT :n"
+    at = AppTest.from_file(str(PAGES / "5_SQL.py"), default_timeout=240)
+    at.query_params.update({"sql": sql, "sql.phase": "PHASE2", "sql.n": "3"})
+    at.run()
+    assert not at.exception and not at.warning
+    expected = [r["nct_id"] for r in db.fetch_rows(
+        "SELECT nct_id FROM ctgov.studies WHERE phase = 'PHASE2' ORDER BY nct_id LIMIT 3")]
+    assert at.dataframe[0].value["nct_id"].tolist() == expected  # opened and run, as a Datasette link is
+    query = _link_query(at)
+    assert (query["sql"], query["sql.phase"], query["sql.n"]) == ([sql], ["PHASE2"], ["3"])
+    at.text_input(key="sql_param_n").set_value("5").run()
+    assert _link_query(at)["sql.n"] == ["5"]
