@@ -1,20 +1,56 @@
-"""Trial Landscape — the entry point (`streamlit run app.py`): the navigation, labelled Home, Explore, Map, …"""
+"""Trial Landscape's entry point: `streamlit run app.py` (Streamlit detects the ASGI app) or `uvicorn app:app`.
 
+The pages and their navigation are declared in navigation.py; this file serves them, adding what a script cannot:
+
+- `GET /readyz` → 200 when the trial database answers a query, else 503 (for a load balancer; the built-in
+  `/_stcore/health` only says the web server is up).
+- `/media/…` (downloads: CSV, JSON, reports) is served only to a browser that passed the gate (password or
+  OIDC) in this process; anyone else — another client holding the URL, a browser without the cookie — gets
+  403. With no gate configured the app, and so its downloads, are open to all.
+"""
+
+import asyncio
+import os
 from pathlib import Path
 
 import streamlit as st
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-HERE = Path(__file__).parent
-# (file, label): plain labels, as Streamlit's folder-based navigation showed them, apart from the first page.
-PAGES = [
-    ("home.py", "Home"),
-    ("pages/1_Explore.py", "Explore"),
-    ("pages/2_Map.py", "Map"),
-    ("pages/3_Trials.py", "Trials"),
-    ("pages/4_Assistant.py", "Assistant"),
-    ("pages/5_SQL.py", "SQL"),
-    ("pages/6_Data.py", "Data"),
-]
+from services import access, readiness
 
-st.navigation([st.Page(path, title=title, default=path == "home.py")
-               for path, title in PAGES if (HERE / path).exists()]).run()
+MEDIA_PREFIX = "/media/"
+XSRF_COOKIE = "_streamlit_xsrf"
+
+
+class MediaGate:
+    """Refuse /media/… requests from browsers that did not pass the access gate (when there is one)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and str(scope.get("path", "")).startswith(MEDIA_PREFIX) and _gated():
+            token = access.browser_token(Request(scope).cookies.get(XSRF_COOKIE, ""))
+            if not access.admissions.admitted(token):
+                response = PlainTextResponse("This download is only for signed-in visitors of this instance; "
+                                             "open the app and sign in first.", status_code=403)
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def _gated() -> bool:
+    return access.admissions.active or bool(os.environ.get(access.PASSWORD_KEY))
+
+
+async def ready(request: Request) -> JSONResponse:
+    """Readiness for a load balancer: the trial database answers within a few seconds."""
+    verdict = await asyncio.to_thread(readiness.check)
+    return JSONResponse(verdict, status_code=200 if verdict["ready"] else 503)
+
+
+app = st.App(str(Path(__file__).with_name("navigation.py")), routes=[Route("/readyz", ready, methods=["GET"])], middleware=[Middleware(MediaGate)])

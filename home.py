@@ -1,4 +1,4 @@
-"""Trial Landscape — home page (Home in the navigation of app.py): what is connected, what is in it, where to go."""
+"""Trial Landscape — home page (Home in the navigation of navigation.py): what is connected, what is in it, where to go."""
 
 from pathlib import Path
 

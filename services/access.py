@@ -149,7 +149,7 @@ class Admissions:
     """Browsers admitted through the gate in this process, by a digest of their browser token, for ADMISSION_TTL_S.
 
     Downloads are served over plain HTTP (/media/…), outside any Streamlit session; the server's media gate
-    (serve.py) lets a request through only when its browser token was admitted here, so a download URL is
+    (app.py) lets a request through only when its browser token was admitted here, so a download URL is
     useless to another client or a browser that never signed in. `active` says whether this instance has a gate.
     """
 

@@ -164,9 +164,9 @@ def _secrets() -> dict[str, Any]:
 
 
 def _use_app_navigation() -> None:
-    # While a server process has not yet run app.py (which declares the navigation: Home, Explore, …), Streamlit
+    # While a server process has not yet run navigation.py (which declares the navigation: Home, Explore, …), Streamlit
     # serves a deep link such as /Explore in its older pages/-folder mode, whose navigation names the first page
-    # after the file ("app"). Leave that mode and run again: app.py then resolves the same page by its address.
+    # after the file ("app"). Leave that mode and run again: navigation.py then resolves the same page by its address.
     from streamlit.runtime.pages_manager import PagesManager
 
     if PagesManager.uses_pages_directory:
@@ -239,7 +239,7 @@ XSRF_COOKIE = "_streamlit_xsrf"
 
 
 def _admit_browser() -> None:
-    # Downloads are plain HTTP requests outside the session: the media gate (serve.py) serves them only to a
+    # Downloads are plain HTTP requests outside the session: the media gate (app.py) serves them only to a
     # browser admitted here.
     with contextlib.suppress(Exception):
         access.admissions.admit(access.browser_token(str(st.context.cookies.get(XSRF_COOKIE) or "")))

@@ -93,7 +93,7 @@ def _home(monkeypatch, password: str | None = PASSWORD) -> AppTest:
         monkeypatch.delenv("APP_PASSWORD", raising=False)
     else:
         monkeypatch.setenv("APP_PASSWORD", password)
-    return AppTest.from_file(str(PROJECT / "app.py"), default_timeout=120)
+    return AppTest.from_file(str(PROJECT / "navigation.py"), default_timeout=120)
 
 
 def _shared_tries(db, browsers: list[str]) -> list[tuple[bool, float, int]]:

@@ -39,7 +39,7 @@ playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright f
 
 def _page_paths() -> list[tuple[str, str]]:
     """(URL path, file) of the home page and every page in pages/ (classic multipage names)."""
-    out = [("/", "app.py")]
+    out = [("/", "home.py")]
     for path in sorted((PROJECT / "pages").glob("*.py")):
         name = re.sub(r"^\d+_", "", path.stem)
         out.append((f"/{name}", f"pages/{path.name}"))

@@ -1,6 +1,6 @@
-"""Downloads behind the gate and the readiness check, on the production entry point (serve.py) in a real browser.
+"""Downloads behind the gate and the readiness check, on the README's `streamlit run app.py`, in a real browser.
 
-Streamlit serves download data at /media/<id> to whoever asks; serve.py's media gate serves it only to a
+Streamlit serves download data at /media/<id> to whoever asks; app.py's media gate serves it only to a
 browser that passed the password in this process. A signed-in browser gets its CSV; the same URL fetched by
 another client without cookies, or by a fresh browser that never signed in, is refused.
 """
@@ -8,10 +8,6 @@ another client without cookies, or by a fresh browser that never signed in, is r
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -19,9 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from services.commands.bench_load_cmd import free_port, stop_process
-from services.loadtest import http_get
-from tests.test_browser import ARGS, CHROMIUM, LOAD_TIMEOUT_MS, PASSWORD, _env, settle
+from services.commands.bench_load_cmd import stop_process
+from tests.test_browser import ARGS, CHROMIUM, LOAD_TIMEOUT_MS, PASSWORD, _env, _start_streamlit, settle
 
 PROJECT = Path(__file__).resolve().parent.parent
 
@@ -34,27 +29,9 @@ playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright f
 
 @pytest.fixture(scope="module")
 def served(db) -> Iterator[str]:  # noqa: ANN001 - the session database must exist before the server attaches
-    port = free_port()
-    log = Path(os.environ["TRIAL_LANDSCAPE_DATA_DIR"]) / f"serve-{port}.log"
-    cmd = [sys.executable, "-m", "streamlit", "run", "serve.py", "--server.port", str(port),
-           "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"]
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, cwd=PROJECT, env=_env(APP_PASSWORD=PASSWORD), stdout=out,
-                                stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            assert proc.poll() is None, log.read_text()[-3000:]
-            try:
-                http_get(f"{url}/_stcore/health", timeout_s=2)
-                break
-            except OSError:
-                assert time.monotonic() < deadline, log.read_text()[-3000:]
-                time.sleep(0.3)
-        yield url
-    finally:
-        stop_process(proc)
+    proc, url, _ = _start_streamlit(_env(APP_PASSWORD=PASSWORD))
+    yield url
+    stop_process(proc)
 
 
 def _status(url: str) -> tuple[int, bytes]:

@@ -17,7 +17,7 @@ EXPLORE = "pages/1_Explore.py"
 
 
 def _app(params: dict[str, str] | None = None) -> AppTest:
-    at = AppTest.from_file(str(PROJECT / "app.py"), default_timeout=120)
+    at = AppTest.from_file(str(PROJECT / "navigation.py"), default_timeout=120)
     for key, value in (params or {}).items():
         at.query_params[key] = value
     at.run()
