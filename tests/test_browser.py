@@ -108,13 +108,18 @@ def page(browser):  # noqa: ANN001, ANN201
 
 
 # ---- helpers ---------------------------------------------------------------------------------------
+IDLE_APP = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+
+
 def settle(pg, quiet_s: float = 1.2) -> None:  # noqa: ANN001
-    """Wait until the page has a heading and Streamlit's running indicator stayed away for quiet_s."""
+    """Wait until the page has a heading and its script has stayed finished for quiet_s: Streamlit's app root says
+    "notRunning" (its own script state, set when the server reports the run finished) and no running indicator
+    shows. quiet_s covers a run that ends by asking for another (st.rerun, a URL update)."""
     pg.wait_for_selector("h1", timeout=LOAD_TIMEOUT_MS)
     quiet_since = None
     deadline = time.monotonic() + LOAD_TIMEOUT_MS / 1000
     while time.monotonic() < deadline:
-        if pg.locator('[data-testid="stStatusWidget"]').count():
+        if pg.locator('[data-testid="stStatusWidget"]').count() or not pg.locator(IDLE_APP).count():
             quiet_since = None
         elif quiet_since is None:
             quiet_since = time.monotonic()
@@ -286,7 +291,7 @@ def test_browser_guided_assistant_reaches_a_report_and_keeps_patients_apart(page
     page.get_by_text("Your report", exact=True).wait_for(timeout=LOAD_TIMEOUT_MS)
     settle(page)
     assert exceptions(page) == []
-    assert page.get_by_role("button", name="Download report (HTML)").count() == 1
+    playwright_api.expect(page.get_by_role("button", name="Download report (HTML)")).to_have_count(1)
     token = parse_qs(urlsplit(page.url).query)["session"][0]
     assert len(token) >= 43
     # The dashboard's share link holds filter fields only: no biomarkers, no session token.
