@@ -12,6 +12,7 @@ BENCH_MODULES = [
     "services.commands.bench_load_cmd",
     "services.commands.bench_dashboard_cmd",
     "services.commands.bench_memory_cmd",
+    "services.commands.bench_start_cmd",
 ]
 
 
