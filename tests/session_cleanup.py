@@ -173,5 +173,3 @@ def prepare_worker_dir(session_dir: Path, worker_dir: Path, project: Path) -> No
         for root, dirs, files in os.walk(worker_dir / "pg"):
             for name in [root, *(os.path.join(root, n) for n in dirs + files)]:
                 os.lchown(name, owner.st_uid, owner.st_gid)
-    if (template / "cache").is_dir():
-        shutil.copytree(template / "cache", worker_dir / "cache", dirs_exist_ok=True)
