@@ -17,12 +17,10 @@ from services.assistant.guided import (
     IntakeForm,
     split_items,
 )
-from services.assistant.session import MODEL_CHOICES
 from services.assistant.store import SessionStore
-from services.assistant.tools import TRIAL_PHASES
 from services.errors import AssistantUnavailable, TrialLandscapeError
-from services.llm import LLMClient, api_key_from_env
-from services.normalize import label
+from services.llm import MODEL_CHOICES, LLMClient, api_key_from_env
+from services.normalize import PHASES, label
 
 ui_state.ensure_database()
 f = ui_state.page_setup("Assistant", "💬")
@@ -281,7 +279,7 @@ with main:
             c1, c2 = st.columns(2)
             types = c1.multiselect("Kinds of treatment you are open to", TRIAL_TYPES, d["trial_types"],
                                    key="g_types", format_func=str.capitalize)
-            phases = c2.multiselect("Preferred trial phases", TRIAL_PHASES, d["preferred_phases"], key="g_phases",
+            phases = c2.multiselect("Preferred trial phases", PHASES, d["preferred_phases"], key="g_phases",
                                     format_func=lambda p: label("phase", p))
             wanted = c1.text_input("A treatment you would like to try", d["interventions_of_interest"],
                                    max_chars=200, key="g_wanted", placeholder="optional")

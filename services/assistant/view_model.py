@@ -12,13 +12,14 @@ import pandas as pd
 import pydeck as pdk
 
 from services import geo, inert, mapdeck, sitemap
-from services.assistant.session import PHASES, AssistantSession
-from services.assistant.tools import ACTIVITY_LEVELS, CRITERIA_MISSING, TrialBackend, trial_card
+from services.assistant.handlers import ACTIVITY_LEVELS, trial_card
+from services.assistant.session import CONVERSATION_PHASES, AssistantSession
 from services.assistant.trimming import message_size, policy_for
 from services.eligibility.scoring import FitBand
 from services.filters import Filters
 from services.limits import ConcurrencyGate
 from services.normalize import label
+from services.trials import CRITERIA_MISSING, TrialBackend
 
 PHASE_TITLES: dict[str, str] = {
     "intake": "About you", "search": "Search", "matching": "Check eligibility", "selection": "Choose trials",
@@ -50,9 +51,9 @@ class PhaseStep:
 
 def phase_steps(session: AssistantSession) -> list[PhaseStep]:
     """The six phases with done / current / to-do states (a phase is done once the conversation moved past it)."""
-    current = PHASES.index(session.phase)
+    current = CONVERSATION_PHASES.index(session.phase)
     steps = []
-    for i, phase in enumerate(PHASES):
+    for i, phase in enumerate(CONVERSATION_PHASES):
         state = "current" if i == current else "done" if i < current else "todo"
         steps.append(PhaseStep(i + 1, phase, PHASE_TITLES[phase], state))
     return steps
