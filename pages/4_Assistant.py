@@ -1,14 +1,10 @@
 """Assistant page: a patient interview, trial search, eligibility check, choice of trials and a report to print."""
 
-import base64
-import hashlib
-
 import streamlit as st
 
 from services import inert, limits, report, ui_state
 from services.assistant import AssistantSession, Callbacks, Orchestrator, TrialSelection, WidgetAnswer
 from services.assistant import view_model as vm
-from services.assistant.backend import DatabaseBackend
 from services.assistant.guided import (
     GUIDED_LABEL,
     TRIAL_TYPES,
@@ -19,7 +15,7 @@ from services.assistant.guided import (
 )
 from services.assistant.store import SessionStore
 from services.errors import AssistantUnavailable, TrialLandscapeError
-from services.llm import MODEL_CHOICES, LLMClient, api_key_from_env
+from services.llm import MODEL_CHOICES, api_key_from_env
 from services.normalize import PHASES, label
 
 ui_state.ensure_database()
@@ -79,12 +75,6 @@ def apply_events(events: list[dict]) -> None:
             ui_state.update_filters(from_patient=True, **vm.filter_changes(event["filters"]))
 
 
-def backend_for(session: AssistantSession) -> DatabaseBackend:
-    p = session.patient_profile
-    known = [(p["location"], p["latitude"], p["longitude"])] if {"location", "latitude", "longitude"} <= p.keys() else []
-    return DatabaseBackend(known_places=known)
-
-
 def model_turn(session: AssistantSession, user_input, shown: str) -> None:
     """Run one model turn with streamed text and progress, save, then redraw from the session."""
     # Counted per browser and network address in the database: a new session or another replica shares it.
@@ -113,11 +103,11 @@ def model_turn(session: AssistantSession, user_input, shown: str) -> None:
             status.write(inert.md_line(message))
 
         try:
-            llm = vm.GatedModel(LLMClient(), limits.model_gate())
+            llm = vm.gated_model()
         except AssistantUnavailable as exc:
             S["asst_error"] = f"{exc} {exc.hint}"
             st.rerun()
-        turn = Orchestrator(llm, backend_for(session), Callbacks(on_text, on_status, None)).run_turn(session, user_input)
+        turn = Orchestrator(llm, vm.backend_for(session), Callbacks(on_text, on_status, None)).run_turn(session, user_input)
         status.update(label="Checked", state="complete")
     save(session)
     apply_events(turn.events)
@@ -129,7 +119,7 @@ def model_turn(session: AssistantSession, user_input, shown: str) -> None:
 def guided_step(session: AssistantSession, action) -> None:
     """Run one guided step with progress messages, save, then redraw."""
     with st.status("Working…", expanded=True) as status:
-        helper = GuidedAssistant(backend_for(session), on_status=lambda m: (status.update(label=inert.md_line(m)),
+        helper = GuidedAssistant(vm.backend_for(session), on_status=lambda m: (status.update(label=inert.md_line(m)),
                                                                             status.write(inert.md_line(m))))
         try:
             with ui_state.database_errors():
@@ -311,7 +301,7 @@ with main:
         patient = session.patient_profile
         origin = (patient["latitude"], patient["longitude"]) if "latitude" in patient else None
         with ui_state.database_errors():
-            points = vm.site_points(backend_for(session), [c["nct_id"] for c in cards], origin)
+            points = vm.site_points(vm.backend_for(session), [c["nct_id"] for c in cards], origin)
         st.pydeck_chart(vm.cards_deck(points, origin, patient.get("travel_radius_miles"),
                                       patient.get("location") or "You"), height=320, key="asst_map")
         st.caption(f"{len(points):,} sites of these trials; the red ring is how far you said you can travel.")
@@ -354,7 +344,7 @@ with main:
 
     if session.report_html:
         st.subheader("Your report")
-        digest = hashlib.sha256(session.report_html.encode()).hexdigest()[:12]
+        digest = vm.report_digest(session.report_html)
         c1, c2, c3 = st.columns(3)
         c1.download_button("Download report (HTML)", session.report_html, file_name="trial-report.html",
                            mime="text/html", key="asst_dl_html", width="stretch")
@@ -374,9 +364,7 @@ with main:
                 session.phase, session.flags["selection_complete"] = "selection", False
                 save(session)
                 st.rerun()
-        # A data: URL gives the report its own opaque origin, so nothing in it can reach the app's page.
-        encoded = base64.b64encode(session.report_html.encode("utf-8")).decode("ascii")
-        st.iframe(f"data:text/html;charset=utf-8;base64,{encoded}", height=720)
+        st.iframe(vm.report_frame_url(session.report_html), height=720)
         if guided and session.phase == "followup" and st.button("Edit my answers and search again", key="g_again"):
             session.phase = "intake"
             st.rerun()
