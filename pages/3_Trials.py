@@ -5,7 +5,7 @@ import math
 import pandas as pd
 import streamlit as st
 
-from services import export, inert, provenance, results, search, trialview, ui_state
+from services import export, inert, provenance, results, search, trials, trialview, ui_state
 from services.errors import BadInput
 from services.normalize import label
 
@@ -44,7 +44,7 @@ def table_or_note(table: pd.DataFrame, note: str) -> None:
         st.dataframe(table, hide_index=True, width="stretch")
 
 
-def show_detail(d: search.TrialDetail) -> None:
+def show_detail(d: trials.TrialDetail) -> None:
     s = d.study
     st.button("← All matching trials", on_click=back_to_list, key="detail_back")
     st.header(inert.md_line(s.get("title") or d.nct_id), anchor=False)
@@ -135,7 +135,7 @@ def show_detail(d: search.TrialDetail) -> None:
             show_results(d)
 
 
-def show_results(d: search.TrialDetail) -> None:
+def show_results(d: trials.TrialDetail) -> None:
     """Participant flow, baseline characteristics and primary outcomes with their analyses, as posted."""
     with ui_state.database_errors():
         r = ui_state.cached(results.trial_results, d.nct_id)
@@ -203,7 +203,7 @@ if raw_nct is not None:
         if detail is None:
             st.warning(f"**No trial {nct} in the connected database.** It may not exist, or it is not part of the "
                        f"loaded data (the embedded sample is a small part of the registry). Check the id on "
-                       f"[ClinicalTrials.gov]({search.ctgov_url(nct)}).", icon="🔍")
+                       f"[ClinicalTrials.gov]({trials.ctgov_url(nct)}).", icon="🔍")
         else:
             show_detail(detail)
             ui_state.footer()

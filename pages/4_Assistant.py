@@ -1,155 +1,27 @@
 """Assistant page: a patient interview, trial search, eligibility check, choice of trials and a report to print."""
 
-import base64
-import hashlib
-
 import streamlit as st
 
-from services import inert, limits, report, ui_state
-from services.assistant import AssistantSession, Callbacks, Orchestrator, TrialSelection, WidgetAnswer
+from services import inert, report, ui_state
+from services.assistant import TrialSelection, WidgetAnswer
 from services.assistant import view_model as vm
-from services.assistant.backend import DatabaseBackend
 from services.assistant.guided import (
     GUIDED_LABEL,
     TRIAL_TYPES,
-    GuidedAssistant,
-    GuidedError,
     IntakeForm,
     split_items,
 )
-from services.assistant.session import MODEL_CHOICES
-from services.assistant.store import SessionStore
-from services.assistant.tools import TRIAL_PHASES
-from services.errors import AssistantUnavailable, TrialLandscapeError
-from services.llm import LLMClient, api_key_from_env
-from services.normalize import label
+from services.llm import MODEL_CHOICES, api_key_from_env
+from services.normalize import PHASES, label
+from services.ui import assistant as chat
 
 ui_state.ensure_database()
 f = ui_state.page_setup("Assistant", "💬")
-store = SessionStore()
 guided = api_key_from_env() is None
 S = st.session_state
 
 
-FORM_KEY_PREFIXES = ("g_", "pick_", "other_", "asst_pick_", "asst_pdf")
-
-
-def clear_form_state() -> None:
-    """Forget answers typed into this page's forms and picks (they belong to the session being left)."""
-    for key in [k for k in S.keys() if str(k).startswith(FORM_KEY_PREFIXES)]:  # noqa: SIM118
-        del S[key]
-
-
-def start_fresh() -> None:
-    """A new, empty session with a clean page."""
-    clear_form_state()
-    S["asst_session"], S["asst_events"], S["asst_error"], S["asst_warnings"] = AssistantSession(), [], None, []
-    if "session" in st.query_params:
-        del st.query_params["session"]
-
-
-def open_session() -> AssistantSession:
-    """This browser session's assistant session: kept in state, else opened from the ?session= link."""
-    token = st.query_params.get("session")
-    current = S.get("asst_session")
-    if current is not None and (not token or token == current.id):
-        return current  # type: ignore[no-any-return]
-    with ui_state.database_errors():
-        opened = store.open(token)
-    if current is not None:
-        clear_form_state()
-    S["asst_session"], S["asst_notice"], S["asst_events"] = opened.session, opened.notice, []
-    if opened.resumed and opened.session.filters:
-        ui_state.update_filters(from_patient=True, **vm.filter_changes(opened.session.filters))
-    elif not opened.resumed and "session" in st.query_params:
-        del st.query_params["session"]
-    return opened.session
-
-
-def save(session: AssistantSession) -> None:
-    """Store the session and put its link in the URL."""
-    with ui_state.database_errors():
-        store.save(session)
-    st.query_params["session"] = session.id
-
-
-def apply_events(events: list[dict]) -> None:
-    """Keep the turn's UI events for the next run and copy filter changes to the shared dashboard filters."""
-    S["asst_events"] = events
-    for event in events:
-        if event.get("type") == "filters":
-            ui_state.update_filters(from_patient=True, **vm.filter_changes(event["filters"]))
-
-
-def backend_for(session: AssistantSession) -> DatabaseBackend:
-    p = session.patient_profile
-    known = [(p["location"], p["latitude"], p["longitude"])] if {"location", "latitude", "longitude"} <= p.keys() else []
-    return DatabaseBackend(known_places=known)
-
-
-def model_turn(session: AssistantSession, user_input, shown: str) -> None:
-    """Run one model turn with streamed text and progress, save, then redraw from the session."""
-    # Counted per browser and network address in the database: a new session or another replica shares it.
-    decision = limits.visitor_limiter().try_acquire(ui_state.visitor())
-    if not decision.allowed:
-        S["asst_error"] = limits.visitor_limiter().message(decision)
-        st.rerun()
-    with st.chat_message("user"):
-        st.markdown(inert.md(shown))
-    with st.chat_message("assistant"):
-        status = st.status("Thinking…", expanded=False)
-        held: list[str] = []
-        told = [0]
-
-        def on_text(delta: str) -> None:
-            # Check-then-show: the answer is held until the turn's checks (grounding of every NCT id, claims
-            # without a lookup, missing citations) have run on all of it; meanwhile the status line counts it.
-            held.append(delta)
-            words = len("".join(held).split())
-            if words - told[0] >= 5:
-                told[0] = words
-                status.update(label=f"Writing the answer… {words:,} words so far (shown once it is checked)")
-
-        def on_status(message: str) -> None:
-            status.update(label=inert.md_line(message))
-            status.write(inert.md_line(message))
-
-        try:
-            llm = vm.GatedModel(LLMClient(), limits.model_gate())
-        except AssistantUnavailable as exc:
-            S["asst_error"] = f"{exc} {exc.hint}"
-            st.rerun()
-        turn = Orchestrator(llm, backend_for(session), Callbacks(on_text, on_status, None)).run_turn(session, user_input)
-        status.update(label="Checked", state="complete")
-    save(session)
-    apply_events(turn.events)
-    S["asst_error"] = turn.error
-    S["asst_warnings"] = [w.message for w in turn.warnings]
-    st.rerun()
-
-
-def guided_step(session: AssistantSession, action) -> None:
-    """Run one guided step with progress messages, save, then redraw."""
-    with st.status("Working…", expanded=True) as status:
-        helper = GuidedAssistant(backend_for(session), on_status=lambda m: (status.update(label=inert.md_line(m)),
-                                                                            status.write(inert.md_line(m))))
-        try:
-            with ui_state.database_errors():
-                result = action(helper)
-        except GuidedError as exc:
-            S["asst_error"] = str(exc)
-            st.rerun()
-        except TrialLandscapeError as exc:
-            S["asst_error"] = f"{exc} {exc.hint}".strip()
-            st.rerun()
-        status.update(label="Done", state="complete")
-    save(session)
-    apply_events(result.events)
-    S["asst_error"] = None
-    st.rerun()
-
-
-session = open_session()
+session = chat.open_session()
 events = S.get("asst_events", [])
 
 st.title("💬 Trial assistant")
@@ -198,27 +70,24 @@ with side:
             if (model, trimming) != (session.settings.model, session.settings.trimming):
                 session.settings.model, session.settings.trimming = model, trimming
                 if session.messages:
-                    save(session)
+                    chat.save(session)
     seed = vm.dashboard_seed(f)
     if seed and session.phase == "intake" and not session.patient_profile:
         if st.button("Start from my dashboard filters", key="asst_seed", width="stretch",
                      help="Tells the assistant the condition, age, sex and place set in the sidebar filters."):
             session.seed_from_dashboard(seed)
-            save(session)
+            chat.save(session)
             st.rerun()
     if st.query_params.get("session") == session.id:
         base = str(st.context.url or "").split("?", 1)[0]
         st.caption("Link to come back to this session (keep it private; it opens your answers):")
         st.code(f"{base}?session={session.id}", language=None, wrap_lines=True)
     if st.button("New session", key="asst_new", width="stretch"):
-        start_fresh()
+        chat.start_fresh()
         st.rerun()
     if st.button("Forget this session", key="asst_forget", width="stretch",
                  help="Deletes everything saved in this session from the server."):
-        with ui_state.database_errors():
-            store.delete(session.id)
-        start_fresh()
-        S["asst_notice"] = "The session was forgotten: its answers, matches and report are deleted from the server."
+        chat.forget(session)
         st.rerun()
 
 with main:
@@ -248,7 +117,7 @@ with main:
                                   max_chars=300) if widget.get("allow_other") else ""
             if st.form_submit_button("Send answer", type="primary"):
                 answer = WidgetAnswer(widget["widget_id"], tuple(chosen), other or "")
-                model_turn(session, answer, "; ".join([*chosen, other] if other else chosen) or "(no answer)")
+                chat.model_turn(session, answer, "; ".join([*chosen, other] if other else chosen) or "(no answer)")
 
     if guided and session.phase == "intake":
         d = vm.form_defaults(session, f)
@@ -281,7 +150,7 @@ with main:
             c1, c2 = st.columns(2)
             types = c1.multiselect("Kinds of treatment you are open to", TRIAL_TYPES, d["trial_types"],
                                    key="g_types", format_func=str.capitalize)
-            phases = c2.multiselect("Preferred trial phases", TRIAL_PHASES, d["preferred_phases"], key="g_phases",
+            phases = c2.multiselect("Preferred trial phases", PHASES, d["preferred_phases"], key="g_phases",
                                     format_func=lambda p: label("phase", p))
             wanted = c1.text_input("A treatment you would like to try", d["interventions_of_interest"],
                                    max_chars=200, key="g_wanted", placeholder="optional")
@@ -295,17 +164,17 @@ with main:
                     location=location, travel_radius_miles=radius, activity_level=activity, trial_types=tuple(types),
                     preferred_phases=tuple(phases), interventions_of_interest=wanted,
                     other_conditions=split_items(others), notes=notes)
-                guided_step(session, lambda g: g.submit_intake(session, form))
+                chat.guided_step(session, lambda g: g.submit_intake(session, form))
     elif guided and session.phase == "search":
         c1, c2 = st.columns([1, 1])
         if c1.button("Search for trials", type="primary", key="g_search", width="stretch"):
-            guided_step(session, lambda g: g.run_search(session))
+            chat.guided_step(session, lambda g: g.run_search(session))
         if c2.button("Edit my answers", key="g_edit", width="stretch"):
             session.phase = "intake"
             st.rerun()
     elif guided and session.phase == "matching":
         if st.button("Check my eligibility for these trials", type="primary", key="g_match"):
-            guided_step(session, lambda g: g.run_matching(session))
+            chat.guided_step(session, lambda g: g.run_matching(session))
 
     cards, selectable = vm.cards_to_show(session, events)
     if cards:
@@ -313,7 +182,7 @@ with main:
         patient = session.patient_profile
         origin = (patient["latitude"], patient["longitude"]) if "latitude" in patient else None
         with ui_state.database_errors():
-            points = vm.site_points(backend_for(session), [c["nct_id"] for c in cards], origin)
+            points = vm.site_points(vm.backend_for(session), [c["nct_id"] for c in cards], origin)
         st.pydeck_chart(vm.cards_deck(points, origin, patient.get("travel_radius_miles"),
                                       patient.get("location") or "You"), height=320, key="asst_map")
         st.caption(f"{len(points):,} sites of these trials; the red ring is how far you said you can travel.")
@@ -346,39 +215,31 @@ with main:
                        else "Tick at least one trial for your report")
             if st.button(wording, type="primary", disabled=not picked, key="asst_select"):
                 if guided:
-                    guided_step(session, lambda g: g.select(session, picked))
+                    chat.guided_step(session, lambda g: g.select(session, picked))
                 else:
-                    model_turn(session, TrialSelection(tuple(picked)), f"I have chosen: {', '.join(picked)}")
+                    chat.model_turn(session, TrialSelection(tuple(picked)), f"I have chosen: {', '.join(picked)}")
 
     if guided and session.phase == "report":
         if st.button("Write my report", type="primary", key="g_report"):
-            guided_step(session, lambda g: g.make_report(session))
+            chat.guided_step(session, lambda g: g.make_report(session))
 
     if session.report_html:
         st.subheader("Your report")
-        digest = hashlib.sha256(session.report_html.encode()).hexdigest()[:12]
         c1, c2, c3 = st.columns(3)
         c1.download_button("Download report (HTML)", session.report_html, file_name="trial-report.html",
                            mime="text/html", key="asst_dl_html", width="stretch")
-        pdf = S.get("asst_pdf") if S.get("asst_pdf_for") == digest else None
+        pdf = chat.ready_pdf(session.report_html)
         if pdf:
             c2.download_button("Download report (PDF)", pdf, file_name="trial-report.pdf", mime="application/pdf",
                                key="asst_dl_pdf", width="stretch")
         elif report.find_chromium() is not None and c2.button("Prepare a PDF", key="asst_pdf_make", width="stretch"):
-            with st.spinner("Printing the report to PDF…"):
-                try:
-                    S["asst_pdf"], S["asst_pdf_for"] = report.render_pdf(session.report_html), digest
-                except TrialLandscapeError as exc:
-                    S["asst_error"] = f"The PDF could not be made: {exc}"
-            st.rerun()
+            chat.make_pdf(session.report_html)
         if guided and session.phase == "followup":
             if c3.button("Change my selection", key="g_reselect", width="stretch"):
                 session.phase, session.flags["selection_complete"] = "selection", False
-                save(session)
+                chat.save(session)
                 st.rerun()
-        # A data: URL gives the report its own opaque origin, so nothing in it can reach the app's page.
-        encoded = base64.b64encode(session.report_html.encode("utf-8")).decode("ascii")
-        st.iframe(f"data:text/html;charset=utf-8;base64,{encoded}", height=720)
+        st.iframe(vm.report_frame_url(session.report_html), height=720)
         if guided and session.phase == "followup" and st.button("Edit my answers and search again", key="g_again"):
             session.phase = "intake"
             st.rerun()
@@ -387,5 +248,5 @@ if not guided:
     prompt = st.chat_input("Type your message…", max_chars=20_000, key="asst_chat")
     if prompt:
         with main:
-            model_turn(session, prompt, prompt)
+            chat.model_turn(session, prompt, prompt)
 ui_state.footer()

@@ -8,23 +8,13 @@ Each command group lives in services/commands/<name>.py and exposes
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 from collections.abc import Callable, Sequence
+from types import ModuleType
 from typing import Any
 
 from services.errors import BadInput, TrialLandscapeError
-
-# One line per command module; add yours here.
-COMMAND_MODULES = [
-    "services.commands.db_cmd",
-    "services.commands.import_cmd",
-    "services.commands.synth_cmd",
-    "services.commands.sql_cmd",
-    "services.commands.bench_cmd",
-    "services.commands.stats_cmd",
-]
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -39,12 +29,19 @@ def print_result(data: Any, as_json: bool, text: Callable[[Any], str] | None = N
         print(json.dumps(data, indent=2, default=str, ensure_ascii=False))
 
 
+def command_modules() -> list[ModuleType]:
+    """The command modules in help order; add yours here (imported on call, because they import this module)."""
+    from services.commands import bench_cmd, db_cmd, import_cmd, sql_cmd, stats_cmd, synth_cmd
+
+    return [db_cmd, import_cmd, synth_cmd, sql_cmd, bench_cmd, stats_cmd]
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser with every registered command group."""
     parser = argparse.ArgumentParser(prog="python -m services", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(sub)
+    for module in command_modules():
+        module.register(sub)
     return parser
 
 

@@ -31,6 +31,7 @@ from services import geo
 from services.db import Database, load_sql
 from services.errors import TrialLandscapeError
 from services.filters import FUNNEL_FIELDS, Filters, derived_clauses, filter_clauses
+from services.normalize import CLOSED_OUTCOMES
 
 _log = logging.getLogger(__name__)
 
@@ -41,7 +42,6 @@ RADIANS_PER_DEGREE = 0.0174532925199432957692  # PostgreSQL's constant for radia
 ENROLL_EDGES = np.array([50, 100, 250, 500, 1000, 5000], dtype=np.float64)
 SITE_EDGES = np.array([0, 1, 5, 20, 100], dtype=np.int64)
 COLLAB_EDGES = np.array([0, 1, 3], dtype=np.int64)
-CLOSED_OUTCOMES = ("COMPLETED", "TERMINATED", "WITHDRAWN", "SUSPENDED")
 AGE_GROUPS = ("CHILD", "ADULT", "OLDER_ADULT")
 LOC_CELL_CACHE_MAX = 1_000_000  # positions up to which grid cells are kept per step (4 MB a step)
 SITE_SLICE_ROWS = 400_000  # sites read per COPY while loading (bounds the text held at once)

@@ -11,10 +11,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from services.normalize import canonical
+from services.normalize import ENROLLING_STATUSES, canonical
 
-# Statuses that tell a patient "you may be able to join".
-OPEN_STATUSES = frozenset({"RECRUITING", "NOT_YET_RECRUITING", "ENROLLING_BY_INVITATION"})
 STALE_AFTER_DAYS = 730  # "not updated in over two years"
 MARK = "Status may be out of date"
 
@@ -44,7 +42,7 @@ def status_note(status: Any, *, primary_completion: Any = None, last_update: Any
     before ``today``. ``today`` defaults to the current date (tests pass their own).
     """
     code = canonical("status", str(status)) if status else None
-    if code not in OPEN_STATUSES:
+    if code not in ENROLLING_STATUSES:
         return None
     today = today or dt.date.today()
     completion = as_date(primary_completion)

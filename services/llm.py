@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import anthropic
 import httpx2
@@ -56,6 +56,36 @@ def count_usage(message: Mapping[str, Any]) -> TokenUsage:
         int(usage.get("cache_creation_input_tokens") or 0),
         int(usage.get("cache_read_input_tokens") or 0),
     )
+
+
+class ModelClient(Protocol):
+    """What the assistant's loop and the eligibility model need from a Messages API client: LLMClient below, or a
+    wrapper of it (a concurrency gate) or a fake in tests."""
+
+    def create(
+        self,
+        *,
+        model: str,
+        max_tokens: int,
+        system: str | list[dict[str, Any]],
+        messages: Iterable[Mapping[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+    ) -> Message:
+        """One non-streaming call."""
+        ...
+
+    def stream(
+        self,
+        *,
+        model: str,
+        max_tokens: int,
+        system: str | list[dict[str, Any]],
+        messages: Iterable[Mapping[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        on_text: Callable[[str], None] | None = None,
+    ) -> Message:
+        """One streaming call, text deltas to on_text as they arrive."""
+        ...
 
 
 def api_key_from_env() -> str | None:

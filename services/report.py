@@ -12,30 +12,34 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import jinja2
 
-from services import normalize
-from services.assistant.tools import (
+from services import normalize, trials
+from services.eligibility.scoring import FitBand, Verdict
+from services.errors import BadInput, TrialLandscapeError
+from services.freshness import status_note
+from services.provenance import copy_note
+from services.trials import (
     CRITERIA_MISSING,
+    NCT_RE,
     AdverseEvents,
     ReportRequest,
     Site,
     TrialBackend,
     TrialDetails,
+    ctgov_url,
     describe_searches,
+    month_words,
+    phase_words,
+    status_words,
 )
-from services.eligibility.scoring import FitBand, Verdict
-from services.errors import BadInput, TrialLandscapeError
-from services.freshness import status_note
-from services.provenance import copy_note
 
 log = logging.getLogger(__name__)
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 TEMPLATE_NAME = "report.html.j2"
-NCT_ID = re.compile(r"NCT\d{8}")
 CHROMIUM_PATHS = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
 PDF_TIMEOUT_SECONDS = 60.0
 MAX_SERIOUS_EVENTS = 5
@@ -54,11 +58,6 @@ class PdfFailed(TrialLandscapeError):
     """Chromium was found but did not produce a PDF (crashed, timed out or wrote nothing usable)."""
 
     hint = "Open the HTML report in a browser and use Print → Save as PDF instead."
-
-
-def trial_url(nct_id: str) -> str:
-    """The trial's page on ClinicalTrials.gov."""
-    return f"https://clinicaltrials.gov/study/{nct_id}"
 
 
 # --- Wording ---------------------------------------------------------------------------------------
@@ -123,17 +122,11 @@ _STANDARD_GLOSSARY: tuple[tuple[str, str], ...] = (
 )
 
 
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    return re.sub(r"\s+", " ", str(value)).strip()
-
-
 def _paragraphs(value: Any) -> list[str]:
     """Text split on blank lines, each paragraph with its whitespace collapsed."""
     if not value:
         return []
-    return [p for p in (_text(part) for part in re.split(r"\n\s*\n", str(value))) if p]
+    return [p for p in (trials.text(part) for part in re.split(r"\n\s*\n", str(value))) if p]
 
 
 def _shorten(text: str, limit: int, *, at_sentence: bool = True) -> str:
@@ -145,18 +138,6 @@ def _shorten(text: str, limit: int, *, at_sentence: bool = True) -> str:
     if at_sentence and sentence_end > limit // 2:
         return cut[: sentence_end + 1]
     return cut.rsplit(" ", 1)[0].rstrip(",;:") + "…"
-
-
-def _month(value: Any) -> str | None:
-    """'2024-02' or '2024-02-15' (or a date) as 'February 2024'; other text unchanged."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, datetime | date):
-        return value.strftime("%B %Y")
-    m = re.fullmatch(r"(\d{4})-(\d{2})(?:-(\d{2}))?", str(value).strip())
-    if not m:
-        return _text(value)
-    return date(int(m.group(1)), int(m.group(2)), 1).strftime("%B %Y")
 
 
 def _months_between(start: Any, end: Any) -> int | None:
@@ -187,18 +168,6 @@ def _duration(months: int) -> str:
     return f"about {years:.0f} years" if abs(years - round(years)) < 0.25 else f"about {years:.1f} years"
 
 
-def _phases(value: Any) -> str:
-    if not value:
-        return ""
-    parts = value if isinstance(value, list | tuple) else re.split(r"[/,]", str(value))
-    labels = [normalize.label("phase", str(p).strip()) for p in parts if str(p).strip()]
-    return " / ".join(dict.fromkeys(labels))
-
-
-def _status(value: Any) -> str:
-    return normalize.label("status", str(value)) if value else ""
-
-
 def _number(value: Any) -> str:
     if isinstance(value, bool) or value is None:
         return ""
@@ -206,7 +175,7 @@ def _number(value: Any) -> str:
         return f"{int(value):,}"
     if isinstance(value, float):
         return f"{value:,.1f}"
-    return _text(value)
+    return trials.text(value)
 
 
 def _value(key: str, value: Any) -> str:
@@ -214,7 +183,7 @@ def _value(key: str, value: Any) -> str:
     if value is None or value == "" or value == [] or value == ():
         return ""
     if key == "preferred_phases":
-        return ", ".join(_phases([v]) for v in value)
+        return ", ".join(phase_words([v]) for v in value)
     if key == "travel_radius_miles":
         return f"Up to {_number(value)} miles"
     if key == "age":
@@ -227,7 +196,7 @@ def _value(key: str, value: Any) -> str:
         return ", ".join(_value(key, v) for v in value if _value(key, v))
     if isinstance(value, int | float):
         return _number(value)
-    text = _text(value)
+    text = trials.text(value)
     if key in ("sex", "trial_types"):
         return text[:1].upper() + text[1:].lower()
     return text
@@ -270,8 +239,8 @@ def criterion_rows(criteria: Iterable[Mapping[str, Any]]) -> list[dict[str, str]
         status = str(item.get("status") or "not_enough_information")
         status = _STATUS_ALIASES.get(status, status)
         label, css, mark = _STATUS_VIEW.get(status, _STATUS_VIEW["not_enough_information"])
-        full = _text(item.get("criterion"))
-        plain = _text(item.get("plain")) or full
+        full = trials.text(item.get("criterion"))
+        plain = trials.text(item.get("plain")) or full
         kind = str(item.get("type") or item.get("kind") or "inclusion")
         rows.append(
             {
@@ -282,7 +251,7 @@ def criterion_rows(criteria: Iterable[Mapping[str, Any]]) -> list[dict[str, str]
                 "status": label,
                 "css": css,
                 "mark": mark,
-                "reason": _text(item.get("reason")),
+                "reason": trials.text(item.get("reason")),
             }
         )
     return rows
@@ -296,13 +265,13 @@ def side_effects(report: Mapping[str, Any] | None) -> dict[str, Any] | None:
         return {"has_results": False, "serious": [], "other": []}
     totals: dict[tuple[bool, str], dict[str, Any]] = {}
     for event in report.get("events") or []:
-        term = _text(event.get("term"))
+        term = trials.text(event.get("term"))
         if not term:
             continue
         serious = bool(event.get("serious"))
         row = totals.setdefault(
             (serious, term.lower()),
-            {"term": term[:1].upper() + term[1:], "organ_system": _text(event.get("organ_system")),
+            {"term": term[:1].upper() + term[1:], "organ_system": trials.text(event.get("organ_system")),
              "affected": 0, "at_risk": 0},
         )
         row["affected"] += int(event.get("subjects_affected") or 0)
@@ -347,13 +316,13 @@ def _arm_rows(details: Mapping[str, Any]) -> list[dict[str, str]]:
         kind = str(arm.get("group_type") or arm.get("type") or "").upper().replace(" ", "_")
         treatments = arm.get("interventions")
         if isinstance(treatments, list | tuple):
-            treatments = ", ".join(_text(t.get("name") if isinstance(t, Mapping) else t) for t in treatments)
+            treatments = ", ".join(trials.text(t.get("name") if isinstance(t, Mapping) else t) for t in treatments)
         rows.append(
             {
-                "title": _text(arm.get("title") or arm.get("label") or arm.get("name")) or "Study group",
+                "title": trials.text(arm.get("title") or arm.get("label") or arm.get("name")) or "Study group",
                 "kind": _ARM_TYPES.get(kind, ""),
-                "description": _shorten(_text(arm.get("description")), 400),
-                "treatments": _text(treatments),
+                "description": _shorten(trials.text(arm.get("description")), 400),
+                "treatments": trials.text(treatments),
             }
         )
     return rows
@@ -363,20 +332,20 @@ def _intervention_names(details: Mapping[str, Any]) -> list[str]:
     names = []
     for item in details.get("interventions") or []:
         if isinstance(item, Mapping):
-            name = _text(item.get("name"))
+            name = trials.text(item.get("name"))
             kind = normalize.label("intervention_type", str(item["type"])) if item.get("type") else ""
             if name:
                 names.append(f"{name} ({kind.lower()})" if kind else name)
-        elif _text(item):
-            names.append(_text(item))
+        elif trials.text(item):
+            names.append(trials.text(item))
     return list(dict.fromkeys(names))
 
 
 def _site_text(site: Mapping[str, Any] | None, fallback: Any) -> tuple[str, str]:
     """(where, distance) of the nearest site; from the site record, else the saved match's sentence."""
     if site:
-        place = ", ".join(p for p in (_text(site.get(k)) for k in ("city", "state", "country")) if p)
-        where = " — ".join(p for p in (_text(site.get("facility")), place) if p)
+        place = ", ".join(p for p in (trials.text(site.get(k)) for k in ("city", "state", "country")) if p)
+        where = " — ".join(p for p in (trials.text(site.get("facility")), place) if p)
         miles = site.get("distance_miles")
         distance = ""
         if isinstance(miles, int | float):
@@ -384,7 +353,7 @@ def _site_text(site: Mapping[str, Any] | None, fallback: Any) -> tuple[str, str]
         return where, distance
     if isinstance(fallback, Mapping):
         return _site_text(fallback, None)
-    return _text(fallback), ""
+    return trials.text(fallback), ""
 
 
 def trial_view(
@@ -397,7 +366,7 @@ def trial_view(
 ) -> dict[str, Any]:
     """Everything the template shows for one selected trial."""
     nct_id = str(match.get("nct_id") or "").strip().upper()
-    if not NCT_ID.fullmatch(nct_id):
+    if not NCT_RE.fullmatch(nct_id):
         raise BadInput(f"report trial {index}: {match.get('nct_id')!r} is not an NCT id")
     details = details or {}
     try:
@@ -409,20 +378,20 @@ def trial_view(
     criteria = criterion_rows(match.get("criteria") or [])
     counts = {css: sum(1 for c in criteria if c["css"] == css) for css in ("met", "notmet", "discuss", "unknown")}
     plain_summary = _paragraphs(match.get("summary"))
-    registry_summary = _shorten(_text(details.get("summary")), MAX_REGISTRY_SUMMARY_CHARS)
+    registry_summary = _shorten(trials.text(details.get("summary")), MAX_REGISTRY_SUMMARY_CHARS)
     start, end = details.get("start_date"), details.get("completion_date")
     months = _months_between(start, end)
     where, distance = _site_text(site, match.get("nearest_site"))
     unknowns = [
-        {"kind": _UNKNOWN_KINDS.get(str(u.get("kind")), "Find out"), "text": _text(u.get("text"))}
+        {"kind": _UNKNOWN_KINDS.get(str(u.get("kind")), "Find out"), "text": trials.text(u.get("text"))}
         for u in match.get("unknowns") or []
-        if _text(u.get("text"))
+        if trials.text(u.get("text"))
     ]
-    phases = _phases(match.get("phases") or details.get("phases"))
+    phases = phase_words(match.get("phases") or details.get("phases"))
     status_code = match.get("status") or details.get("status")
     stale = (status_note(status_code, primary_completion=details.get("primary_completion_date"),
                          last_update=details.get("last_update_date"), today=today)
-             if details else _text(match.get("status_note")) or None)
+             if details else trials.text(match.get("status_note")) or None)
     try:
         band: FitBand | None = FitBand(str(match.get("fit_band"))) if match.get("fit_band") else None
     except ValueError:
@@ -431,21 +400,21 @@ def trial_view(
         "number": index,
         "nct_id": nct_id,
         "anchor": f"trial-{nct_id}",
-        "url": trial_url(nct_id),
-        "title": _text(match.get("title") or details.get("title")) or nct_id,
-        "short_title": _shorten(_text(match.get("title") or details.get("title")), 70, at_sentence=False),
-        "official_title": _text(details.get("official_title")),
-        "status": _status(match.get("status") or details.get("status")),
+        "url": ctgov_url(nct_id),
+        "title": trials.text(match.get("title") or details.get("title")) or nct_id,
+        "short_title": _shorten(trials.text(match.get("title") or details.get("title")), 70, at_sentence=False),
+        "official_title": trials.text(details.get("official_title")),
+        "status": status_words(match.get("status") or details.get("status")),
         "phases": phases,
         "study_type": normalize.label("study_type", str(details["study_type"])) if details.get("study_type") else "",
-        "sponsor": _text(details.get("sponsor")),
-        "collaborators": [_text(c) for c in details.get("collaborators") or [] if _text(c)],
-        "conditions": [_text(c) for c in details.get("conditions") or [] if _text(c)],
+        "sponsor": trials.text(details.get("sponsor")),
+        "collaborators": [trials.text(c) for c in details.get("collaborators") or [] if trials.text(c)],
+        "conditions": [trials.text(c) for c in details.get("conditions") or [] if trials.text(c)],
         "enrollment": _number(details.get("enrollment")),
         "fit_score": score,
         "fit_band": band.display if band else "",
-        "fit_explanation": _text(match.get("fit_explanation")),
-        "distance_note": _text(match.get("distance_note")),
+        "fit_explanation": trials.text(match.get("fit_explanation")),
+        "distance_note": trials.text(match.get("distance_note")),
         "status_note": stale or "",
         "criteria_missing": match.get("criteria_text") == CRITERIA_MISSING,
         "verdict": verdict.display if verdict else "Not assessed",
@@ -458,17 +427,17 @@ def trial_view(
         "what_to_expect": _paragraphs(match.get("what_to_expect")),
         "arms": _arm_rows(details),
         "interventions": _intervention_names(details),
-        "start": _month(start),
+        "start": month_words(start),
         "start_verb": "started" if _started(start, today) else "starts",
-        "end": _month(end),
+        "end": month_words(end),
         "duration": _duration(months) if months is not None else "",
-        "primary_outcomes": [_shorten(_text(o), 300) for o in (details.get("primary_outcomes") or [])[:4] if _text(o)],
+        "primary_outcomes": [_shorten(trials.text(o), 300) for o in (details.get("primary_outcomes") or [])[:4] if trials.text(o)],
         "side_effects": side_effects(events),
         "site_where": where,
         "site_distance": distance,
         "has_details": bool(details),
         "copy_note": copy_note(details.get("not_in_this_copy") or ()) or "",
-        "criteria_source": _text(details.get("criteria_source")),
+        "criteria_source": trials.text(details.get("criteria_source")),
     }
 
 
@@ -478,7 +447,7 @@ def search_view(facts: Mapping[str, Any]) -> dict[str, Any]:
     found = int(facts.get("found") or 0)
     missing = int(facts.get("without_criteria_text") or 0)
     return {
-        "limit": (f"Up to {_number(radius)} miles from {_text(facts.get('place')) or 'your place'}"
+        "limit": (f"Up to {_number(radius)} miles from {trials.text(facts.get('place')) or 'your place'}"
                   if isinstance(radius, int | float) else "No travel limit"),
         "searches": [line[:1].upper() + line[1:] for line in describe_searches(facts)],
         "found": _number(found),
@@ -488,21 +457,21 @@ def search_view(facts: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _glossary(given: Sequence[Mapping[str, str]], trials: list[dict[str, Any]]) -> list[tuple[str, str]]:
+def _glossary(given: Sequence[Mapping[str, str]], views: list[dict[str, Any]]) -> list[tuple[str, str]]:
     """The assistant's glossary, then the standard terms this report uses that it did not define."""
     rows: list[tuple[str, str]] = []
     seen: set[str] = set()
     for entry in given:
-        term, meaning = _text(entry.get("term")), _text(entry.get("meaning"))
+        term, meaning = trials.text(entry.get("term")), trials.text(entry.get("meaning"))
         if term and meaning and term.lower() not in seen:
             rows.append((term, meaning))
             seen.add(term.lower())
     used = {
-        "Eligibility criteria": any(t["criteria"] for t in trials),
-        "Fit score": any(t["fit_score"] is not None for t in trials),
-        "Phase": any(t["phases"] and t["phases"] != normalize.label("phase", "NA") for t in trials),
-        "Adverse event": any(t["side_effects"] and t["side_effects"]["has_results"] for t in trials),
-        "Placebo": any("placebo" in (a["kind"] + a["title"]).lower() for t in trials for a in t["arms"]),
+        "Eligibility criteria": any(t["criteria"] for t in views),
+        "Fit score": any(t["fit_score"] is not None for t in views),
+        "Phase": any(t["phases"] and t["phases"] != normalize.label("phase", "NA") for t in views),
+        "Adverse event": any(t["side_effects"] and t["side_effects"]["has_results"] for t in views),
+        "Placebo": any("placebo" in (a["kind"] + a["title"]).lower() for t in views for a in t["arms"]),
     }
     for term, meaning in _STANDARD_GLOSSARY:
         if used[term] and term.lower() not in seen:
@@ -510,7 +479,15 @@ def _glossary(given: Sequence[Mapping[str, str]], trials: list[dict[str, Any]]) 
     return rows
 
 
-def report_inputs(backend: TrialBackend, request: ReportRequest) -> dict[str, dict[str, Any]]:
+class ReportInputs(TypedDict):
+    """What render_report needs besides the request, per NCT id (its keyword arguments)."""
+
+    trial_details: dict[str, TrialDetails]
+    adverse_events: dict[str, AdverseEvents]
+    nearest_sites: dict[str, Site]
+
+
+def report_inputs(backend: TrialBackend, request: ReportRequest) -> ReportInputs:
     """Details, adverse events and the nearest site of each selected trial, as render_report's keyword arguments.
 
     The nearest site is measured from the patient's saved latitude/longitude; without them it is left out
@@ -519,12 +496,12 @@ def report_inputs(backend: TrialBackend, request: ReportRequest) -> dict[str, di
     profile = request.patient_profile
     lat, lon = profile.get("latitude"), profile.get("longitude")
     origin = (float(lat), float(lon)) if isinstance(lat, int | float) and isinstance(lon, int | float) else None
-    details: dict[str, Any] = {}
-    events: dict[str, Any] = {}
-    sites: dict[str, Any] = {}
+    details: dict[str, TrialDetails] = {}
+    events: dict[str, AdverseEvents] = {}
+    sites: dict[str, Site] = {}
     for match in request.trials:
         nct_id = str(match.get("nct_id") or "").strip().upper()
-        if not NCT_ID.fullmatch(nct_id):
+        if not NCT_RE.fullmatch(nct_id):
             continue
         found = backend.get_trial_details(nct_id)
         if found is not None:
@@ -564,10 +541,10 @@ def render_report(
     events_by_id = {k.upper(): v for k, v in (adverse_events or {}).items()}
     sites_by_id = {k.upper(): v for k, v in (nearest_sites or {}).items()}
     today = generated_on or date.today()
-    trials = []
+    views = []
     for i, match in enumerate(request.trials, start=1):
         nct_id = str(match.get("nct_id") or "").strip().upper()
-        trials.append(
+        views.append(
             trial_view(
                 i,
                 match,
@@ -578,16 +555,16 @@ def render_report(
             )
         )
     facts = dict(request.search_facts or {})
-    groups = [(_text(topic), [q for q in (_text(q) for q in qs) if q]) for topic, qs in request.question_groups]
+    groups = [(trials.text(topic), [q for q in (trials.text(q) for q in qs) if q]) for topic, qs in request.question_groups]
     context = {
         "generated_on": f"{today:%B} {today.day}, {today.year}",
         "summary": _paragraphs(request.summary),
         "search": search_view(facts) if facts else None,
         "question_groups": [(t, qs) for t, qs in groups if t and qs],
         "profile": profile_rows(request.patient_profile, request.intake_answers),
-        "trials": trials,
-        "questions": [q for q in (_text(q) for q in request.questions_for_doctor) if q],
-        "glossary": _glossary(request.glossary, trials),
+        "trials": views,
+        "questions": [q for q in (trials.text(q) for q in request.questions_for_doctor) if q],
+        "glossary": _glossary(request.glossary, views),
         "disclaimer": DISCLAIMER,
     }
     return _environment().get_template(TEMPLATE_NAME).render(**context)

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
 from services import geo, runtime
 from services.db import Database, load_sql
-from services.eligibility.parser import ParsedCriteria, parse_criteria
+from services.eligibility.parser import parse_criteria
 from services.errors import BadInput, TrialLandscapeError
 from services.filters import Filters, distance_sql
-from services.provenance import Provenance
 from services.provenance import lookup as provenance_lookup
+from services.trials import TrialDetail
 
 
 def country_names(db: Database | None = None) -> list[str]:
@@ -85,50 +84,6 @@ def parse_nct_id(text: str | None) -> str:
         raise BadInput(f"“{shown}” is not a ClinicalTrials.gov id: it should be NCT followed by 8 digits, "
                        "like NCT05923281.")
     return "NCT" + match.group(2)
-
-
-@dataclass(frozen=True)
-class TrialDetail:
-    """Everything the detail view shows about one trial (plain values and DataFrames; picklable)."""
-
-    nct_id: str
-    study: dict[str, Any]
-    conditions: tuple[str, ...]
-    keywords: tuple[str, ...]
-    arms: pd.DataFrame
-    interventions: pd.DataFrame
-    outcomes: pd.DataFrame
-    sites: pd.DataFrame  # with miles (None without a place), nearest first when a place is given
-    lead_sponsor: str | None
-    lead_class: str | None
-    collaborators: tuple[str, ...]
-    criteria: ParsedCriteria
-    provenance: Provenance | None = None  # which fields our copy lacks (None: a full record)
-
-    @property
-    def url(self) -> str:
-        """The trial's page on ClinicalTrials.gov."""
-        return ctgov_url(self.nct_id)
-
-    @property
-    def countries(self) -> tuple[str, ...]:
-        """Countries of the sites, most sites first."""
-        if self.sites.empty:
-            return ()
-        counts = self.sites["country"].dropna().value_counts()
-        return tuple(sorted(counts.index, key=lambda c: (-int(counts[c]), str(c))))
-
-    @property
-    def nearest_miles(self) -> float | None:
-        """Distance to the nearest located site from the place given (None without a place or coordinates)."""
-        if self.sites.empty or self.sites["miles"].isna().all():
-            return None
-        return float(self.sites["miles"].min())
-
-
-def ctgov_url(nct_id: str) -> str:
-    """Link to a trial on ClinicalTrials.gov."""
-    return f"https://clinicaltrials.gov/study/{nct_id}"
 
 
 def trial_detail(nct_id: str, near_lat: float | None = None, near_lon: float | None = None,

@@ -32,7 +32,7 @@ from services.filters import (
     filter_clauses,
     where_sql,
 )
-from services.normalize import canonical, label, phase_list
+from services.normalize import CLOSED_OUTCOMES, canonical, label, phase_list
 
 _log = logging.getLogger(__name__)
 
@@ -75,7 +75,6 @@ BUCKETS = {
     "collaboration_mix": ["Lead sponsor only", "1 collaborator", "2–3 collaborators", "4+ collaborators"],
 }
 AGE_GROUP_LABELS = {"CHILD": "Children (under 18)", "ADULT": "Adults (18–64)", "OLDER_ADULT": "Older adults (65+)"}
-CLOSED_OUTCOMES = ("COMPLETED", "TERMINATED", "WITHDRAWN", "SUSPENDED")
 # Facets about how trials ended describe closed trials, so they ignore the status filter (the default filter
 # keeps open trials only, which would leave them empty); every other filter applies.
 CLOSED_FACETS = ("outcome", "why_stopped", "results_by_year")

@@ -12,7 +12,7 @@ from services import geo, inert
 from services.freshness import last_update_of, status_note
 from services.normalize import canonical, label
 from services.provenance import NOT_IN_COPY, Provenance
-from services.search import TrialDetail, ctgov_url
+from services.trials import TrialDetail, ctgov_url
 
 MAX_COMPARE = 4
 PAGE_SIZES = (25, 50, 100)

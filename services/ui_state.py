@@ -648,7 +648,7 @@ def cached(fn: Callable[..., T], *args: Any) -> T:
     says so instead of leaving the page blank.
     """
     with facets_loading_notice():
-        return _cached_call(fn.__module__, fn.__qualname__, args)  # type: ignore[no-any-return]
+        return _cached_call(f"{fn.__module__}.{fn.__qualname__}", fn, args)  # type: ignore[no-any-return]
 
 
 @contextlib.contextmanager
@@ -663,13 +663,9 @@ def facets_loading_notice() -> Iterator[None]:
 
 
 @st.cache_data(ttl=CACHE_TTL_S, max_entries=512, show_spinner=False)
-def _cached_call(module: str, qualname: str, args: tuple[Any, ...]) -> Any:
-    import importlib
-
-    target: Any = importlib.import_module(module)
-    for part in qualname.split("."):
-        target = getattr(target, part)
-    return target(*args)
+def _cached_call(name: str, _fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+    # The function's name keys the cache; the function itself (leading underscore) is not hashed.
+    return _fn(*args)
 
 
 @st.cache_data(ttl=3600, show_spinner=False)

@@ -9,7 +9,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from services.assistant.tools import (
+from services.assistant.handlers import condition_matches
+from services.trials import (
     AdverseEvents,
     DashboardStats,
     EligibilityInfo,
@@ -21,7 +22,6 @@ from services.assistant.tools import (
     TrialDetails,
     TrialQuery,
     TrialSummary,
-    condition_matches,
 )
 
 PLACES: dict[str, Place] = {

@@ -8,13 +8,14 @@ from typing import Any
 import pytest
 
 from services import geo, stats
-from services.assistant import AssistantSession, ReportRequest, TrialQuery, build_registry
-from services.assistant import backend as backend_module
+from services.assistant import AssistantSession, build_registry
 from services.assistant.backend import DatabaseBackend, place_name_for
-from services.assistant.tools import ToolContext, condition_matches
+from services.assistant.handlers import condition_matches
+from services.assistant.registry import ToolContext
 from services.eligibility.parser import parse_criteria
-from services.errors import BadInput, TrialLandscapeError
+from services.errors import BadInput
 from services.filters import Filters, where_sql
+from services.trials import TrialQuery
 
 LOMPOC = (34.63915, -120.45794)
 HOUSTON = (29.76328, -95.36327)
@@ -227,15 +228,6 @@ def test_assistant_backend_stats_refuse_unknown_point(backend: DatabaseBackend) 
 
 def test_assistant_backend_geocode_unknown_place(backend: DatabaseBackend) -> None:
     assert backend.geocode_location("Qwxzyville, Nowhere") is None
-
-
-def test_assistant_backend_report_writer_missing_is_a_clear_error(
-    backend: DatabaseBackend, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(backend_module, "REPORT_MODULE", "services.no_such_report_module")
-    request = ReportRequest("s", {}, {}, (), "summary", ("q",), ())
-    with pytest.raises(TrialLandscapeError, match=r"report writer \(services/report.py\)"):
-        backend.generate_report(request)
 
 
 def test_assistant_backend_search_tool_end_to_end(backend: DatabaseBackend) -> None:

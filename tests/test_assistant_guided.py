@@ -17,10 +17,10 @@ from services.assistant.guided import (
     broader_condition,
     split_items,
 )
-from services.assistant.session import NCT_RE
-from services.assistant.tools import condition_matches, search_facts, search_sentence, trial_card
+from services.assistant.handlers import condition_matches, search_facts, trial_card
 from services.eligibility.labels import Label
 from services.eligibility.patient import PatientProfile
+from services.trials import NCT_RE, search_sentence
 from tests.memory_backend import MemoryBackend
 
 LIGHT_WORK = list(ACTIVITY_LEVELS)[1]

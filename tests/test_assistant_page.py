@@ -14,10 +14,11 @@ from streamlit.testing.v1 import AppTest
 
 from services import inert
 from services.assistant import ACTIVITY_LEVELS, AssistantSession, build_registry
-from services.assistant.session import NCT_RE, PHASES
+from services.assistant.session import CONVERSATION_PHASES
 from services.assistant.store import SessionStore
-from services.assistant.tools import validate
+from services.assistant.validation import validate
 from services.filters import Filters
+from services.trials import NCT_RE
 from tests.conftest import PROJECT
 from tests.fake_anthropic import FakeAnthropic, ScriptedTurn, text_block, tool_block
 
@@ -228,12 +229,12 @@ def test_assistant_page_full_conversation_through_fake_api(db: Any, fake: FakeAn
     assert set(NCT_RE.findall(session.report_html or "")) == set(chosen)
     assert fake.remaining == 0
     # Every phase's own prompt was used, and every tool call had arguments the schema accepts.
-    used = {p for r in fake.requests for p in PHASES if f"# Phase: {p}" in r["system"][1]["text"]}
-    assert used == set(PHASES)
+    used = {p for r in fake.requests for p in CONVERSATION_PHASES if f"# Phase: {p}" in r["system"][1]["text"]}
+    assert used == set(CONVERSATION_PHASES)
     registry = build_registry()
     calls = [b for m in session.messages if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use"]
     assert [c["name"] for c in calls if c["name"] == "update_session_phase"] == ["update_session_phase"] * 5
-    assert [c["input"]["phase"] for c in calls if c["name"] == "update_session_phase"] == list(PHASES[1:])
+    assert [c["input"]["phase"] for c in calls if c["name"] == "update_session_phase"] == list(CONVERSATION_PHASES[1:])
     assert all(validate(registry.tools[c["name"]].input_schema, c["input"]) == [] for c in calls)
     results = [b for m in session.messages if m["role"] == "user" and isinstance(m["content"], list)
                for b in m["content"] if b["type"] == "tool_result"]

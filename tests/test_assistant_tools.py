@@ -8,14 +8,9 @@ from typing import Any
 import pytest
 
 from services.assistant import AssistantSession, build_registry
-from services.assistant.tools import (
-    ACTIVITY_LEVELS,
-    ToolContext,
-    ToolOutcome,
-    check_schema,
-    condition_matches,
-    validate,
-)
+from services.assistant.handlers import ACTIVITY_LEVELS, condition_matches
+from services.assistant.registry import ToolContext, ToolOutcome
+from services.assistant.validation import check_schema, validate
 from services.errors import DatabaseUnavailable
 from tests.memory_backend import TRIALS, MemoryBackend
 

@@ -13,7 +13,7 @@ from services import condition, stats
 from services.assistant import AssistantSession
 from services.assistant.backend import DatabaseBackend
 from services.assistant.guided import GuidedAssistant, IntakeForm
-from services.assistant.tools import condition_matches
+from services.assistant.handlers import condition_matches
 from services.filters import Filters, derived_clauses, filter_clauses
 
 
@@ -212,7 +212,8 @@ def _about_nsclc(db: Any, nct_id: str) -> bool:
 
 
 def test_condition_search_tool_pages_hold_only_matching_trials(db: Any) -> None:
-    from services.assistant.tools import ToolContext, build_registry
+    from services.assistant.registry import ToolContext
+    from services.assistant.tools import build_registry
 
     session = AssistantSession()
     ctx = ToolContext(session, DatabaseBackend(db))

@@ -169,7 +169,8 @@ def test_eligibility_benchmark_cli_json(tmp_path: Path, capsys: pytest.CaptureFi
 
 
 def test_eligibility_benchmark_cli_is_registered_under_bench() -> None:
-    from services.cli import COMMAND_MODULES
+    from services.cli import command_modules
+    from services.commands import bench_eligibility_cmd
 
-    assert "services.commands.bench_cmd" in COMMAND_MODULES
-    assert "services.commands.bench_eligibility_cmd" in bench_cmd.BENCH_MODULES
+    assert bench_cmd in command_modules()
+    assert bench_eligibility_cmd in bench_cmd.bench_modules()

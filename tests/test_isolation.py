@@ -8,9 +8,10 @@ import threading
 from dataclasses import replace
 from urllib.parse import parse_qs
 
+from services.assistant.registry import ToolContext
 from services.assistant.session import AssistantSession
 from services.assistant.store import SessionStore
-from services.assistant.tools import ToolContext, build_registry
+from services.assistant.tools import build_registry
 from services.assistant.view_model import filter_changes
 from services.filters import Filters
 from tests.memory_backend import MemoryBackend

@@ -14,8 +14,8 @@ from streamlit.testing.v1 import AppTest
 from services import provenance, search, trialview
 from services.assistant.backend import DatabaseBackend
 from services.assistant.guided import GuidedAssistant, IntakeForm
+from services.assistant.handlers import trial_card
 from services.assistant.session import AssistantSession
-from services.assistant.tools import trial_card
 from services.assistant.view_model import card_view
 from services.filters import Filters
 

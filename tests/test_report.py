@@ -16,7 +16,6 @@ import pytest
 
 from services import report
 from services.assistant.backend import DatabaseBackend
-from services.assistant.tools import ReportRequest
 from services.eligibility.labels import Label
 from services.eligibility.match import criterion_status, match_record, structured_criteria
 from services.eligibility.model import judge_criteria
@@ -36,6 +35,7 @@ from services.report import (
     side_effects,
 )
 from services.search import matching_trials
+from services.trials import ReportRequest
 from tests.html_check import check_html, element_texts, tables
 
 CHROMIUM = "/usr/bin/chromium"

@@ -1,52 +1,33 @@
-"""The patient-facing trial assistant: session state, prompts, tools and the agent loop (no UI code)."""
+"""The patient-facing trial assistant: session state, prompts, tools and the agent loop (no UI code).
+
+The trial records and the TrialBackend the tools read through are in services.trials; the model client in
+services.llm.
+"""
 
 from services.assistant.grounding import GroundingWarning, check_answer
+from services.assistant.handlers import ACTIVITY_LEVELS, trial_card
 from services.assistant.orchestrator import (
     MAX_MODEL_CALLS,
     Callbacks,
-    ModelClient,
     Orchestrator,
     TrialSelection,
     TurnResult,
     UserInput,
     WidgetAnswer,
 )
+from services.assistant.registry import ToolRegistry
 from services.assistant.session import (
-    DEFAULT_MODEL,
+    CONVERSATION_PHASES,
     FLAGS,
-    MODEL_CHOICES,
-    PHASES,
     AssistantSession,
     AssistantSettings,
     ChatEntry,
     UsageCounters,
 )
-from services.assistant.tools import (
-    ACTIVITY_LEVELS,
-    AdverseEvent,
-    AdverseEvents,
-    DashboardStats,
-    EligibilityInfo,
-    NearestSite,
-    Place,
-    ReportOutput,
-    ReportRequest,
-    SearchPage,
-    Site,
-    ToolRegistry,
-    TrialBackend,
-    TrialDetails,
-    TrialQuery,
-    TrialSummary,
-    build_registry,
-    trial_card,
-)
+from services.assistant.tools import build_registry
 
 __all__ = [
-    "ACTIVITY_LEVELS", "DEFAULT_MODEL", "FLAGS", "MAX_MODEL_CALLS", "MODEL_CHOICES", "PHASES",
-    "AdverseEvent", "AdverseEvents", "AssistantSession", "AssistantSettings", "Callbacks", "ChatEntry",
-    "DashboardStats", "EligibilityInfo", "GroundingWarning", "ModelClient", "NearestSite", "Orchestrator",
-    "Place", "ReportOutput", "ReportRequest", "SearchPage", "Site", "ToolRegistry", "TrialBackend",
-    "TrialDetails", "TrialQuery", "TrialSelection", "TrialSummary", "TurnResult", "UsageCounters",
-    "UserInput", "WidgetAnswer", "build_registry", "check_answer", "trial_card",
+    "ACTIVITY_LEVELS", "CONVERSATION_PHASES", "FLAGS", "MAX_MODEL_CALLS", "AssistantSession", "AssistantSettings",
+    "Callbacks", "ChatEntry", "GroundingWarning", "Orchestrator", "ToolRegistry", "TrialSelection", "TurnResult",
+    "UsageCounters", "UserInput", "WidgetAnswer", "build_registry", "check_answer", "trial_card",
 ]  # fmt: skip

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-import importlib
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
-from datetime import date
 from typing import Any
 
-from services import geo, provenance, runtime
-from services.assistant.tools import (
+from services import geo, provenance, report, runtime
+from services.db import Database, load_sql
+from services.eligibility.parser import parse_criteria
+from services.errors import BadInput, TrialLandscapeError
+from services.filters import Filters, near_sql, where_sql
+from services.trials import (
     AdverseEvent,
     AdverseEvents,
     AdverseEventTotal,
@@ -25,12 +27,14 @@ from services.assistant.tools import (
     TrialDetails,
     TrialQuery,
     TrialSummary,
+    age_limit,
+    details_of,
+    iso_date,
+    phase_codes,
+    sex_code,
+    status_code,
+    year_month,
 )
-from services.db import Database, load_sql
-from services.eligibility.parser import parse_criteria
-from services.errors import BadInput, TrialLandscapeError
-from services.filters import Filters, near_sql, where_sql
-from services.normalize import canonical, phase_list
 
 SEARCH_TIMEOUT_MS = 30_000
 # A point counts as a geocoded place when it lies this close to it (the model may round coordinates).
@@ -94,46 +98,6 @@ def query_filters(query: TrialQuery, *, with_place: bool = False) -> Filters:
     )
 
 
-def _month(month_year: Any, day: Any) -> str | None:
-    """A start or completion date as YYYY-MM (or the registry's own text when it is not ISO)."""
-    if isinstance(month_year, str) and month_year.strip():
-        text = month_year.strip()
-        return text[:7] if text[:4].isdigit() else text
-    if isinstance(day, date):
-        return day.strftime("%Y-%m")
-    return None
-
-
-def _iso(value: Any) -> str | None:
-    """A date as YYYY-MM-DD text (None when missing)."""
-    return value.isoformat() if isinstance(value, date) else None
-
-
-def _phases(raw: Any) -> list[str]:
-    return list(phase_list(raw)) if raw else []
-
-
-def _status(raw: Any) -> str | None:
-    return canonical("status", raw) if raw else None
-
-
-def _sex(raw: Any) -> str | None:
-    return canonical("sex", raw) if raw else None
-
-
-def _age_text(raw: Any) -> str | None:
-    if raw is None or str(raw).strip().upper() in ("", "N/A", "NA"):
-        return None
-    return str(raw).strip()
-
-
-def _text(value: Any) -> str:
-    """A text value with runs of white space collapsed; missing values (None, NaN) as ''."""
-    if value is None or (isinstance(value, float) and value != value):
-        return ""
-    return " ".join(str(value).split())
-
-
 def _miles(value: Any) -> float | None:
     return None if value is None else round(float(value), 1)
 
@@ -192,23 +156,23 @@ class DatabaseBackend:
         return {
             "nct_id": row["nct_id"],
             "title": row["title"] or "",
-            "status": _status(row["status"]) or "UNKNOWN",
-            "phases": _phases(row["phase"]),
+            "status": status_code(row["status"]) or "UNKNOWN",
+            "phases": phase_codes(row["phase"]),
             "conditions": list(row["conditions"] or []),
             "mesh_terms": list(row["mesh_terms"] or []),
             "keywords": list(row["keywords"] or []),
             "interventions": list(row["interventions"] or []),
             "sponsor": row["sponsor"] or "",
             "enrollment": row["enrollment"],
-            "start_date": _month(row["start_month_year"], row["start_date"]),
-            "min_age": _age_text(row["minimum_age"]),
-            "max_age": _age_text(row["maximum_age"]),
-            "sex": _sex(row["gender"]),
+            "start_date": year_month(row["start_month_year"], row["start_date"]),
+            "min_age": age_limit(row["minimum_age"]),
+            "max_age": age_limit(row["maximum_age"]),
+            "sex": sex_code(row["gender"]),
             "site_count": int(row["site_count"] or 0),
             "nearest_site": site,
             "has_criteria": bool(row["has_criteria"]),
-            "primary_completion_date": _iso(row["primary_completion_date"]),
-            "last_update_date": _iso(row["last_update_posted_date"] or row["last_update_submitted_date"]),
+            "primary_completion_date": iso_date(row["primary_completion_date"]),
+            "last_update_date": iso_date(row["last_update_posted_date"] or row["last_update_submitted_date"]),
         }
 
     # ------------------------------------------------------------------ one trial
@@ -218,36 +182,7 @@ class DatabaseBackend:
         from services import search
 
         detail = search.trial_detail(nct_id, db=self.db)
-        if detail is None:
-            return None
-        study = detail.study
-        enrollment = study.get("enrollment")
-        details: TrialDetails = {
-            "nct_id": detail.nct_id,
-            "title": study.get("title") or "",
-            "official_title": study.get("official_title") or "",
-            "status": _status(study.get("status")) or "UNKNOWN",
-            "phases": _phases(study.get("phase")),
-            "study_type": canonical("study_type", study["study_type"]) or "" if study.get("study_type") else "",
-            "conditions": list(detail.conditions),
-            "interventions": [{"type": _text(r["intervention_type"]), "name": _text(r["name"])}
-                              for r in detail.interventions.to_dict("records")],
-            "sponsor": detail.lead_sponsor or "",
-            "collaborators": list(detail.collaborators),
-            "enrollment": int(enrollment) if enrollment is not None else None,
-            "start_date": _month(None, study.get("start_date")),
-            "completion_date": _month(None, study.get("primary_completion_date") or study.get("completion_date")),
-            "summary": _text(study.get("brief_summary")),
-            "arms": [{"type": _text(r["group_type"]), "title": _text(r["title"]), "description": _text(r["description"])}
-                     for r in detail.arms.to_dict("records")],
-            "primary_outcomes": [_text(r["measure"]) for r in detail.outcomes.to_dict("records")
-                                 if str(r["outcome_type"] or "").upper() == "PRIMARY" and _text(r["measure"])],
-            "has_results": bool(study.get("has_results")),
-            "primary_completion_date": _iso(study.get("primary_completion_date")),
-            "last_update_date": _iso(study.get("last_update_posted_date") or study.get("last_update_submitted_date")),
-        }
-        details.update(provenance.tool_fields(detail.provenance))  # type: ignore[typeddict-item]
-        return details
+        return None if detail is None else details_of(detail)
 
     def get_eligibility_criteria(self, nct_id: str) -> EligibilityInfo | None:
         """Structured limits and the criteria split into numbered inclusion and exclusion lists."""
@@ -259,9 +194,9 @@ class DatabaseBackend:
         parsed = parse_criteria(text)
         info: EligibilityInfo = {
             "nct_id": r["nct_id"],
-            "min_age": _age_text(r["minimum_age"]),
-            "max_age": _age_text(r["maximum_age"]),
-            "sex": _sex(r["gender"]),
+            "min_age": age_limit(r["minimum_age"]),
+            "max_age": age_limit(r["maximum_age"]),
+            "sex": sex_code(r["gender"]),
             "healthy_volunteers": r["healthy_volunteers"],
             "inclusion": [c.full_text for c in parsed.inclusion],
             "exclusion": [c.full_text for c in parsed.exclusion],
@@ -285,7 +220,7 @@ class DatabaseBackend:
                 distance = round(geo.haversine_miles(origin[0], origin[1], float(lat), float(lon)), 1)
             sites.append({
                 "facility": r["facility"] or "", "city": r["city"] or "", "state": r["state"] or "",
-                "country": r["country"] or "", "status": _status(r["status"]) or "",
+                "country": r["country"] or "", "status": status_code(r["status"]) or "",
                 "latitude": float(lat) if lat is not None else None,
                 "longitude": float(lon) if lon is not None else None,
                 "distance_miles": distance,
@@ -345,22 +280,4 @@ class DatabaseBackend:
 
     def generate_report(self, request: ReportRequest) -> ReportOutput:
         """Render the report for the selected trials with services.report (details, side effects, nearest sites)."""
-        return {"html": render_report_html(self, request)}
-
-
-REPORT_MODULE = "services.report"
-
-
-def render_report_html(backend: DatabaseBackend, request: ReportRequest) -> str:
-    """HTML of the patient's report from services.report; a clear error when that module is not installed."""
-    try:
-        report = importlib.import_module(REPORT_MODULE)
-    except ModuleNotFoundError as exc:
-        if exc.name != REPORT_MODULE:
-            raise
-        raise TrialLandscapeError(
-            "The report writer (services/report.py) is not part of this installation yet, so no report can be "
-            "made. The assessments are saved; try again once it is installed.",
-        ) from exc
-    html: str = report.render_report(request, **report.report_inputs(backend, request))
-    return html
+        return {"html": report.render_report(request, **report.report_inputs(self, request))}

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from services.assistant.session import NCT_RE
+from services.trials import NCT_RE
 
 # Phases in which talking about trials means a lookup should have happened in the same turn.
 LOOKUP_PHASES = frozenset({"search", "matching"})

@@ -13,23 +13,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from services.assistant.session import NCT_RE, AssistantSession
-from services.assistant.tools import (
+from services.assistant.handlers import (
     ACTIVITY_LEVELS,
-    CRITERIA_MISSING,
-    DEFAULT_STATUSES,
     MAX_SEARCH_PAGES,
-    MAX_TRIALS,
-    TRIAL_PHASES,
-    ToolContext,
-    ToolRegistry,
-    TrialBackend,
-    build_registry,
     condition_matches,
     search_facts,
-    search_sentence,
     truncate,
 )
+from services.assistant.registry import ToolContext, ToolRegistry
+from services.assistant.session import AssistantSession
+from services.assistant.tools import build_registry
 from services.eligibility.labels import Label
 from services.eligibility.match import criterion_status, structured_criteria
 from services.eligibility.parser import CriterionKind
@@ -38,8 +31,16 @@ from services.eligibility.plain import grouped_questions, plain_criterion
 from services.eligibility.rules import evaluate
 from services.eligibility.scoring import CriterionResult, gap_checklist, trial_verdict
 from services.errors import BadInput
-from services.normalize import label
+from services.normalize import PHASES, label
 from services.provenance import FIELDS, NOT_IN_COPY, copy_note
+from services.trials import (
+    CRITERIA_MISSING,
+    DEFAULT_STATUSES,
+    MAX_TRIALS,
+    NCT_RE,
+    TrialBackend,
+    search_sentence,
+)
 
 GUIDED_LABEL = "Guided mode (no API key)"
 MAX_MATCHED = 12
@@ -97,7 +98,7 @@ class IntakeForm:
         bad_types = [t for t in self.trial_types if t not in TRIAL_TYPES]
         if bad_types:
             out.append(f"Unknown kinds of treatment: {', '.join(bad_types)}.")
-        bad_phases = [p for p in self.preferred_phases if p not in TRIAL_PHASES]
+        bad_phases = [p for p in self.preferred_phases if p not in PHASES]
         if bad_phases:
             out.append(f"Unknown trial phases: {', '.join(bad_phases)}.")
         for name in ("biomarkers", "treatments", "other_conditions"):

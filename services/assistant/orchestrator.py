@@ -6,58 +6,23 @@ import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from services.assistant.grounding import LOOKUP_PHASES, GroundingWarning, check_answer
+from services.assistant.handlers import ACTIVITY_LEVELS
 from services.assistant.prompts import build_system
-from services.assistant.session import NCT_RE, AssistantSession
-from services.assistant.tools import (
-    ACTIVITY_LEVELS,
-    ToolContext,
-    ToolOutcome,
-    ToolRegistry,
-    TrialBackend,
-    build_registry,
-)
+from services.assistant.registry import ToolContext, ToolOutcome, ToolRegistry
+from services.assistant.session import AssistantSession
+from services.assistant.tools import build_registry
 from services.assistant.trimming import policy_for, trim_history
 from services.errors import AssistantUnavailable
-from services.llm import count_usage
+from services.llm import Message, ModelClient, count_usage
+from services.trials import NCT_RE, TrialBackend
 
 MAX_MODEL_CALLS = 15
 MAX_USER_TEXT = 20_000
 _MAX_KEPT_PATIENT_MESSAGES = 30
 _KEPT_MESSAGE_CHARS = 600
-
-Message = dict[str, Any]
-
-
-class ModelClient(Protocol):
-    """What the loop needs from services.llm.LLMClient (create and stream, returning reply dicts)."""
-
-    def create(
-        self,
-        *,
-        model: str,
-        max_tokens: int,
-        system: list[dict[str, Any]],
-        messages: list[Message],
-        tools: list[dict[str, Any]],
-    ) -> Message:
-        """One non-streaming call."""
-        ...
-
-    def stream(
-        self,
-        *,
-        model: str,
-        max_tokens: int,
-        system: list[dict[str, Any]],
-        messages: list[Message],
-        tools: list[dict[str, Any]],
-        on_text: Callable[[str], None] | None = None,
-    ) -> Message:
-        """One streaming call, text deltas to on_text."""
-        ...
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from services.assistant.session import PHASES, AssistantSession
+from services.assistant.session import CONVERSATION_PHASES, AssistantSession
 
 PROMPT_DIR = Path(__file__).parent / "prompts"
 PHASE_PROMPTS: dict[str, tuple[str, ...]] = {
@@ -28,7 +28,7 @@ def load_prompt(name: str) -> str:
 
 def phase_prompt(phase: str) -> str:
     """The phase's prompt followed by its skill prompts."""
-    if phase not in PHASES:
+    if phase not in CONVERSATION_PHASES:
         raise ValueError(f"unknown phase {phase!r}")
     return "\n\n".join(load_prompt(name) for name in PHASE_PROMPTS[phase])
 

@@ -11,8 +11,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from services.errors import BadInput
+from services.llm import DEFAULT_MODEL
+from services.trials import NCT_RE
 
-PHASES: tuple[str, ...] = ("intake", "search", "matching", "selection", "report", "followup")
+CONVERSATION_PHASES: tuple[str, ...] = ("intake", "search", "matching", "selection", "report", "followup")
 FLAGS: tuple[str, ...] = (
     "intake_complete",
     "search_complete",
@@ -20,11 +22,8 @@ FLAGS: tuple[str, ...] = (
     "selection_complete",
     "report_complete",
 )
-DEFAULT_MODEL = "claude-sonnet-5-5"
-MODEL_CHOICES: tuple[str, ...] = ("claude-sonnet-5-5", "claude-opus-5-5", "claude-haiku-5-5")
 DEFAULT_MAX_TOKENS = 8192
 SCHEMA_VERSION = 1
-NCT_RE = re.compile(r"NCT\d{8}")
 _TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{43,}")
 
 
@@ -206,7 +205,7 @@ class AssistantSession:
             "must be a URL-safe token of at least 43 characters",
         )
         c.require(
-            data["phase"] in PHASES, "$.phase", f"must be one of {', '.join(PHASES)}, got {data['phase']!r}"
+            data["phase"] in CONVERSATION_PHASES, "$.phase", f"must be one of {', '.join(CONVERSATION_PHASES)}, got {data['phase']!r}"
         )
         flags = data["flags"]
         c.require(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -11,14 +13,17 @@ from typing import Any
 import pandas as pd
 import pydeck as pdk
 
-from services import geo, inert, mapdeck, sitemap
-from services.assistant.session import PHASES, AssistantSession
-from services.assistant.tools import ACTIVITY_LEVELS, CRITERIA_MISSING, TrialBackend, trial_card
+from services import geo, inert, limits, mapdeck, sitemap
+from services.assistant.backend import DatabaseBackend
+from services.assistant.handlers import ACTIVITY_LEVELS, trial_card
+from services.assistant.session import CONVERSATION_PHASES, AssistantSession
 from services.assistant.trimming import message_size, policy_for
 from services.eligibility.scoring import FitBand
 from services.filters import Filters
 from services.limits import ConcurrencyGate
+from services.llm import LLMClient
 from services.normalize import label
+from services.trials import CRITERIA_MISSING, TrialBackend
 
 PHASE_TITLES: dict[str, str] = {
     "intake": "About you", "search": "Search", "matching": "Check eligibility", "selection": "Choose trials",
@@ -50,9 +55,9 @@ class PhaseStep:
 
 def phase_steps(session: AssistantSession) -> list[PhaseStep]:
     """The six phases with done / current / to-do states (a phase is done once the conversation moved past it)."""
-    current = PHASES.index(session.phase)
+    current = CONVERSATION_PHASES.index(session.phase)
     steps = []
-    for i, phase in enumerate(PHASES):
+    for i, phase in enumerate(CONVERSATION_PHASES):
         state = "current" if i == current else "done" if i < current else "todo"
         steps.append(PhaseStep(i + 1, phase, PHASE_TITLES[phase], state))
     return steps
@@ -331,3 +336,26 @@ class GatedModel:
         with self.gate.slot():
             reply: dict[str, Any] = self.llm.stream(on_text=on_text, **params)
             return reply
+
+
+def gated_model() -> GatedModel:
+    """The Messages API client, each call holding a slot of the process-wide model gate (AssistantUnavailable
+    without an API key)."""
+    return GatedModel(LLMClient(), limits.model_gate())
+
+
+def backend_for(session: AssistantSession) -> DatabaseBackend:
+    """The database backend for a session; it knows the patient's geocoded place, so stats near it can use it."""
+    p = session.patient_profile
+    known = [(p["location"], p["latitude"], p["longitude"])] if {"location", "latitude", "longitude"} <= p.keys() else []
+    return DatabaseBackend(known_places=known)
+
+
+def report_digest(report_html: str) -> str:
+    """A short fingerprint of a report, so a PDF made from it is offered only while the report is unchanged."""
+    return hashlib.sha256(report_html.encode()).hexdigest()[:12]
+
+
+def report_frame_url(report_html: str) -> str:
+    """The report as a data: URL for an iframe: its own opaque origin, so nothing in it can reach the app's page."""
+    return "data:text/html;charset=utf-8;base64," + base64.b64encode(report_html.encode("utf-8")).decode("ascii")

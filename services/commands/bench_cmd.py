@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import argparse
-import importlib
+from types import ModuleType
 from typing import Any
 
-# One line per benchmark module; each exposes `register_bench(bench_subparsers)`.
-BENCH_MODULES = [
-    "services.commands.bench_eligibility_cmd",
-    "services.commands.bench_load_cmd",
-    "services.commands.bench_dashboard_cmd",
-    "services.commands.bench_memory_cmd",
-    "services.commands.bench_start_cmd",
-]
+
+def bench_modules() -> list[ModuleType]:
+    """The benchmark modules; each exposes `register_bench(bench_subparsers)`. Add yours here."""
+    from services.commands import (
+        bench_dashboard_cmd,
+        bench_eligibility_cmd,
+        bench_load_cmd,
+        bench_memory_cmd,
+        bench_start_cmd,
+    )
+
+    return [bench_eligibility_cmd, bench_load_cmd, bench_dashboard_cmd, bench_memory_cmd, bench_start_cmd]
 
 
 def register(subparsers: Any) -> None:
@@ -22,5 +26,5 @@ def register(subparsers: Any) -> None:
         "bench", help="run a benchmark", description="Run a benchmark and print its measurements."
     )
     bench_subparsers = parser.add_subparsers(dest="bench_command", required=True, metavar="BENCHMARK")
-    for name in BENCH_MODULES:
-        importlib.import_module(name).register_bench(bench_subparsers)
+    for module in bench_modules():
+        module.register_bench(bench_subparsers)

@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from services.eligibility.labels import Label
 from services.eligibility.parser import Criterion, CriterionKind, unescape_markdown
@@ -30,7 +30,7 @@ from services.eligibility.rules import (
     patient_facts,
 )
 from services.errors import BadInput
-from services.llm import DEFAULT_MODEL
+from services.llm import DEFAULT_MODEL, ModelClient
 
 log = logging.getLogger(__name__)
 
@@ -44,20 +44,6 @@ OPEN_LABELS = frozenset({Label.NOT_ENOUGH_INFO, Label.NEEDS_DISCUSSION})
 _LABEL_VALUES = tuple(label.value for label in Label)
 
 Patient = PatientProfile | PatientFacts | str
-
-
-class MessagesClient(Protocol):
-    """What the evaluator needs from services.llm.LLMClient: one non-streaming call returning a dict."""
-
-    def create(
-        self,
-        *,
-        model: str,
-        max_tokens: int,
-        system: str | list[dict[str, Any]],
-        messages: Iterable[Mapping[str, Any]],
-        tools: list[dict[str, Any]] | None = None,
-    ) -> dict[str, Any]: ...
 
 
 class MalformedAnswer(ValueError):
@@ -194,7 +180,7 @@ class ModelEvaluator:
 
     def __init__(
         self,
-        client: MessagesClient,
+        client: ModelClient,
         *,
         model: str = DEFAULT_MODEL,
         max_tokens: int = DEFAULT_MAX_TOKENS,
@@ -256,7 +242,7 @@ class CombinedEvaluator:
         return judged
 
 
-def combined_evaluator(client: MessagesClient | None = None, **model_options: Any) -> CombinedEvaluator:
+def combined_evaluator(client: ModelClient | None = None, **model_options: Any) -> CombinedEvaluator:
     """Rules only without a client; rules then the model (ModelEvaluator(client, **model_options)) with one."""
     return CombinedEvaluator(ModelEvaluator(client, **model_options) if client is not None else None)
 

@@ -1,0 +1,584 @@
+"""What each of the assistant's tools does: data tools through the TrialBackend, session and UI tools on the session.
+
+The schemas the model sees are in services.assistant.tools; a handler gets arguments already checked against them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import date
+from typing import Any
+
+from services import condition as condition_model
+from services.assistant.registry import ToolContext, ToolError
+from services.assistant.session import AssistantSession
+from services.eligibility.scoring import fit_from_statuses, rank_key, reach_note, within_reach
+from services.freshness import status_note
+from services.provenance import NOT_IN_COPY
+from services.trials import (
+    CRITERIA_MISSING,
+    DEFAULT_STATUSES,
+    MAX_TRIALS,
+    NCT_RE,
+    ReportRequest,
+    Site,
+    TrialQuery,
+    ctgov_url,
+)
+
+MAX_SEARCH_PAGES = 20  # pages of one search a caller may ask for (20 × 15 trials)
+MAX_TITLE = 120
+MAX_INTERVENTIONS = 3
+MAX_SITES = 10
+CRITERIA_MISSING_NOTE = (
+    "Our copy of this registry record has no eligibility criteria text (it came from a download that leaves it "
+    "out); the registry itself has it at ClinicalTrials.gov. Only the age and sex limits can be checked here: mark "
+    "every other requirement 'not_enough_information' and never call the trial 'eligible'."
+)
+# ECOG performance status in words a patient recognises; the widget for activity level uses exactly these.
+ACTIVITY_LEVELS: dict[str, int] = {
+    "Fully active, no limits on what I can do": 0,
+    "I can't do hard physical work, but I can do light work or housework": 1,
+    "I look after myself but can't work; I'm up and about more than half the day": 2,
+    "I can only partly look after myself; in a bed or chair more than half the day": 3,
+    "I need help with all self-care and am mostly in a bed or chair": 4,
+}
+REQUIRED_FOR_COMPLETE = ("diagnosis", "age", "sex", "location")
+
+
+# --------------------------------------------------------------------------------------------
+# Compact results.
+
+
+def truncate(text: str | None, limit: int) -> str | None:
+    """Text cut to limit characters with an ellipsis; None stays None."""
+    if text is None or len(text) <= limit:
+        return text
+    return text[: limit - 1].rstrip() + "…"
+
+
+def compact_trial(trial: Mapping[str, Any], today: date | None = None) -> dict[str, Any]:
+    """A search hit trimmed for the model: short title, at most 3 interventions, no search-only fields; says when
+    the criteria text is missing from our copy and when an open status may be out of date."""
+    interventions = list(trial.get("interventions") or [])
+    out: dict[str, Any] = {
+        "nct_id": trial["nct_id"],
+        "title": truncate(trial.get("title") or "", MAX_TITLE),
+        "status": trial.get("status"),
+        "phases": list(trial.get("phases") or []),
+        "conditions": [truncate(c, 80) for c in list(trial.get("conditions") or [])[:5]],
+        "interventions": [truncate(i, 80) for i in interventions[:MAX_INTERVENTIONS]],
+        "sponsor": truncate(trial.get("sponsor"), 80),
+        "enrollment": trial.get("enrollment"),
+        "start_date": trial.get("start_date"),
+        "ages": _ages(trial.get("min_age"), trial.get("max_age")),
+        "sex": trial.get("sex"),
+        "site_count": trial.get("site_count"),
+        "nearest_site": trial.get("nearest_site"),
+    }
+    if len(interventions) > MAX_INTERVENTIONS:
+        out["more_interventions"] = len(interventions) - MAX_INTERVENTIONS
+    if trial.get("has_criteria") is False:
+        out["criteria_text"] = CRITERIA_MISSING
+    stale = status_note(trial.get("status"), primary_completion=trial.get("primary_completion_date"),
+                        last_update=trial.get("last_update_date"), today=today)
+    if stale:
+        out["status_note"] = stale
+    return out
+
+
+def _ages(min_age: str | None, max_age: str | None) -> str:
+    low = min_age if min_age and min_age.upper() != "N/A" else "no minimum"
+    high = max_age if max_age and max_age.upper() != "N/A" else "no maximum"
+    return f"{low} to {high}"
+
+
+def nearest_sites(sites: list[Site], limit: int = MAX_SITES) -> list[Site]:
+    """Sites ordered by distance (unknown distances last), at most limit."""
+    return sorted(sites, key=lambda s: (s.get("distance_miles") is None, s.get("distance_miles") or 0.0))[
+        :limit
+    ]
+
+
+def condition_matches(condition_text: str, trial: Mapping[str, Any]) -> bool:
+    """Whether a trial is about the condition under the one condition model (services.condition): one of its
+    condition names, MeSH terms or keywords matches, exactly as the search's SQL decides."""
+    terms = [*(trial.get("conditions") or []), *(trial.get("mesh_terms") or []), *(trial.get("keywords") or [])]
+    return condition_model.expand(condition_text).matches_any(str(t) for t in terms)
+
+
+def _nct_arg(args: Mapping[str, Any], key: str = "nct_id") -> str:
+    value = str(args[key]).strip().upper()
+    if not NCT_RE.fullmatch(value):
+        raise ToolError(f"'{args[key]}' is not an NCT id; it must look like NCT followed by 8 digits.")
+    return value
+
+
+def _not_found(nct_id: str) -> ToolError:
+    return ToolError(f"No trial {nct_id} in the database. Check the id against your search results.")
+
+
+# --------------------------------------------------------------------------------------------
+# Data tools (through TrialBackend).
+
+
+def _query_from_args(args: dict[str, Any], **extra: Any) -> TrialQuery:
+    """The TrialQuery a search or stats tool call asks for (validated arguments)."""
+    return TrialQuery(
+        condition=args.get("condition"),
+        intervention=args.get("intervention"),
+        statuses=tuple(args.get("statuses") or DEFAULT_STATUSES),
+        phases=tuple(args.get("phases") or ()),
+        latitude=args.get("latitude"),
+        longitude=args.get("longitude"),
+        radius_miles=args.get("radius_miles"),
+        age_years=args.get("age"),
+        sex=args.get("sex"),
+        country=args.get("country"),
+        **extra,
+    )
+
+
+def search_trials(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    condition, intervention = args.get("condition"), args.get("intervention")
+    if not condition and not intervention:
+        raise ToolError("Give a condition, an intervention, or both.")
+    if ("latitude" in args) != ("longitude" in args):
+        raise ToolError("Give latitude and longitude together (geocode_location turns a place into both).")
+    if "radius_miles" in args and "latitude" not in args:
+        raise ToolError(
+            "radius_miles needs latitude and longitude; call geocode_location for the place first."
+        )
+    # The condition is checked inside the search (the SQL of the one condition model), before the limit, so a
+    # page is a full page of trials about the condition.
+    limit = min(int(args.get("limit", MAX_TRIALS)), MAX_TRIALS)
+    page_no = int(args.get("page", 1))
+    query = _query_from_args(args, limit=limit, offset=(page_no - 1) * limit)
+    page = ctx.backend.search_trials(query)
+    compact = [compact_trial(t, ctx.today) for t in list(page["trials"])[:limit]]
+    strategy = args["strategy"]
+    with ctx.lock:
+        new = 0
+        for trial in compact:
+            known = ctx.session.candidates.get(trial["nct_id"])
+            if known is None:
+                new += 1
+                ctx.session.candidates[trial["nct_id"]] = dict(trial, strategies=[strategy])
+            elif strategy not in known["strategies"]:
+                known["strategies"].append(strategy)
+        total_candidates = len(ctx.session.candidates)
+        entry = {
+            "strategy": strategy, "condition": condition, "intervention": intervention,
+            "radius_miles": args.get("radius_miles") if "latitude" in args else None,
+            "phases": list(args.get("phases") or []), "total_matching": page["total"], "returned": len(compact),
+            "new": new, "without_criteria_text": sum(1 for t in compact if t.get("criteria_text") == CRITERIA_MISSING),
+        }
+        last = ctx.session.searches[-1] if ctx.session.searches else None
+        same = ("strategy", "condition", "intervention", "radius_miles", "phases")
+        if page_no > 1 and last is not None and all(last.get(k) == entry[k] for k in same):
+            for k in ("returned", "new", "without_criteria_text"):  # a further page of the same search
+                last[k] = int(last.get(k) or 0) + int(entry[k])
+        else:
+            ctx.session.searches.append(entry)
+    result: dict[str, Any] = {
+        "strategy": strategy,
+        "total_matching": page["total"],
+        "returned": len(compact),
+        "page": page_no,
+        "more_pages": query.offset + len(compact) < page["total"],
+        "new_this_session": new,
+        "unique_candidates_so_far": total_candidates,
+        "trials": compact,
+    }
+    return result
+
+
+def get_trial_details(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    nct_id = _nct_arg(args)
+    details = ctx.backend.get_trial_details(nct_id)
+    if details is None:
+        raise _not_found(nct_id)
+    out: dict[str, Any] = dict(details)
+    out["title"] = truncate(details.get("title"), MAX_TITLE)
+    out["official_title"] = truncate(details.get("official_title"), 300)
+    out["summary"] = truncate(details.get("summary"), 2000)
+    interventions = list(details.get("interventions") or [])
+    out["interventions"] = interventions[:MAX_INTERVENTIONS]
+    if len(interventions) > MAX_INTERVENTIONS:
+        out["more_interventions"] = len(interventions) - MAX_INTERVENTIONS
+    out["arms"] = [
+        {k: (truncate(v, 300) if isinstance(v, str) else v) for k, v in arm.items()}
+        for arm in list(details.get("arms") or [])[:6]
+    ]
+    out["primary_outcomes"] = [truncate(o, 200) for o in list(details.get("primary_outcomes") or [])[:5]]
+    out["collaborators"] = list(details.get("collaborators") or [])[:5]
+    out["url"] = ctgov_url(nct_id)
+    return out
+
+
+def get_eligibility_criteria(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    nct_id = _nct_arg(args)
+    info = ctx.backend.get_eligibility_criteria(nct_id)
+    if info is None:
+        raise _not_found(nct_id)
+    lacks = set(info.get("not_in_this_copy") or ())  # our copy lacks these: say so, never "no limit"
+    no_ages = info.get("min_age") is None and info.get("max_age") is None
+    out: dict[str, Any] = {
+        "nct_id": nct_id,
+        "ages": NOT_IN_COPY if no_ages and "ages" in lacks else _ages(info.get("min_age"), info.get("max_age")),
+        "sex": info.get("sex") or (NOT_IN_COPY if "sex" in lacks else None),
+        "healthy_volunteers": NOT_IN_COPY if info.get("healthy_volunteers") is None and "healthy_volunteers" in lacks
+        else info.get("healthy_volunteers"),
+        "inclusion": [truncate(c, 500) for c in list(info.get("inclusion") or [])[:40]],
+        "exclusion": [truncate(c, 500) for c in list(info.get("exclusion") or [])[:40]],
+    }
+    if not out["inclusion"] and not out["exclusion"]:
+        text = (info.get("criteria_text") or "").strip()
+        if text:
+            out["criteria_text"] = truncate(text, 6000)
+        else:
+            out["criteria_text"] = CRITERIA_MISSING
+            out["note"] = CRITERIA_MISSING_NOTE
+    out.update({k: info[k] for k in ("not_in_this_copy", "copy_note", "criteria_source") if info.get(k)})  # type: ignore[literal-required]
+    return out
+
+
+def get_trial_locations(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    nct_id = _nct_arg(args)
+    if ("latitude" in args) != ("longitude" in args):
+        raise ToolError("Give latitude and longitude together, or neither.")
+    origin = (args["latitude"], args["longitude"]) if "latitude" in args else None
+    if (
+        origin is None
+        and "latitude" in ctx.session.patient_profile
+        and "longitude" in ctx.session.patient_profile
+    ):
+        origin = (ctx.session.patient_profile["latitude"], ctx.session.patient_profile["longitude"])
+    sites = ctx.backend.get_trial_locations(nct_id, origin)
+    if sites is None:
+        raise _not_found(nct_id)
+    return {
+        "nct_id": nct_id,
+        "total_sites": len(sites),
+        "measured_from": list(origin) if origin else None,
+        "sites": nearest_sites(sites, min(args.get("limit", MAX_SITES), MAX_SITES)),
+    }
+
+
+def get_adverse_events(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    nct_id = _nct_arg(args)
+    report = ctx.backend.get_adverse_events(nct_id)
+    if report is None:
+        raise _not_found(nct_id)
+    if not report["has_results"]:
+        return {"nct_id": nct_id, "has_results": False, "note": "This trial has not posted results."}
+
+    def top(serious: bool) -> list[dict[str, Any]]:
+        events = [e for e in report["events"] if bool(e.get("serious")) is serious]
+        events.sort(key=lambda e: -(e.get("subjects_affected") or 0))
+        rows = []
+        for e in events[:10]:
+            at_risk = e.get("subjects_at_risk") or 0
+            affected = e.get("subjects_affected") or 0
+            rows.append(
+                {
+                    "term": e.get("term"),
+                    "organ_system": e.get("organ_system"),
+                    "subjects_affected": affected,
+                    "subjects_at_risk": at_risk,
+                    "percent": round(100.0 * affected / at_risk, 1) if at_risk else None,
+                }
+            )
+        return rows
+
+    return {"nct_id": nct_id, "has_results": True, "serious": top(True), "other": top(False)}
+
+
+def geocode_location(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    place = ctx.backend.geocode_location(args["place"])
+    if place is None:
+        raise ToolError(
+            f"Could not find '{args['place']}'. Ask for a city with its state or country, or a US ZIP code."
+        )
+    return dict(place)
+
+
+def get_dashboard_stats(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    return dict(ctx.backend.get_dashboard_stats(_query_from_args(args)))
+
+
+def search_facts(session: AssistantSession) -> dict[str, Any]:
+    """What the session's searches really did: the travel limit, each search in order with its distance and counts,
+    the trials found, how many of them lack criteria text in our copy, and how many were checked."""
+    found = list(session.candidates.values())
+    return {
+        "radius_miles": _radius(session),
+        "place": session.patient_profile.get("location"),
+        "searches": [dict(s) for s in session.searches],
+        "found": len(found),
+        "without_criteria_text": sum(1 for t in found if t.get("criteria_text") == CRITERIA_MISSING),
+        "checked": len(session.matched_trials),
+    }
+
+
+def generate_report(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    session = ctx.session
+    with ctx.lock:
+        if not session.selected_nct_ids:
+            raise ToolError(
+                "The patient has not chosen any trials yet. Show the trial cards and wait for their choice."
+            )
+        trials = []
+        for nct_id in session.selected_nct_ids:
+            match = session.matched(nct_id)
+            if match is None:
+                raise ToolError(
+                    f"{nct_id} was selected but has no saved match; score it with save_matched_trials first."
+                )
+            trials.append(dict(match))
+        request = ReportRequest(
+            session_id=session.id,
+            patient_profile=dict(session.patient_profile),
+            intake_answers=dict(session.intake_answers),
+            trials=tuple(trials),
+            summary=args["summary"],
+            questions_for_doctor=tuple(args["questions_for_doctor"]),
+            glossary=tuple(dict(g) for g in args["glossary"]),
+            question_groups=tuple((g["topic"], tuple(g["questions"])) for g in args.get("question_groups") or []),
+            search_facts=search_facts(session),
+        )
+    output = ctx.backend.generate_report(request)
+    with ctx.lock:
+        session.report_html = output["html"]
+        session.flags["report_complete"] = True
+    ids = [t["nct_id"] for t in request.trials]
+    ctx.emit({"type": "report_ready", "trials": ids})
+    return {"report": "ready", "trials": ids, "characters": len(output["html"])}
+
+
+# --------------------------------------------------------------------------------------------
+# Session and UI tools.
+
+def save_patient_profile(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    session = ctx.session
+    fields = {k: v for k, v in args.items() if k != "complete"}
+    if "activity_level" in fields and "ecog" not in fields:
+        fields["ecog"] = ACTIVITY_LEVELS[fields["activity_level"]]
+    with ctx.lock:
+        session.patient_profile.update(fields)
+        if session.phase == "intake":
+            session.intake_answers.update(fields)
+        missing = [k for k in REQUIRED_FOR_COMPLETE if k not in session.patient_profile]
+        if args.get("complete"):
+            if missing:
+                raise ToolError(
+                    f"Saved, but the profile cannot be marked complete: still missing {', '.join(missing)}. "
+                    "Ask the patient for these first."
+                )
+            session.flags["intake_complete"] = True
+        return {
+            "saved": sorted(fields),
+            "complete": session.flags["intake_complete"],
+            "still_missing": missing,
+        }
+
+
+def update_session_phase(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    session = ctx.session
+    target = args["phase"]
+    with ctx.lock:
+        previous = session.phase
+        if target == previous:
+            return {"phase": target, "changed": False}
+        blocker = _phase_blocker(session, target)
+        if blocker:
+            raise ToolError(f"Cannot move to {target} yet: {blocker}")
+        if target == "matching":
+            session.flags["search_complete"] = True
+        elif target == "selection":
+            session.flags["matching_complete"] = True
+        session.phase = target
+    ctx.emit({"type": "phase", "phase": target, "previous": previous})
+    return {"phase": target, "previous": previous, "changed": True}
+
+
+def _phase_blocker(session: AssistantSession, target: str) -> str | None:
+    if (
+        target in ("search", "matching", "selection", "report", "followup")
+        and not session.flags["intake_complete"]
+    ):
+        return "the patient profile is not complete; save it with save_patient_profile(complete=true) first."
+    if target == "matching" and not session.candidates:
+        return "no trials have been found yet; run search_trials first."
+    if target == "selection" and not session.matched_trials:
+        return "no trials have been scored yet; save them with save_matched_trials first."
+    if target == "report" and not session.selected_nct_ids:
+        return "the patient has not chosen any trials. Show the trial cards and wait for their choice."
+    if target == "followup" and session.report_html is None:
+        return "there is no report yet; call generate_report first."
+    return None
+
+
+def _nearest_miles(match: Mapping[str, Any], candidate: Mapping[str, Any]) -> float | None:
+    if isinstance(match.get("distance_miles"), int | float):
+        return float(match["distance_miles"])
+    site = candidate.get("nearest_site")
+    miles = site.get("distance_miles") if isinstance(site, Mapping) else None
+    return float(miles) if isinstance(miles, int | float) else None
+
+
+def _radius(session: AssistantSession) -> float | None:
+    radius = session.patient_profile.get("travel_radius_miles")
+    return float(radius) if isinstance(radius, int | float) else None
+
+
+def score_match(session: AssistantSession, match: dict[str, Any]) -> dict[str, Any]:
+    """The match with the app's own fit score, band and explanation (from its criteria statuses and verdict), and
+    its distance against the patient's travel limit and its status freshness (from the search result)."""
+    candidate = session.candidates.get(match["nct_id"], {})
+    missing = candidate.get("criteria_text") == CRITERIA_MISSING
+    fit = fit_from_statuses([c["status"] for c in match["criteria"]], match["verdict"], criteria_missing=missing)
+    miles = _nearest_miles(match, candidate)
+    radius = _radius(session)
+    scored = dict(match, fit_score=fit.score, fit_band=fit.band.value if fit.band else None,
+                  fit_explanation=fit.explanation, distance_miles=miles, within_reach=within_reach(miles, radius),
+                  distance_note=reach_note(miles, radius))
+    if missing:
+        scored["criteria_text"] = CRITERIA_MISSING
+    if candidate.get("status_note"):
+        scored["status_note"] = candidate["status_note"]
+    return scored
+
+
+def save_matched_trials(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    session = ctx.session
+    problems: list[str] = []
+    checked: list[dict[str, Any]] = []
+    with ctx.lock:
+        for i, raw in enumerate(args["trials"]):
+            match = dict(raw)
+            try:
+                match["nct_id"] = _nct_arg(match)
+            except ToolError as exc:
+                problems.append(f"trials[{i}]: {exc}")
+                continue
+            nct_id = match["nct_id"]
+            if nct_id not in session.seen_nct_ids:
+                problems.append(
+                    f"trials[{i}]: {nct_id} did not come from any search or lookup in this session."
+                )
+                continue
+            statuses = {c["status"] for c in match["criteria"]}
+            if match["verdict"] == "eligible" and not statuses & {"met", "not_met"}:
+                problems.append(
+                    f"trials[{i}]: verdict 'eligible' with no criterion judged (none is 'met'); a trial can only be "
+                    "called eligible when its criteria were checked. Use 'uncertain'"
+                    + (" (its criteria text is missing from this copy)"
+                       if session.candidates.get(nct_id, {}).get("criteria_text") == CRITERIA_MISSING else "") + "."
+                )
+                continue
+            if match["verdict"] == "eligible" and "not_met" in statuses:
+                problems.append(
+                    f"trials[{i}]: verdict 'eligible' but a criterion is 'not_met'; use 'excluded' or fix the criterion."
+                )
+                continue
+            if match["verdict"] == "excluded" and "not_met" not in statuses:
+                problems.append(
+                    f"trials[{i}]: verdict 'excluded' needs at least one criterion marked 'not_met'."
+                )
+                continue
+            candidate = session.candidates.get(nct_id, {})
+            match.setdefault("title", candidate.get("title"))
+            match.setdefault("status", candidate.get("status"))
+            match.setdefault("phases", candidate.get("phases", []))
+            checked.append(score_match(session, match))
+        if problems:
+            raise ToolError("Nothing saved; fix these and send the whole list again: " + " | ".join(problems))
+        by_id = {m["nct_id"]: m for m in session.matched_trials}
+        by_id.update({m["nct_id"]: m for m in checked})
+        session.matched_trials = sorted(by_id.values(), key=rank_key)
+        ranking = [[m["nct_id"], m["fit_score"], m["verdict"], m.get("fit_band"), m.get("within_reach")]
+                   for m in session.matched_trials]
+    return {"saved": [m["nct_id"] for m in checked], "total_matched": len(ranking),
+            "ranking_columns": ["nct_id", "fit_score", "verdict", "fit_band", "within_travel_limit"],
+            "ranking": ranking,
+            "note": "Fit scores are computed by the app from the criteria statuses; the ranking puts trials within "
+                    "the patient's travel limit first within each verdict. Show the cards in this order."}
+
+
+def trial_card(session: AssistantSession, nct_id: str) -> dict[str, Any] | None:
+    """The card the page shows for one trial: from its saved match, else from search results."""
+    match = session.matched(nct_id)
+    candidate = session.candidates.get(nct_id)
+    if match is None and candidate is None:
+        return None
+    base = candidate or {}
+    return {
+        "nct_id": nct_id,
+        "title": (match or {}).get("title") or base.get("title"),
+        "status": (match or {}).get("status") or base.get("status"),
+        "phases": (match or {}).get("phases") or base.get("phases", []),
+        "fit_score": match.get("fit_score") if match else None,
+        "verdict": match.get("verdict") if match else None,
+        "summary": match.get("summary") if match else None,
+        "nearest_site": (match or {}).get("nearest_site") or base.get("nearest_site"),
+        "url": ctgov_url(nct_id),
+        "fit_band": (match or {}).get("fit_band"),
+        "fit_explanation": (match or {}).get("fit_explanation"),
+        "distance_note": (match or {}).get("distance_note"),
+        "within_reach": (match or {}).get("within_reach"),
+        "status_note": (match or {}).get("status_note") or base.get("status_note"),
+        "criteria_text": (match or {}).get("criteria_text") or base.get("criteria_text"),
+    }
+
+
+def emit_trial_cards(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    ids = [_nct_arg({"nct_id": i}) for i in args["nct_ids"]]
+    with ctx.lock:
+        cards = [trial_card(ctx.session, i) for i in ids]
+    unknown = [i for i, card in zip(ids, cards, strict=True) if card is None]
+    if unknown:
+        raise ToolError(f"No search result or saved match for {', '.join(unknown)}.")
+    selectable = args.get("selectable", True)
+    ctx.emit({"type": "trial_cards", "selectable": selectable, "trials": cards})
+    return {"shown": ids, "selectable": selectable}
+
+
+def emit_widget(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    options = list(ACTIVITY_LEVELS) if args["field"] == "activity_level" else list(args.get("options") or [])
+    if len(options) < 2:
+        raise ToolError("A widget needs at least two options.")
+    if len(set(options)) != len(options):
+        raise ToolError("Widget options must be different from each other.")
+    with ctx.lock:
+        widget_id = f"w{len(ctx.session.widgets) + 1}"
+        widget = {
+            "widget_id": widget_id,
+            "field": args["field"],
+            "question": args["question"],
+            "widget_type": args["widget_type"],
+            "options": options,
+            "allow_other": args.get("allow_other", False),
+        }
+        ctx.session.widgets[widget_id] = widget
+    ctx.emit({"type": "widget", **widget})
+    return {
+        "widget_id": widget_id,
+        "shown": True,
+        "note": "Wait for the patient's answer before asking anything else.",
+    }
+
+
+def emit_status(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    ctx.status(args["message"])
+    return {"shown": True}
+
+
+def emit_partial_filters(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    if not args:
+        raise ToolError("Pass at least one filter value.")
+    with ctx.lock:
+        ctx.session.filters.update(args)
+        filters = dict(ctx.session.filters)
+    ctx.emit({"type": "filters", "filters": filters})
+    return {"filters": filters}

@@ -1,0 +1,140 @@
+"""The tool registry: a tool's schema bound to its handler, the context a handler may touch, and a run that never
+raises (every failure becomes an error result the model can read)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from services.assistant.session import AssistantSession
+from services.assistant.validation import check_schema, validate
+from services.errors import TrialLandscapeError
+from services.trials import NCT_RE, TrialBackend
+
+log = logging.getLogger(__name__)
+
+MAX_RESULT_CHARS = 24_000
+
+
+class ToolError(Exception):
+    """A problem the model can fix: returned to it as an error tool result."""
+
+
+@dataclass
+class ToolContext:
+    """What a tool handler may touch: the session (under lock), the backend, event and status queues."""
+
+    session: AssistantSession
+    backend: TrialBackend
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    statuses: queue.SimpleQueue[str] = field(default_factory=queue.SimpleQueue)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    today: date | None = None  # the date status freshness is judged on (None: the real today)
+
+    def emit(self, event: dict[str, Any]) -> None:
+        """Queue a UI event; the page gets it after this turn's text."""
+        self.events.append(event)
+
+    def status(self, message: str) -> None:
+        """Send a progress message; the orchestrator delivers it at once."""
+        self.statuses.put(message)
+
+    def for_call(self) -> ToolContext:
+        """A context for one tool call: shared session, lock and status queue; its own event list."""
+        return ToolContext(self.session, self.backend, self.lock, self.statuses, [], self.today)
+
+
+Handler = Callable[[dict[str, Any], ToolContext], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One tool: schema for the model, handler for the app.
+
+    barrier: its effect on the session depends on order, so it runs alone, in the order the model asked.
+    data: its result comes from the database, so NCT ids in it count as seen (grounding).
+    """
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    handler: Handler
+    barrier: bool = False
+    data: bool = False
+
+    def definition(self) -> dict[str, Any]:
+        """The tool as the Messages API expects it."""
+        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """The result of one tool call: JSON text for the model, error flag, UI events it queued."""
+
+    content: str
+    is_error: bool
+    events: tuple[dict[str, Any], ...] = ()
+
+
+class ToolRegistry:
+    """The set of tools the model may call; runs a call and never raises."""
+
+    def __init__(self, tools: Iterable[Tool]) -> None:
+        self.tools: dict[str, Tool] = {}
+        for tool in tools:
+            check_schema(tool.input_schema, tool.name)
+            self.tools[tool.name] = tool
+
+    def definitions(self, cache: bool = True) -> list[dict[str, Any]]:
+        """API tool definitions; the last carries a cache breakpoint so the tool list is cached."""
+        defs = [tool.definition() for tool in self.tools.values()]
+        if cache and defs:
+            defs[-1] = dict(defs[-1], cache_control={"type": "ephemeral"})
+        return defs
+
+    def is_barrier(self, name: str) -> bool:
+        """Whether a call to this tool must run alone and in order."""
+        tool = self.tools.get(name)
+        return tool is None or tool.barrier
+
+    def run(self, name: str, args: Any, ctx: ToolContext) -> ToolOutcome:
+        """Validate and run one call; every failure becomes an error result the model can read."""
+        tool = self.tools.get(name)
+        if tool is None:
+            return _error(f"There is no tool named '{name}'. Available: {', '.join(self.tools)}.")
+        problems = validate(tool.input_schema, args)
+        if problems:
+            return _error(f"Invalid arguments for {name}; fix these and call again.", problems=problems)
+        call_ctx = ctx.for_call()
+        try:
+            result = tool.handler(args, call_ctx)
+        except ToolError as exc:
+            return _error(str(exc))
+        except TrialLandscapeError as exc:
+            return _error(f"{name} failed: {exc}", hint=exc.hint or None)
+        except Exception as exc:  # a tool bug must not end the conversation; the model is told and can go on
+            log.exception("tool %s crashed", name)
+            return _error(f"{name} failed unexpectedly ({type(exc).__name__}: {exc}).")
+        content = _dump(result)
+        if tool.data:
+            with ctx.lock:
+                ctx.session.note_seen(NCT_RE.findall(content))
+        return ToolOutcome(content, False, tuple(call_ctx.events))
+
+
+def _dump(result: Any) -> str:
+    text = json.dumps(result, ensure_ascii=False, default=str)
+    if len(text) > MAX_RESULT_CHARS:
+        return text[:MAX_RESULT_CHARS] + " …[result cut here: too long]"
+    return text
+
+
+def _error(message: str, **extra: Any) -> ToolOutcome:
+    payload = {"error": message, **{k: v for k, v in extra.items() if v is not None}}
+    return ToolOutcome(json.dumps(payload, ensure_ascii=False), True)
