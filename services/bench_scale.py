@@ -1,8 +1,8 @@
 """Registry-scale dashboard benchmark: our path against the straightforward one, in one process.
 
-"Ours" is the app's path: the derived per-study table when built, concurrent queries, then the
-cross-user cache for warm calls. "Straightforward" is one query per chart, one after another, on
-the ctgov base tables with COUNT(DISTINCT …), no derived table, no cache. Both compute the full
+"Ours" is the app's path: the engine of the database (in-process when the derived tables are built),
+then the cross-user cache for warm calls. "Straightforward" is the SQL engine run naively: one query
+per chart, one after another, on the ctgov base tables with COUNT(DISTINCT …), no cache. Both compute the full
 dashboard (KPIs, funnel, every facet) plus the map's points; the benchmark checks they agree.
 """
 
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from services import facetstore, geo, sitemap, stats
+from services import engine, facetstore, geo, sitemap, stats
 from services.bench import DASHBOARD_FILTERS, parse_query, percentile, time_calls
 from services.db import Database
 from services.filters import Filters
@@ -30,7 +30,7 @@ def _comparable(d: stats.Dashboard, m: sitemap.MapData) -> dict[str, Any]:
 
 
 def ours(f: Filters, db: Database) -> tuple[stats.Dashboard, sitemap.MapData]:
-    """The app's path, no result cache (cold): derived table when built, concurrent queries."""
+    """The app's path, no result cache (cold): the database's engine."""
     return stats.dashboard(f, db=db, timeout_ms=60_000), sitemap.map_data(f, db=db)
 
 
@@ -38,10 +38,10 @@ NAIVE_TIMEOUT_MS = 3_600_000  # per query: at registry scale a single straightfo
 
 
 def straightforward(f: Filters, db: Database) -> tuple[stats.Dashboard, sitemap.MapData]:
-    """One query per chart, sequential, base tables only."""
-    with stats.forced_mode("direct"):
-        return (stats.dashboard(f, db=db, timeout_ms=NAIVE_TIMEOUT_MS, mode="direct", sequential=True),
-                sitemap.map_data(f, db=db, timeout_ms=NAIVE_TIMEOUT_MS))
+    """One query per chart, sequential, base tables only (the SQL engine, asked explicitly)."""
+    naive = engine.SqlEngine(db, reason="setting")
+    return (stats.dashboard(f, db=db, timeout_ms=NAIVE_TIMEOUT_MS, engine=naive, sequential=True),
+            sitemap.map_data(f, db=db, timeout_ms=NAIVE_TIMEOUT_MS, engine=naive))
 
 
 @dataclass
@@ -67,10 +67,10 @@ class FilterResult:
 def run(db: Database, *, runs: int = 5, naive_runs: int | None = None,
         filters: Sequence[tuple[str, str]] = DASHBOARD_FILTERS) -> dict[str, Any]:
     """Time every filter both ways; return the table, the median ratio, agreement and peak memory."""
-    stats.forget_derived_check()
+    engine.forget(db)
     geo.warm_up()  # built once per process: start-up cost, not dashboard time
     db.health()
-    mode = stats.resolve_mode("auto", db)
+    mode = engine.engine_for(db).kind
     load_s = None
     if mode == "memory":  # the in-process engine loads once per process: start-up, like the gazetteer
         load_s = round(facetstore.store_for(db).load_seconds, 1)
@@ -107,7 +107,7 @@ def run(db: Database, *, runs: int = 5, naive_runs: int | None = None,
 
 def table(result: dict[str, Any]) -> str:
     """The benchmark as a plain-text table."""
-    head = (f"{result['studies']:,} studies · {result['database']} · mode {result['mode']} · ours {result['runs']} runs, "
+    head = (f"{result['studies']:,} studies · {result['database']} · engine {result['mode']} · ours {result['runs']} runs, "
             f"straightforward {result.get('naive_runs', result['runs'])} per filter\n"
             f"{'filter':<24}{'trials':>9}{'ours p50':>10}{'ours p95':>10}{'warm p50':>10}{'warm p95':>10}"
             f"{'naive p50':>11}{'naive p95':>11}{'ratio':>8}  agree")

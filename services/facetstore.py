@@ -21,7 +21,7 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -30,7 +30,7 @@ import pandas as pd
 from services import geo
 from services.db import Database, load_sql
 from services.errors import TrialLandscapeError
-from services.filters import FUNNEL_FIELDS, Filters, derived_clauses, filter_clauses
+from services.filters import FUNNEL_FIELDS, Filters, condition_terms_sql, intervention_ids_sql
 
 _log = logging.getLogger(__name__)
 
@@ -412,11 +412,10 @@ class FacetStore:
         pos, known = self._positions(nct_ids)
         return pos[known]
 
-    def _lookup(self, db: Database, clause: str, prefix: str, params: dict[str, Any]) -> np.ndarray:
-        """Rows whose NCT id the SQL sub-select of a `<col> IN (…)` clause returns (run in the database)."""
-        if not clause.startswith(prefix) or not clause.endswith(")"):
-            return np.zeros(self.n, dtype=bool)  # "FALSE": nothing to search for
-        sub = clause[len(prefix):-1]
+    def _lookup(self, db: Database, sub: str | None, params: dict[str, Any]) -> np.ndarray:
+        """Rows whose NCT id a SELECT of NCT ids returns (run in the database; None: nothing to search for)."""
+        if sub is None:
+            return np.zeros(self.n, dtype=bool)
         buffer = db.copy_csv(f"SELECT DISTINCT q.nct_id FROM ({sub}) q", params, timeout_ms=LOOKUP_TIMEOUT_MS)
         ids = pd.read_csv(buffer, dtype={"nct_id": "S16"}, na_values=["\\N"], keep_default_na=False)
         mask = np.zeros(self.n, dtype=bool)
@@ -488,14 +487,13 @@ class FacetStore:
 
     def clause_masks(self, f: Filters, db: Database) -> dict[str, np.ndarray]:
         """One boolean mask per set filter, named as filters.filter_clauses names them."""
-        params: dict[str, Any] = {}
-        sql = derived_clauses(f, params)
-        base = filter_clauses(f, {})
         c: dict[str, np.ndarray] = {}
         if f.condition:
-            c["condition"] = self._lookup(db, sql["condition"], "sf.nct_id IN (", params)
+            params: dict[str, Any] = {}
+            c["condition"] = self._lookup(db, condition_terms_sql(f.condition, params), params)
         if f.intervention:
-            c["intervention"] = self._lookup(db, sql["intervention"], "sf.nct_id IN (", params)
+            params = {}
+            c["intervention"] = self._lookup(db, intervention_ids_sql(f.intervention, params), params)
         if f.status:
             wanted = set(f.status)
             c["status"] = self.status.lut(lambda v: v in wanted)[self.status.codes]
@@ -517,7 +515,7 @@ class FacetStore:
         if f.state:
             c["state"] = self._any_in_list("state", f.state)
         place = f.place()
-        if place is not None and "near" in base:
+        if place is not None:
             sites, _ = self.near_sites(place, f.radius_miles())
             mask = np.zeros(self.n, dtype=bool)
             mask[self.site_row[sites]] = True
@@ -799,6 +797,7 @@ class MapFrames:
     nearest: pd.DataFrame | None
     countries: pd.DataFrame
     states: pd.DataFrame
+    errors: dict[str, str] = field(default_factory=dict)  # a part that failed (SQL engine), by name
 
 
 def map_frames(store: FacetStore, f: Filters, db: Database, *, only_in_area: bool, point_limit: int,

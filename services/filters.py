@@ -495,14 +495,8 @@ def filter_clauses(f: Filters, params: dict[str, Any]) -> dict[str, str]:
         sql = condition_sql(f.condition, params)
         c["condition"] = sql if sql else "FALSE"
     if f.intervention:
-        tokens = condition_tokens(f.intervention)[:1]
-        if tokens:
-            m1 = _word_match("lower(x.name)", tokens[0], "iv_", params)
-            m2 = _word_match("x.downcase_mesh_term", tokens[0], "iv_", params)
-            c["intervention"] = (f"s.nct_id IN (SELECT x.nct_id FROM ctgov.interventions x WHERE {m1} "
-                                 f"UNION SELECT x.nct_id FROM ctgov.browse_interventions x WHERE {m2})")
-        else:
-            c["intervention"] = "FALSE"
+        sub = intervention_ids_sql(f.intervention, params)
+        c["intervention"] = f"s.nct_id IN ({sub})" if sub else "FALSE"
     if f.status:
         params["status"] = list(f.status)
         c["status"] = f"{sql_status('s.overall_status')} = ANY(CAST(:status AS text[]))"
@@ -569,52 +563,22 @@ HAS_RESULTS_SQL = ("s.results_first_posted_date IS NOT NULL OR EXISTS (SELECT 1 
                    "WHERE cv.nct_id = s.nct_id AND cv.were_results_reported)")
 
 
-def derived_clauses(f: Filters, params: dict[str, Any]) -> dict[str, str]:
-    """The same filters as `filter_clauses`, on `app.study_facets sf` (canonical columns, term dictionary).
+def intervention_ids_sql(text: str, params: dict[str, Any]) -> str | None:
+    """SELECT of the NCT ids whose intervention names or MeSH terms contain the text's first word (None: no word)."""
+    tokens = condition_tokens(text)[:1]
+    if not tokens:
+        return None
+    m1 = _word_match("lower(x.name)", tokens[0], "iv_", params)
+    m2 = _word_match("x.downcase_mesh_term", tokens[0], "iv_", params)
+    return (f"SELECT x.nct_id FROM ctgov.interventions x WHERE {m1} "
+            f"UNION SELECT x.nct_id FROM ctgov.browse_interventions x WHERE {m2}")
 
-    Must select exactly the studies `filter_clauses` selects; the registry benchmark checks that.
-    """
-    c: dict[str, str] = {}
-    base = filter_clauses(f, params)  # also fills params shared by both forms
-    if f.condition:
-        expansion = condition.expand(f.condition)
-        c["condition"] = ("sf.nct_id IN (SELECT ts.nct_id FROM app.terms t JOIN app.term_studies ts "
-                          "ON ts.term_id = t.term_id WHERE " + condition.match_sql("t.words", expansion, params, "cond")
-                          + ")") if expansion.alternatives else "FALSE"
-    if "intervention" in base:
-        c["intervention"] = base["intervention"].replace("s.nct_id", "sf.nct_id")
-    if f.status:
-        c["status"] = "sf.status = ANY(CAST(:status AS text[]))"
-    if f.phase:
-        c["phase"] = "sf.phases && CAST(:phase AS text[])"
-    if f.study_type:
-        c["study_type"] = "sf.study_type = ANY(CAST(:study_type AS text[]))"
-    if f.funder_class:
-        c["funder_class"] = "sf.lead_sponsor IS NOT NULL AND sf.funder_class = ANY(CAST(:funder_class AS text[]))"
-    if f.sponsor:
-        c["sponsor"] = "lower(sf.lead_sponsor) LIKE :sponsor"
-    if f.country:
-        c["country"] = "sf.country_names && CAST(:country AS text[])"
-    if f.state:
-        c["state"] = "sf.us_states && CAST(:state AS text[])"
-    if "near" in base:
-        c["near"] = base["near"].replace("s.nct_id IN", "sf.nct_id IN", 1)
-    if f.age is not None:
-        c["age"] = ("NOT COALESCE(CAST(:age AS float8) < sf.min_age_years OR CAST(:age AS float8) >= "
-                    "sf.max_age_years + (CASE WHEN sf.max_age_in_years THEN 1 ELSE 0 END), false)")
-    if f.sex:
-        c["sex"] = ("NOT (COALESCE(upper(sf.gender), '') IN ('FEMALE', 'MALE') "
-                    "AND upper(sf.gender) <> CAST(:sex AS text))")
-    if f.healthy_volunteers is not None:
-        c["healthy_volunteers"] = "sf.healthy = CAST(:healthy AS boolean)"
-    if f.start_from is not None:
-        c["start_from"] = "sf.start_year >= CAST(:start_from AS int)"
-    if f.start_to is not None:
-        c["start_to"] = "sf.start_year <= CAST(:start_to AS int)"
-    if f.enrollment_min is not None:
-        c["enrollment_min"] = "sf.enrollment >= CAST(:enroll_min AS int)"
-    if f.enrollment_max is not None:
-        c["enrollment_max"] = "sf.enrollment <= CAST(:enroll_max AS int)"
-    if f.has_results is not None:
-        c["has_results"] = "sf.has_results = CAST(:has_results AS boolean)"
-    return c
+
+def condition_terms_sql(text: str, params: dict[str, Any]) -> str | None:
+    """SELECT of the NCT ids the condition search finds, through the term dictionary of the derived tables
+    (app.terms; the same studies as condition_sql on the base tables). None when the text names nothing."""
+    expansion = condition.expand(text)
+    if not expansion.alternatives:
+        return None
+    return ("SELECT ts.nct_id FROM app.terms t JOIN app.term_studies ts ON ts.term_id = t.term_id WHERE "
+            + condition.match_sql("t.words", expansion, params, "cond"))
