@@ -53,6 +53,7 @@ SORTS: dict[str, str] = {
     "nearest_miles": "nd.nearest_miles",
 }
 PAGE_CAP = 100_000  # the most rows one page (an export) may hold
+MEMORY_SORTS = ("sites", "enrollment", "start_date")  # numbers the in-process store sorts by itself
 
 
 @dataclass
@@ -397,15 +398,21 @@ class MemoryEngine:
         return ids_select(self.matching_ids(f))
 
     def trial_page(self, f: Filters, *, sort: str, descending: bool, limit: int, offset: int) -> list[str]:
-        if sort == "nct_id":  # the store's own order: no database round trip
-            ids = self.matching_ids(f)
-            if descending:
-                ids.reverse()
-            start = max(0, int(offset))
-            return ids[start:start + max(1, min(int(limit), PAGE_CAP))]
-        # Other sorts read the records' own columns (titles, dates, sponsors) in the database, over the ids
-        # matched here, so both engines order ties and NULLs exactly alike.
-        cte, params = ids_cte(self.matching_ids(f))
+        store = self._store()
+        mask = store.mask(f, self.db)
+        start = max(0, int(offset))
+        stop = start + max(1, min(int(limit), PAGE_CAP))
+        if sort not in SORTS:
+            sort = "start_date"
+        if sort == "nct_id":  # the store's own order
+            ids = store.nct[mask]
+            return [v.decode() for v in (ids[::-1] if descending else ids)[start:stop].tolist()]
+        if sort in MEMORY_SORTS:  # numbers the store holds: sorted here, no database round trip
+            return [v.decode() for v in store.sorted_page(mask, sort, descending=descending, start=start,
+                                                           stop=stop).tolist()]
+        # Text sorts (titles, statuses, phases, sponsors) and distances read the records in the database, over the
+        # ids matched here, so that text orders under the database's collation exactly as the SQL engine's.
+        cte, params = ids_cte([v.decode() for v in store.nct[mask].tolist()])
         return _ordered_page(self.db, f, cte, params, sort=sort, descending=descending, limit=limit, offset=offset)
 
     def loading(self) -> bool:
