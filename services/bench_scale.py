@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from services import engine, facetstore, geo, sitemap, stats
+from services import engine, facetstore, geo, search, sitemap, stats
 from services.bench import DASHBOARD_FILTERS, parse_query, percentile, time_calls
 from services.db import Database
 from services.filters import Filters
@@ -90,6 +90,7 @@ def run(db: Database, *, runs: int = 5, naive_runs: int | None = None,
             _comparable(od, om) == _comparable(nd, nm) and not od.errors and not nd.errors,
             int(od.kpis.get("matching_trials", 0))))
     ratios = [r.ratio for r in rows]
+    path_rows = paths(db, runs=runs)
     return {
         "studies": studies,
         "database": db.label,
@@ -98,11 +99,46 @@ def run(db: Database, *, runs: int = 5, naive_runs: int | None = None,
         "naive_runs": naive_runs or runs,
         "filters": [r.as_dict() for r in rows],
         "median_ratio": round(statistics.median(ratios), 2) if ratios else 0.0,
-        "all_agree": all(r.agree for r in rows),
+        "all_agree": all(r.agree for r in rows) and all(r["agree"] for r in path_rows),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "cpu_count": os.cpu_count(),
         "store_load_s": load_s,
+        "paths": path_rows,
     }
+
+
+PAGE_ROWS = 50  # the Trials table's page size
+DEEP_PAGE = 100  # the page number timed deep in the list (page 500 needs 25,000 matches: registry scale)
+
+
+def paths(db: Database, *, runs: int = 5) -> list[dict[str, Any]]:
+    """Trials count, its first and a deep page under each sort, the export of the recruiting trials and the world
+    map: p50 on the database's engine and on the SQL engine in the same run, and whether they agree."""
+    mine, sql = engine.engine_for(db), engine.SqlEngine(db, reason="setting")
+    everything = parse_query("status=ANY")
+    recruiting = parse_query("status=RECRUITING")
+    cases: list[tuple[str, Any]] = [
+        ("count (every trial)", lambda e: search.count_trials(everything, db=db, engine=e)),
+        ("export recruiting", lambda e: search.matching_trials(recruiting, limit=search.EXPORT_CAP, db=db,
+                                                               engine=e)["nct_id"].tolist()),
+        ("world map (sites)", lambda e: sitemap.map_data(everything, engine=e).summary.sites),
+    ]
+    for sort in engine.SORTS:
+        if sort == "nearest_miles":
+            continue
+        for page in (1, DEEP_PAGE):
+            cases.append((f"page {page} by {sort}", functools.partial(
+                lambda e, sort, page: search.matching_trials(everything, sort=sort, limit=PAGE_ROWS,
+                                                             offset=(page - 1) * PAGE_ROWS, db=db, engine=e)[
+                    "nct_id"].tolist(), sort=sort, page=page)))
+    out = []
+    for name, call in cases:
+        mine_times, mine_result = time_calls(functools.partial(call, mine), runs)
+        sql_times, sql_result = time_calls(functools.partial(call, sql), runs)
+        a, b = statistics.median(mine_times), statistics.median(sql_times)
+        out.append({"path": name, "engine_p50_s": round(a, 4), "sql_p50_s": round(b, 4),
+                    "ratio": round(b / a, 2) if a else 0.0, "agree": mine_result == sql_result})
+    return out
 
 
 def table(result: dict[str, Any]) -> str:
@@ -118,4 +154,8 @@ def table(result: dict[str, Any]) -> str:
                      f"{r['naive_p95_s']:>11.3f}{r['ratio']:>8.1f}  {r['agree']}")
     lines.append(f"median ratio straightforward/ours: {result['median_ratio']} · all agree: {result['all_agree']} · "
                  f"peak RSS {result['peak_rss_mb']} MB")
+    if result.get("paths"):
+        lines.append(f"\n{'path':<28}{'engine p50':>11}{'sql p50':>10}{'ratio':>8}  agree")
+        lines += [f"{r['path']:<28}{r['engine_p50_s']:>11.3f}{r['sql_p50_s']:>10.3f}{r['ratio']:>8.1f}  {r['agree']}"
+                  for r in result["paths"]]
     return "\n".join(lines)
