@@ -53,7 +53,8 @@ SORTS: dict[str, str] = {
     "nearest_miles": "nd.nearest_miles",
 }
 PAGE_CAP = 100_000  # the most rows one page (an export) may hold
-MEMORY_SORTS = ("sites", "enrollment", "start_date")  # numbers the in-process store sorts by itself
+# Sorts the in-process store does itself: numbers, and texts by their rank in the database's collation.
+MEMORY_SORTS = ("sites", "enrollment", "start_date", "title", "phase", "status", "lead_sponsor")
 
 
 @dataclass
@@ -407,11 +408,10 @@ class MemoryEngine:
         if sort == "nct_id":  # the store's own order
             ids = store.nct[mask]
             return [v.decode() for v in (ids[::-1] if descending else ids)[start:stop].tolist()]
-        if sort in MEMORY_SORTS:  # numbers the store holds: sorted here, no database round trip
+        if sort in MEMORY_SORTS:  # sorted here, no database round trip
             return [v.decode() for v in store.sorted_page(mask, sort, descending=descending, start=start,
                                                            stop=stop).tolist()]
-        # Text sorts (titles, statuses, phases, sponsors) and distances read the records in the database, over the
-        # ids matched here, so that text orders under the database's collation exactly as the SQL engine's.
+        # Distances from the filter's place are computed in the database, over the ids matched here.
         cte, params = ids_cte([v.decode() for v in store.nct[mask].tolist()])
         return _ordered_page(self.db, f, cte, params, sort=sort, descending=descending, limit=limit, offset=offset)
 

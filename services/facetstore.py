@@ -46,6 +46,8 @@ AGE_GROUPS = ("CHILD", "ADULT", "OLDER_ADULT")
 LOC_CELL_CACHE_MAX = 1_000_000  # positions up to which grid cells are kept per step (4 MB a step)
 SITE_SLICE_ROWS = 400_000  # sites read per COPY while loading (bounds the text held at once)
 SITE_TEXT = ("country", "state", "city", "shown_status")
+# Trials table sorts by text → the rank column of facetstore_studies.sql (ranked in the database's collation).
+SORT_RANKS = {"title": "title_rank", "phase": "phase_rank", "status": "status_rank", "lead_sponsor": "sponsor_rank"}
 
 
 # ---- dictionary encoding ---------------------------------------------------------------------------
@@ -310,7 +312,8 @@ class FacetStore:
         text = ["status", "phases", "phase_raw", "study_type", "funder_class", "lead_sponsor", "lead_lower",
                 "enrollment_type", "gender", "gender_upper", "why_stopped", "g_child", "g_adult", "g_older",
                 "healthy", "has_results"]
-        floats = {c: np.float64 for c in ("enrollment", "start_year", "start_day", "age_lo", "age_hi", "finish_year")}
+        floats = {c: np.float64 for c in ("enrollment", "start_year", "start_day", "age_lo", "age_hi", "finish_year",
+                                          *SORT_RANKS.values())}
         df = _read(buffer, text, {"nct_id": "S16", "duration_bucket": np.int8, "n_sites": np.int64,
                                   "n_collaborators": np.int64, **floats})
         self.nct = df["nct_id"].to_numpy().astype("S16")
@@ -329,6 +332,7 @@ class FacetStore:
         self.enroll_bucket[np.isnan(self.enrollment)] = 0
         self.start_year = df["start_year"].to_numpy(np.float64)
         self.start_day = df["start_day"].to_numpy(np.float64)
+        self.sort_ranks = {key: df[col].to_numpy(np.float32) for key, col in SORT_RANKS.items()}  # exact below 2**24
         self.finish_year = df["finish_year"].to_numpy(np.float64)
         self.duration = df["duration_bucket"].to_numpy(np.int8)
         self.age_lo = df["age_lo"].to_numpy(np.float64)
@@ -504,9 +508,11 @@ class FacetStore:
 
     def sorted_page(self, mask: np.ndarray, key: str, *, descending: bool, start: int, stop: int) -> np.ndarray:
         """NCT ids of rows start…stop of the matching studies ordered by a number column ("sites", "enrollment",
-        "start_date"), NULLs last, ties by NCT id: `ORDER BY key [DESC] NULLS LAST, nct_id` in SQL."""
+        "start_date") or a text column's rank (SORT_RANKS), NULLs last, ties by NCT id: `ORDER BY key [DESC] NULLS
+        LAST, nct_id` in SQL."""
         rows = np.flatnonzero(mask)  # NCT id order
-        column = {"sites": self.n_sites, "enrollment": self.enrollment, "start_date": self.start_day}[key]
+        numbers = {"sites": self.n_sites, "enrollment": self.enrollment, "start_date": self.start_day}
+        column = numbers[key] if key in numbers else self.sort_ranks[key]
         values = column[rows].astype(np.float64)
         missing = np.isnan(values)
         values[missing] = 0.0
