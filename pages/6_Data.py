@@ -41,7 +41,7 @@ if info["kind"] == "embedded":
 
 st.subheader("How the dashboard is computed")
 eng = info["engine"]
-if eng["mode"] == "direct":
+if eng["mode"] == "sql":
     st.warning(f"**{eng['title']}.** {eng['text']}", icon="🐢")
 else:
     st.markdown(f"**{eng['title']}.** {eng['text']}")

@@ -72,11 +72,12 @@ def summarize(times: Sequence[float]) -> dict[str, float | int]:
 
 
 def bench_dashboard(*, runs: int = 5, filters: Sequence[tuple[str, str]] = DASHBOARD_FILTERS,
-                    db: Any = None, mode: str = "auto", target_s: float = DASHBOARD_TARGET_S) -> dict[str, Any]:
+                    db: Any = None, engine_name: str = "auto", target_s: float = DASHBOARD_TARGET_S) -> dict[str, Any]:
     """Time stats.dashboard (cold: no result cache) for each filter; p50 over `runs` calls each."""
-    from services import geo, runtime, stats
+    from services import engine, geo, runtime, stats
 
     db = db or runtime.get_db()
+    eng = engine.by_name(db, engine_name)
     geo.warm_up()  # the gazetteer is built once per process; that is start-up, not dashboard time
     db.health()  # open the pool before the clock starts
     rows: list[dict[str, Any]] = []
@@ -84,7 +85,7 @@ def bench_dashboard(*, runs: int = 5, filters: Sequence[tuple[str, str]] = DASHB
         f = parse_query(query)
 
         def call(f: Filters = f) -> stats.Dashboard:
-            return stats.dashboard(f, db=db, mode=mode)
+            return stats.dashboard(f, db=db, engine=eng)
 
         times, last = time_calls(call, runs)
         rows.append({"name": name, "query": query, **summarize(times),
@@ -100,7 +101,7 @@ def dashboard_table(result: dict[str, Any]) -> str:
     """The benchmark result as a text table."""
     lines = [f"dashboard benchmark on {result['database']}: p50 over {result['runs']} cold runs per filter "
              f"(target ≤ {result['target_p50_s']:.2f} s)",
-             f"{'filter':<26}{'trials':>8}{'p50 s':>9}{'p90 s':>9}{'min s':>9}{'max s':>9}  mode"]
+             f"{'filter':<26}{'trials':>8}{'p50 s':>9}{'p90 s':>9}{'min s':>9}{'max s':>9}  engine"]
     for r in result["filters"]:
         trials = "-" if r["matching_trials"] is None else f"{r['matching_trials']:,}"
         flag = "  errors: " + ", ".join(sorted(r["errors"])) if r["errors"] else ""

@@ -21,7 +21,7 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -30,7 +30,7 @@ import pandas as pd
 from services import geo
 from services.db import Database, load_sql
 from services.errors import TrialLandscapeError
-from services.filters import FUNNEL_FIELDS, Filters, derived_clauses, filter_clauses
+from services.filters import FILTER_DEFS, FUNNEL_FIELDS, Filters
 from services.normalize import CLOSED_OUTCOMES
 
 _log = logging.getLogger(__name__)
@@ -46,6 +46,8 @@ AGE_GROUPS = ("CHILD", "ADULT", "OLDER_ADULT")
 LOC_CELL_CACHE_MAX = 1_000_000  # positions up to which grid cells are kept per step (4 MB a step)
 SITE_SLICE_ROWS = 400_000  # sites read per COPY while loading (bounds the text held at once)
 SITE_TEXT = ("country", "state", "city", "shown_status")
+# Trials table sorts by text → the rank column of facetstore_studies.sql (ranked in the database's collation).
+SORT_RANKS = {"title": "title_rank", "phase": "phase_rank", "status": "status_rank", "lead_sponsor": "sponsor_rank"}
 
 
 # ---- dictionary encoding ---------------------------------------------------------------------------
@@ -310,7 +312,8 @@ class FacetStore:
         text = ["status", "phases", "phase_raw", "study_type", "funder_class", "lead_sponsor", "lead_lower",
                 "enrollment_type", "gender", "gender_upper", "why_stopped", "g_child", "g_adult", "g_older",
                 "healthy", "has_results"]
-        floats = {c: np.float64 for c in ("enrollment", "start_year", "age_lo", "age_hi", "finish_year")}
+        floats = {c: np.float64 for c in ("enrollment", "start_year", "start_day", "age_lo", "age_hi", "finish_year",
+                                          *SORT_RANKS.values())}
         df = _read(buffer, text, {"nct_id": "S16", "duration_bucket": np.int8, "n_sites": np.int64,
                                   "n_collaborators": np.int64, **floats})
         self.nct = df["nct_id"].to_numpy().astype("S16")
@@ -328,6 +331,8 @@ class FacetStore:
         self.enroll_bucket = (np.searchsorted(ENROLL_EDGES, self.enrollment, side="right") + 1).astype(np.int8)
         self.enroll_bucket[np.isnan(self.enrollment)] = 0
         self.start_year = df["start_year"].to_numpy(np.float64)
+        self.start_day = df["start_day"].to_numpy(np.float64)
+        self.sort_ranks = {key: df[col].to_numpy(np.float32) for key, col in SORT_RANKS.items()}  # exact below 2**24
         self.finish_year = df["finish_year"].to_numpy(np.float64)
         self.duration = df["duration_bucket"].to_numpy(np.int8)
         self.age_lo = df["age_lo"].to_numpy(np.float64)
@@ -412,18 +417,18 @@ class FacetStore:
         pos, known = self._positions(nct_ids)
         return pos[known]
 
-    def _lookup(self, db: Database, clause: str, prefix: str, params: dict[str, Any]) -> np.ndarray:
-        """Rows whose NCT id the SQL sub-select of a `<col> IN (…)` clause returns (run in the database)."""
-        if not clause.startswith(prefix) or not clause.endswith(")"):
-            return np.zeros(self.n, dtype=bool)  # "FALSE": nothing to search for
-        sub = clause[len(prefix):-1]
+    def lookup(self, db: Database, sub: str | None, params: dict[str, Any]) -> np.ndarray:
+        """Rows whose NCT id a SELECT of NCT ids returns (run in the database; None: nothing to search for)."""
+        if sub is None:
+            return np.zeros(self.n, dtype=bool)
         buffer = db.copy_csv(f"SELECT DISTINCT q.nct_id FROM ({sub}) q", params, timeout_ms=LOOKUP_TIMEOUT_MS)
         ids = pd.read_csv(buffer, dtype={"nct_id": "S16"}, na_values=["\\N"], keep_default_na=False)
         mask = np.zeros(self.n, dtype=bool)
         mask[self.rows_of(ids["nct_id"].dropna().to_numpy().astype("S16"))] = True
         return mask
 
-    def _any_in_list(self, name: str, values: tuple[str, ...]) -> np.ndarray:
+    def any_in_list(self, name: str, values: tuple[str, ...]) -> np.ndarray:
+        """Studies with any of the values in a list column (countries, US states)."""
         rows, coded = self.lists[name]
         wanted = set(values)
         lut = coded.lut(lambda v: v in wanted)
@@ -487,62 +492,8 @@ class FacetStore:
         return cells, bound
 
     def clause_masks(self, f: Filters, db: Database) -> dict[str, np.ndarray]:
-        """One boolean mask per set filter, named as filters.filter_clauses names them."""
-        params: dict[str, Any] = {}
-        sql = derived_clauses(f, params)
-        base = filter_clauses(f, {})
-        c: dict[str, np.ndarray] = {}
-        if f.condition:
-            c["condition"] = self._lookup(db, sql["condition"], "sf.nct_id IN (", params)
-        if f.intervention:
-            c["intervention"] = self._lookup(db, sql["intervention"], "sf.nct_id IN (", params)
-        if f.status:
-            wanted = set(f.status)
-            c["status"] = self.status.lut(lambda v: v in wanted)[self.status.codes]
-        if f.phase:
-            wanted = set(f.phase)
-            c["phase"] = self.phases.lut(lambda v: bool(wanted & set(v.split("/"))))[self.phases.codes]
-        if f.study_type:
-            wanted = set(f.study_type)
-            c["study_type"] = self.study_type.lut(lambda v: v in wanted)[self.study_type.codes]
-        if f.funder_class:
-            wanted = set(f.funder_class)
-            c["funder_class"] = (self.funder_class.lut(lambda v: v in wanted)[self.funder_class.codes]
-                                 & (self.lead_sponsor.codes != self.lead_sponsor.null))
-        if f.sponsor:
-            needle = f.sponsor.lower()
-            c["sponsor"] = self.lead_lower.lut(lambda v: needle in v)[self.lead_lower.codes]
-        if f.country:
-            c["country"] = self._any_in_list("country", f.country)
-        if f.state:
-            c["state"] = self._any_in_list("state", f.state)
-        place = f.place()
-        if place is not None and "near" in base:
-            sites, _ = self.near_sites(place, f.radius_miles())
-            mask = np.zeros(self.n, dtype=bool)
-            mask[self.site_row[sites]] = True
-            c["near"] = mask
-        if f.age is not None:
-            age = float(f.age)
-            with np.errstate(invalid="ignore"):
-                c["age"] = ~((age < self.age_lo) | (age >= self.age_hi))
-        if f.sex:
-            sex = f.sex
-            c["sex"] = ~self.gender_upper.lut(lambda v: v in ("FEMALE", "MALE") and v != sex)[self.gender_upper.codes]
-        if f.healthy_volunteers is not None:
-            c["healthy_volunteers"] = self.healthy == (1 if f.healthy_volunteers else 0)
-        with np.errstate(invalid="ignore"):
-            if f.start_from is not None:
-                c["start_from"] = self.start_year >= f.start_from
-            if f.start_to is not None:
-                c["start_to"] = self.start_year <= f.start_to
-            if f.enrollment_min is not None:
-                c["enrollment_min"] = self.enrollment >= f.enrollment_min
-            if f.enrollment_max is not None:
-                c["enrollment_max"] = self.enrollment <= f.enrollment_max
-        if f.has_results is not None:
-            c["has_results"] = self.has_results == f.has_results
-        return c
+        """One boolean mask per set filter, from each filter's definition (filters.FILTER_DEFS)."""
+        return {d.name: d.mask(self, f, db) for d in FILTER_DEFS if d.is_set(f)}
 
     def _all(self, masks: dict[str, np.ndarray], skip: tuple[str, ...] = ()) -> np.ndarray:
         out = np.ones(self.n, dtype=bool)
@@ -554,6 +505,21 @@ class FacetStore:
     def mask(self, f: Filters, db: Database) -> np.ndarray:
         """The studies matching every filter."""
         return self._all(self.clause_masks(f, db))
+
+    def sorted_page(self, mask: np.ndarray, key: str, *, descending: bool, start: int, stop: int) -> np.ndarray:
+        """NCT ids of rows start…stop of the matching studies ordered by a number column ("sites", "enrollment",
+        "start_date") or a text column's rank (SORT_RANKS), NULLs last, ties by NCT id: `ORDER BY key [DESC] NULLS
+        LAST, nct_id` in SQL."""
+        rows = np.flatnonzero(mask)  # NCT id order
+        numbers = {"sites": self.n_sites, "enrollment": self.enrollment, "start_date": self.start_day}
+        column = numbers[key] if key in numbers else self.sort_ranks[key]
+        values = column[rows].astype(np.float64)
+        missing = np.isnan(values)
+        values[missing] = 0.0
+        if descending:
+            values = -values
+        order = np.lexsort((rows, values, missing))  # the last key sorts first
+        return self.nct[rows[order[start:stop]]]
 
     # ---- the dashboard ----------------------------------------------------------------------------
     def dashboard_frames(self, f: Filters, db: Database, tops: dict[str, int]
@@ -799,6 +765,7 @@ class MapFrames:
     nearest: pd.DataFrame | None
     countries: pd.DataFrame
     states: pd.DataFrame
+    errors: dict[str, str] = field(default_factory=dict)  # a part that failed (SQL engine), by name
 
 
 def map_frames(store: FacetStore, f: Filters, db: Database, *, only_in_area: bool, point_limit: int,

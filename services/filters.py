@@ -8,10 +8,12 @@ SQL condition on `ctgov.studies s` with bound parameters only.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, cast
 from urllib.parse import urlencode
+
+import numpy as np
 
 from services import condition, geo
 from services.normalize import (
@@ -488,133 +490,223 @@ def where_sql(f: Filters, *, skip: Iterable[str] = ()) -> SqlParts:
     return p
 
 
+# ---- what each filter means ---------------------------------------------------------------------------------
+# One definition per filter: when it is set, its SQL condition on `ctgov.studies s` (the SQL engine, the funnel,
+# every query over the CTE m) and its boolean mask over the in-process store (services/facetstore.py, which the
+# mask reads through `store`). Both forms must select exactly the same studies; tests/test_stats_modes.py and
+# tests/test_facetstore.py compare them filter by filter. Adding a filter: a field on Filters, one FilterDef here.
+Sql = Callable[["Filters", dict[str, Any]], str]
+Mask = Callable[[Any, "Filters", Any], np.ndarray]  # (store, filters, database) → one bool per study
+
+
+@dataclass(frozen=True)
+class FilterDef:
+    """One filter's meaning, in both forms."""
+
+    name: str
+    is_set: Callable[[Filters], bool]
+    sql: Sql
+    mask: Mask
+
+
+def _in_codes(coded_attr: str, field_name: str) -> Mask:
+    """Mask: the store's coded column holds one of the filter's values."""
+    def mask(store: Any, f: Filters, db: Any) -> np.ndarray:
+        wanted = set(getattr(f, field_name))
+        coded = getattr(store, coded_attr)
+        return coded.lut(lambda v: v in wanted)[coded.codes]  # type: ignore[no-any-return]
+    return mask
+
+
+def _condition_sql(f: Filters, params: dict[str, Any]) -> str:
+    return condition_sql(str(f.condition), params) or "FALSE"
+
+
+def _condition_mask(store: Any, f: Filters, db: Any) -> np.ndarray:
+    params: dict[str, Any] = {}
+    return store.lookup(db, condition_terms_sql(str(f.condition), params), params)  # type: ignore[no-any-return]
+
+
+def _intervention_sql(f: Filters, params: dict[str, Any]) -> str:
+    sub = intervention_ids_sql(str(f.intervention), params)
+    return f"s.nct_id IN ({sub})" if sub else "FALSE"
+
+
+def _intervention_mask(store: Any, f: Filters, db: Any) -> np.ndarray:
+    params: dict[str, Any] = {}
+    return store.lookup(db, intervention_ids_sql(str(f.intervention), params), params)  # type: ignore[no-any-return]
+
+
+def _status_sql(f: Filters, params: dict[str, Any]) -> str:
+    params["status"] = list(f.status)
+    return f"{sql_status('s.overall_status')} = ANY(CAST(:status AS text[]))"
+
+
+def _phase_sql(f: Filters, params: dict[str, Any]) -> str:
+    params["phase"] = list(f.phase)
+    return f"string_to_array({sql_phase('s.phase')}, '/') && CAST(:phase AS text[])"
+
+
+def _phase_mask(store: Any, f: Filters, db: Any) -> np.ndarray:
+    wanted = set(f.phase)
+    return store.phases.lut(lambda v: bool(wanted & set(v.split("/"))))[store.phases.codes]  # type: ignore[no-any-return]
+
+
+def _study_type_sql(f: Filters, params: dict[str, Any]) -> str:
+    params["study_type"] = list(f.study_type)
+    return f"{sql_study_type('s.study_type')} = ANY(CAST(:study_type AS text[]))"
+
+
+def _funder_sql(f: Filters, params: dict[str, Any]) -> str:
+    params["funder_class"] = list(f.funder_class)
+    return ("EXISTS (SELECT 1 FROM ctgov.sponsors sp WHERE sp.nct_id = s.nct_id AND sp.lead_or_collaborator = 'lead' "
+            f"AND {sql_funder_class('sp.agency_class')} = ANY(CAST(:funder_class AS text[])))")
+
+
+def _funder_mask(store: Any, f: Filters, db: Any) -> np.ndarray:
+    return _in_codes("funder_class", "funder_class")(store, f, db) & (store.lead_sponsor.codes != store.lead_sponsor.null)
+
+
+def _sponsor_sql(f: Filters, params: dict[str, Any]) -> str:
+    params["sponsor"] = "%" + str(f.sponsor).lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    return ("EXISTS (SELECT 1 FROM ctgov.sponsors sp WHERE sp.nct_id = s.nct_id "
+            "AND sp.lead_or_collaborator = 'lead' AND lower(sp.name) LIKE :sponsor)")
+
+
+def _sponsor_mask(store: Any, f: Filters, db: Any) -> np.ndarray:
+    needle = str(f.sponsor).lower()
+    return store.lead_lower.lut(lambda v: needle in v)[store.lead_lower.codes]  # type: ignore[no-any-return]
+
+
+def _country_sql(f: Filters, params: dict[str, Any]) -> str:
+    params["country"] = list(f.country)
+    return ("EXISTS (SELECT 1 FROM ctgov.countries co WHERE co.nct_id = s.nct_id "
+            "AND co.removed IS NOT TRUE AND co.name = ANY(CAST(:country AS text[])))")
+
+
+def _state_sql(f: Filters, params: dict[str, Any]) -> str:
+    params["state"] = list(f.state)
+    return ("EXISTS (SELECT 1 FROM ctgov.facilities fs WHERE fs.nct_id = s.nct_id "
+            "AND fs.country = 'United States' AND fs.state = ANY(CAST(:state AS text[])))")
+
+
+def _near_sql(f: Filters, params: dict[str, Any]) -> str:
+    place = cast(geo.Place, f.place())
+    return f"s.nct_id IN (SELECT f.nct_id FROM ctgov.facilities f WHERE {near_sql(place, f.radius_miles(), params)})"
+
+
+def _near_mask(store: Any, f: Filters, db: Any) -> np.ndarray:
+    sites, _ = store.near_sites(f.place(), f.radius_miles())
+    mask = np.zeros(store.n, dtype=bool)
+    mask[store.site_row[sites]] = True
+    return mask
+
+
+def _age_sql(f: Filters, params: dict[str, Any]) -> str:
+    params["age"] = float(cast(float, f.age))
+    lo, hi = age_years_sql("e.minimum_age"), age_years_sql("e.maximum_age")
+    return ("NOT EXISTS (SELECT 1 FROM ctgov.eligibilities e WHERE e.nct_id = s.nct_id AND "
+            f"(CAST(:age AS float8) < {lo} OR CAST(:age AS float8) >= {hi} + "
+            f"(CASE WHEN lower(e.maximum_age) LIKE '%year%' THEN 1 ELSE 0 END)))")
+
+
+def _age_mask(store: Any, f: Filters, db: Any) -> np.ndarray:
+    age = float(cast(float, f.age))
+    with np.errstate(invalid="ignore"):
+        return ~((age < store.age_lo) | (age >= store.age_hi))  # type: ignore[no-any-return]
+
+
+def _sex_sql(f: Filters, params: dict[str, Any]) -> str:
+    params["sex"] = f.sex
+    return ("NOT EXISTS (SELECT 1 FROM ctgov.eligibilities e WHERE e.nct_id = s.nct_id AND "
+            "upper(e.gender) IN ('FEMALE', 'MALE') AND upper(e.gender) <> CAST(:sex AS text))")
+
+
+def _sex_mask(store: Any, f: Filters, db: Any) -> np.ndarray:
+    sex = f.sex
+    return ~store.gender_upper.lut(lambda v: v in ("FEMALE", "MALE") and v != sex)[store.gender_upper.codes]  # type: ignore[no-any-return]
+
+
+def _healthy_sql(f: Filters, params: dict[str, Any]) -> str:
+    params["healthy"] = f.healthy_volunteers
+    return ("EXISTS (SELECT 1 FROM ctgov.eligibilities e WHERE e.nct_id = s.nct_id "
+            "AND e.healthy_volunteers = CAST(:healthy AS boolean))")
+
+
+def _bound(field_name: str, param: str, sql_col: str, store_col: str, op: str, sql_type: str) -> tuple[Sql, Mask]:
+    """SQL and mask of a bound on a number column (start year, enrollment): NULL never passes."""
+    def sql(f: Filters, params: dict[str, Any]) -> str:
+        params[param] = getattr(f, field_name)
+        return f"{sql_col} {op} CAST(:{param} AS {sql_type})"
+
+    def mask(store: Any, f: Filters, db: Any) -> np.ndarray:
+        bound = getattr(f, field_name)
+        values = getattr(store, store_col)
+        with np.errstate(invalid="ignore"):
+            return (values >= bound) if op == ">=" else (values <= bound)  # type: ignore[no-any-return]
+    return sql, mask
+
+
+def _results_sql(f: Filters, params: dict[str, Any]) -> str:
+    params["has_results"] = f.has_results
+    return f"({HAS_RESULTS_SQL}) = CAST(:has_results AS boolean)"
+
+
+_start_from = _bound("start_from", "start_from", "extract(year FROM s.start_date)", "start_year", ">=", "int")
+_start_to = _bound("start_to", "start_to", "extract(year FROM s.start_date)", "start_year", "<=", "int")
+_enroll_min = _bound("enrollment_min", "enroll_min", "s.enrollment", "enrollment", ">=", "int")
+_enroll_max = _bound("enrollment_max", "enroll_max", "s.enrollment", "enrollment", "<=", "int")
+
+FILTER_DEFS: tuple[FilterDef, ...] = (
+    FilterDef("condition", lambda f: bool(f.condition), _condition_sql, _condition_mask),
+    FilterDef("intervention", lambda f: bool(f.intervention), _intervention_sql, _intervention_mask),
+    FilterDef("status", lambda f: bool(f.status), _status_sql, _in_codes("status", "status")),
+    FilterDef("phase", lambda f: bool(f.phase), _phase_sql, _phase_mask),
+    FilterDef("study_type", lambda f: bool(f.study_type), _study_type_sql, _in_codes("study_type", "study_type")),
+    FilterDef("funder_class", lambda f: bool(f.funder_class), _funder_sql, _funder_mask),
+    FilterDef("sponsor", lambda f: bool(f.sponsor), _sponsor_sql, _sponsor_mask),
+    FilterDef("country", lambda f: bool(f.country), _country_sql,
+              lambda store, f, db: store.any_in_list("country", f.country)),
+    FilterDef("state", lambda f: bool(f.state), _state_sql, lambda store, f, db: store.any_in_list("state", f.state)),
+    FilterDef("near", lambda f: f.place() is not None, _near_sql, _near_mask),
+    FilterDef("age", lambda f: f.age is not None, _age_sql, _age_mask),
+    FilterDef("sex", lambda f: bool(f.sex), _sex_sql, _sex_mask),
+    FilterDef("healthy_volunteers", lambda f: f.healthy_volunteers is not None, _healthy_sql,
+              lambda store, f, db: store.healthy == (1 if f.healthy_volunteers else 0)),
+    FilterDef("start_from", lambda f: f.start_from is not None, *_start_from),
+    FilterDef("start_to", lambda f: f.start_to is not None, *_start_to),
+    FilterDef("enrollment_min", lambda f: f.enrollment_min is not None, *_enroll_min),
+    FilterDef("enrollment_max", lambda f: f.enrollment_max is not None, *_enroll_max),
+    FilterDef("has_results", lambda f: f.has_results is not None, _results_sql,
+              lambda store, f, db: store.has_results == f.has_results),
+)
+
+
 def filter_clauses(f: Filters, params: dict[str, Any]) -> dict[str, str]:
     """One SQL clause per set filter (name → clause); parameters are added to `params`."""
-    c: dict[str, str] = {}
-    if f.condition:
-        sql = condition_sql(f.condition, params)
-        c["condition"] = sql if sql else "FALSE"
-    if f.intervention:
-        tokens = condition_tokens(f.intervention)[:1]
-        if tokens:
-            m1 = _word_match("lower(x.name)", tokens[0], "iv_", params)
-            m2 = _word_match("x.downcase_mesh_term", tokens[0], "iv_", params)
-            c["intervention"] = (f"s.nct_id IN (SELECT x.nct_id FROM ctgov.interventions x WHERE {m1} "
-                                 f"UNION SELECT x.nct_id FROM ctgov.browse_interventions x WHERE {m2})")
-        else:
-            c["intervention"] = "FALSE"
-    if f.status:
-        params["status"] = list(f.status)
-        c["status"] = f"{sql_status('s.overall_status')} = ANY(CAST(:status AS text[]))"
-    if f.phase:
-        params["phase"] = list(f.phase)
-        c["phase"] = f"string_to_array({sql_phase('s.phase')}, '/') && CAST(:phase AS text[])"
-    if f.study_type:
-        params["study_type"] = list(f.study_type)
-        c["study_type"] = f"{sql_study_type('s.study_type')} = ANY(CAST(:study_type AS text[]))"
-    if f.funder_class:
-        params["funder_class"] = list(f.funder_class)
-        c["funder_class"] = ("EXISTS (SELECT 1 FROM ctgov.sponsors sp WHERE sp.nct_id = s.nct_id "
-                             f"AND sp.lead_or_collaborator = 'lead' "
-                             f"AND {sql_funder_class('sp.agency_class')} = ANY(CAST(:funder_class AS text[])))")
-    if f.sponsor:
-        params["sponsor"] = "%" + f.sponsor.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        c["sponsor"] = ("EXISTS (SELECT 1 FROM ctgov.sponsors sp WHERE sp.nct_id = s.nct_id "
-                        "AND sp.lead_or_collaborator = 'lead' AND lower(sp.name) LIKE :sponsor)")
-    if f.country:
-        params["country"] = list(f.country)
-        c["country"] = ("EXISTS (SELECT 1 FROM ctgov.countries co WHERE co.nct_id = s.nct_id "
-                        "AND co.removed IS NOT TRUE AND co.name = ANY(CAST(:country AS text[])))")
-    if f.state:
-        params["state"] = list(f.state)
-        c["state"] = ("EXISTS (SELECT 1 FROM ctgov.facilities fs WHERE fs.nct_id = s.nct_id "
-                      "AND fs.country = 'United States' AND fs.state = ANY(CAST(:state AS text[])))")
-    place = f.place()
-    if place is not None:
-        c["near"] = (f"s.nct_id IN (SELECT f.nct_id FROM ctgov.facilities f WHERE "
-                     f"{near_sql(place, f.radius_miles(), params)})")
-    if f.age is not None:
-        params["age"] = float(f.age)
-        lo, hi = age_years_sql("e.minimum_age"), age_years_sql("e.maximum_age")
-        c["age"] = ("NOT EXISTS (SELECT 1 FROM ctgov.eligibilities e WHERE e.nct_id = s.nct_id AND "
-                    f"(CAST(:age AS float8) < {lo} OR CAST(:age AS float8) >= {hi} + "
-                    f"(CASE WHEN lower(e.maximum_age) LIKE '%year%' THEN 1 ELSE 0 END)))")
-    if f.sex:
-        params["sex"] = f.sex
-        c["sex"] = ("NOT EXISTS (SELECT 1 FROM ctgov.eligibilities e WHERE e.nct_id = s.nct_id AND "
-                    "upper(e.gender) IN ('FEMALE', 'MALE') AND upper(e.gender) <> CAST(:sex AS text))")
-    if f.healthy_volunteers is not None:
-        params["healthy"] = f.healthy_volunteers
-        c["healthy_volunteers"] = ("EXISTS (SELECT 1 FROM ctgov.eligibilities e WHERE e.nct_id = s.nct_id "
-                                   "AND e.healthy_volunteers = CAST(:healthy AS boolean))")
-    if f.start_from is not None:
-        params["start_from"] = f.start_from
-        c["start_from"] = "extract(year FROM s.start_date) >= CAST(:start_from AS int)"
-    if f.start_to is not None:
-        params["start_to"] = f.start_to
-        c["start_to"] = "extract(year FROM s.start_date) <= CAST(:start_to AS int)"
-    if f.enrollment_min is not None:
-        params["enroll_min"] = f.enrollment_min
-        c["enrollment_min"] = "s.enrollment >= CAST(:enroll_min AS int)"
-    if f.enrollment_max is not None:
-        params["enroll_max"] = f.enrollment_max
-        c["enrollment_max"] = "s.enrollment <= CAST(:enroll_max AS int)"
-    if f.has_results is not None:
-        params["has_results"] = f.has_results
-        c["has_results"] = (f"({HAS_RESULTS_SQL}) = CAST(:has_results AS boolean)")
-    return c
+    return {d.name: d.sql(f, params) for d in FILTER_DEFS if d.is_set(f)}
 
 
 HAS_RESULTS_SQL = ("s.results_first_posted_date IS NOT NULL OR EXISTS (SELECT 1 FROM ctgov.calculated_values cv "
                    "WHERE cv.nct_id = s.nct_id AND cv.were_results_reported)")
 
 
-def derived_clauses(f: Filters, params: dict[str, Any]) -> dict[str, str]:
-    """The same filters as `filter_clauses`, on `app.study_facets sf` (canonical columns, term dictionary).
+def intervention_ids_sql(text: str, params: dict[str, Any]) -> str | None:
+    """SELECT of the NCT ids whose intervention names or MeSH terms contain the text's first word (None: no word)."""
+    tokens = condition_tokens(text)[:1]
+    if not tokens:
+        return None
+    m1 = _word_match("lower(x.name)", tokens[0], "iv_", params)
+    m2 = _word_match("x.downcase_mesh_term", tokens[0], "iv_", params)
+    return (f"SELECT x.nct_id FROM ctgov.interventions x WHERE {m1} "
+            f"UNION SELECT x.nct_id FROM ctgov.browse_interventions x WHERE {m2}")
 
-    Must select exactly the studies `filter_clauses` selects; the registry benchmark checks that.
-    """
-    c: dict[str, str] = {}
-    base = filter_clauses(f, params)  # also fills params shared by both forms
-    if f.condition:
-        expansion = condition.expand(f.condition)
-        c["condition"] = ("sf.nct_id IN (SELECT ts.nct_id FROM app.terms t JOIN app.term_studies ts "
-                          "ON ts.term_id = t.term_id WHERE " + condition.match_sql("t.words", expansion, params, "cond")
-                          + ")") if expansion.alternatives else "FALSE"
-    if "intervention" in base:
-        c["intervention"] = base["intervention"].replace("s.nct_id", "sf.nct_id")
-    if f.status:
-        c["status"] = "sf.status = ANY(CAST(:status AS text[]))"
-    if f.phase:
-        c["phase"] = "sf.phases && CAST(:phase AS text[])"
-    if f.study_type:
-        c["study_type"] = "sf.study_type = ANY(CAST(:study_type AS text[]))"
-    if f.funder_class:
-        c["funder_class"] = "sf.lead_sponsor IS NOT NULL AND sf.funder_class = ANY(CAST(:funder_class AS text[]))"
-    if f.sponsor:
-        c["sponsor"] = "lower(sf.lead_sponsor) LIKE :sponsor"
-    if f.country:
-        c["country"] = "sf.country_names && CAST(:country AS text[])"
-    if f.state:
-        c["state"] = "sf.us_states && CAST(:state AS text[])"
-    if "near" in base:
-        c["near"] = base["near"].replace("s.nct_id IN", "sf.nct_id IN", 1)
-    if f.age is not None:
-        c["age"] = ("NOT COALESCE(CAST(:age AS float8) < sf.min_age_years OR CAST(:age AS float8) >= "
-                    "sf.max_age_years + (CASE WHEN sf.max_age_in_years THEN 1 ELSE 0 END), false)")
-    if f.sex:
-        c["sex"] = ("NOT (COALESCE(upper(sf.gender), '') IN ('FEMALE', 'MALE') "
-                    "AND upper(sf.gender) <> CAST(:sex AS text))")
-    if f.healthy_volunteers is not None:
-        c["healthy_volunteers"] = "sf.healthy = CAST(:healthy AS boolean)"
-    if f.start_from is not None:
-        c["start_from"] = "sf.start_year >= CAST(:start_from AS int)"
-    if f.start_to is not None:
-        c["start_to"] = "sf.start_year <= CAST(:start_to AS int)"
-    if f.enrollment_min is not None:
-        c["enrollment_min"] = "sf.enrollment >= CAST(:enroll_min AS int)"
-    if f.enrollment_max is not None:
-        c["enrollment_max"] = "sf.enrollment <= CAST(:enroll_max AS int)"
-    if f.has_results is not None:
-        c["has_results"] = "sf.has_results = CAST(:has_results AS boolean)"
-    return c
+
+def condition_terms_sql(text: str, params: dict[str, Any]) -> str | None:
+    """SELECT of the NCT ids the condition search finds, through the term dictionary of the derived tables
+    (app.terms; the same studies as condition_sql on the base tables). None when the text names nothing."""
+    expansion = condition.expand(text)
+    if not expansion.alternatives:
+        return None
+    return ("SELECT ts.nct_id FROM app.terms t JOIN app.term_studies ts ON ts.term_id = t.term_id WHERE "
+            + condition.match_sql("t.words", expansion, params, "cond"))

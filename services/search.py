@@ -10,8 +10,9 @@ import pandas as pd
 from services import geo, runtime
 from services.db import Database, load_sql
 from services.eligibility.parser import parse_criteria
+from services.engine import PAGE_CAP, Engine, engine_for, ids_cte, near_cte
 from services.errors import BadInput, TrialLandscapeError
-from services.filters import Filters, distance_sql
+from services.filters import Filters
 from services.provenance import lookup as provenance_lookup
 from services.trials import TrialDetail
 
@@ -22,50 +23,29 @@ def country_names(db: Database | None = None) -> list[str]:
     return [str(r["name"]) for r in db.fetch_rows(load_sql("country_names"))]
 
 
-# Sortable columns of the trials table: name → SQL expression (never user text).
-SORTS: dict[str, str] = {
-    "nct_id": "s.nct_id", "title": "s.brief_title", "phase": "s.phase", "status": "s.overall_status",
-    "lead_sponsor": "sp.name", "enrollment": "s.enrollment", "start_date": "s.start_date", "sites": "sites",
-    "nearest_miles": "nd.nearest_miles",
-}
-EXPORT_CAP = 100_000
-
-
-def _near_cte(f: Filters, params: dict[str, Any]) -> str:
-    place = f.place()
-    if place is None:
-        return ", near_d AS (SELECT NULL::varchar AS nct_id, NULL::float8 AS nearest_miles WHERE false)"
-    # The nearest site at any distance; no bounding box here, because near_sql's parameters (box, radius)
-    # are shared with the filter's own near clause in the same statement and must keep the filter's radius.
-    params.update({"near_lat": place.lat, "near_lon": place.lon})
-    return (", near_d AS (SELECT f.nct_id, min(" + distance_sql("f") + ") AS nearest_miles "
-            "FROM m JOIN ctgov.facilities f ON f.nct_id = m.nct_id "
-            "WHERE f.latitude IS NOT NULL AND f.longitude IS NOT NULL GROUP BY f.nct_id)")
+EXPORT_CAP = PAGE_CAP
 
 
 def matching_trials(f: Filters, *, sort: str = "start_date", descending: bool = True, limit: int = 50,
-                    offset: int = 0, db: Database | None = None) -> pd.DataFrame:
-    """One page of the trials matching a filter, sorted by a whitelisted column."""
-    from services.stats import matched_cte
-
+                    offset: int = 0, db: Database | None = None, engine: Engine | None = None) -> pd.DataFrame:
+    """One page of the trials matching a filter, sorted by a whitelisted column: the engine of the database
+    picks and orders the page's NCT ids, then their rows are read for display."""
     db = db or runtime.get_db()
-    cte, params = matched_cte(f, db=db)
+    engine = engine or engine_for(db)
+    ids = engine.trial_page(f, sort=sort, descending=descending, limit=limit, offset=offset)
+    cte, params = ids_cte(ids)
     params = dict(params)
-    order = SORTS.get(sort, SORTS["start_date"])
-    direction = "DESC NULLS LAST" if descending else "ASC NULLS LAST"
-    params.update({"limit": max(1, min(int(limit), EXPORT_CAP)), "offset": max(0, int(offset))})
-    sql = (f"{cte}{_near_cte(f, params)}\n{load_sql('trials_page')}\n"
-           f"ORDER BY {order} {direction}, s.nct_id LIMIT :limit OFFSET :offset")
-    return db.fetch_df(sql, params, timeout_ms=60_000)
+    rows = db.fetch_df(f"{cte}{near_cte(f, params)}\n{load_sql('trials_page')}", params, timeout_ms=60_000)
+    if rows.empty:
+        return rows
+    position = {nct: i for i, nct in enumerate(ids)}
+    order = sorted(range(len(rows)), key=lambda i: position.get(str(rows["nct_id"].iat[i]), len(ids)))
+    return rows.iloc[order].reset_index(drop=True)
 
 
-def count_trials(f: Filters, *, db: Database | None = None) -> int:
-    """How many trials match a filter."""
-    from services.stats import matched_cte
-
-    db = db or runtime.get_db()
-    cte, params = matched_cte(f, db=db)
-    return int(db.fetch_value(f"{cte} SELECT count(*) FROM m", params))
+def count_trials(f: Filters, *, db: Database | None = None, engine: Engine | None = None) -> int:
+    """How many trials match a filter (the engine of the database)."""
+    return (engine or engine_for(db or runtime.get_db())).count(f)
 
 
 # ---- one trial's details ------------------------------------------------------------------------

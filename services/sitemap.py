@@ -15,8 +15,8 @@ from typing import Any
 import pandas as pd
 
 from services import geo, runtime
-from services.db import Database, load_sql
-from services.errors import TrialLandscapeError
+from services.db import Database
+from services.engine import Engine, engine_for
 from services.filters import Filters
 from services.normalize import canonical, label
 
@@ -82,109 +82,14 @@ class MapData:
     errors: dict[str, str] = field(default_factory=dict)
 
 
-# ---- SQL composition ----------------------------------------------------------------------------
-def area_params(f: Filters, *, only_in_area: bool = True) -> dict[str, Any]:
-    """Bound parameters of map_area.sql for a filter (place, radius, countries, states)."""
-    place = f.place()
-    params: dict[str, Any] = {
-        "near_lat": place.lat if place else None, "near_lon": place.lon if place else None,
-        "earth_miles": geo.EARTH_RADIUS_MILES, "area_r": None, "area_min_lat": None, "area_max_lat": None,
-        "area_min_lon": None, "area_max_lon": None, "area_countries": None, "area_states": None,
-    }
-    if not only_in_area:
-        return params
-    if place is not None:
-        radius = f.radius_miles()
-        min_lat, max_lat, min_lon, max_lon = geo.bounding_box(place.lat, place.lon, radius)
-        params.update({"area_r": radius, "area_min_lat": min_lat, "area_max_lat": max_lat,
-                       "area_min_lon": min_lon, "area_max_lon": max_lon})
-    if f.country:
-        params["area_countries"] = list(f.country)
-    if f.state:
-        params["area_states"] = list(f.state)
-    return params
-
-
-def area_query(f: Filters, body: str, *, only_in_area: bool = True,
-               db: Database | None = None) -> tuple[str, dict[str, Any]]:
-    """SQL and parameters of a named map query over the CTE `area` (sites of the matching trials)."""
-    from services.stats import matched_cte
-
-    cte, params = matched_cte(f, db=db)
-    merged = dict(params)
-    merged.update(area_params(f, only_in_area=only_in_area))
-    return f"{cte}, area AS ({load_sql('map_area')})\n{load_sql(body)}", merged
-
-
-def choose_cell(summary_row: dict[str, Any], point_limit: int = POINT_LIMIT) -> float:
-    """Smallest grid step whose cell count fits the point limit (the coarsest step otherwise)."""
-    for i, step in enumerate(GRID_STEPS):
-        if int(summary_row.get(f"cells_{i}") or 0) <= point_limit:
-            return step
-    return GRID_STEPS[-1]
-
-
 def map_data(f: Filters, only_in_area: bool = True, point_limit: int = POINT_LIMIT,
              nearest_limit: int = NEAREST_LIMIT, db: Database | None = None,
-             timeout_ms: int = MAP_TIMEOUT_MS) -> MapData:
-    """Sites (or grid cells), nearest sites, and country/state values of the trials matching a filter."""
-    from services.stats import resolve_mode
-
-    db = db or runtime.get_db()
-    if resolve_mode("auto", db) == "memory":
-        try:
-            return _memory_map_data(f, only_in_area, point_limit, nearest_limit, db)
-        except TrialLandscapeError as err:
-            _log.warning("in-process map engine unavailable (%s); using SQL", err)
-    place = f.place()
-    queries = {
-        "summary": area_query(f, "map_summary", only_in_area=only_in_area, db=db),
-        "countries": area_query(f, "map_country_values", only_in_area=only_in_area, db=db),
-        "states": area_query(f, "map_state_values", only_in_area=only_in_area, db=db),
-    }
-    if place is not None:
-        sql, params = area_query(f, "map_nearest_sites", only_in_area=only_in_area, db=db)
-        params["limit"] = int(nearest_limit)
-        queries["nearest"] = (sql, params)
-    results = db.fetch_many(queries, timeout_ms=timeout_ms)
-    errors: dict[str, str] = {}
-    summary_df = results["summary"]
-    if isinstance(summary_df, TrialLandscapeError):
-        raise summary_df  # without the summary there is no map to draw
-    row = summary_df.iloc[0].to_dict()
-    located = int(row["located"] or 0)
-    aggregated = located > point_limit
-    if aggregated:
-        cell = choose_cell(row, point_limit)
-        sql, params = area_query(f, "map_site_grid", only_in_area=only_in_area, db=db)
-        params["cell"] = cell
-        points = shape_cells(db.fetch_df(sql, params, timeout_ms=timeout_ms))
-    else:
-        cell = None
-        sql, params = area_query(f, "map_site_points", only_in_area=only_in_area, db=db)
-        params["limit"] = max(1, point_limit)
-        points = shape_sites(db.fetch_df(sql, params, timeout_ms=timeout_ms))
-    summary = MapSummary(sites=int(row["sites"] or 0), located=located, trials=int(row["trials"] or 0),
-                         trials_located=int(row["trials_located"] or 0), aggregated=aggregated,
-                         cell_degrees=cell, shown=len(points), point_limit=point_limit)
-    countries = _frame_or_error(results, "countries", errors)
-    states = _frame_or_error(results, "states", errors)
-    nearest = _frame_or_error(results, "nearest", errors) if place is not None else pd.DataFrame()
-    return MapData(
-        filters=f, only_in_area=only_in_area, summary=summary, points=points,
-        nearest=shape_sites(nearest) if len(nearest) else nearest,
-        countries=country_values(countries), states=state_values(states), place=place,
-        radius_miles=f.radius_miles() if place is not None else None, errors=errors,
-    )
-
-
-def _memory_map_data(f: Filters, only_in_area: bool, point_limit: int, nearest_limit: int,
-                     db: Database) -> MapData:
-    """map_data from the in-process engine (services/facetstore.py): the same frames as the SQL path."""
-    from services import facetstore
-
-    frames = facetstore.map_frames(facetstore.store_for(db), f, db, only_in_area=only_in_area,
-                                   point_limit=point_limit, nearest_limit=nearest_limit, grid_steps=GRID_STEPS)
+             timeout_ms: int = MAP_TIMEOUT_MS, engine: Engine | None = None) -> MapData:
+    """Sites (or grid cells), nearest sites, and country/state values of the trials matching a filter, from the
+    engine of the database (or the one given)."""
+    engine = engine or engine_for(db or runtime.get_db())
+    frames = engine.map_frames(f, only_in_area=only_in_area, point_limit=point_limit, nearest_limit=nearest_limit,
+                               grid_steps=GRID_STEPS, timeout_ms=timeout_ms)
     points = shape_cells(frames.points) if frames.cell is not None else shape_sites(frames.points)
     s = frames.summary
     summary = MapSummary(sites=s["sites"], located=s["located"], trials=s["trials"],
@@ -196,16 +101,8 @@ def _memory_map_data(f: Filters, only_in_area: bool, point_limit: int, nearest_l
         filters=f, only_in_area=only_in_area, summary=summary, points=points,
         nearest=shape_sites(nearest) if len(nearest) else nearest,
         countries=country_values(frames.countries), states=state_values(frames.states), place=place,
-        radius_miles=f.radius_miles() if place is not None else None, errors={},
+        radius_miles=f.radius_miles() if place is not None else None, errors=dict(frames.errors),
     )
-
-
-def _frame_or_error(results: dict[str, Any], name: str, errors: dict[str, str]) -> pd.DataFrame:
-    value = results.get(name)
-    if isinstance(value, TrialLandscapeError):
-        errors[name] = str(value)
-        return pd.DataFrame()
-    return value if isinstance(value, pd.DataFrame) else pd.DataFrame()
 
 
 # ---- shaping --------------------------------------------------------------------------------------

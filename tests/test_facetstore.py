@@ -1,11 +1,11 @@
-"""The in-process facet engine gives exactly the numbers (and map) of the direct base-table queries."""
+"""The in-process engine gives exactly the numbers (and map) of the SQL engine's base-table queries."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from services import facetstore, sitemap, stats
+from services import engine, facetstore, sitemap, stats
 from services.filters import Filters
 from tests.test_stats_modes import QUERIES
 
@@ -13,7 +13,6 @@ from tests.test_stats_modes import QUERIES
 @pytest.fixture(scope="module")
 def store(db):
     facetstore.forget()
-    stats.forget_derived_check()
     return facetstore.store_for(db)
 
 
@@ -21,15 +20,16 @@ def store(db):
 def test_facetstore_dashboard_equals_direct(db, store, query):
     f, notices = Filters.from_query(query)
     assert notices == []
-    direct = stats.dashboard(f, db=db, mode="direct", timeout_ms=60_000)
-    memory = stats.dashboard(f, db=db, mode="memory")
+    direct = stats.dashboard(f, engine=engine.SqlEngine(db), timeout_ms=60_000)
+    memory = stats.dashboard(f, engine=engine.MemoryEngine(db))
     assert direct.errors == {} and memory.errors == {}
     assert memory.mode == "memory"
     assert memory.as_dict() == direct.as_dict()
 
 
-def test_facetstore_auto_mode_is_memory(db, store):
-    assert stats.resolve_mode("auto", db) == "memory"
+def test_facetstore_is_the_engine_after_import(db, store):
+    engine.forget(db)
+    assert engine.engine_for(db).kind == "memory"
 
 
 def test_facetstore_loads_once_per_refresh(db, store):
@@ -80,9 +80,8 @@ def test_facetstore_map_equals_direct(db, store, case):
     query, only_in_area, limit = case
     f, notices = Filters.from_query(query)
     assert notices == []
-    with stats.forced_mode("direct"):
-        direct = sitemap.map_data(f, only_in_area=only_in_area, point_limit=limit, db=db)
-    memory = sitemap.map_data(f, only_in_area=only_in_area, point_limit=limit, db=db)
+    direct = sitemap.map_data(f, only_in_area=only_in_area, point_limit=limit, engine=engine.SqlEngine(db))
+    memory = sitemap.map_data(f, only_in_area=only_in_area, point_limit=limit, engine=engine.MemoryEngine(db))
     assert _map_dict(memory) == _map_dict(direct)
 
 

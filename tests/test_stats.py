@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from services import condition, stats
+from services import condition, engine, stats
 from services.errors import QueryTimeout
 from services.filters import Filters
 
@@ -283,12 +283,12 @@ QUERIES = {
 }
 
 
-@pytest.mark.parametrize("mode", ["memory", "derived", "direct"])
+@pytest.mark.parametrize("mode", ["memory", "sql"])
 @pytest.mark.parametrize("name", list(QUERIES))
 def test_stats_dashboard_matches_raw_sample(db, studies, name, mode):
     f, notices = Filters.from_query(QUERIES[name])
     assert notices == []
-    d = stats.dashboard(f, db=db, mode=mode, timeout_ms=60_000)
+    d = stats.dashboard(f, db=db, engine=engine.by_name(db, mode), timeout_ms=60_000)
     exp = expected(studies, f)
     assert d.errors == {}
     assert d.kpis == exp["kpis"]
@@ -322,7 +322,7 @@ def test_stats_closed_facets_ignore_only_the_status_filter(db):
     any_f, _ = Filters.from_query({"condition": "alzheimer", "status": "ANY"})
     a = stats.dashboard(open_f, db=db)
     b = stats.dashboard(any_f, db=db)
-    for facet in stats.CLOSED_FACETS:
+    for facet in engine.CLOSED_FACETS:
         assert a.facets[facet] == b.facets[facet]
     assert {r["value"] for r in a.facets["outcome"]} <= CLOSED
     assert sum(r["count"] for r in a.facets["outcome"]) > 0
@@ -358,8 +358,8 @@ class _OneSlowQuery:
 
 def test_stats_timed_out_facet_is_named_and_the_rest_is_complete(db):
     f, _ = Filters.from_query({"condition": "diabetes"})
-    whole = stats.dashboard(f, db=db, mode="direct")
-    d = stats.dashboard(f, db=_OneSlowQuery(db, "conditions"), mode="direct")
+    whole = stats.dashboard(f, db=db, engine=engine.SqlEngine(db))
+    d = stats.dashboard(f, engine=engine.SqlEngine(_OneSlowQuery(db, "conditions")))
     assert d.errors == {"conditions": "timed out"}
     assert "conditions" not in d.facets
     assert {k: v for k, v in whole.facets.items() if k != "conditions"} == d.facets
@@ -367,7 +367,7 @@ def test_stats_timed_out_facet_is_named_and_the_rest_is_complete(db):
 
 
 def test_stats_real_statement_timeout_is_reported(db):
-    d = stats.dashboard(Filters(status=()), db=db, mode="direct", timeout_ms=1)
+    d = stats.dashboard(Filters(status=()), engine=engine.SqlEngine(db), timeout_ms=1)
     assert d.errors  # 1 ms is too short for the full sample: the server cancels queries
     assert set(d.errors.values()) <= {"timed out"}
     assert set(d.facets) | set(d.errors) >= set(stats.FACETS) - {"kpis"}

@@ -1,10 +1,12 @@
-"""The derived per-study table gives exactly the numbers of the direct base-table queries."""
+"""One engine per database, chosen once and named; the two engines give exactly the same numbers and pages."""
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
-from services import stats
+from services import engine, search, stats
 from services.filters import Filters
 
 QUERIES = [
@@ -27,25 +29,64 @@ QUERIES = [
 ]
 
 
+@pytest.fixture
+def fresh_choice(db):
+    engine.forget()
+    yield
+    engine.forget()
+
+
+def test_engine_chosen_once_per_database_and_logged_once(db, fresh_choice, caplog):
+    with caplog.at_level(logging.INFO, logger="services.engine"):
+        first = engine.engine_for(db)
+        again = engine.engine_for(db)
+    assert first is again and first.kind == "memory"  # the sample's import built the derived tables
+    assert [r.getMessage() for r in caplog.records].count(f"engine for {db.label}: In-process engine") == 1
+    assert stats.engine(db) == {"mode": "memory", "title": "In-process engine", "text": engine.MEMORY_TEXT[1]}
+
+
+def test_engine_sql_without_derived_tables(db, fresh_choice, monkeypatch):
+    monkeypatch.setattr(engine, "derived_available", lambda _db: False)  # a read-only AACT without app tables
+    chosen = engine.engine_for(db)
+    assert isinstance(chosen, engine.SqlEngine) and chosen.describe()["title"].startswith("SQL engine")
+    assert "python -m services import aact" in chosen.describe()["text"]
+
+
+def test_engine_setting_asks_for_sql(db, fresh_choice, monkeypatch):
+    monkeypatch.setenv(engine.ENGINE_SETTING, "sql")
+    chosen = engine.engine_for(db)
+    assert chosen.kind == "sql" and f"{engine.ENGINE_SETTING}=sql" in chosen.describe()["text"]
+    assert stats.dashboard(Filters(), db=db).mode == "sql"
+
+
 @pytest.mark.parametrize("query", QUERIES, ids=[str(q) for q in QUERIES])
-def test_stats_modes_derived_equals_direct(db, query):
+def test_engines_agree_on_count_ids_and_pages(db, query):
     f, notices = Filters.from_query(query)
     assert notices == []
-    direct = stats.dashboard(f, db=db, mode="direct", timeout_ms=60_000)
-    derived = stats.dashboard(f, db=db, mode="derived", timeout_ms=60_000)
-    assert direct.errors == {} and derived.errors == {}
-    assert derived.as_dict() == direct.as_dict()
+    memory, sql = engine.MemoryEngine(db), engine.SqlEngine(db)
+    ids = sql.matching_ids(f)
+    assert memory.matching_ids(f) == ids and ids == sorted(ids)
+    assert memory.count(f) == sql.count(f) == len(ids)
+    for sort in engine.SORTS:
+        if sort == "nearest_miles" and f.place() is None:
+            continue
+        for descending in (True, False):
+            kw = {"sort": sort, "descending": descending, "limit": 7, "offset": 3}
+            assert memory.trial_page(f, **kw) == sql.trial_page(f, **kw), (sort, descending)
 
 
-def test_stats_modes_auto_uses_derived_after_import(db):
-    stats.forget_derived_check()
-    assert stats.resolve_mode("auto", db) == "memory"
-    with stats.forced_mode("direct"):
-        assert stats.resolve_mode("auto", db) == "direct"
-
-
-def test_stats_modes_sequential_baseline_same_numbers(db):
+def test_engines_sequential_baseline_same_numbers(db):
     f, _ = Filters.from_query({"condition": "diabetes"})
-    a = stats.dashboard(f, db=db, mode="direct", sequential=True, timeout_ms=60_000)
-    b = stats.dashboard(f, db=db, mode="derived", timeout_ms=60_000)
-    assert a.as_dict() == b.as_dict()
+    a = stats.dashboard(f, db=db, engine=engine.SqlEngine(db), sequential=True, timeout_ms=60_000)
+    b = stats.dashboard(f, db=db, engine=engine.MemoryEngine(db))
+    assert a.errors == {} and a.as_dict() == b.as_dict()
+
+
+def test_trials_page_sorted_rows_follow_the_engine_order(db):
+    f, _ = Filters.from_query({"condition": "diabetes", "status": "ANY"})
+    for sort in ("sites", "title", "enrollment"):
+        page = search.matching_trials(f, sort=sort, descending=True, limit=25, offset=10, db=db)
+        want = engine.SqlEngine(db).trial_page(f, sort=sort, descending=True, limit=25, offset=10)
+        assert page["nct_id"].tolist() == want and len(want) == 25
+    sites = search.matching_trials(f, sort="sites", descending=True, limit=50, db=db)["sites"].tolist()
+    assert sites == sorted(sites, reverse=True)

@@ -10,8 +10,9 @@ from typing import Any
 from services import geo, provenance, report, runtime
 from services.db import Database, load_sql
 from services.eligibility.parser import parse_criteria
+from services.engine import as_cte, engine_for
 from services.errors import BadInput, TrialLandscapeError
-from services.filters import Filters, near_sql, where_sql
+from services.filters import Filters, near_sql
 from services.trials import (
     AdverseEvent,
     AdverseEvents,
@@ -121,19 +122,18 @@ class DatabaseBackend:
 
     def search_trials(self, query: TrialQuery) -> SearchPage:
         """Trials matching the query through the shared filter SQL, nearest site first when an origin is given."""
-        parts = where_sql(query_filters(query))
+        matched, found = engine_for(self.db).matched_select(query_filters(query))  # the database's engine
         origin = (query.latitude, query.longitude) if query.latitude is not None and query.longitude is not None else None
-        params: dict[str, Any] = dict(parts.params)
+        params: dict[str, Any] = dict(found)
         if origin is not None and query.radius_miles is not None:
             place = geo.Place("origin", origin[0], origin[1], "point", "", None, None)
-            parts.add("EXISTS (SELECT 1 FROM ctgov.facilities f WHERE f.nct_id = s.nct_id AND "
-                      f"{near_sql(place, float(query.radius_miles), params)})")
-            params.update(parts.params)
+            matched = (f"SELECT q.nct_id FROM ({matched}) q WHERE EXISTS (SELECT 1 FROM ctgov.facilities f "
+                       f"WHERE f.nct_id = q.nct_id AND {near_sql(place, float(query.radius_miles), params)})")
         params["near_lat"] = origin[0] if origin else None
         params["near_lon"] = origin[1] if origin else None
         params["limit"] = max(1, int(query.limit))
         params["offset"] = max(0, int(query.offset))
-        cte = f"WITH m AS MATERIALIZED (SELECT s.nct_id FROM ctgov.studies s WHERE {parts.sql()})\n"
+        cte = as_cte(matched) + "\n"
         page = self.db.fetch_rows(cte + load_sql("assistant_search_page"), params, timeout_ms=SEARCH_TIMEOUT_MS)
         if not page:
             return {"total": 0, "trials": []}

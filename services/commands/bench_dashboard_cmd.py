@@ -14,9 +14,9 @@ def register_bench(bench_subparsers: Any) -> None:
                     "reports p50/p90/min/max per filter; exit 1 when a p50 is over the target or a facet fails.",
     )
     parser.add_argument("--runs", type=int, default=5, help="timed calls per filter (default: %(default)s, min 5)")
-    parser.add_argument("--mode", choices=("auto", "direct", "derived", "memory"), default="auto",
-                        help="auto: the in-process facet engine over the derived tables when built (the app's path), "
-                             "else base tables")
+    parser.add_argument("--engine", choices=("auto", "memory", "sql"), default="auto",
+                        help="auto: the database's engine (the app's path: in-process when the derived tables are "
+                             "built, else SQL on the base tables); memory or sql to time that one")
     parser.add_argument("--target", type=float, default=None, help="p50 target in seconds (default: 1.0)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     where = parser.add_mutually_exclusive_group()
@@ -50,7 +50,7 @@ def handle(args: argparse.Namespace) -> int:
     if args.target is not None and args.target <= 0:
         raise BadInput("--target must be more than 0 seconds.")
     target = args.target if args.target is not None else bench.DASHBOARD_TARGET_S
-    result = bench.bench_dashboard(runs=args.runs, mode=args.mode, target_s=target)
+    result = bench.bench_dashboard(runs=args.runs, engine_name=args.engine, target_s=target)
     print_result(result, args.json, bench.dashboard_table)
     return 0 if result["ok"] else 1
 

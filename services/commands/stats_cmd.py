@@ -21,8 +21,8 @@ def register(sub: Any) -> None:
                                                "default filter, open trials)")
     p.add_argument("--facet", action="append", default=None, metavar="NAME",
                    help="only these facets (repeatable); default: every facet")
-    p.add_argument("--mode", choices=("auto", "direct", "derived"), default="auto",
-                   help="auto: the derived per-study table when built, else the base tables")
+    p.add_argument("--engine", choices=("auto", "memory", "sql"), default="auto",
+                   help="auto: the database's engine (db info names it); memory or sql to compare the two")
     p.add_argument("--json", action="store_true", help="print JSON: kpis, funnel, facets, errors, notices")
     p.set_defaults(handler=cmd_stats)
 
@@ -59,7 +59,7 @@ def _text(data: dict[str, Any]) -> str:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     """Print the dashboard for --query; exit 1 when a facet failed or timed out (the rest is still printed)."""
-    from services import stats
+    from services import engine, runtime, stats
     from services.cli import print_result
 
     f, notices = parse_query(args.query)
@@ -70,7 +70,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     place = f.place()
     if place is not None:
         notices.append(f"Place: {place.name} ({place.lat:.4f}, {place.lon:.4f}); radius {f.radius:g} {f.unit}.")
-    d = stats.dashboard(f, facets=args.facet, mode=args.mode)
+    d = stats.dashboard(f, facets=args.facet, engine=engine.by_name(runtime.get_db(), args.engine))
     data = d.as_dict()
     data["notices"] = [*notices, *data["notices"]]
     print_result(data, args.json, _text)

@@ -1,0 +1,61 @@
+"""Every surface counts the same trials for the benchmark's nine filters: the Trials page, Explore, Map, exports
+and the assistant's search, on both engines (the sample database)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from services import engine, search, sitemap, stats, trialview
+from services.assistant import TrialQuery
+from services.assistant.backend import DatabaseBackend
+from services.bench import DASHBOARD_FILTERS, parse_query
+from services.filters import Filters
+
+# The assistant's search has no parameters for the funder class or start years.
+NOT_FOR_THE_ASSISTANT = {"industry-funded", "start 2015–2020"}
+
+
+def _assistant_query(f: Filters) -> TrialQuery:
+    place = f.place()
+    return TrialQuery(condition=f.condition, statuses=f.status, phases=f.phase,
+                      country=f.country[0] if f.country else None, age_years=f.age, sex=f.sex,
+                      latitude=place.lat if place else None, longitude=place.lon if place else None,
+                      radius_miles=f.radius_miles() if place else None, limit=5)
+
+
+@pytest.fixture(scope="module", params=["memory", "sql"])
+def chosen(request: Any, db: Any) -> Any:
+    """The database's engine as the app chooses it: in-process, or SQL when the setting asks for it."""
+    mp = pytest.MonkeyPatch()
+    if request.param == "sql":
+        mp.setenv(engine.ENGINE_SETTING, "sql")
+    engine.forget()
+    eng = engine.engine_for(db)
+    assert eng.kind == request.param
+    yield eng
+    mp.undo()
+    engine.forget()
+
+
+@pytest.mark.parametrize(("name", "query"), DASHBOARD_FILTERS, ids=[n for n, _ in DASHBOARD_FILTERS])
+def test_surfaces_agree_on_counts(db: Any, chosen: Any, name: str, query: str) -> None:
+    f = parse_query(query)
+    trials_count = search.count_trials(f, db=db)  # the Trials page's count
+    assert trials_count > 0  # every benchmark filter selects something in the sample
+    explore = stats.dashboard(f, db=db, timeout_ms=60_000)
+    assert explore.errors == {} and explore.mode == chosen.kind
+    assert explore.kpis["matching_trials"] == trials_count
+    assert explore.funnel[-1]["count"] == trials_count
+    exported = trialview.export_rows(f, "start_date", True)  # the Trials page's and Explore's downloads
+    assert len(exported) == trials_count
+    listed = search.matching_trials(f, sort="nct_id", descending=False, limit=search.EXPORT_CAP, db=db)
+    ids = listed["nct_id"].tolist()
+    assert ids == sorted(set(ids)) and len(ids) == trials_count
+    with_sites = int(db.fetch_value("SELECT count(DISTINCT nct_id) FROM ctgov.facilities WHERE nct_id = ANY(:ids)",
+                                    {"ids": ids}))
+    on_map = sitemap.map_data(f, only_in_area=False, db=db)
+    assert on_map.errors == {} and on_map.summary.trials == with_sites
+    if name not in NOT_FOR_THE_ASSISTANT:
+        assert DatabaseBackend(db).search_trials(_assistant_query(f))["total"] == trials_count
