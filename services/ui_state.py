@@ -687,14 +687,23 @@ def country_options() -> list[str]:
         return []
 
 
-def footer() -> None:
-    """Share link, data source and freshness under every page; on the sample, say it is topic-biased."""
+FRESHNESS_TTL_S = 60
+
+
+@st.cache_data(ttl=FRESHNESS_TTL_S, show_spinner=False)
+def _freshness() -> str | None:
+    # One query per minute for every visitor instead of one per render: it scans the studies' update dates.
     from services.dbinfo import freshness
 
+    return freshness()
+
+
+def footer() -> None:
+    """Share link, data source and freshness under every page; on the sample, say it is topic-biased."""
     render_share_link()
     try:
         src = runtime.source()
-        fresh = freshness()
+        fresh = _freshness()
     except TrialLandscapeError:
         return
     parts = [f"Data: ClinicalTrials.gov via AACT schema — {src.description}"]
