@@ -405,6 +405,31 @@ def funnel_figure(funnel: Sequence[Mapping[str, Any]]) -> go.Figure:
 
 
 FIGURE_CACHE_TTL_S = 600
+
+
+class SharedFigure(go.Figure):
+    """A figure shown unchanged to many visitors and reruns (see _shared); do not change it once shared.
+
+    st.plotly_chart turns a figure into a dict on every call, and plotly's to_dict deep-copies every trace and
+    the layout (~1-5 ms a chart, ~22 charts per Explore render): a shared figure makes that dict once.
+    """
+
+    def to_dict(self) -> dict[str, Any]:
+        """The figure as a dict, made on the first call (the same object afterwards: read it, never change it)."""
+        cached = self.__dict__.get("_shared_dict")
+        if cached is None:
+            cached = super().to_dict()
+            self.__dict__["_shared_dict"] = cached
+        return cached  # type: ignore[no-any-return]
+
+
+def _share(fig: go.Figure) -> go.Figure:
+    # The builders make plain figures (they stay plain for callers that change them); a figure going into the
+    # shared cache becomes a SharedFigure in place, which adds behaviour only (no state), so nothing is copied.
+    fig.__class__ = SharedFigure
+    return fig
+
+
 _figure_cache: SingleFlightCache[go.Figure] = SingleFlightCache(FIGURE_CACHE_TTL_S, max_entries=4096)
 
 
@@ -412,7 +437,7 @@ def _shared(kind: str, rows: Sequence[Mapping[str, Any]] | None, build: Callable
     # Building a figure costs 15-60 ms of CPU (plotly validates every property); the same rows always give the
     # same figure, so every visitor and rerun that shows them shares one object, keyed by a digest of the rows.
     digest = hashlib.blake2b(repr([sorted(r.items()) for r in rows or ()]).encode(), digest_size=16).digest()
-    return _figure_cache.get_or_compute((kind, digest), build)
+    return _figure_cache.get_or_compute((kind, digest), lambda: _share(build()))
 
 
 def shared_facet_figure(facet: str, rows: Sequence[Mapping[str, Any]] | None) -> go.Figure:
