@@ -192,6 +192,16 @@ def test_charts_whole_dashboard_renders(db):
         fig = charts.facet_figure(spec.facet, d.facets[spec.facet])
         assert fig.data, spec.facet  # the whole sample has data for every chart
         fig.to_json()  # serialisable, as Streamlit needs
+        # Every chart keeps the common frame next to its own layout: its title at the left, fixed axes, clicks select.
+        layout = fig.layout
+        assert (layout.title.text, layout.title.x, layout.clickmode, layout.dragmode) == (
+            spec.title, 0, "event+select", False), spec.facet
+        assert layout.xaxis.fixedrange and layout.yaxis.fixedrange and layout.margin.l == 8, spec.facet
+        assert layout.showlegend is (spec.style in ("enrollment", "rate")), spec.facet
+        if spec.style == "rate":
+            assert layout.yaxis2.fixedrange and layout.yaxis2.overlaying == "y" and layout.margin.b == 52
+        if spec.style == "hbar":
+            assert layout.yaxis.autorange == "reversed" and layout.xaxis.showticklabels is False
 
 
 def test_charts_shared_figure_sends_what_the_plain_figure_sends_and_copies_its_dict_once():
