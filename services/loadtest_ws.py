@@ -176,6 +176,24 @@ class Visitor:
                 render.problems.append(f"degraded: {body.body[:160]}")
 
 
+WARM_UP_TIMEOUT_S = 300.0
+
+
+def warm_up(base_url: str, pages: Sequence[str] = ("Explore", "Map"), timeout_s: float = WARM_UP_TIMEOUT_S) -> float:
+    """One visitor opens the home page and each page once with the default filters, as after a server start (the
+    database attached, the in-process engine loaded): the seconds it took. Raises RenderFailed when a page fails."""
+    started = time.perf_counter()
+    tab = Visitor(base_url, timeout_s)
+    try:
+        for page in ("", *pages):
+            render = tab.open_page(page)
+            if render.problems:
+                raise RenderFailed(f"warm-up of {page or 'the home page'}: {'; '.join(render.problems)}")
+    finally:
+        tab.close()
+    return time.perf_counter() - started
+
+
 def run_visitors(base_url: str, *, users: int, seconds: float, pages: Sequence[str] = ("Explore", "Map"),
                  think_s: float = 1.0, seed: int = 7, render_timeout_s: float = RENDER_TIMEOUT_S) -> dict[str, Any]:
     """`users` visitors for `seconds`: each opens a page, then alternates changing the Condition filter and

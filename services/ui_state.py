@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import streamlit as st
 
 from services import access, inert, limits, runtime, startup, stats
+from services.cache import SingleFlightCache
 from services.errors import DatabaseUnavailable, QueryTimeout, TrialLandscapeError
 from services.filters import Filters, is_view_param
 from services.normalize import FUNDER_CLASSES, LABELS, OPEN_STATUSES, PHASES, STATUSES, STUDY_TYPES
@@ -662,6 +663,20 @@ def facets_loading_notice() -> Iterator[None]:
         yield
 
 
+_shared_results: SingleFlightCache[Any] = SingleFlightCache(CACHE_TTL_S, max_entries=256)
+
+
+def shared(fn: Callable[..., T], *args: Any) -> T:
+    """Like cached(), but every visitor and rerun gets the same object: nothing is copied on a hit.
+
+    st.cache_data pickles a result and unpickles it on every hit — for the Map's thousands of sites that was a
+    large part of each render. Only for results the page reads and never changes. Errors are not kept.
+    """
+    with facets_loading_notice():
+        return _shared_results.get_or_compute((fn.__module__, fn.__qualname__, args),  # type: ignore[no-any-return]
+                                              lambda: fn(*args))
+
+
 @st.cache_data(ttl=CACHE_TTL_S, max_entries=512, show_spinner=False)
 def _cached_call(name: str, _fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
     # The function's name keys the cache; the function itself (leading underscore) is not hashed.
@@ -683,14 +698,23 @@ def country_options() -> list[str]:
         return []
 
 
-def footer() -> None:
-    """Share link, data source and freshness under every page; on the sample, say it is topic-biased."""
+FRESHNESS_TTL_S = 60
+
+
+@st.cache_data(ttl=FRESHNESS_TTL_S, show_spinner=False)
+def _freshness() -> str | None:
+    # One query per minute for every visitor instead of one per render: it scans the studies' update dates.
     from services.dbinfo import freshness
 
+    return freshness()
+
+
+def footer() -> None:
+    """Share link, data source and freshness under every page; on the sample, say it is topic-biased."""
     render_share_link()
     try:
         src = runtime.source()
-        fresh = freshness()
+        fresh = _freshness()
     except TrialLandscapeError:
         return
     parts = [f"Data: ClinicalTrials.gov via AACT schema — {src.description}"]

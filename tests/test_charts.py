@@ -192,3 +192,32 @@ def test_charts_whole_dashboard_renders(db):
         fig = charts.facet_figure(spec.facet, d.facets[spec.facet])
         assert fig.data, spec.facet  # the whole sample has data for every chart
         fig.to_json()  # serialisable, as Streamlit needs
+        # Every chart keeps the common frame next to its own layout: its title at the left, fixed axes, clicks select.
+        layout = fig.layout
+        assert (layout.title.text, layout.title.x, layout.clickmode, layout.dragmode) == (
+            spec.title, 0, "event+select", False), spec.facet
+        assert layout.xaxis.fixedrange and layout.yaxis.fixedrange and layout.margin.l == 8, spec.facet
+        assert layout.showlegend is (spec.style in ("enrollment", "rate")), spec.facet
+        if spec.style == "rate":
+            assert layout.yaxis2.fixedrange and layout.yaxis2.overlaying == "y" and layout.margin.b == 52
+        if spec.style == "hbar":
+            assert layout.yaxis.autorange == "reversed" and layout.xaxis.showticklabels is False
+
+
+def test_charts_shared_figure_sends_what_the_plain_figure_sends_and_copies_its_dict_once():
+    import plotly.io
+    import plotly.tools
+
+    rows = [*STATUS_ROWS, {"value": "COMPLETED", "label": "Completed <b>x</b>", "count": 7}]
+    shared = charts.shared_facet_figure("status", rows)
+    plain = charts.facet_figure("status", rows)
+    assert isinstance(shared, charts.SharedFigure) and type(plain) is go.Figure
+    assert charts.shared_facet_figure("status", [dict(r) for r in rows]) is shared  # same rows, same object
+    # What st.plotly_chart does with a figure: to_dict via plotly.tools, then plotly.io.to_json.
+    sent = plotly.io.to_json(plotly.tools.return_figure_from_figure_or_data(shared, validate_figure=True),
+                             validate=False)
+    assert sent == plotly.io.to_json(plain.to_dict(), validate=False)
+    assert shared.to_dict() is shared.to_dict()  # made once, not deep-copied on every render
+    assert charts.clicked_values(shared, {"points": [{"curve_number": 0, "point_index": 3}]}) == ["COMPLETED"]
+    funnel = [{"stage": "All trials", "count": 9, "active": True}, {"stage": "Condition", "count": 3}]
+    assert charts.shared_funnel_figure(funnel).to_dict() == charts.funnel_figure(funnel).to_dict()

@@ -153,3 +153,50 @@ def test_loadtest_protocol_mode_renders_real_pages(db):
     assert result["errors"] == 0 and result["renders"] >= 2
     assert result["p95_s"] >= result["p50_s"] > 0 and result["renders_per_s"] > 0
     assert set(result["targets"]) <= {"Explore:open", "Explore:filter", "Map:open", "Map:filter"}
+
+
+@pytest.mark.slow
+def test_loadtest_protocol_mode_compares_checkouts_in_one_run(db, capsys):
+    from services.commands.bench_load_cmd import PROJECT_DIR
+
+    # The same checkout twice stands in for "before" and "after": two servers, one after the other.
+    code = main(["bench", "load", "--protocol", "--serve", "--app-dir", str(PROJECT_DIR), "--app-dir",
+                 str(PROJECT_DIR), "--users", "1", "--seconds", "4", "--think-ms", "200", "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0 and result["errors"] == 0 and len(result["runs"]) == 2
+    for run in result["runs"]:
+        assert run["renders"] >= 1 and run["warm_up_s"] > 0 and run["app"].startswith(PROJECT_DIR.name)
+        assert run["server_cpu_s"] > 0 and run["cpu_s_per_render"] > 0 and " / " in run["load_average"]
+
+
+def test_loadtest_protocol_comparison_options_and_table(capsys, tmp_path):
+    import os
+    import tomllib
+    from pathlib import Path
+
+    from services.commands import bench_load_cmd as cmd
+
+    assert main(["bench", "load", "--protocol", "--url", "http://127.0.0.1:9", "--app-dir", "."]) == 2
+    assert "--app-dir goes with --serve" in capsys.readouterr().err
+    assert main(["bench", "load", "--protocol", "--serve", "--pid", "1"]) == 2
+    assert "--pid goes with --url" in capsys.readouterr().err
+    with pytest.raises(BadInput, match="holds no app.py"), cmd.served_app(tmp_path):
+        pass
+    # CPU seconds of a process from /proc: this one's grow while it computes.
+    before = cmd.cpu_seconds(os.getpid())
+    sum(i * i for i in range(2_000_000))
+    assert before is not None and cmd.cpu_seconds(os.getpid()) > before
+    assert cmd.cpu_seconds(2**22 + 12345) is None  # no such process
+    assert cmd._app_label(cmd.PROJECT_DIR).startswith(cmd.PROJECT_DIR.name + "@")
+    run = {"users": 2, "pages": ["Explore"], "seconds": 10.0, "think_s": 1.0, "renders": 8, "renders_per_s": 0.8,
+           "errors": 0, "p50_s": 0.1, "p95_s": 0.4, "max_s": 0.5, "mb_received": 1.0, "targets": {},
+           "load_average": "1.0 / 1.2", "server_cpu_s": 0.8, "cpu_s_per_render": 0.1}
+    text = cmd._protocol_text({"runs": [{**run, "app": "old@abc"}, {**run, "app": "new@def+", "p95_s": 0.2}],
+                               "errors": 0})
+    table = text.rsplit("\n\n", 1)[1].splitlines()
+    assert table[0].split()[:4] == ["app", "renders", "per", "s"]
+    assert table[1].split() == ["old@abc", "8", "0.8", "0.1", "0.4", "0.5", "0", "0.1", "1.0", "/", "1.2"]
+    assert table[2].split()[0:5] == ["new@def+", "8", "0.8", "0.1", "0.2"]
+    # The served app renders without Streamlit's forced full GC and without its per-session source watcher.
+    config = tomllib.loads((Path(cmd.PROJECT_DIR) / ".streamlit" / "config.toml").read_text())
+    assert config["runner"]["postScriptGC"] is False and config["server"]["fileWatcherType"] == "none"

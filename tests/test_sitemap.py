@@ -257,6 +257,17 @@ def test_mapdeck_choropleth_and_grid_layers(db):
     assert max(radii) <= 18.0 and min(radii) >= 2.0
 
 
+def test_mapdeck_json_is_pydecks_own_json_written_compactly(db):
+    data = sitemap.map_data(BOSTON, db=db)
+    for mode in mapdeck.MODES:
+        reference = mapdeck.pdk.Deck.to_json(mapdeck.build_deck(data, mode))  # pydeck's indented JSON
+        deck = mapdeck.build_deck(data, mode)
+        text = deck.to_json()
+        assert json.loads(text) == json.loads(reference), mode
+        assert "\n" not in text and len(text) < len(reference) * 0.8
+        assert deck.to_json() is text  # written once per shared deck
+
+
 # ---- the page --------------------------------------------------------------------------------------
 def _map_page(**params: str) -> AppTest:
     at = AppTest.from_file(str(PROJECT / "pages/2_Map.py"), default_timeout=120)
@@ -299,6 +310,26 @@ def test_map_page_choropleth_mode_has_a_log_legend(db):
     assert any(c.value == sitemap.describe_choropleth(data, "countries", "trials") for c in at.caption)
     assert sitemap.describe_choropleth(data, "states", "sites").startswith(
         "Colour: number of sites per US state in the United States on a log scale")
+
+
+def test_map_page_shares_its_map_data_across_sessions_and_leaves_it_unchanged(db):
+    from services import ui_state
+
+    first = _map_page(near="Boston, MA", radius="100", status="ANY")
+    f = first.session_state["filters"]
+    data = ui_state.shared(sitemap.map_data, f, True)  # the object the page drew, from the shared cache
+    before = (data.points.copy(deep=True), data.nearest.copy(deep=True), data.countries.copy(deep=True),
+              data.states.copy(deep=True))
+    computed = ui_state._shared_results.stats().computations
+    for mode in mapdeck.MODES:
+        first.radio(key="map_mode").set_value(mode).run()
+        assert not first.exception, (mode, first.exception)
+    second = _map_page(near="Boston, MA", radius="100", status="ANY")  # another visitor, same view
+    assert ui_state._shared_results.stats().computations == computed  # no new computation, no copy
+    assert ui_state.shared(sitemap.map_data, f, True) is data
+    for frame, old in zip((data.points, data.nearest, data.countries, data.states), before, strict=True):
+        pd.testing.assert_frame_equal(frame, old)  # drawing every mode changed nothing in the shared result
+    assert list(second.dataframe[0].value["distance"]) == list(sitemap.nearest_table(data.nearest, "mi")["distance"])
 
 
 def test_map_page_unknown_place_says_so_and_keeps_other_filters(db):
