@@ -169,9 +169,13 @@ def build_deck(data: sitemap.MapData, mode: str = "sites", metric: str = "trials
     if tiles:
         return SharedDeck(layers=layers, initial_view_state=view, tooltip=TOOLTIP, map_style=TILE_STYLE)
     # No basemap: the shipped outlines are the map, so it reads the same with no internet.
-    deck = SharedDeck(layers=layers, initial_view_state=view, tooltip=TOOLTIP, map_style=None, map_provider=None)
-    # Given no style at all, Streamlit's map fetches a street-map style from the internet (an error offline); an
-    # empty inline style keeps it from fetching anything.
+    return offline_deck(layers, view, SharedDeck)
+
+
+def offline_deck(layers: list[pdk.Layer], view: pdk.ViewState, kind: type[pdk.Deck] = pdk.Deck) -> pdk.Deck:
+    """A deck with no basemap that fetches nothing from the internet: given no style at all, Streamlit's map
+    fetches a street-map style (an outside request, and an error offline); an empty inline style prevents it."""
+    deck = kind(layers=layers, initial_view_state=view, tooltip=TOOLTIP, map_style=None, map_provider=None)
     deck.map_style = EMPTY_MAP_STYLE
     return deck
 

@@ -72,14 +72,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         session_cleanup.remove_session(TEST_DATA_DIR)
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Files with browser or slow tests first. Under xdist's loadfile each file runs on one worker in collection
-    order: the few long files (a server and a browser each, minutes) then start at once and the many short files
-    fill the other workers meanwhile, instead of starting last and running alone at the end."""
-    long_files = {item.path for item in items if item.get_closest_marker("browser") or item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in long_files)  # stable: each file keeps its order
-
-
 @pytest.fixture(scope="session", autouse=True)
 def _worker_database() -> None:
     """Under pytest-xdist: before this worker's first test, copy the run's loaded database into its own folder."""

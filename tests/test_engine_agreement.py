@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from services import engine, search, sitemap, stats, trialview
-from services.assistant import TrialQuery
 from services.assistant.backend import DatabaseBackend
 from services.bench import DASHBOARD_FILTERS, parse_query
 from services.filters import Filters
+from services.trials import TrialQuery
 
 # The assistant's search has no parameters for the funder class or start years.
 NOT_FOR_THE_ASSISTANT = {"industry-funded", "start 2015–2020"}

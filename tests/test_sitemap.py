@@ -422,3 +422,17 @@ def _drawn(counts: dict[str, int]) -> bool:
     total = counts["total"]
     return (counts["sea"] > total * 0.05 and counts["land"] > total * 0.05 and counts["outline"] > 200
             and counts["green"] > 30 and counts["ring"] > 200)
+
+
+def test_every_offline_deck_names_an_inline_style_so_nothing_is_fetched(db):
+    """The Map without tiles and the assistant's trial-card map: an inline empty style, never a URL (given no
+    style, Streamlit's map would fetch a street-map style from the internet)."""
+    from services.assistant import view_model
+
+    points = pd.DataFrame({"nct_id": ["NCT00000001"], "lat": [42.36], "lon": [-71.06], "distance": [1.0],
+                           "facility": ["A"], "city": ["Boston"], "country": ["United States"]})
+    data = sitemap.map_data(Filters(condition="diabetes", status=("ANY",)), db=db)
+    decks = [view_model.cards_deck(points, (42.36, -71.06), 50), view_model.cards_deck(points.head(0), None, None),
+             *(mapdeck.build_deck(data, mode, "trials", tiles=False) for mode in ("sites", "countries", "states"))]
+    for deck in decks:
+        assert json.loads(deck.to_json())["mapStyle"] == mapdeck.EMPTY_MAP_STYLE

@@ -253,8 +253,7 @@ def cards_deck(points: pd.DataFrame, origin: tuple[float, float] | None, radius_
         layers.append(mapdeck.site_layer(points, aggregated=False))
     if origin is not None:
         layers.extend(mapdeck.pin_layers(place_name, origin[0], origin[1], float(radius_miles or 0)))
-    return pdk.Deck(layers=layers, initial_view_state=cards_view(points, origin, radius_miles), map_style=None,
-                    tooltip=mapdeck.TOOLTIP)  # type: ignore[arg-type]
+    return mapdeck.offline_deck(layers, cards_view(points, origin, radius_miles))
 
 
 def cards_view(points: pd.DataFrame, origin: tuple[float, float] | None, radius_miles: float | None) -> pdk.ViewState:
