@@ -29,6 +29,13 @@ def _child_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def _ctrl_c_reaches() -> None:
+    """In the child, before it starts: SIGINT acts as Ctrl-C in a terminal. A run started in the background by a
+    non-interactive shell (a CI script's `cmd &`) ignores SIGINT, every process it starts inherits that, and
+    Python then keeps ignoring it — the child would never hear the interrupt this test sends."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _folders() -> set[str]:
     return {p.name for p in DATA_ROOT.iterdir()} if DATA_ROOT.is_dir() else set()
 
@@ -92,7 +99,7 @@ def test_session_cleanup_after_sigint_midway(workers, tmp_path):
     ready = tmp_path / "ready"
     child = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", workers, CHILD,
                               "-k", "interrupted"], cwd=PROJECT, env=_child_env(CLEANUP_READY_FILE=str(ready)),
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=_ctrl_c_reaches)
     try:
         deadline = time.monotonic() + 600
         while not ready.exists():
