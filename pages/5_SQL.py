@@ -72,7 +72,7 @@ with st.sidebar:
         shown += 1
         kind = "view" if bool(group["is_view"].iloc[0]) else "table"
         with st.expander(f"{table} · {len(group)} columns{' · view' if kind == 'view' else ''}", expanded=bool(find)):
-            st.markdown("\n".join(f"- `{row.column_name}` <small>{row.data_type}</small>"
+            st.markdown("\n".join(f"- `{row.column_name}` <small>{inert.html_text(str(row.data_type))}</small>"
                                   for row in hits.itertuples()), unsafe_allow_html=True)
     if not shown:
         st.caption("No table or column matches.")
