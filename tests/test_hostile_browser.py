@@ -162,8 +162,12 @@ def watched(hostile_app: HostileApp) -> Iterator[Watched]:
 
 
 def _outside_links(pg: Any, origin: str) -> list[str]:
-    """Clickable links to anywhere but this app and ClinicalTrials.gov."""
-    hrefs = pg.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
+    """Links to anywhere but this app and ClinicalTrials.gov. The one link let through is the map library's own logo
+    while it is not displayed (mapbox-gl keeps it in the DOM, hidden unless a basemap source needs it): it cannot be
+    clicked and fetches nothing."""
+    hrefs = pg.eval_on_selector_all(
+        "a[href]", "els => els.filter(e => !(e.matches('a.mapboxgl-ctrl-logo') && !e.checkVisibility()))"
+                   ".map(e => e.href)")
     here = pg.url.split("#", 1)[0]
     return [h for h in hrefs if not (h.startswith((origin + "/", "https://clinicaltrials.gov/")) or h == origin
                                      or h.split("#", 1)[0] == here)]
