@@ -7,7 +7,9 @@ import streamlit as st
 
 from services import export, inert, provenance, results, search, trials, trialview, ui_state
 from services.errors import BadInput
+from services.freshness import last_update_of
 from services.normalize import label
+from services.ui import live as live_ui
 
 ui_state.ensure_database()
 f = ui_state.page_setup("Trials", "📋")
@@ -52,9 +54,8 @@ def show_detail(d: trials.TrialDetail) -> None:
                 + (f" · acronym {trialview.md_escape(str(s['acronym']))}" if s.get("acronym") else ""))
     if s.get("official_title") and s.get("official_title") != s.get("title"):
         st.caption(inert.md(s["official_title"]))
-    stale = trialview.status_freshness(d)
-    if stale:
-        st.warning(stale, icon="⏳")
+    live_ui.live_status_box(d.nct_id, s.get("status"), last_update_of(s), stale_note=trialview.status_freshness(d),
+                            key="live_detail")
     copy_note = provenance.missing_note(d.provenance)
     if copy_note:
         st.info(copy_note, icon="🧩")

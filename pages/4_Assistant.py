@@ -14,6 +14,7 @@ from services.assistant.guided import (
 from services.llm import MODEL_CHOICES, api_key_from_env
 from services.normalize import PHASES, label
 from services.ui import assistant as chat
+from services.ui import live as live_ui
 
 ui_state.ensure_database()
 f = ui_state.page_setup("Assistant", "💬")
@@ -194,8 +195,8 @@ with main:
                 st.markdown(f"{vm.badge_html(card['verdict'], card['colour'])} &nbsp; {inert.html_text(fit)}"
                             f"{inert.html_text(card['phases'])} · {inert.html_text(card['status'])}",
                             unsafe_allow_html=True)
-                if card["status_note"]:
-                    st.warning(card["status_note"], icon="⏳")  # our own sentences
+                live_ui.live_status_box(card["nct_id"], card["status_code"], card["last_update"],
+                                        stale_note=card["status_note"] or None, key=f"live_{card['nct_id']}")
                 if card["distance_note"]:
                     st.warning(card["distance_note"], icon="📍")
                 if card["summary"]:

@@ -60,6 +60,9 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         os.environ.pop("DATABASE_URL", None)
     os.environ.pop("ANTHROPIC_API_KEY", None)
+    # Live ClinicalTrials.gov look-ups go nowhere unless a test points them at its local fake (port 9: discard,
+    # closed here): a stray click in a test says "could not reach" instead of reaching the internet.
+    os.environ["CTGOV_API_URL"] = "http://127.0.0.1:9/api/v2"
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

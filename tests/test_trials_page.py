@@ -219,3 +219,32 @@ def test_trials_page_marks_a_stale_recruiting_status(db):
     # The comparison table carries the mark too.
     table = trialview.comparison([search.trial_detail(stale["nct_id"], db=db), search.trial_detail(fresh["nct_id"], db=db)])
     assert table.loc["Status"].tolist() == ["Recruiting (status may be out of date)", "Recruiting"]
+
+
+def test_trials_page_checks_the_live_status_on_request(db, monkeypatch):
+    """The stale mark stays until the visitor asks; the live answer (from a local fake ClinicalTrials.gov) then takes
+    its place and says what changed; offline, the mark stays and a message says the look-up failed."""
+    from tests.fake_ctgov import fake_ctgov
+    from tests.test_live import _record
+
+    today = dt.date.today()
+    nct = db.fetch_value(
+        "SELECT s.nct_id FROM ctgov.studies s WHERE upper(replace(s.overall_status, ' ', '_')) = 'RECRUITING' AND "
+        "(s.primary_completion_date < CAST(:today AS date) OR coalesce(s.last_update_posted_date, "
+        "s.last_update_submitted_date) < CAST(:today AS date) - 730) ORDER BY s.nct_id LIMIT 1", {"today": today})
+    with fake_ctgov([_record(nct, "COMPLETED")]) as fake:
+        monkeypatch.setenv("CTGOV_API_URL", fake.url)
+        at = _page(nct=nct)
+        assert [w.value for w in at.warning if "Status may be out of date" in w.value]
+        assert fake.arrivals == []  # nothing is asked before the visitor presses the button
+        at.button(key="live_detail").click().run()
+        assert not at.exception
+        [changed] = [w.value.replace("\\", "") for w in at.warning if "ClinicalTrials\\.gov now shows" in w.value]
+        assert "“Completed”" in changed and "says “Recruiting”" in changed
+        assert not [w for w in at.warning if "Status may be out of date" in w.value]
+        assert [a.path for a in fake.arrivals] == [f"/api/v2/studies/{nct}"]
+    monkeypatch.setenv("CTGOV_API_URL", "http://127.0.0.1:9/api/v2")  # nobody listens there
+    at = _page(nct=nct)
+    at.button(key="live_detail").click().run()
+    assert [w for w in at.warning if "Status may be out of date" in w.value]
+    assert [i.value for i in at.info if "Could not reach ClinicalTrials\\.gov" in i.value]
