@@ -241,6 +241,7 @@ with main:
                 chat.save(session)
                 st.rerun()
         st.iframe(vm.report_frame_url(session.report_html), height=720)
+        chat.contact_messages(session)
         if guided and session.phase == "followup" and st.button("Edit my answers and search again", key="g_again"):
             session.phase = "intake"
             st.rerun()

@@ -16,7 +16,7 @@ from typing import Any, TypedDict
 
 import jinja2
 
-from services import normalize, trials
+from services import contact, normalize, trials
 from services.eligibility.scoring import FitBand, Verdict
 from services.errors import BadInput, TrialLandscapeError
 from services.freshness import status_note
@@ -441,6 +441,22 @@ def trial_view(
     }
 
 
+def contact_view(profile: Mapping[str, Any], match: Mapping[str, Any], details: Mapping[str, Any] | None,
+                 site: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Whom to write to about this trial and a draft message (contact_who, contact_ways, contact_source, message)."""
+    details = details or {}
+    nct_id = str(match.get("nct_id") or details.get("nct_id") or "").strip().upper()
+    found = contact.choose_contact(nct_id, details.get("contacts") or [], (site or {}).get("facility"))
+    asked = [trials.text(u.get("text")) for u in match.get("unknowns") or [] if u.get("kind") == "question"]
+    where, distance = _site_text(site, match.get("nearest_site"))
+    title = trials.text(match.get("title") or details.get("title")) or nct_id
+    message = contact.draft_message(profile, {"nct_id": nct_id, "title": title,
+                                              "site_where": where + (f" — {distance}" if where and distance else "")},
+                                    found, asked)
+    return {"contact_who": found.who, "contact_ways": list(found.ways), "contact_source": found.source,
+            "message": message}
+
+
 def search_view(facts: Mapping[str, Any]) -> dict[str, Any]:
     """The "How we searched" section: travel limit, each search that ran with its counts, criteria coverage."""
     radius = facts.get("radius_miles")
@@ -493,13 +509,17 @@ def report_inputs(backend: TrialBackend, request: ReportRequest) -> ReportInputs
     The nearest site is measured from the patient's saved latitude/longitude; without them it is left out
     and the saved match's own nearest-site sentence is shown instead.
     """
-    profile = request.patient_profile
+    return trial_inputs(backend, request.patient_profile, request.trials)
+
+
+def trial_inputs(backend: TrialBackend, profile: Mapping[str, Any], matches: Iterable[Mapping[str, Any]]) -> ReportInputs:
+    """report_inputs for any list of saved matches."""
     lat, lon = profile.get("latitude"), profile.get("longitude")
     origin = (float(lat), float(lon)) if isinstance(lat, int | float) and isinstance(lon, int | float) else None
     details: dict[str, TrialDetails] = {}
     events: dict[str, AdverseEvents] = {}
     sites: dict[str, Site] = {}
-    for match in request.trials:
+    for match in matches:
         nct_id = str(match.get("nct_id") or "").strip().upper()
         if not NCT_RE.fullmatch(nct_id):
             continue
@@ -544,16 +564,10 @@ def render_report(
     views = []
     for i, match in enumerate(request.trials, start=1):
         nct_id = str(match.get("nct_id") or "").strip().upper()
-        views.append(
-            trial_view(
-                i,
-                match,
-                details_by_id.get(nct_id),
-                events_by_id.get(nct_id),
-                sites_by_id.get(nct_id),
-                today,
-            )
-        )
+        view = trial_view(i, match, details_by_id.get(nct_id), events_by_id.get(nct_id), sites_by_id.get(nct_id),
+                          today)
+        view.update(contact_view(request.patient_profile, match, details_by_id.get(nct_id), sites_by_id.get(nct_id)))
+        views.append(view)
     facts = dict(request.search_facts or {})
     groups = [(trials.text(topic), [q for q in (trials.text(q) for q in qs) if q]) for topic, qs in request.question_groups]
     context = {

@@ -52,7 +52,7 @@ def count_trials(f: Filters, *, db: Database | None = None, engine: Engine | Non
 _NCT_RE = re.compile(r"^\s*(NCT)\s*(\d{8})\s*$", re.IGNORECASE)
 DETAIL_TIMEOUT_MS = 15_000
 DETAIL_QUERIES = ("trial_study", "trial_conditions", "trial_arms", "trial_interventions", "trial_outcomes",
-                  "trial_sites", "trial_sponsors")
+                  "trial_sites", "trial_sponsors", "trial_contacts")
 
 
 def parse_nct_id(text: str | None) -> str:
@@ -109,6 +109,7 @@ def trial_detail(nct_id: str, near_lat: float | None = None, near_lon: float | N
         collaborators=tuple(str(n) for n in sponsors.loc[sponsors["role"] != "lead", "name"]) if len(sponsors) else (),
         criteria=parse_criteria(study.get("criteria")),
         provenance=provenance_lookup(db, nct),
+        contacts=frames["trial_contacts"],
     )
 
 

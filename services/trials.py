@@ -128,6 +128,7 @@ class TrialDetail:
     collaborators: tuple[str, ...]
     criteria: ParsedCriteria
     provenance: provenance.Provenance | None = None  # which fields our copy lacks (None: a full record)
+    contacts: pd.DataFrame | None = None  # central then site contacts (kind, role, name, email, phone, facility, city)
 
     @property
     def url(self) -> str:
@@ -175,6 +176,7 @@ class TrialDetails(TypedDict, total=False):
     not_in_this_copy: list[str]  # fields our copy lacks because its source did not carry them (services.provenance)
     copy_note: str
     criteria_source: str
+    contacts: list[dict[str, str]]  # the registry's central and site contacts (none in the shipped sample)
 
 
 def details_of(detail: TrialDetail) -> TrialDetails:
@@ -206,6 +208,8 @@ def details_of(detail: TrialDetail) -> TrialDetails:
         "last_update_date": iso_date(study.get("last_update_posted_date") or study.get("last_update_submitted_date")),
     }
     details.update(provenance.tool_fields(detail.provenance))  # type: ignore[typeddict-item]
+    if detail.contacts is not None and len(detail.contacts):
+        details["contacts"] = [{k: text(v) for k, v in r.items() if text(v)} for r in detail.contacts.to_dict("records")]
     return details
 
 

@@ -303,10 +303,17 @@ def test_assistant_page_guided_mode_end_to_end(db: Any, monkeypatch: pytest.Monk
     assert session.phase == "followup"
     chosen = session.selected_nct_ids
     assert len(chosen) == 1 and set(NCT_RE.findall(session.report_html or "")) == set(chosen)
-    assert [b.label for b in at.get("download_button")] == ["Download report (HTML)"]
+    assert [b.label for b in at.get("download_button")] == ["Download report (HTML)", "Download this message"]
+    # A draft to the chosen trial's team, from the answers and the trial's open questions; in the report too.
+    [draft] = [t for t in at.text_area if t.label == "Your message"]
+    assert draft.value.startswith("Dear study team,\n\nI am a 55-year-old woman with type 2 diabetes, living near "
+                                  "Houston, TX. I found your trial " + chosen[0])
+    assert "A message to the study team" in (session.report_html or "")
+    assert "I am a 55-year-old woman with type 2 diabetes" in (session.report_html or "")
     _click(at, "asst_pdf_make")
     _ok(at)
-    assert [b.label for b in at.get("download_button")] == ["Download report (HTML)", "Download report (PDF)"]
+    assert [b.label for b in at.get("download_button")] == ["Download report (HTML)", "Download report (PDF)",
+                                                             "Download this message"]
     assert at.session_state["asst_pdf"].startswith(b"%PDF-")
     assert [e.role for e in session.chat_log()] == ["user", "assistant"] * 5
     assert len(at.chat_input) == 0
@@ -350,7 +357,7 @@ def test_assistant_page_resumes_after_restart(db: Any, monkeypatch: pytest.Monke
     assert (out["profile_shown"], out["steps_shown"]) == (True, True)
     assert out["filters"] == Filters(condition="type 2 diabetes", near="Houston, TX", radius=100.0, age=55.0,
                                      sex="FEMALE").query_string()
-    assert out["report_buttons"] == ["Download report (HTML)"]
+    assert out["report_buttons"] == ["Download report (HTML)", "Download this message"]
 
 
 def test_assistant_page_bad_or_forgotten_links_open_fresh(db: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -453,7 +460,7 @@ def test_assistant_page_view_model_shapes() -> None:
     cards, selectable = vm.cards_to_show(session)
     assert (selectable, [vm.card_view(c) for c in cards]) == (True, [{
         "nct_id": "NCT00000001", "title": "A trial", "url": "https://clinicaltrials.gov/study/NCT00000001", "fit": 80,
-        "verdict": "Looks eligible", "colour": "#1a7f37", "status": "Recruiting", "phases": "No drug phase",
+        "verdict": "Looks eligible", "colour": "#1a7f37", "status": "Recruiting", "status_code": "RECRUITING", "last_update": None, "phases": "No drug phase",
         "summary": "s", "nearest": "", "band": "", "fit_explanation": "", "status_note": "", "distance_note": "",
         "criteria_note": ""}])
     session.matched_trials[0].update(fit_band="needs_information", fit_explanation="Why.", distance_note="Far.",

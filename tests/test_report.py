@@ -115,7 +115,7 @@ def test_report_sections_cover_the_selected_trials_in_order(case: SimpleNamespac
     ]
     assert element_texts(case.html, "h3") == [
         "In plain words", "Eligibility checklist", "Still to find out", "What to expect",
-        "Side effects reported in the trial's results", "Nearest site",
+        "Side effects reported in the trial's results", "Nearest site", "A message to the study team",
     ] * 3
 
 

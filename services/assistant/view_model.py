@@ -360,3 +360,18 @@ def report_digest(report_html: str) -> str:
 def report_frame_url(report_html: str) -> str:
     """The report as a data: URL for an iframe: its own opaque origin, so nothing in it can reach the app's page."""
     return "data:text/html;charset=utf-8;base64," + base64.b64encode(report_html.encode("utf-8")).decode("ascii")
+
+
+def contact_drafts(session: AssistantSession) -> list[dict[str, Any]]:
+    """For each trial in the report: whom to write to and a draft message (the report's own words; nothing is sent)."""
+    from services import report
+
+    matches = [m for i in session.selected_nct_ids if (m := session.matched(i)) is not None]
+    inputs = report.trial_inputs(backend_for(session), session.patient_profile, matches)
+    out = []
+    for match in matches:
+        nct_id = str(match["nct_id"]).upper()
+        view = report.contact_view(session.patient_profile, match, inputs["trial_details"].get(nct_id),
+                                   inputs["nearest_sites"].get(nct_id))
+        out.append({"nct_id": nct_id, "title": str(match.get("title") or nct_id), **view})
+    return out

@@ -156,3 +156,32 @@ def make_pdf(report_html: str) -> None:
         except TrialLandscapeError as exc:
             st.session_state["asst_error"] = f"The PDF could not be made: {exc}"
     st.rerun()
+
+
+def contact_messages(session: AssistantSession) -> None:
+    """For each trial in the report: whom to write to and a draft to edit, copy or download (nothing is sent)."""
+    if not session.report_html:
+        return
+    key = f"contact_drafts_{vm.report_digest(session.report_html)}"
+    if key not in st.session_state:
+        with ui_state.database_errors():
+            st.session_state[key] = vm.contact_drafts(session)
+    drafts = st.session_state[key]
+    if not drafts:
+        return
+    st.subheader("Messages to the study teams")
+    st.caption("Drafts written from your answers and each trial's open questions. This app sends nothing: change a "
+               "draft as you like, then copy or download it and send it yourself.")
+    for d in drafts:
+        with st.expander(f"{d['nct_id']} — {inert.md_line(d['title'][:90])}"):
+            if d["contact_source"] == "no contact in our copy of the registry":
+                st.markdown(f"Write to the study team through the contacts on "
+                            f"{inert.ctgov_link(d['nct_id'], 'its ClinicalTrials.gov page')} (our copy of the "
+                            "registry has no contact names, e-mails or phone numbers).")
+            else:
+                st.markdown(f"Write to **{inert.md_line(d['contact_who'])}** — "
+                            f"{inert.md_line('; '.join(d['contact_ways']))} ({inert.md_line(d['contact_source'])}).")
+            message = st.text_area("Your message", d["message"], height=320, max_chars=4000,
+                                   key=f"{key}_{d['nct_id']}")
+            st.download_button("Download this message", message, file_name=f"message-{d['nct_id']}.txt",
+                               mime="text/plain", key=f"{key}_dl_{d['nct_id']}")
