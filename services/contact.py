@@ -75,18 +75,24 @@ def _patient_line(profile: Mapping[str, Any]) -> str:
     return sentence + "."
 
 
+def _shorten(line: str, limit: int = 220) -> str:
+    line = " ".join(line.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
 def draft_message(profile: Mapping[str, Any], trial: Mapping[str, Any], contact: Contact,
                   questions: Sequence[str] = ()) -> str:
-    """The draft, plain text. trial: nct_id, title, and optionally site_where (the nearest site in words)."""
+    """The draft, plain text. trial: nct_id, title, and optionally site_where (the nearest site in words);
+    questions: the criteria (in words) the patient could not judge, first ones first."""
     nct_id = text(trial.get("nct_id"))
     title = text(trial.get("title")) or nct_id
-    asked = [q.rstrip() for q in (text(q) for q in questions) if q][:MAX_QUESTIONS]
+    asked = [_shorten(q) for q in (text(q) for q in questions) if q][:MAX_QUESTIONS]
     greeting = "Dear study team," if contact.who == "the study team" else f"Dear {contact.who.split(' (')[0]},"
     lines = [greeting, "",
              f"{_patient_line(profile)} I found your trial {nct_id}, “{title}”, on ClinicalTrials.gov and would like "
              "to know whether I could take part."]
     if asked:
-        lines += ["", "From the published criteria I could not tell:"] + [f"- {q}" for q in asked]
+        lines += ["", "From the published criteria I could not tell whether these apply to me:"] + [f"- {q}" for q in asked]
     site = text(trial.get("site_where"))
     lines += ["", (f"Is the site nearest to me ({site}) taking new participants, and what would the next steps be?"
                    if site else "Which site could I join, and what would the next steps be?"),

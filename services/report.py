@@ -441,18 +441,21 @@ def trial_view(
     }
 
 
+_OPEN_STATUSES = ("not_enough_information", "needs_discussion")
+
+
 def contact_view(profile: Mapping[str, Any], match: Mapping[str, Any], details: Mapping[str, Any] | None,
                  site: Mapping[str, Any] | None) -> dict[str, Any]:
     """Whom to write to about this trial and a draft message (contact_who, contact_ways, contact_source, message)."""
     details = details or {}
     nct_id = str(match.get("nct_id") or details.get("nct_id") or "").strip().upper()
     found = contact.choose_contact(nct_id, details.get("contacts") or [], (site or {}).get("facility"))
-    asked = [trials.text(u.get("text")) for u in match.get("unknowns") or [] if u.get("kind") == "question"]
-    where, distance = _site_text(site, match.get("nearest_site"))
-    title = trials.text(match.get("title") or details.get("title")) or nct_id
-    message = contact.draft_message(profile, {"nct_id": nct_id, "title": title,
-                                              "site_where": where + (f" — {distance}" if where and distance else "")},
-                                    found, asked)
+    open_ones = [c for c in match.get("criteria") or [] if c.get("status") in _OPEN_STATUSES]
+    open_ones.sort(key=lambda c: c.get("type") != "inclusion")  # stable: the registry's order within each kind
+    asked = [trials.text(c.get("plain") or c.get("criterion")) for c in open_ones]
+    where, _ = _site_text(site, match.get("nearest_site"))  # the distance is worded for the reader of the report
+    title = trials.text(details.get("title") or match.get("title")) or nct_id
+    message = contact.draft_message(profile, {"nct_id": nct_id, "title": title, "site_where": where}, found, asked)
     return {"contact_who": found.who, "contact_ways": list(found.ways), "contact_source": found.source,
             "message": message}
 
