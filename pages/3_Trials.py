@@ -270,9 +270,9 @@ event = st.dataframe(
                                             help="Open the trial on ClinicalTrials.gov (new tab)."),
         "title": st.column_config.TextColumn("Title", width="large"),
         "phase": "Phase", "status": "Status", "conditions": "Conditions", "lead_sponsor": "Lead sponsor",
-        "enrollment": st.column_config.NumberColumn("Enrollment", format="%d"),
+        "enrollment": st.column_config.NumberColumn("Enrollment", format="localized"),
         "start_date": st.column_config.DateColumn("Start"),
-        "sites": st.column_config.NumberColumn("Sites", format="%d"),
+        "sites": st.column_config.NumberColumn("Sites", format="localized"),
         "nearest": st.column_config.NumberColumn(f"Nearest site ({f.unit})", format="%.1f"),
     },
 )
