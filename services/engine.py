@@ -65,6 +65,7 @@ class DashboardFrames:
     funnel: dict[str, int] | None  # None when the funnel query failed
     raw: dict[str, pd.DataFrame]
     errors: dict[str, str] = field(default_factory=dict)
+    engine: str = ""  # the engine that computed them when not the one asked (SQL while the store loads)
 
 
 class Engine(Protocol):
@@ -375,6 +376,10 @@ class MemoryEngine:
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        # Set by warm() (the server's start): until the store is ready, SQL answers instead of every visitor
+        # waiting for the load by COPY. The CLI and benchmarks never warm, so they wait and always get the store.
+        self.serve_sql_while_loading = False
+        self._sql = SqlEngine(db, reason="missing")
 
     def describe(self) -> dict[str, str]:
         title, text = MEMORY_TEXT
@@ -385,21 +390,35 @@ class MemoryEngine:
 
         return facetstore.store_for(self.db)
 
-    def _mask(self, f: Filters) -> np.ndarray:
-        return self._store().mask(f, self.db)  # type: ignore[no-any-return]
+    def _ready(self) -> Any:
+        """The store, or None while the server loads it in the background (then SQL answers)."""
+        if not self.serve_sql_while_loading:
+            return self._store()
+        from services import facetstore
+
+        return facetstore.ready_store(self.db)
 
     def count(self, f: Filters) -> int:
-        return int(np.count_nonzero(self._mask(f)))
+        store = self._ready()
+        if store is None:
+            return self._sql.count(f)
+        return int(np.count_nonzero(store.mask(f, self.db)))
 
     def matching_ids(self, f: Filters) -> list[str]:
-        store = self._store()
+        store = self._ready()
+        if store is None:
+            return self._sql.matching_ids(f)
         return [v.decode() for v in store.nct[store.mask(f, self.db)].tolist()]  # the store is in NCT id order
 
     def matched_select(self, f: Filters) -> tuple[str, dict[str, Any]]:
+        if self._ready() is None:
+            return self._sql.matched_select(f)
         return ids_select(self.matching_ids(f))
 
     def trial_page(self, f: Filters, *, sort: str, descending: bool, limit: int, offset: int) -> list[str]:
-        store = self._store()
+        store = self._ready()
+        if store is None:
+            return self._sql.trial_page(f, sort=sort, descending=descending, limit=limit, offset=offset)
         mask = store.mask(f, self.db)
         start = max(0, int(offset))
         stop = start + max(1, min(int(limit), PAGE_CAP))
@@ -423,19 +442,28 @@ class MemoryEngine:
     def warm(self) -> None:
         from services import facetstore
 
+        self.serve_sql_while_loading = True
         facetstore.warm_up(self.db)
 
     def dashboard_frames(self, f: Filters, specs: Mapping[str, Mapping[str, Any]], facets: list[str] | None, *,
                          timeout_ms: int, sequential: bool = False) -> DashboardFrames:
+        store = self._ready()
+        if store is None:
+            frames = self._sql.dashboard_frames(f, specs, facets, timeout_ms=timeout_ms, sequential=sequential)
+            return replace(frames, engine=self._sql.kind)
         tops = {name: int(spec["top"]) for name, spec in specs.items() if "top" in spec}
-        kpis, funnel, raw = self._store().dashboard_frames(f, self.db, tops)
+        kpis, funnel, raw = store.dashboard_frames(f, self.db, tops)
         return DashboardFrames(kpis, funnel, raw, {})
 
     def map_frames(self, f: Filters, *, only_in_area: bool, point_limit: int, nearest_limit: int,
                    grid_steps: tuple[float, ...], timeout_ms: int) -> MapFrames:
         from services import facetstore
 
-        return facetstore.map_frames(self._store(), f, self.db, only_in_area=only_in_area, point_limit=point_limit,
+        store = self._ready()
+        if store is None:
+            return self._sql.map_frames(f, only_in_area=only_in_area, point_limit=point_limit,
+                                        nearest_limit=nearest_limit, grid_steps=grid_steps, timeout_ms=timeout_ms)
+        return facetstore.map_frames(store, f, self.db, only_in_area=only_in_area, point_limit=point_limit,
                                      nearest_limit=nearest_limit, grid_steps=grid_steps)
 
 

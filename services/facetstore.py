@@ -784,7 +784,13 @@ def _load(db: Database, stamp: str) -> FacetStore:
         cached = read_cache(root, stamp)
         if cached is not None:
             return cached
-    store = FacetStore(db, stamp)
+    with _copy_lock:
+        _copying.add(db.url)
+    try:
+        store = FacetStore(db, stamp)
+    finally:
+        with _copy_lock:
+            _copying.discard(db.url)
     if root is not None:
         try:
             write_cache(store, root)
@@ -797,6 +803,10 @@ def _load(db: Database, stamp: str) -> FacetStore:
 _stores: dict[str, FacetStore] = {}
 _checked: dict[str, tuple[float, str | None]] = {}
 _lock = threading.Lock()
+_copying: set[str] = set()  # databases whose store is being loaded by COPY right now (seconds to minutes)
+_roots: dict[str, Path] = {}
+_background: dict[str, threading.Thread] = {}
+_copy_lock = threading.Lock()
 
 
 def _refreshed_at(db: Database) -> str | None:
@@ -837,6 +847,28 @@ def store_for(db: Database) -> FacetStore:
         return store
 
 
+def ready_store(db: Database) -> FacetStore | None:
+    """The current store when it is loaded or can be mapped from the start cache at once; else None, with a load by
+    COPY started in the background (the server's pages are served by SQL meanwhile, then the cache is written)."""
+    stamp = _refreshed_at(db)
+    store = _stores.get(db.url)
+    if store is not None and store.refreshed_at == stamp:
+        return store
+    if db.url not in _copying and cache_enabled() and stamp is not None:
+        root = _roots.get(db.url)
+        if root is None:
+            root = _roots.setdefault(db.url, cache_root(db))
+        if (root / cache_key(stamp) / "manifest.json").is_file():
+            return store_for(db)  # a fraction of a second: the arrays are mapped, not read
+    with _copy_lock:
+        running = _background.get(db.url)
+        if running is None or not running.is_alive():
+            running = threading.Thread(target=warm_up, args=(db,), name="facet-load", daemon=True)
+            _background[db.url] = running
+            running.start()
+    return None
+
+
 def is_loaded(db: Database) -> bool:
     """True once this process holds a store for the database (the first load takes ~20 s at registry scale)."""
     return db.url in _stores
@@ -855,6 +887,7 @@ def forget() -> None:
     with _lock:
         _stores.clear()
         _checked.clear()
+        _roots.clear()
 
 
 # ---- the map ---------------------------------------------------------------------------------------

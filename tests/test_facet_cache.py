@@ -185,3 +185,32 @@ def test_cache_off_loads_by_copy(scratch, monkeypatch):
     db, _ = scratch
     monkeypatch.setenv(facetstore.CACHE_SETTING, "0")
     assert _fresh(db).from_cache is False
+
+
+def test_server_serves_sql_while_the_store_loads_then_the_mapped_cache(scratch):
+    from services import engine
+
+    db, root = scratch
+    stamp = _fresh(db).refreshed_at
+    facetstore.shutil.rmtree(root / facetstore.cache_key(stamp))
+    facetstore.forget()
+    server = engine.MemoryEngine(db)
+    server.serve_sql_while_loading = True  # what warm() sets at a server's start
+    f, _ = Filters.from_query({"status": "ANY"})
+    expected = stats.dashboard(f, engine=engine.SqlEngine(db), timeout_ms=60_000).as_dict()
+    with facetstore._lock:  # the background load cannot finish while the test holds the store's lock
+        during = stats.dashboard(f, engine=server, timeout_ms=60_000)
+        assert during.mode == "sql" and server.loading()
+        assert server.count(f) == expected["kpis"]["matching_trials"]
+        loader = facetstore._background[db.url]
+        assert loader.is_alive()
+    loader.join(timeout=120)
+    assert not loader.is_alive()
+    after = stats.dashboard(f, engine=server, timeout_ms=60_000)
+    assert after.mode == "memory" and not server.loading()
+    assert after.as_dict() == during.as_dict() == expected
+    assert (root / facetstore.cache_key(stamp) / "manifest.json").is_file()  # the background load wrote it
+
+    facetstore.forget()  # a restart with the cache present: the first call maps it, no SQL detour
+    first = stats.dashboard(f, engine=server, timeout_ms=60_000)
+    assert first.mode == "memory" and facetstore.store_for(db).from_cache is True
