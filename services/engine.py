@@ -97,6 +97,11 @@ class Engine(Protocol):
     def trial_page(self, f: Filters, *, sort: str, descending: bool, limit: int, offset: int) -> list[str]:
         """NCT ids of one page of matching trials under a whitelisted sort (ties by NCT id)."""
 
+    def search_page(self, f: Filters, origin: tuple[float, float] | None, radius_miles: float | None, *,
+                    limit: int, offset: int) -> tuple[list[str], int] | None:
+        """The assistant's search order (sql/queries/assistant_search_page.sql): one page of NCT ids and the total,
+        or None when the engine leaves that order to SQL."""
+
     def loading(self) -> bool:
         """True while the engine is still getting ready in this process (the in-process store's first load)."""
 
@@ -227,6 +232,10 @@ class SqlEngine:
     def trial_page(self, f: Filters, *, sort: str, descending: bool, limit: int, offset: int) -> list[str]:
         cte, params = base_cte(f)
         return _ordered_page(self.db, f, cte, params, sort=sort, descending=descending, limit=limit, offset=offset)
+
+    def search_page(self, f: Filters, origin: tuple[float, float] | None, radius_miles: float | None, *,
+                    limit: int, offset: int) -> tuple[list[str], int] | None:
+        return None  # assistant_search_page.sql orders the matches in the database
 
     def loading(self) -> bool:
         return False
@@ -430,9 +439,38 @@ class MemoryEngine:
         if sort in MEMORY_SORTS:  # sorted here, no database round trip
             return [v.decode() for v in store.sorted_page(mask, sort, descending=descending, start=start,
                                                            stop=stop).tolist()]
-        # Distances from the filter's place are computed in the database, over the ids matched here.
-        cte, params = ids_cte([v.decode() for v in store.nct[mask].tolist()])
-        return _ordered_page(self.db, f, cte, params, sort=sort, descending=descending, limit=limit, offset=offset)
+        # The distance sort: each matching trial's nearest site from the filter's place, from the store's sites.
+        return [v.decode() for v in store.sorted_page(mask, sort, descending=descending, start=start, stop=stop,
+                                                       values=store.nearest_miles(f.place(), mask)).tolist()]
+
+    def search_page(self, f: Filters, origin: tuple[float, float] | None, radius_miles: float | None, *,
+                    limit: int, offset: int) -> tuple[list[str], int] | None:
+        store = self._ready()
+        if store is None:
+            return None
+        mask = store.mask(f, self.db)
+        place = None if origin is None else geo.Place("origin", origin[0], origin[1], "point", "", None, None)
+        if place is not None and radius_miles is not None:  # trials with a site within the radius
+            sites, _ = store.near_sites(place, float(radius_miles))
+            near = np.zeros(store.n, dtype=bool)
+            near[store.site_row[sites]] = True
+            mask &= near
+        rows = np.flatnonzero(mask)
+        if rows.size == 0:
+            return [], 0
+        miles = store.nearest_miles(place, mask)[rows]
+        codes = np.array([0 if v == "RECRUITING" else 1 if v == "NOT_YET_RECRUITING" else 2
+                          for v in (str(x).replace(" ", "_").upper() if x is not None else ""
+                                    for x in store.status.labels)], dtype=np.int8)
+        status = codes[store.status.codes[rows]]
+        start = store.start_day[rows]
+        no_start, no_miles = np.isnan(start), np.isnan(miles)
+        # ORDER BY nearest ASC NULLS LAST, status rank, start DESC NULLS LAST, nct_id (the last key sorts first)
+        order = np.lexsort((rows, -np.where(no_start, 0.0, start), no_start, status, np.where(no_miles, 0.0, miles),
+                            no_miles))
+        lo = max(0, int(offset))
+        page = rows[order[lo:lo + max(1, int(limit))]]
+        return [v.decode() for v in store.nct[page].tolist()], int(rows.size)
 
     def loading(self) -> bool:
         from services import facetstore

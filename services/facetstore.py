@@ -514,13 +514,25 @@ class FacetStore:
         """The studies matching every filter."""
         return self._all(self.clause_masks(f, db))
 
-    def sorted_page(self, mask: np.ndarray, key: str, *, descending: bool, start: int, stop: int) -> np.ndarray:
+    def nearest_miles(self, place: geo.Place | None, mask: np.ndarray) -> np.ndarray:
+        """Miles from the place to each matching study's nearest located site (NaN: no such site, not matching, or
+        no place) — engine.near_cte's nearest_miles, for the Trials table's distance sort."""
+        out = np.full(self.n, np.inf)
+        if place is not None:
+            miles = self.loc_miles(place)[self.site_loc]  # NaN for sites without coordinates
+            keep = mask[self.site_row] & ~np.isnan(miles)
+            np.minimum.at(out, self.site_row[keep], miles[keep])
+        out[np.isinf(out)] = np.nan
+        return out
+
+    def sorted_page(self, mask: np.ndarray, key: str, *, descending: bool, start: int, stop: int,
+                    values: np.ndarray | None = None) -> np.ndarray:
         """NCT ids of rows start…stop of the matching studies ordered by a number column ("sites", "enrollment",
-        "start_date") or a text column's rank (SORT_RANKS), NULLs last, ties by NCT id: `ORDER BY key [DESC] NULLS
-        LAST, nct_id` in SQL."""
+        "start_date"), a text column's rank (SORT_RANKS) or the `values` given (one per study), NULLs last, ties by
+        NCT id: `ORDER BY key [DESC] NULLS LAST, nct_id` in SQL."""
         rows = np.flatnonzero(mask)  # NCT id order
         numbers = {"sites": self.n_sites, "enrollment": self.enrollment, "start_date": self.start_day}
-        column = numbers[key] if key in numbers else self.sort_ranks[key]
+        column = values if values is not None else numbers[key] if key in numbers else self.sort_ranks[key]
         values = column[rows].astype(np.float64)
         missing = np.isnan(values)
         values[missing] = 0.0
