@@ -19,6 +19,7 @@ from typing import Any
 from services import engine, facetstore, geo, search, sitemap, stats
 from services.bench import DASHBOARD_FILTERS, parse_query, percentile, time_calls
 from services.db import Database
+from services.errors import TrialLandscapeError
 from services.filters import Filters
 
 
@@ -154,15 +155,24 @@ def paths(db: Database, *, runs: int = 5, deep_pages: Sequence[int] = DEEP_PAGES
                     "nct_id"].tolist(), f=f, sort=sort, page=page), True))
     out = []
     for name, call, through_engine in cases:
-        mine_times, mine_result = time_calls(functools.partial(call, mine), runs)
+        row: dict[str, Any] = {"path": name, "engine_p50_s": None, "sql_p50_s": None, "ratio": None, "agree": True}
+        try:  # a path that times out is reported as such; the other paths are still timed
+            mine_times, mine_result = time_calls(functools.partial(call, mine), runs)
+        except TrialLandscapeError as err:
+            row.update({"agree": False, "error": f"engine: {err}"})
+            out.append(row)
+            continue
         a = statistics.median(mine_times)
-        row: dict[str, Any] = {"path": name, "engine_p50_s": round(a, 4), "sql_p50_s": None, "ratio": None,
-                               "agree": True}
+        row["engine_p50_s"] = round(a, 4)
         if through_engine and sql_side:
-            sql_times, sql_result = time_calls(functools.partial(call, sql), runs)
-            b = statistics.median(sql_times)
-            row.update({"sql_p50_s": round(b, 4), "ratio": round(b / a, 2) if a else 0.0,
-                        "agree": mine_result == sql_result})
+            try:
+                sql_times, sql_result = time_calls(functools.partial(call, sql), runs)
+            except TrialLandscapeError as err:
+                row["error"] = f"sql: {err}"  # the SQL side's time limit: no comparison, not a disagreement
+            else:
+                b = statistics.median(sql_times)
+                row.update({"sql_p50_s": round(b, 4), "ratio": round(b / a, 2) if a else 0.0,
+                            "agree": mine_result == sql_result})
         out.append(row)
     return out
 
@@ -199,7 +209,7 @@ def table(result: dict[str, Any]) -> str:
                      f"{result['all_agree']} · peak RSS {result['peak_rss_mb']} MB")
     if result.get("paths"):
         lines.append(f"\n{'path':<28}{'engine p50':>11}{'sql p50':>10}{'ratio':>8}  agree")
-        lines += [f"{r['path']:<28}{r['engine_p50_s']:>11.3f}"
+        lines += [f"{r['path']:<28}" + (f"{r['engine_p50_s']:>11.3f}" if r["engine_p50_s"] is not None else f"{'-':>11}")
                   + (f"{r['sql_p50_s']:>10.3f}{r['ratio']:>8.1f}" if r["sql_p50_s"] is not None else f"{'-':>10}{'-':>8}")
-                  + f"  {r['agree']}" for r in result["paths"]]
+                  + f"  {r['agree']}" + (f"  ({r['error']})" if r.get("error") else "") for r in result["paths"]]
     return "\n".join(lines)
