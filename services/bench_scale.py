@@ -19,6 +19,7 @@ from typing import Any
 from services import engine, facetstore, geo, search, sitemap, stats
 from services.bench import DASHBOARD_FILTERS, parse_query, percentile, time_calls
 from services.db import Database
+from services.errors import TrialLandscapeError
 from services.filters import Filters
 
 
@@ -108,37 +109,85 @@ def run(db: Database, *, runs: int = 5, naive_runs: int | None = None,
 
 
 PAGE_ROWS = 50  # the Trials table's page size
-DEEP_PAGE = 100  # the page number timed deep in the list (page 500 needs 25,000 matches: registry scale)
+DEEP_PAGES = (100, 500)  # pages timed deep in the list (page 500 needs 25,000 matches: registry scale)
+NEAR_QUERY = "near=Boston%2C%20MA&radius=100&status=ANY"  # the distance sort needs a place
 
 
-def paths(db: Database, *, runs: int = 5) -> list[dict[str, Any]]:
-    """Trials count, its first and a deep page under each sort, the export of the recruiting trials and the world
-    map: p50 on the database's engine and on the SQL engine in the same run, and whether they agree."""
+def paths(db: Database, *, runs: int = 5, deep_pages: Sequence[int] = DEEP_PAGES,
+          sql_side: bool = True) -> list[dict[str, Any]]:
+    """Trials count, its first and deep pages under each sort, a trial page, the CSV and JSON export of the
+    recruiting trials, the world map and the assistant's search and stats tools: p50 on the database's engine and,
+    for what takes an engine, on the SQL engine in the same run (unless `sql_side` is off), with agreement."""
+    from services import export
+    from services.assistant.backend import DatabaseBackend
+    from services.trials import TrialQuery
+
     mine, sql = engine.engine_for(db), engine.SqlEngine(db, reason="setting")
     everything = parse_query("status=ANY")
     recruiting = parse_query("status=RECRUITING")
-    cases: list[tuple[str, Any]] = [
-        ("count (every trial)", lambda e: search.count_trials(everything, db=db, engine=e)),
-        ("export recruiting", lambda e: search.matching_trials(recruiting, limit=search.EXPORT_CAP, db=db,
-                                                               engine=e)["nct_id"].tolist()),
-        ("world map (sites)", lambda e: sitemap.map_data(everything, engine=e).summary.sites),
+    near = parse_query(NEAR_QUERY)
+    backend = DatabaseBackend(db)
+
+    def exported(e: Any, fmt: str) -> tuple[int, int]:
+        rows = search.matching_trials(recruiting, limit=search.EXPORT_CAP, db=db, engine=e)
+        return len(rows), len(export.to_bytes(rows, fmt))
+
+    first_id = str(db.fetch_value("SELECT min(nct_id) FROM ctgov.studies") or "NCT00000000")
+    # (name, call taking an engine, whether the call goes through the engine it is given)
+    cases: list[tuple[str, Any, bool]] = [
+        ("count (every trial)", lambda e: search.count_trials(everything, db=db, engine=e), True),
+        ("export recruiting CSV", lambda e: exported(e, "csv"), True),
+        ("export recruiting JSON", lambda e: exported(e, "json"), True),
+        ("world map (sites)", lambda e: sitemap.map_data(everything, engine=e).summary.sites, True),
+        ("trial detail", lambda e: bool(search.trial_detail(first_id, db=db)), False),
+        ("assistant search_trials", lambda e: backend.search_trials(TrialQuery(statuses=("RECRUITING",)))["total"],
+         False),
+        ("assistant search near", lambda e: backend.search_trials(
+            TrialQuery(statuses=(), latitude=42.3601, longitude=-71.0589, radius_miles=100))["total"], False),
+        ("assistant dashboard_stats", lambda e: backend.get_dashboard_stats(TrialQuery())["matching_trials"], False),
     ]
     for sort in engine.SORTS:
-        if sort == "nearest_miles":
-            continue
-        for page in (1, DEEP_PAGE):
+        f = near if sort == "nearest_miles" else everything
+        for page in (1, *deep_pages):
             cases.append((f"page {page} by {sort}", functools.partial(
-                lambda e, sort, page: search.matching_trials(everything, sort=sort, limit=PAGE_ROWS,
-                                                             offset=(page - 1) * PAGE_ROWS, db=db, engine=e)[
-                    "nct_id"].tolist(), sort=sort, page=page)))
+                lambda e, f, sort, page: search.matching_trials(f, sort=sort, limit=PAGE_ROWS,
+                                                                offset=(page - 1) * PAGE_ROWS, db=db, engine=e)[
+                    "nct_id"].tolist(), f=f, sort=sort, page=page), True))
     out = []
-    for name, call in cases:
-        mine_times, mine_result = time_calls(functools.partial(call, mine), runs)
-        sql_times, sql_result = time_calls(functools.partial(call, sql), runs)
-        a, b = statistics.median(mine_times), statistics.median(sql_times)
-        out.append({"path": name, "engine_p50_s": round(a, 4), "sql_p50_s": round(b, 4),
-                    "ratio": round(b / a, 2) if a else 0.0, "agree": mine_result == sql_result})
+    for name, call, through_engine in cases:
+        row: dict[str, Any] = {"path": name, "engine_p50_s": None, "sql_p50_s": None, "ratio": None, "agree": True}
+        try:  # a path that times out is reported as such; the other paths are still timed
+            mine_times, mine_result = time_calls(functools.partial(call, mine), runs)
+        except TrialLandscapeError as err:
+            row.update({"agree": False, "error": f"engine: {err}"})
+            out.append(row)
+            continue
+        a = statistics.median(mine_times)
+        row["engine_p50_s"] = round(a, 4)
+        if through_engine and sql_side:
+            try:
+                sql_times, sql_result = time_calls(functools.partial(call, sql), runs)
+            except TrialLandscapeError as err:
+                row["error"] = f"sql: {err}"  # the SQL side's time limit: no comparison, not a disagreement
+            else:
+                b = statistics.median(sql_times)
+                row.update({"sql_p50_s": round(b, 4), "ratio": round(b / a, 2) if a else 0.0,
+                            "agree": mine_result == sql_result})
+        out.append(row)
     return out
+
+
+def run_paths(db: Database, *, runs: int = 5, sql_side: bool = True) -> dict[str, Any]:
+    """Only the paths (no dashboard filters, no straightforward baseline): the Trials table, exports, map, trial
+    page and assistant tools, on the database's engine and (with `sql_side`) the SQL engine."""
+    engine.forget(db)
+    geo.warm_up()
+    mode = engine.engine_for(db).kind
+    load_s = round(facetstore.store_for(db).load_seconds, 2) if mode == "memory" else None
+    rows = paths(db, runs=runs, sql_side=sql_side)
+    return {"studies": int(db.fetch_value("SELECT count(*) FROM ctgov.studies")), "database": db.label,
+            "mode": mode, "runs": runs, "store_load_s": load_s, "paths": rows,
+            "all_agree": all(r["agree"] for r in rows), "load_avg": [round(x, 2) for x in os.getloadavg()]}
 
 
 def table(result: dict[str, Any]) -> str:
@@ -148,14 +197,19 @@ def table(result: dict[str, Any]) -> str:
             f"{'filter':<24}{'trials':>9}{'ours p50':>10}{'ours p95':>10}{'warm p50':>10}{'warm p95':>10}"
             f"{'naive p50':>11}{'naive p95':>11}{'ratio':>8}  agree")
     lines = [head]
-    for r in result["filters"]:
+    if "filters" not in result:  # run_paths: the paths alone
+        lines = [f"{result['studies']:,} studies · {result['database']} · engine {result['mode']} · "
+                 f"{result['runs']} runs · store ready in {result['store_load_s']} s · load {result['load_avg']}"]
+    for r in result.get("filters", []):
         lines.append(f"{r['name']:<24}{r['matching_trials']:>9,}{r['ours_p50_s']:>10.3f}{r['ours_p95_s']:>10.3f}"
                      f"{r['warm_p50_s']:>10.4f}{r['warm_p95_s']:>10.4f}{r['naive_p50_s']:>11.3f}"
                      f"{r['naive_p95_s']:>11.3f}{r['ratio']:>8.1f}  {r['agree']}")
-    lines.append(f"median ratio straightforward/ours: {result['median_ratio']} · all agree: {result['all_agree']} · "
-                 f"peak RSS {result['peak_rss_mb']} MB")
+    if "filters" in result:
+        lines.append(f"median ratio straightforward/ours: {result['median_ratio']} · all agree: "
+                     f"{result['all_agree']} · peak RSS {result['peak_rss_mb']} MB")
     if result.get("paths"):
         lines.append(f"\n{'path':<28}{'engine p50':>11}{'sql p50':>10}{'ratio':>8}  agree")
-        lines += [f"{r['path']:<28}{r['engine_p50_s']:>11.3f}{r['sql_p50_s']:>10.3f}{r['ratio']:>8.1f}  {r['agree']}"
-                  for r in result["paths"]]
+        lines += [f"{r['path']:<28}" + (f"{r['engine_p50_s']:>11.3f}" if r["engine_p50_s"] is not None else f"{'-':>11}")
+                  + (f"{r['sql_p50_s']:>10.3f}{r['ratio']:>8.1f}" if r["sql_p50_s"] is not None else f"{'-':>10}{'-':>8}")
+                  + f"  {r['agree']}" + (f"  ({r['error']})" if r.get("error") else "") for r in result["paths"]]
     return "\n".join(lines)

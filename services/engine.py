@@ -65,6 +65,7 @@ class DashboardFrames:
     funnel: dict[str, int] | None  # None when the funnel query failed
     raw: dict[str, pd.DataFrame]
     errors: dict[str, str] = field(default_factory=dict)
+    engine: str = ""  # the engine that computed them when not the one asked (SQL while the store loads)
 
 
 class Engine(Protocol):
@@ -95,6 +96,11 @@ class Engine(Protocol):
 
     def trial_page(self, f: Filters, *, sort: str, descending: bool, limit: int, offset: int) -> list[str]:
         """NCT ids of one page of matching trials under a whitelisted sort (ties by NCT id)."""
+
+    def search_page(self, f: Filters, origin: tuple[float, float] | None, radius_miles: float | None, *,
+                    limit: int, offset: int) -> tuple[list[str], int] | None:
+        """The assistant's search order (sql/queries/assistant_search_page.sql): one page of NCT ids and the total,
+        or None when the engine leaves that order to SQL."""
 
     def loading(self) -> bool:
         """True while the engine is still getting ready in this process (the in-process store's first load)."""
@@ -226,6 +232,10 @@ class SqlEngine:
     def trial_page(self, f: Filters, *, sort: str, descending: bool, limit: int, offset: int) -> list[str]:
         cte, params = base_cte(f)
         return _ordered_page(self.db, f, cte, params, sort=sort, descending=descending, limit=limit, offset=offset)
+
+    def search_page(self, f: Filters, origin: tuple[float, float] | None, radius_miles: float | None, *,
+                    limit: int, offset: int) -> tuple[list[str], int] | None:
+        return None  # assistant_search_page.sql orders the matches in the database
 
     def loading(self) -> bool:
         return False
@@ -375,6 +385,10 @@ class MemoryEngine:
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        # Set by warm() (the server's start): until the store is ready, SQL answers instead of every visitor
+        # waiting for the load by COPY. The CLI and benchmarks never warm, so they wait and always get the store.
+        self.serve_sql_while_loading = False
+        self._sql = SqlEngine(db, reason="missing")
 
     def describe(self) -> dict[str, str]:
         title, text = MEMORY_TEXT
@@ -385,21 +399,35 @@ class MemoryEngine:
 
         return facetstore.store_for(self.db)
 
-    def _mask(self, f: Filters) -> np.ndarray:
-        return self._store().mask(f, self.db)  # type: ignore[no-any-return]
+    def _ready(self) -> Any:
+        """The store, or None while the server loads it in the background (then SQL answers)."""
+        if not self.serve_sql_while_loading:
+            return self._store()
+        from services import facetstore
+
+        return facetstore.ready_store(self.db)
 
     def count(self, f: Filters) -> int:
-        return int(np.count_nonzero(self._mask(f)))
+        store = self._ready()
+        if store is None:
+            return self._sql.count(f)
+        return int(np.count_nonzero(store.mask(f, self.db)))
 
     def matching_ids(self, f: Filters) -> list[str]:
-        store = self._store()
+        store = self._ready()
+        if store is None:
+            return self._sql.matching_ids(f)
         return [v.decode() for v in store.nct[store.mask(f, self.db)].tolist()]  # the store is in NCT id order
 
     def matched_select(self, f: Filters) -> tuple[str, dict[str, Any]]:
+        if self._ready() is None:
+            return self._sql.matched_select(f)
         return ids_select(self.matching_ids(f))
 
     def trial_page(self, f: Filters, *, sort: str, descending: bool, limit: int, offset: int) -> list[str]:
-        store = self._store()
+        store = self._ready()
+        if store is None:
+            return self._sql.trial_page(f, sort=sort, descending=descending, limit=limit, offset=offset)
         mask = store.mask(f, self.db)
         start = max(0, int(offset))
         stop = start + max(1, min(int(limit), PAGE_CAP))
@@ -411,9 +439,38 @@ class MemoryEngine:
         if sort in MEMORY_SORTS:  # sorted here, no database round trip
             return [v.decode() for v in store.sorted_page(mask, sort, descending=descending, start=start,
                                                            stop=stop).tolist()]
-        # Distances from the filter's place are computed in the database, over the ids matched here.
-        cte, params = ids_cte([v.decode() for v in store.nct[mask].tolist()])
-        return _ordered_page(self.db, f, cte, params, sort=sort, descending=descending, limit=limit, offset=offset)
+        # The distance sort: each matching trial's nearest site from the filter's place, from the store's sites.
+        return [v.decode() for v in store.sorted_page(mask, sort, descending=descending, start=start, stop=stop,
+                                                       values=store.nearest_miles(f.place(), mask)).tolist()]
+
+    def search_page(self, f: Filters, origin: tuple[float, float] | None, radius_miles: float | None, *,
+                    limit: int, offset: int) -> tuple[list[str], int] | None:
+        store = self._ready()
+        if store is None:
+            return None
+        mask = store.mask(f, self.db)
+        place = None if origin is None else geo.Place("origin", origin[0], origin[1], "point", "", None, None)
+        if place is not None and radius_miles is not None:  # trials with a site within the radius
+            sites, _ = store.near_sites(place, float(radius_miles))
+            near = np.zeros(store.n, dtype=bool)
+            near[store.site_row[sites]] = True
+            mask &= near
+        rows = np.flatnonzero(mask)
+        if rows.size == 0:
+            return [], 0
+        miles = store.nearest_miles(place, mask)[rows]
+        codes = np.array([0 if v == "RECRUITING" else 1 if v == "NOT_YET_RECRUITING" else 2
+                          for v in (str(x).replace(" ", "_").upper() if x is not None else ""
+                                    for x in store.status.labels)], dtype=np.int8)
+        status = codes[store.status.codes[rows]]
+        start = store.start_day[rows]
+        no_start, no_miles = np.isnan(start), np.isnan(miles)
+        # ORDER BY nearest ASC NULLS LAST, status rank, start DESC NULLS LAST, nct_id (the last key sorts first)
+        order = np.lexsort((rows, -np.where(no_start, 0.0, start), no_start, status, np.where(no_miles, 0.0, miles),
+                            no_miles))
+        lo = max(0, int(offset))
+        page = rows[order[lo:lo + max(1, int(limit))]]
+        return [v.decode() for v in store.nct[page].tolist()], int(rows.size)
 
     def loading(self) -> bool:
         from services import facetstore
@@ -423,19 +480,28 @@ class MemoryEngine:
     def warm(self) -> None:
         from services import facetstore
 
+        self.serve_sql_while_loading = True
         facetstore.warm_up(self.db)
 
     def dashboard_frames(self, f: Filters, specs: Mapping[str, Mapping[str, Any]], facets: list[str] | None, *,
                          timeout_ms: int, sequential: bool = False) -> DashboardFrames:
+        store = self._ready()
+        if store is None:
+            frames = self._sql.dashboard_frames(f, specs, facets, timeout_ms=timeout_ms, sequential=sequential)
+            return replace(frames, engine=self._sql.kind)
         tops = {name: int(spec["top"]) for name, spec in specs.items() if "top" in spec}
-        kpis, funnel, raw = self._store().dashboard_frames(f, self.db, tops)
+        kpis, funnel, raw = store.dashboard_frames(f, self.db, tops)
         return DashboardFrames(kpis, funnel, raw, {})
 
     def map_frames(self, f: Filters, *, only_in_area: bool, point_limit: int, nearest_limit: int,
                    grid_steps: tuple[float, ...], timeout_ms: int) -> MapFrames:
         from services import facetstore
 
-        return facetstore.map_frames(self._store(), f, self.db, only_in_area=only_in_area, point_limit=point_limit,
+        store = self._ready()
+        if store is None:
+            return self._sql.map_frames(f, only_in_area=only_in_area, point_limit=point_limit,
+                                        nearest_limit=nearest_limit, grid_steps=grid_steps, timeout_ms=timeout_ms)
+        return facetstore.map_frames(store, f, self.db, only_in_area=only_in_area, point_limit=point_limit,
                                      nearest_limit=nearest_limit, grid_steps=grid_steps)
 
 

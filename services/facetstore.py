@@ -15,14 +15,21 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
+import hashlib
 import io
+import json
 import logging
 import math
+import os
+import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 import pandas as pd
@@ -287,6 +294,7 @@ class FacetStore:
 
     def __init__(self, db: Database, refreshed_at: str) -> None:
         self.refreshed_at = refreshed_at
+        self.from_cache = False  # True when mapped from the start cache (read_cache) instead of loaded by COPY
         _tune_allocator()
         started = time.perf_counter()
         names = ("facetstore_studies", "facetstore_lists", "facetstore_conditions", "facetstore_interventions",
@@ -506,13 +514,25 @@ class FacetStore:
         """The studies matching every filter."""
         return self._all(self.clause_masks(f, db))
 
-    def sorted_page(self, mask: np.ndarray, key: str, *, descending: bool, start: int, stop: int) -> np.ndarray:
+    def nearest_miles(self, place: geo.Place | None, mask: np.ndarray) -> np.ndarray:
+        """Miles from the place to each matching study's nearest located site (NaN: no such site, not matching, or
+        no place) — engine.near_cte's nearest_miles, for the Trials table's distance sort."""
+        out = np.full(self.n, np.inf)
+        if place is not None:
+            miles = self.loc_miles(place)[self.site_loc]  # NaN for sites without coordinates
+            keep = mask[self.site_row] & ~np.isnan(miles)
+            np.minimum.at(out, self.site_row[keep], miles[keep])
+        out[np.isinf(out)] = np.nan
+        return out
+
+    def sorted_page(self, mask: np.ndarray, key: str, *, descending: bool, start: int, stop: int,
+                    values: np.ndarray | None = None) -> np.ndarray:
         """NCT ids of rows start…stop of the matching studies ordered by a number column ("sites", "enrollment",
-        "start_date") or a text column's rank (SORT_RANKS), NULLs last, ties by NCT id: `ORDER BY key [DESC] NULLS
-        LAST, nct_id` in SQL."""
+        "start_date"), a text column's rank (SORT_RANKS) or the `values` given (one per study), NULLs last, ties by
+        NCT id: `ORDER BY key [DESC] NULLS LAST, nct_id` in SQL."""
         rows = np.flatnonzero(mask)  # NCT id order
         numbers = {"sites": self.n_sites, "enrollment": self.enrollment, "start_date": self.start_day}
-        column = numbers[key] if key in numbers else self.sort_ranks[key]
+        column = values if values is not None else numbers[key] if key in numbers else self.sort_ranks[key]
         values = column[rows].astype(np.float64)
         missing = np.isnan(values)
         values[missing] = 0.0
@@ -616,10 +636,189 @@ class FacetStore:
         return total
 
 
+# ---- the start cache: the arrays on disk, memory-mapped at start ------------------------------------
+CACHE_SETTING = "TRIAL_LANDSCAPE_FACET_CACHE"  # "0" turns the start cache off (always load by COPY)
+CACHE_FORMAT = 1  # bump when the store's attributes change shape
+_TRANSIENT = ("_loc_cells", "load_seconds", "from_cache")  # per process, never written
+
+
+def cache_enabled() -> bool:
+    """False when TRIAL_LANDSCAPE_FACET_CACHE=0 asks for a load by COPY on every start."""
+    return os.environ.get(CACHE_SETTING, "").strip().lower() not in ("0", "false", "no", "off")
+
+
+def cache_root(db: Database) -> Path:
+    """Where this database's start caches live: next to its data folder when the server runs on this machine and
+    tells us where (the embedded server: `<data dir>/facet-cache`), else a folder per database under the user's
+    cache folder (TRIAL_LANDSCAPE_CACHE_DIR; keyed by the URL without its password)."""
+    try:
+        name = str(db.fetch_value("SELECT current_database()", timeout_ms=5_000))
+        pgdata = db.fetch_value("SELECT current_setting('data_directory', true)", timeout_ms=5_000)
+    except TrialLandscapeError:  # not allowed to read the setting: not our server
+        pgdata = None
+    if pgdata:
+        here = Path(str(pgdata))
+        if (here / "PG_VERSION").is_file() and os.access(here.parent, os.W_OK):
+            return here.parent / "facet-cache" / hashlib.sha256(name.encode()).hexdigest()[:12]
+    parts = urlsplit(db.url)
+    safe = parts._replace(netloc=parts.netloc.rsplit("@", 1)[-1] + f"#{parts.username or ''}").geturl()
+    return geo.cache_dir() / "facet-cache" / hashlib.sha256(safe.encode()).hexdigest()[:16]
+
+
+def cache_key(stamp: str) -> str:
+    """The folder name of one generation of the derived tables (their refresh stamp) in this cache format."""
+    return f"v{CACHE_FORMAT}-" + hashlib.sha256(stamp.encode()).hexdigest()[:16]
+
+
+def _save_value(value: Any, folder: Path, name: str, files: dict[str, int]) -> Any:
+    """Write one attribute's arrays under `folder`; return its manifest entry (JSON)."""
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind == "O":  # labels: UTF-8 bytes + offsets, NULL marked
+            items = value.tolist()
+            if not all(v is None or isinstance(v, str) for v in items):
+                raise TypeError(f"{name}: only strings and NULL can be cached")
+            encoded = [b"" if v is None else v.encode("utf-8") for v in items]
+            offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+            np.cumsum([len(e) for e in encoded], out=offsets[1:])
+            parts = {"blob": np.frombuffer(b"".join(encoded), dtype=np.uint8),
+                     "offsets": offsets, "null": np.array([v is None for v in items], dtype=bool)}
+            return {"t": "strings", **{k: _save_value(a, folder, f"{name}.{k}", files) for k, a in parts.items()}}
+        path = folder / f"{name}.npy"
+        np.save(path, np.ascontiguousarray(value), allow_pickle=False)
+        files[path.name] = path.stat().st_size
+        return {"t": "array", "file": path.name}
+    if isinstance(value, (Coded, Labeled)):
+        return {"t": type(value).__name__,
+                "fields": {k: _save_value(v, folder, f"{name}.{k}", files) for k, v in vars(value).items()}}
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            raise TypeError(f"{name}: only text keys can be cached")
+        return {"t": "dict", "items": {k: _save_value(v, folder, f"{name}.{k}", files) for k, v in value.items()}}
+    if isinstance(value, tuple):
+        return {"t": "tuple", "items": [_save_value(v, folder, f"{name}.{i}", files) for i, v in enumerate(value)]}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return {"t": "value", "value": value}
+    raise TypeError(f"{name}: {type(value).__name__} cannot be cached")
+
+
+def _load_value(entry: Any, folder: Path, files: dict[str, int]) -> Any:
+    kind = entry["t"]
+    if kind == "array":
+        path = folder / entry["file"]
+        if path.stat().st_size != files[entry["file"]]:
+            raise ValueError(f"{path.name} has the wrong size")
+        array = np.load(path, mmap_mode="r", allow_pickle=False)
+        # A plain ndarray over the mapped pages: no copy, read-only, and no np.memmap subclass in results.
+        return array.view(np.ndarray) if array.size else np.array(array)
+    if kind == "strings":
+        blob = bytes(_load_value(entry["blob"], folder, files))
+        offsets = _load_value(entry["offsets"], folder, files).tolist()
+        null = _load_value(entry["null"], folder, files).tolist()
+        out = np.empty(len(null), dtype=object)
+        out[:] = [None if nil else blob[a:b].decode("utf-8")
+                  for a, b, nil in zip(offsets[:-1], offsets[1:], null, strict=True)]
+        return out
+    if kind in ("Coded", "Labeled"):
+        cls = Coded if kind == "Coded" else Labeled
+        return cls(**{k: _load_value(v, folder, files) for k, v in entry["fields"].items()})
+    if kind == "dict":
+        return {k: _load_value(v, folder, files) for k, v in entry["items"].items()}
+    if kind == "tuple":
+        return tuple(_load_value(v, folder, files) for v in entry["items"])
+    if kind == "value":
+        return entry["value"]
+    raise ValueError(f"unknown cache entry {kind!r}")
+
+
+def write_cache(store: FacetStore, root: Path) -> Path:
+    """Write the store's arrays as `<root>/<key>/` (a temporary folder renamed into place, so a crash never leaves
+    half a cache) and remove every other generation. Returns the folder."""
+    root.mkdir(parents=True, exist_ok=True)
+    key = cache_key(store.refreshed_at)
+    final = root / key
+    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{key}-", dir=root))
+    try:
+        files: dict[str, int] = {}
+        attrs = {k: _save_value(v, tmp, k, files) for k, v in vars(store).items() if k not in _TRANSIENT}
+        manifest = {"format": CACHE_FORMAT, "refreshed_at": store.refreshed_at, "n": store.n, "files": files,
+                    "attrs": attrs}
+        with open(tmp / "manifest.json", "w", encoding="utf-8") as out:
+            json.dump(manifest, out)
+            out.flush()
+            os.fsync(out.fileno())
+        if final.exists():  # another process wrote this generation first: theirs is as good
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            os.rename(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    for other in root.iterdir():  # older generations, and temporary folders a crashed writer left behind
+        if other.name != key and (not other.name.startswith(".tmp-") or time.time() - other.stat().st_mtime > 3600):
+            shutil.rmtree(other, ignore_errors=True)
+    return final
+
+
+def read_cache(root: Path, stamp: str) -> FacetStore | None:
+    """The store memory-mapped from `<root>/<key>/`, or None when there is none for this generation. A cache that
+    cannot be read or does not match is removed (and rebuilt by the caller's next load)."""
+    folder = root / cache_key(stamp)
+    manifest_path = folder / "manifest.json"
+    if not manifest_path.is_file():
+        return None
+    started = time.perf_counter()
+    try:
+        with open(manifest_path, encoding="utf-8") as src:
+            manifest = json.load(src)
+        if manifest.get("format") != CACHE_FORMAT or manifest.get("refreshed_at") != stamp:
+            raise ValueError("written for another generation")
+        store = FacetStore.__new__(FacetStore)
+        for name, entry in manifest["attrs"].items():
+            setattr(store, name, _load_value(entry, folder, manifest["files"]))
+        if store.n != len(store.nct) or store.refreshed_at != stamp:
+            raise ValueError("does not match its manifest")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
+        _log.warning("ignoring the facet start cache %s (%s); loading from the database", folder, err)
+        shutil.rmtree(folder, ignore_errors=True)
+        return None
+    store._loc_cells = {}
+    store.from_cache = True
+    store.load_seconds = time.perf_counter() - started
+    _log.info("facet store mapped %d studies and %d sites from %s in %.2f s", store.n, len(store.site_row), folder,
+              store.load_seconds)
+    return store
+
+
+def _load(db: Database, stamp: str) -> FacetStore:
+    """The store for a generation: from the start cache when there is one, else by COPY (then cached)."""
+    root = cache_root(db) if cache_enabled() else None
+    if root is not None:
+        cached = read_cache(root, stamp)
+        if cached is not None:
+            return cached
+    with _copy_lock:
+        _copying.add(db.url)
+    try:
+        store = FacetStore(db, stamp)
+    finally:
+        with _copy_lock:
+            _copying.discard(db.url)
+    if root is not None:
+        try:
+            write_cache(store, root)
+        except (OSError, TypeError) as err:  # no cache is slower starts, not wrong numbers
+            _log.warning("could not write the facet start cache under %s: %s", root, err)
+    return store
+
+
 # ---- one store per process and database ------------------------------------------------------------
 _stores: dict[str, FacetStore] = {}
 _checked: dict[str, tuple[float, str | None]] = {}
 _lock = threading.Lock()
+_copying: set[str] = set()  # databases whose store is being loaded by COPY right now (seconds to minutes)
+_roots: dict[str, Path] = {}
+_background: dict[str, threading.Thread] = {}
+_copy_lock = threading.Lock()
 
 
 def _refreshed_at(db: Database) -> str | None:
@@ -655,9 +854,31 @@ def store_for(db: Database) -> FacetStore:
         if store is not None and store.refreshed_at == stamp:
             return store
         _stores.pop(db.url, None)  # let the old arrays go before the new ones arrive
-        store = FacetStore(db, stamp or "")
+        store = _load(db, stamp or "")
         _stores[db.url] = store
         return store
+
+
+def ready_store(db: Database) -> FacetStore | None:
+    """The current store when it is loaded or can be mapped from the start cache at once; else None, with a load by
+    COPY started in the background (the server's pages are served by SQL meanwhile, then the cache is written)."""
+    stamp = _refreshed_at(db)
+    store = _stores.get(db.url)
+    if store is not None and store.refreshed_at == stamp:
+        return store
+    if db.url not in _copying and cache_enabled() and stamp is not None:
+        root = _roots.get(db.url)
+        if root is None:
+            root = _roots.setdefault(db.url, cache_root(db))
+        if (root / cache_key(stamp) / "manifest.json").is_file():
+            return store_for(db)  # a fraction of a second: the arrays are mapped, not read
+    with _copy_lock:
+        running = _background.get(db.url)
+        if running is None or not running.is_alive():
+            running = threading.Thread(target=warm_up, args=(db,), name="facet-load", daemon=True)
+            _background[db.url] = running
+            running.start()
+    return None
 
 
 def is_loaded(db: Database) -> bool:
@@ -678,6 +899,7 @@ def forget() -> None:
     with _lock:
         _stores.clear()
         _checked.clear()
+        _roots.clear()
 
 
 # ---- the map ---------------------------------------------------------------------------------------

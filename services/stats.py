@@ -114,7 +114,7 @@ def dashboard(f: Filters, *, db: Database | None = None, facets: list[str] | Non
                    "active": k == "base" or bool(_is_set(f, k))} for k in ("base", *FUNNEL_FIELDS)]
     out_facets = {name: shape_facet(name, frames.raw[name]) for name in FACETS
                   if name in frames.raw and (facets is None or name in facets)}
-    return Dashboard(f, frames.kpis, funnel, out_facets, dict(frames.errors), mode=eng.kind)
+    return Dashboard(f, frames.kpis, funnel, out_facets, dict(frames.errors), mode=frames.engine or eng.kind)
 
 
 def _is_set(f: Filters, stage: str) -> Any:

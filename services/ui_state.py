@@ -656,8 +656,8 @@ def cached(fn: Callable[..., T], *args: Any) -> T:
 def facets_loading_notice() -> Iterator[None]:
     """A spinner naming the wait while this process still loads the in-process facet engine (else nothing)."""
     if stats.engine_loading(runtime.get_db()):
-        with st.spinner("Loading every study into memory for fast filtering — once per server start, about "
-                        "20 seconds for the whole registry…"):
+        with st.spinner("Loading every study into memory for fast filtering (once, after a start on new data); "
+                        "meanwhile the numbers come from SQL, which is slower at registry scale…"):
             yield
     else:
         yield

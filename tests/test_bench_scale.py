@@ -56,6 +56,21 @@ def test_bench_scale_both_computations_agree(synthetic_db):
     disagreeing = [r["name"] for r in result["filters"] if not r["agree"]]
     assert disagreeing == []
     assert set(result["filters"][0]) >= {"query", "ours_p50_s", "ours_p95_s", "warm_p50_s", "warm_p95_s", "naive_p50_s", "naive_p95_s", "ratio", "agree"}
+    paths = {r["path"]: r for r in result["paths"]}
+    assert set(paths) >= {"count (every trial)", "export recruiting CSV", "export recruiting JSON", "world map (sites)",
+                          "trial detail", "assistant search_trials", "assistant search near",
+                          "assistant dashboard_stats", "page 1 by sites", "page 500 by sites",
+                          "page 1 by nearest_miles", "page 500 by title"}
+    assert [name for name, r in paths.items() if not r["agree"]] == []
+    assert paths["page 1 by sites"]["sql_p50_s"] is not None and paths["trial detail"]["sql_p50_s"] is None
+    assert "page 500 by sites" in bench_scale.table(result)
+
+
+def test_bench_paths_alone(synthetic_db):
+    result = bench_scale.run_paths(synthetic_db, runs=1, sql_side=False)
+    assert result["mode"] == "memory" and result["all_agree"] and len(result["paths"]) >= 30
+    assert all(r["sql_p50_s"] is None and r["engine_p50_s"] > 0 for r in result["paths"])
+    assert "assistant dashboard_stats" in bench_scale.table(result)
 
 
 def test_bench_memory_measures_a_fresh_serving_process(db):

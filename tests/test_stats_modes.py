@@ -67,9 +67,7 @@ def test_engines_agree_on_count_ids_and_pages(db, query):
     ids = sql.matching_ids(f)
     assert memory.matching_ids(f) == ids and ids == sorted(ids)
     assert memory.count(f) == sql.count(f) == len(ids)
-    for sort in engine.SORTS:
-        if sort == "nearest_miles" and f.place() is None:
-            continue
+    for sort in engine.SORTS:  # nearest_miles without a place: every distance NULL, so NCT id order
         for descending in (True, False):
             kw = {"sort": sort, "descending": descending, "limit": 7, "offset": 3}
             assert memory.trial_page(f, **kw) == sql.trial_page(f, **kw), (sort, descending)
@@ -88,5 +86,34 @@ def test_trials_page_sorted_rows_follow_the_engine_order(db):
         page = search.matching_trials(f, sort=sort, descending=True, limit=25, offset=10, db=db)
         want = engine.SqlEngine(db).trial_page(f, sort=sort, descending=True, limit=25, offset=10)
         assert page["nct_id"].tolist() == want and len(want) == 25
+
+
+def test_distance_sort_whole_list_agrees(db):
+    f, _ = Filters.from_query({"near": "Boston, MA", "radius": "300", "status": "ANY"})
+    memory, sql = engine.MemoryEngine(db), engine.SqlEngine(db)
+    for descending in (True, False):
+        kw = {"sort": "nearest_miles", "descending": descending, "limit": 100_000, "offset": 0}
+        listed = memory.trial_page(f, **kw)
+        assert listed == sql.trial_page(f, **kw) and len(listed) == memory.count(f) > 20
     sites = search.matching_trials(f, sort="sites", descending=True, limit=50, db=db)["sites"].tolist()
     assert sites == sorted(sites, reverse=True)
+
+
+@pytest.mark.parametrize("kw", [
+    {}, {"statuses": ()}, {"condition": "diabetes", "statuses": (), "offset": 5, "limit": 30},
+    {"statuses": (), "latitude": 42.3601, "longitude": -71.0589, "radius_miles": 300},
+    {"statuses": ("RECRUITING", "COMPLETED"), "latitude": 35.68, "longitude": 139.69},
+    {"condition": "lung cancer", "latitude": 40.71, "longitude": -74.0, "radius_miles": 50, "limit": 100},
+])
+def test_assistant_search_in_process_order_is_the_sql_order(db, monkeypatch, kw):
+    from services.assistant.backend import DatabaseBackend
+    from services.trials import TrialQuery
+
+    engine.forget(db)
+    assert engine.engine_for(db).kind == "memory"
+    query = TrialQuery(**kw)
+    in_process = DatabaseBackend(db).search_trials(query)
+    monkeypatch.setattr(engine.MemoryEngine, "search_page", lambda self, *a, **k: None)  # SQL orders instead
+    in_sql = DatabaseBackend(db).search_trials(query)
+    assert in_process == in_sql
+    assert in_process["total"] > 0

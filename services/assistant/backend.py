@@ -122,8 +122,17 @@ class DatabaseBackend:
 
     def search_trials(self, query: TrialQuery) -> SearchPage:
         """Trials matching the query through the shared filter SQL, nearest site first when an origin is given."""
-        matched, found = engine_for(self.db).matched_select(query_filters(query))  # the database's engine
+        eng = engine_for(self.db)  # the database's engine
+        f = query_filters(query)
         origin = (query.latitude, query.longitude) if query.latitude is not None and query.longitude is not None else None
+        ordered = eng.search_page(f, origin, query.radius_miles if origin is not None else None,
+                                  limit=query.limit, offset=query.offset)
+        if ordered is not None:  # the engine ordered the matches itself: only the page's rows are read
+            ids, total = ordered
+            if not ids:
+                return {"total": 0, "trials": []}
+            return {"total": total, "trials": self._page(ids, origin)}
+        matched, found = eng.matched_select(f)
         params: dict[str, Any] = dict(found)
         if origin is not None and query.radius_miles is not None:
             place = geo.Place("origin", origin[0], origin[1], "point", "", None, None)
@@ -137,15 +146,17 @@ class DatabaseBackend:
         page = self.db.fetch_rows(cte + load_sql("assistant_search_page"), params, timeout_ms=SEARCH_TIMEOUT_MS)
         if not page:
             return {"total": 0, "trials": []}
-        ids = [str(r["nct_id"]) for r in page]
+        return {"total": int(page[0]["total"]), "trials": self._page([str(r["nct_id"]) for r in page], origin)}
+
+    def _page(self, ids: list[str], origin: tuple[float, float] | None) -> list[TrialSummary]:
+        """The summaries of one page of NCT ids, in that order, with each one's nearest site from the origin."""
         summaries = {r["nct_id"]: r for r in self.db.fetch_rows(load_sql("assistant_trial_summaries"), {"ids": ids})}
         nearest: dict[str, dict[str, Any]] = {}
         if origin is not None:
             rows = self.db.fetch_rows(load_sql("assistant_nearest_sites"),
                                       {"ids": ids, "near_lat": origin[0], "near_lon": origin[1]})
             nearest = {r["nct_id"]: r for r in rows}
-        trials = [self._summary(summaries[i], nearest.get(i)) for i in ids if i in summaries]
-        return {"total": int(page[0]["total"]), "trials": trials}
+        return [self._summary(summaries[i], nearest.get(i)) for i in ids if i in summaries]
 
     @staticmethod
     def _summary(row: Mapping[str, Any], near: Mapping[str, Any] | None) -> TrialSummary:

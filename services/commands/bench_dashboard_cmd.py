@@ -32,6 +32,11 @@ def register_bench(bench_subparsers: Any) -> None:
                              "at registry scale one run takes up to tens of minutes)")
     parser.add_argument("--smoke", action="store_true",
                         help="with a comparison: one run per filter, for checking agreement only (not timing)")
+    parser.add_argument("--paths-only", action="store_true",
+                        help="with a comparison: time only the paths (Trials table pages under each sort, trial "
+                             "page, CSV/JSON export, world map, assistant tools), not the dashboard filters")
+    parser.add_argument("--engine-only", action="store_true",
+                        help="with --paths-only: time the database's engine alone (no SQL-engine side)")
     parser.set_defaults(handler=handle)
 
 
@@ -79,6 +84,10 @@ def _compare(args: argparse.Namespace) -> int:
         from services.errors import BadInput
 
         raise BadInput("--naive-runs must be at least 1.")
+    if args.paths_only:
+        result = bench_scale.run_paths(db, runs=runs, sql_side=not args.engine_only)
+        print_result(result, args.json, bench_scale.table)
+        return 0 if result["all_agree"] else 1
     result = bench_scale.run(db, runs=runs, naive_runs=naive_runs)
     print_result(result, args.json, bench_scale.table)
     return 0 if result["all_agree"] else 1

@@ -1,0 +1,216 @@
+"""The in-process engine's start cache: written after a load, memory-mapped by the next process, replaced after an
+import, ignored when corrupt, and giving exactly the numbers of a load by COPY."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from services import facetstore, stats
+from services.db import Database
+from services.filters import Filters
+from tests import scratch_server
+from tests.conftest import PROJECT, TEST_DATA_DIR
+from tests.test_stats_modes import QUERIES
+
+TOPS = {name: int(spec["top"]) for name, spec in stats.FACETS.items() if "top" in spec}
+
+
+@pytest.fixture(scope="module")
+def scratch() -> Iterator[tuple[Database, Path]]:
+    """A server of its own (the first sample studies) that these tests import into; its cache root."""
+    data_dir = TEST_DATA_DIR / f"facet-cache-{uuid.uuid4().hex[:8]}"
+    url = scratch_server.prepare(data_dir, studies=300)
+    db = Database(url, label="facet cache test")
+    try:
+        yield db, facetstore.cache_root(db)
+    finally:
+        facetstore.forget()
+        db.close()
+        scratch_server.release(data_dir)
+
+
+def _fresh(db: Database) -> facetstore.FacetStore:
+    facetstore.forget()
+    return facetstore.store_for(db)
+
+
+def _generations(root: Path) -> list[str]:
+    return sorted(p.name for p in root.iterdir()) if root.exists() else []
+
+
+def test_cache_root_is_next_to_the_embedded_servers_data(scratch):
+    db, root = scratch
+    pgdata = Path(str(db.fetch_value("SHOW data_directory")))
+    assert root.parent == pgdata.parent / "facet-cache"
+
+
+def test_cache_written_after_a_load_and_mapped_by_the_next(scratch):
+    db, root = scratch
+    for old in _generations(root):
+        facetstore.shutil.rmtree(root / old)
+    loaded = _fresh(db)
+    assert loaded.from_cache is False
+    key = facetstore.cache_key(loaded.refreshed_at)
+    assert _generations(root) == [key]
+    manifest = json.loads((root / key / "manifest.json").read_text())
+    assert manifest["n"] == loaded.n == db.fetch_value("SELECT count(*) FROM app.study_facets") and manifest["refreshed_at"] == loaded.refreshed_at
+
+    mapped = _fresh(db)
+    assert mapped.from_cache is True and mapped is not loaded
+    assert isinstance(mapped.nct, np.ndarray) and not mapped.nct.flags.writeable  # pages of the file, not a copy
+    for name, value in vars(loaded).items():
+        if name in facetstore._TRANSIENT:
+            continue
+        assert _same(getattr(mapped, name), value), name
+
+
+def _same(a: object, b: object) -> bool:
+    if isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and a.dtype == b.dtype and np.array_equal(a, b) if b.dtype.kind != "f" \
+            else isinstance(a, np.ndarray) and np.array_equal(a, b, equal_nan=True)
+    if isinstance(b, (facetstore.Coded, facetstore.Labeled)):
+        return type(a) is type(b) and all(_same(getattr(a, k), v) for k, v in vars(b).items())
+    if isinstance(b, dict):
+        return isinstance(a, dict) and a.keys() == b.keys() and all(_same(a[k], v) for k, v in b.items())
+    if isinstance(b, tuple):
+        return isinstance(a, tuple) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return a == b
+
+
+@pytest.mark.parametrize("query", QUERIES, ids=[str(q) for q in QUERIES])
+def test_cached_store_gives_the_numbers_of_a_copy_load(scratch, query):
+    db, root = scratch
+    copied = facetstore.FacetStore(db, facetstore._refreshed_at(db) or "")
+    mapped = facetstore.read_cache(root, copied.refreshed_at) or facetstore.read_cache(
+        facetstore.write_cache(copied, root).parent, copied.refreshed_at)
+    assert mapped is not None and mapped.from_cache
+    f, _ = Filters.from_query(query)
+    kpis_a, funnel_a, raw_a = copied.dashboard_frames(f, db, TOPS)
+    kpis_b, funnel_b, raw_b = mapped.dashboard_frames(f, db, TOPS)
+    assert (kpis_a, funnel_a) == (kpis_b, funnel_b) and raw_a.keys() == raw_b.keys()
+    for name in raw_a:
+        pd.testing.assert_frame_equal(raw_a[name], raw_b[name], obj=name)
+    args = {"only_in_area": True, "point_limit": 50, "nearest_limit": 10, "grid_steps": (1.0, 5.0)}
+    map_a = facetstore.map_frames(copied, f, db, **args)
+    map_b = facetstore.map_frames(mapped, f, db, **args)
+    assert (map_a.summary, map_a.cell) == (map_b.summary, map_b.cell)
+    for part in ("points", "nearest", "countries", "states"):
+        a, b = getattr(map_a, part), getattr(map_b, part)
+        assert (a is None) == (b is None), part
+        if a is not None:
+            pd.testing.assert_frame_equal(a, b, obj=part)
+
+
+def test_next_process_maps_the_cache_instead_of_copying(scratch):
+    db, root = scratch
+    stamp = _fresh(db).refreshed_at
+    assert (root / facetstore.cache_key(stamp) / "manifest.json").is_file()
+    # A new process counts its COPY statements: none when the cache is there.
+    code = ("import json, sys; from services import facetstore; from services.db import Database\n"
+            "copies = []; orig = Database.copy_csv\n"
+            "def counted(self, *a, **k):\n    copies.append(1); return orig(self, *a, **k)\n"
+            "Database.copy_csv = counted\n"
+            "s = facetstore.store_for(Database(sys.argv[1]))\n"
+            "print(json.dumps({'from_cache': s.from_cache, 'copies': len(copies), 'n': s.n,"
+            " 'seconds': s.load_seconds}))\n")
+    out = subprocess.run([sys.executable, "-c", code, db.url], cwd=PROJECT, capture_output=True, text=True,
+                         timeout=300, env=dict(os.environ), check=True)
+    child = json.loads(out.stdout.strip().splitlines()[-1])
+    assert child["from_cache"] is True and child["copies"] == 0 and child["n"] == db.fetch_value("SELECT count(*) FROM app.study_facets")
+
+
+def test_an_import_replaces_the_cached_generation(scratch, tmp_path):
+    db, root = scratch
+    before = _fresh(db)
+    old_key = facetstore.cache_key(before.refreshed_at)
+    assert _generations(root) == [old_key]
+    record = next(line for line in scratch_server.gzip.open(dict(scratch_server.SAMPLE_FILES)["ctgov-json"], "rt")
+                  if line.strip())
+    path = tmp_path / "one.jsonl"
+    path.write_text(record)
+    from services.loaders import import_ctgov_json
+
+    import_ctgov_json(db, path)
+    facetstore._checked.clear()  # don't wait REFRESH_CHECK_S for the store to notice
+    after = facetstore.store_for(db)
+    assert after.refreshed_at != before.refreshed_at and after.from_cache is False
+    assert _generations(root) == [facetstore.cache_key(after.refreshed_at)]  # the old generation is gone
+    assert _fresh(db).from_cache is True
+
+
+@pytest.mark.parametrize("damage", ["truncated array", "garbage manifest", "other generation", "missing file"])
+def test_a_corrupt_cache_is_ignored_and_rebuilt(scratch, damage, caplog):
+    db, root = scratch
+    stamp = _fresh(db).refreshed_at
+    folder = root / facetstore.cache_key(stamp)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    if damage == "truncated array":
+        target = folder / "nct.npy"
+        target.write_bytes(target.read_bytes()[:-7])
+    elif damage == "garbage manifest":
+        (folder / "manifest.json").write_text('{"format": 1, "attrs": {')
+    elif damage == "other generation":
+        manifest["refreshed_at"] = "1999-01-01"
+        (folder / "manifest.json").write_text(json.dumps(manifest))
+    else:
+        (folder / "site_row.npy").unlink()
+    rebuilt = _fresh(db)
+    assert rebuilt.from_cache is False and rebuilt.n == db.fetch_value("SELECT count(*) FROM app.study_facets")
+    assert "ignoring the facet start cache" in caplog.text
+    assert _fresh(db).from_cache is True  # written again by the load
+
+
+def test_a_half_written_cache_is_never_read(scratch):
+    db, root = scratch
+    stamp = _fresh(db).refreshed_at
+    key = facetstore.cache_key(stamp)
+    facetstore.shutil.rmtree(root / key)
+    (root / f".tmp-{key}-crashed").mkdir()  # what a writer killed mid-way leaves: never under the final name
+    (root / f".tmp-{key}-crashed" / "nct.npy").write_bytes(b"\x93NUMPY")
+    assert facetstore.read_cache(root, stamp) is None
+    assert _fresh(db).from_cache is False and (root / key / "manifest.json").is_file()
+
+
+def test_cache_off_loads_by_copy(scratch, monkeypatch):
+    db, _ = scratch
+    monkeypatch.setenv(facetstore.CACHE_SETTING, "0")
+    assert _fresh(db).from_cache is False
+
+
+def test_server_serves_sql_while_the_store_loads_then_the_mapped_cache(scratch):
+    from services import engine
+
+    db, root = scratch
+    stamp = _fresh(db).refreshed_at
+    facetstore.shutil.rmtree(root / facetstore.cache_key(stamp))
+    facetstore.forget()
+    server = engine.MemoryEngine(db)
+    server.serve_sql_while_loading = True  # what warm() sets at a server's start
+    f, _ = Filters.from_query({"status": "ANY"})
+    expected = stats.dashboard(f, engine=engine.SqlEngine(db), timeout_ms=60_000).as_dict()
+    with facetstore._lock:  # the background load cannot finish while the test holds the store's lock
+        during = stats.dashboard(f, engine=server, timeout_ms=60_000)
+        assert during.mode == "sql" and server.loading()
+        assert server.count(f) == expected["kpis"]["matching_trials"]
+        loader = facetstore._background[db.url]
+        assert loader.is_alive()
+    loader.join(timeout=120)
+    assert not loader.is_alive()
+    after = stats.dashboard(f, engine=server, timeout_ms=60_000)
+    assert after.mode == "memory" and not server.loading()
+    assert after.as_dict() == during.as_dict() == expected
+    assert (root / facetstore.cache_key(stamp) / "manifest.json").is_file()  # the background load wrote it
+
+    facetstore.forget()  # a restart with the cache present: the first call maps it, no SQL detour
+    first = stats.dashboard(f, engine=server, timeout_ms=60_000)
+    assert first.mode == "memory" and facetstore.store_for(db).from_cache is True
