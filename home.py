@@ -4,8 +4,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from services import ui_state
-from services.dbinfo import database_info
+from services.data.dbinfo import database_info
+from services.ui import state as ui_state
 
 ui_state.ensure_database()
 filters = ui_state.page_setup("Home", "🧭", sidebar=False)

@@ -5,8 +5,10 @@ from dataclasses import fields
 
 import streamlit as st
 
-from services import charts, export, inert, stats, ui_state
-from services.search import EXPORT_CAP, matching_trials
+from services import inert
+from services.dashboard import charts, export, stats
+from services.dashboard.search import EXPORT_CAP, matching_trials
+from services.ui import state as ui_state
 
 ui_state.ensure_database()
 f = ui_state.page_setup("Explore", "📊")

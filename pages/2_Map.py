@@ -2,7 +2,9 @@
 
 import streamlit as st
 
-from services import inert, mapdeck, sitemap, ui_state
+from services import inert
+from services.dashboard import mapdeck, sitemap
+from services.ui import state as ui_state
 
 ui_state.ensure_database()
 f = ui_state.page_setup("Map", "🗺️")

@@ -5,9 +5,12 @@ import math
 import pandas as pd
 import streamlit as st
 
-from services import export, inert, provenance, results, search, trials, trialview, ui_state
+from services import inert, results, trials
+from services.dashboard import export, search, trialview
+from services.data import provenance
+from services.data.normalize import label
 from services.errors import BadInput
-from services.normalize import label
+from services.ui import state as ui_state
 
 ui_state.ensure_database()
 f = ui_state.page_setup("Trials", "📋")

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from services import inert, report, ui_state
+from services import inert, report
 from services.assistant import TrialSelection, WidgetAnswer
 from services.assistant import view_model as vm
 from services.assistant.guided import (
@@ -11,9 +11,10 @@ from services.assistant.guided import (
     IntakeForm,
     split_items,
 )
+from services.data.normalize import PHASES, label
 from services.llm import MODEL_CHOICES, api_key_from_env
-from services.normalize import PHASES, label
 from services.ui import assistant as chat
+from services.ui import state as ui_state
 
 ui_state.ensure_database()
 f = ui_state.page_setup("Assistant", "💬")

@@ -2,8 +2,9 @@
 
 import streamlit as st
 
-from services import console, inert, ui_state
+from services import console, inert
 from services.errors import BadInput, ConsoleBusy, QueryFailed, QueryTimeout, ResultTooLarge, UnsafeQuery
+from services.ui import state as ui_state
 
 STARTER = """-- One read-only SELECT over schema ctgov; write values as :name to get an input box.
 SELECT phase, count(*) AS trials

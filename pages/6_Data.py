@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from services import ui_state
-from services.dbinfo import database_info
+from services.data.dbinfo import database_info
+from services.ui import state as ui_state
 
 ui_state.ensure_database()
 ui_state.page_setup("Data", "🗄️", sidebar=False)

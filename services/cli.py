@@ -31,7 +31,8 @@ def print_result(data: Any, as_json: bool, text: Callable[[Any], str] | None = N
 
 def command_modules() -> list[ModuleType]:
     """The command modules in help order; add yours here (imported on call, because they import this module)."""
-    from services.commands import bench_cmd, db_cmd, import_cmd, sql_cmd, stats_cmd, synth_cmd
+    from devtools.commands import bench_cmd, synth_cmd
+    from services.commands import db_cmd, import_cmd, sql_cmd, stats_cmd
 
     return [db_cmd, import_cmd, synth_cmd, sql_cmd, bench_cmd, stats_cmd]
 

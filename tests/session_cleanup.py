@@ -143,7 +143,7 @@ def sweep_dead_sessions(root: Path) -> list[Path]:
 def _build_template(template: Path, project: Path) -> None:
     """Create and load the run's database once, in a child process that stops its server when it exits."""
     env = dict(os.environ, TRIAL_LANDSCAPE_DATA_DIR=str(template))
-    subprocess.run([sys.executable, "-c", "from services import runtime; runtime.get_db()"], cwd=project, env=env,
+    subprocess.run([sys.executable, "-c", "from services.data import runtime; runtime.get_db()"], cwd=project, env=env,
                    check=True, timeout=1800, stdout=subprocess.DEVNULL)
     stop_postgres_under(template)
     (template / ".ready").write_text("ok")

@@ -6,7 +6,9 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from services import dbinfo, engine, ui_state
+from services.dashboard import engine
+from services.data import dbinfo
+from services.ui import state as ui_state
 
 PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "6_Data.py")
 
@@ -59,7 +61,7 @@ def test_data_page_counts_full_and_partial_records(db, raw_v2, raw_csv):
 
 
 def test_data_page_counts_every_record_as_full_without_the_provenance_table(db, monkeypatch):
-    from services import provenance
+    from services.data import provenance
 
     monkeypatch.setattr(provenance, "available", lambda _db: False)  # a read-only AACT without app tables
     studies = int(db.fetch_value("SELECT count(*) FROM ctgov.studies"))
@@ -77,7 +79,7 @@ def test_data_page_and_db_info_list_all_aact_tables(db):
     import json
 
     from services.cli import main as cli_main
-    from services.loaders.aact_schema import TABLES
+    from services.data.loaders.aact_schema import TABLES
 
     want = {t: db.fetch_value(f"SELECT count(*) FROM ctgov.{t}") for t in TABLES}
     assert len(want) == 47

@@ -27,7 +27,7 @@ def child_main(data_dir: str) -> None:
     import streamlit as st
     from streamlit.testing.v1 import AppTest
 
-    from services import runtime
+    from services.data import runtime
     from tests import scratch_server
 
     path = Path(data_dir)

@@ -8,13 +8,14 @@ from typing import Any
 
 import streamlit as st
 
-from services import inert, limits, report, ui_state
+from services import inert, limits, report
 from services.assistant import AssistantSession, Callbacks, Orchestrator
 from services.assistant import view_model as vm
 from services.assistant.guided import GuidedAssistant, GuidedError, StepResult
 from services.assistant.orchestrator import UserInput
 from services.assistant.store import SessionStore
 from services.errors import AssistantUnavailable, TrialLandscapeError
+from services.ui import state as ui_state
 
 FORM_KEY_PREFIXES = ("g_", "pick_", "other_", "asst_pick_", "asst_pdf")
 
