@@ -34,7 +34,7 @@ tiles = c3.toggle("Street map tiles", key="map_tiles",
 ui_state.set_view_param("tiles", tiles, False, ui_state.dump_flag)
 
 with ui_state.database_errors():
-    data = ui_state.shared(sitemap.map_data, f, only_in_area)
+    data = ui_state.cached(sitemap.map_data, f, only_in_area)
 
 if data.place is not None and data.radius_miles is not None:
     st.caption(f"📍 **{inert.md_line(data.place.name)}** — sites within {f.radius:g} {f.unit} "

@@ -14,7 +14,7 @@ PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "6_Data.py")
 
 
 def _data_page() -> AppTest:
-    ui_state._cached_call.clear()  # database_info is cached across sessions
+    ui_state.clear_cache()  # database_info is cached across sessions
     at = AppTest.from_file(PAGE, default_timeout=120).run()
     assert not at.exception, at.exception
     return at
@@ -36,7 +36,7 @@ def test_data_page_warns_when_charts_come_from_the_base_tables(db, monkeypatch):
     warnings = [w.value for w in at.warning if "SQL engine: queries on AACT's base tables" in w.value]
     assert len(warnings) == 1 and "python -m services import aact" in warnings[0]
     assert dbinfo.database_info(db)["engine"]["mode"] == "sql"
-    ui_state._cached_call.clear()
+    ui_state.clear_cache()
     engine.forget()
 
 
@@ -46,7 +46,7 @@ def test_data_page_names_the_sql_engine_when_chosen(db, monkeypatch):
     at = _data_page()
     warnings = [w.value for w in at.warning if "**SQL engine: queries on AACT's base tables.**" in w.value]
     assert len(warnings) == 1 and f"{engine.ENGINE_SETTING}=sql" in warnings[0]
-    ui_state._cached_call.clear()
+    ui_state.clear_cache()
     engine.forget()
 
 
@@ -57,7 +57,7 @@ def test_data_page_counts_full_and_partial_records(db, raw_v2, raw_csv):
     assert metrics["Full records"] == f"{len(raw_v2):,}"
     text = " ".join(m.value for m in at.markdown)
     assert f"**{len(raw_csv):,} partial records**" in text and "not in this copy — see ClinicalTrials.gov" in text
-    ui_state._cached_call.clear()
+    ui_state.clear_cache()
 
 
 def test_data_page_counts_every_record_as_full_without_the_provenance_table(db, monkeypatch):
@@ -69,7 +69,7 @@ def test_data_page_counts_every_record_as_full_without_the_provenance_table(db, 
     assert {m.label: m.value for m in at.metric}["Full records"] == f"{studies:,}"
     assert provenance.lookup(db, str(db.fetch_value("SELECT min(nct_id) FROM ctgov.studies"))).partial is False
     assert any("every record counts as full" in c.value for c in at.caption)
-    ui_state._cached_call.clear()
+    ui_state.clear_cache()
 
 
 def test_data_page_and_db_info_list_all_aact_tables(db):

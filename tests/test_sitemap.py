@@ -318,16 +318,16 @@ def test_map_page_shares_its_map_data_across_sessions_and_leaves_it_unchanged(db
 
     first = _map_page(near="Boston, MA", radius="100", status="ANY")
     f = first.session_state["filters"]
-    data = ui_state.shared(sitemap.map_data, f, True)  # the object the page drew, from the shared cache
+    data = ui_state.cached(sitemap.map_data, f, True)  # the object the page drew, from the shared cache
     before = (data.points.copy(deep=True), data.nearest.copy(deep=True), data.countries.copy(deep=True),
               data.states.copy(deep=True))
-    computed = ui_state._shared_results.stats().computations
+    computed = ui_state._results.stats().computations
     for mode in mapdeck.MODES:
         first.radio(key="map_mode").set_value(mode).run()
         assert not first.exception, (mode, first.exception)
     second = _map_page(near="Boston, MA", radius="100", status="ANY")  # another visitor, same view
-    assert ui_state._shared_results.stats().computations == computed  # no new computation, no copy
-    assert ui_state.shared(sitemap.map_data, f, True) is data
+    assert ui_state._results.stats().computations == computed  # no new computation, no copy
+    assert ui_state.cached(sitemap.map_data, f, True) is data
     for frame, old in zip((data.points, data.nearest, data.countries, data.states), before, strict=True):
         pd.testing.assert_frame_equal(frame, old)  # drawing every mode changed nothing in the shared result
     assert list(second.dataframe[0].value["distance"]) == list(sitemap.nearest_table(data.nearest, "mi")["distance"])

@@ -644,14 +644,22 @@ def database_errors() -> Iterator[None]:
 
 
 def cached(fn: Callable[..., T], *args: Any) -> T:
-    """Call a service function through Streamlit's cross-session cache (same args → one computation).
+    """Call a service function through the pages' one cache (same function and args → one computation).
 
-    Arguments must be hashable values (Filters, strings, numbers); results are shared by all users.
-    While this process still loads the in-process facet engine (once per start; ~20 s for all of AACT), a spinner
-    says so instead of leaving the page blank.
+    Arguments must be hashable values (Filters, strings, numbers). Every visitor and rerun gets the same object:
+    nothing is pickled or copied on a hit (for the Map's thousands of sites copying was a large part of each
+    render), so a page must not change what it receives. Errors are not kept. While this process still loads the
+    in-process facet engine (once per start; ~20 s for all of AACT), a spinner says so instead of a blank page.
     """
     with facets_loading_notice():
-        return _cached_call(f"{fn.__module__}.{fn.__qualname__}", fn, args)  # type: ignore[no-any-return]
+        return _results.get_or_compute((fn.__module__, fn.__qualname__, args),  # type: ignore[no-any-return]
+                                       lambda: fn(*args))
+
+
+def clear_cache() -> None:
+    """Forget every cached result (the next render queries the database again)."""
+    for cache in (_results, _countries, _fresh):
+        cache.clear()
 
 
 @contextlib.contextmanager
@@ -665,31 +673,14 @@ def facets_loading_notice() -> Iterator[None]:
         yield
 
 
-_shared_results: SingleFlightCache[Any] = SingleFlightCache(CACHE_TTL_S, max_entries=256)
+_results: SingleFlightCache[Any] = SingleFlightCache(CACHE_TTL_S, max_entries=512)
+_countries: SingleFlightCache[list[str]] = SingleFlightCache(3600, max_entries=1)
 
 
-def shared(fn: Callable[..., T], *args: Any) -> T:
-    """Like cached(), but every visitor and rerun gets the same object: nothing is copied on a hit.
-
-    st.cache_data pickles a result and unpickles it on every hit — for the Map's thousands of sites that was a
-    large part of each render. Only for results the page reads and never changes. Errors are not kept.
-    """
-    with facets_loading_notice():
-        return _shared_results.get_or_compute((fn.__module__, fn.__qualname__, args),  # type: ignore[no-any-return]
-                                              lambda: fn(*args))
-
-
-@st.cache_data(ttl=CACHE_TTL_S, max_entries=512, show_spinner=False)
-def _cached_call(name: str, _fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
-    # The function's name keys the cache; the function itself (leading underscore) is not hashed.
-    return _fn(*args)
-
-
-@st.cache_data(ttl=3600, show_spinner=False)
 def _country_names() -> list[str]:
     from services.dashboard.search import country_names
 
-    return country_names()
+    return _countries.get_or_compute("countries", country_names)
 
 
 def country_options() -> list[str]:
@@ -703,12 +694,14 @@ def country_options() -> list[str]:
 FRESHNESS_TTL_S = 60
 
 
-@st.cache_data(ttl=FRESHNESS_TTL_S, show_spinner=False)
+_fresh: SingleFlightCache[str | None] = SingleFlightCache(FRESHNESS_TTL_S, max_entries=1)
+
+
 def _freshness() -> str | None:
     # One query per minute for every visitor instead of one per render: it scans the studies' update dates.
     from services.data.dbinfo import freshness
 
-    return freshness()
+    return _fresh.get_or_compute("freshness", freshness)
 
 
 def footer() -> None:
