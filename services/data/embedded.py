@@ -7,6 +7,7 @@ server's handle list first, so the surviving process re-attaches and stops it at
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -33,13 +34,17 @@ def data_dir() -> Path:
     return Path(os.environ.get("TRIAL_LANDSCAPE_DATA_DIR", str(DEFAULT_DATA_DIR))).expanduser().resolve()
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """True while process pid runs (a zombie, exited but not yet reaped by its parent, counts as gone)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
+    with contextlib.suppress(OSError, IndexError):
+        if Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z"):
+            return False
     return True
 
 
@@ -53,7 +58,7 @@ def drop_stale_handles(pgdata: Path) -> list[int]:
     except (ValueError, TypeError, json.JSONDecodeError):
         path.write_text("[]")
         return []
-    alive = [p for p in pids if _pid_alive(p) and p != os.getpid()]
+    alive = [p for p in pids if pid_alive(p) and p != os.getpid()]
     dead = [p for p in pids if p not in alive]
     if dead:
         path.write_text(json.dumps(alive))

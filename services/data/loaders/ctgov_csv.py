@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from services.data.loaders.common import NCT_RE, Batch, calculated_values, downcase, parse_api_date
-from services.data.loaders.ctgov_json import iter_lines
+from services.data.loaders.ctgov_json import iter_lines, json_objects
 from services.errors import BadInput
 
 KNOWN_COLUMNS = frozenset({
@@ -43,15 +42,7 @@ def read_rows(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
         raise BadInput(f"{path}: the file is empty.")
     if first_line[1].lstrip().startswith("{"):
         header_checked = False
-        for line_no, line in [first_line, *lines]:
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise BadInput(f"{path}: line {line_no}: not valid JSON ({err.msg}).") from err
-            if not isinstance(row, dict):
-                raise BadInput(f"{path}: line {line_no}: expected an object of CSV columns.")
+        for line_no, row in json_objects(path, [first_line, *lines], "an object of CSV columns"):
             if not header_checked:
                 _check_columns(path, line_no, row.keys())
                 header_checked = True

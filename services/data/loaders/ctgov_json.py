@@ -7,7 +7,7 @@ import json
 import re
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,20 @@ def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
     except (EOFError, gzip.BadGzipFile, zlib.error) as err:
         raise BadInput(f"{path}: line {line_no + 1}: the gzip stream is truncated or corrupt ({err}); "
                        f"download the file again.") from err
+
+
+def json_objects(path: Path, lines: Iterable[tuple[int, str]], expected: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line number, object) for each non-blank JSON line; BadInput names the line and what was `expected`."""
+    for line_no, line in lines:
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise BadInput(f"{path}: line {line_no}: not valid JSON ({err.msg}).") from err
+        if not isinstance(row, dict):
+            raise BadInput(f"{path}: line {line_no}: expected {expected}.")
+        yield line_no, row
 
 
 def read_studies(path: Path) -> Iterator[tuple[str, int, dict[str, Any]]]:

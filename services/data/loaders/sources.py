@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -11,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from services.data.loaders.common import NCT_RE, parse_api_date
-from services.data.loaders.ctgov_json import iter_lines
+from services.data.loaders.ctgov_json import iter_lines, json_objects
 from services.errors import BadInput
 
 TABLE = "app.study_sources"
@@ -65,15 +64,7 @@ def read_fills(path: Path) -> Iterator[tuple[int, Fill]]:
     """Yield (line, fill) from a criteria-fill JSON-lines file; BadInput names file and line."""
     if not path.exists():
         raise BadInput(f"{path}: no such file.")
-    for line_no, line in iter_lines(path):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise BadInput(f"{path}: line {line_no}: not valid JSON ({err.msg}).") from err
-        if not isinstance(row, dict):
-            raise BadInput(f"{path}: line {line_no}: expected an object with nct_id, eligibility_criteria, source.")
+    for line_no, row in json_objects(path, iter_lines(path), "an object with nct_id, eligibility_criteria, source"):
         nct, text, source = row.get("nct_id"), row.get("eligibility_criteria"), row.get("source")
         if not isinstance(nct, str) or not NCT_RE.match(nct):
             raise BadInput(f"{path}: line {line_no}: missing or malformed nct_id.")
