@@ -317,13 +317,17 @@ def _states(items: Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _float(items: Sequence[str]) -> float:
+    raw = _one(items)
+    try:
+        return float(raw)
+    except ValueError as err:
+        raise ValueError(f"“{_short(raw, 20)}” is not a number.") from err
+
+
 def _number(lo: float, hi: float, what: str) -> Any:
     def parse(items: Sequence[str]) -> float:
-        raw = _one(items)
-        try:
-            value = float(raw)
-        except ValueError as err:
-            raise ValueError(f"“{_short(raw, 20)}” is not a number.") from err
+        value = _float(items)
         if math.isnan(value) or math.isinf(value) or not (lo <= value <= hi):
             raise ValueError(f"{what} must be between {_num(lo)} and {_num(hi)}.")
         return value
@@ -341,11 +345,7 @@ def _integer(lo: int, hi: int, what: str) -> Any:
 
 def _radius(items: Sequence[str]) -> float:
     # The upper bound depends on the unit, which may come later in the URL: validated() checks it.
-    raw = _one(items)
-    try:
-        value = float(raw)
-    except ValueError as err:
-        raise ValueError(f"“{_short(raw, 20)}” is not a number.") from err
+    value = _float(items)
     if math.isnan(value) or math.isinf(value) or value <= 0:
         raise ValueError("the radius must be a number more than 0.")
     return value
