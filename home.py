@@ -4,7 +4,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from services.data.dbinfo import database_info
+from services.dashboard.dbinfo import database_info
 from services.ui import state as ui_state
 
 ui_state.ensure_database()

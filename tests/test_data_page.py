@@ -6,8 +6,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from services.dashboard import engine
-from services.data import dbinfo
+from services.dashboard import dbinfo, engine
 from services.ui import state as ui_state
 
 PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "6_Data.py")

@@ -7,8 +7,8 @@ import os
 from typing import Any
 
 from services.cli import print_result
+from services.dashboard.dbinfo import database_info
 from services.data import embedded, runtime
-from services.data.dbinfo import database_info
 from services.errors import BadInput
 
 

@@ -699,7 +699,7 @@ _fresh: SingleFlightCache[str | None] = SingleFlightCache(FRESHNESS_TTL_S, max_e
 
 def _freshness() -> str | None:
     # One query per minute for every visitor instead of one per render: it scans the studies' update dates.
-    from services.data.dbinfo import freshness
+    from services.dashboard.dbinfo import freshness
 
     return _fresh.get_or_compute("freshness", freshness)
 
