@@ -4,9 +4,10 @@ import streamlit as st
 
 from services import inert
 from services.dashboard import mapdeck, sitemap
+from services.ui import health
 from services.ui import state as ui_state
 
-ui_state.ensure_database()
+health.ensure_database()
 f = ui_state.page_setup("Map", "🗺️")
 st.title("🗺️ Map of trial sites")
 
@@ -33,7 +34,7 @@ tiles = c3.toggle("Street map tiles", key="map_tiles",
                        "country and state outlines are the map then.")
 ui_state.set_view_param("tiles", tiles, False, ui_state.dump_flag)
 
-with ui_state.database_errors():
+with health.database_errors():
     data = ui_state.cached(sitemap.map_data, f, only_in_area)
 
 if data.place is not None and data.radius_miles is not None:

@@ -1,4 +1,4 @@
-"""The one Streamlit-aware service: session state, URL ⇄ filter glue, the shared sidebar, caching, banners.
+"""Session state, URL ⇄ filter glue, the shared sidebar and share link, the pages' one cache, the footer.
 
 Every page calls `page_setup()` first: it initialises session keys, reads the URL once, re-applies
 the filters to the URL (Streamlit clears query parameters on page switch), renders the shared
@@ -8,21 +8,20 @@ sidebar and returns the current filters.
 from __future__ import annotations
 
 import contextlib
-import os
-import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import Any, TypeVar
 
 import streamlit as st
 
-from services import access, inert, limits
+from services import inert
 from services.cache import SingleFlightCache
 from services.dashboard import stats
 from services.dashboard.filters import Filters, is_view_param
-from services.data import runtime, startup
+from services.data import runtime
 from services.data.normalize import FUNDER_CLASSES, LABELS, OPEN_STATUSES, PHASES, STATUSES, STUDY_TYPES
-from services.errors import DatabaseUnavailable, QueryTimeout, TrialLandscapeError
+from services.errors import TrialLandscapeError
+from services.ui.gate import require_access
 
 T = TypeVar("T")
 CACHE_TTL_S = 600
@@ -152,135 +151,6 @@ def show_notices() -> None:
     if notices:
         st.warning("Some filter values were not used:\n\n" + "\n".join(f"- {inert.md_line(n)}" for n in notices), icon="⚠️")
         st.session_state["notices"] = []
-
-
-# ---- access gate ---------------------------------------------------------------------------
-_ACCESS_KEY = "access_key"
-_PASSWORD_WIDGET = "access_password"
-
-
-def _secrets() -> dict[str, Any]:
-    """Streamlit secrets as a plain dict ({} when there is no secrets file)."""
-    if not st.secrets.load_if_toml_exists():
-        return {}
-    return st.secrets.to_dict()
-
-
-def _use_app_navigation() -> None:
-    # While a server process has not yet run navigation.py (which declares the navigation: Home, Explore, …), Streamlit
-    # serves a deep link such as /Explore in its older pages/-folder mode, whose navigation names the first page
-    # after the file ("app"). Leave that mode and run again: navigation.py then resolves the same page by its address.
-    from streamlit.runtime.pages_manager import PagesManager
-
-    if PagesManager.uses_pages_directory:
-        PagesManager.uses_pages_directory = False
-        st.rerun()
-
-
-def require_access() -> None:
-    """Stop the page behind a login when the instance is protected, before anything else renders.
-
-    An [auth] section in Streamlit secrets → Streamlit's own OIDC login (st.login / st.user);
-    else APP_PASSWORD (environment or secrets) → a password form; else the app is open.
-    """
-    _use_app_navigation()
-    try:
-        secrets = _secrets()
-    except Exception as err:  # noqa: BLE001 - an unreadable secrets file must lock the app, not open it
-        st.error(f"The server's secrets file cannot be read, so access cannot be checked: {type(err).__name__}. "
-                 "The operator must fix `.streamlit/secrets.toml`.", icon="🔒")
-        st.stop()
-    oidc = access.oidc_config(secrets.get("auth"))
-    if oidc is not None:
-        if not st.user.get("is_logged_in", False):
-            _login_screen(oidc)
-            st.stop()
-        _admit_browser()
-        return
-    password = access.configured_password(os.environ, secrets)
-    if password is None:
-        return
-    access.admissions.active = True
-    if st.session_state.get(_ACCESS_KEY) == access.fingerprint(password):
-        _admit_browser()
-        return
-    _password_screen(password)
-    st.stop()
-
-
-_HIDE_NAVIGATION = ("<style>[data-testid='stSidebar'], [data-testid='stSidebarCollapsedControl'], "
-                    "[data-testid='stExpandSidebarButton'] {display: none;}</style>")
-
-
-def _login_screen(oidc: access.OidcConfig) -> None:
-    st.markdown(_HIDE_NAVIGATION, unsafe_allow_html=True)
-    st.title("🔒 Trial Landscape")
-    st.write("This instance is for signed-in users. Sign in with your organisation's account to continue.")
-    if st.button("Sign in", type="primary", key="access_login"):
-        st.login(oidc.provider) if oidc.provider else st.login()
-
-
-def _check_password(password: str) -> None:
-    # Runs as the form's callback, before the script: the typed text is taken out of session state at
-    # once, so it never lingers in a widget, the URL or a log line.
-    typed = str(st.session_state.get(_PASSWORD_WIDGET) or "")
-    st.session_state[_PASSWORD_WIDGET] = ""
-    verdict = _password_tries().attempt(typed, password, visitor())
-    if verdict.admitted:
-        st.session_state[_ACCESS_KEY] = access.fingerprint(password)
-    else:
-        st.session_state["access_message"] = verdict.message
-
-
-@st.cache_resource(show_spinner=False)
-def _password_tries() -> access.SharedAttempts:
-    # One per process; the delays themselves live in the app database, shared by every process.
-    return access.SharedAttempts(runtime.get_app_db)
-
-
-XSRF_COOKIE = "_streamlit_xsrf"
-
-
-def _admit_browser() -> None:
-    # Downloads are plain HTTP requests outside the session: the media gate (app.py) serves them only to a
-    # browser admitted here.
-    with contextlib.suppress(Exception):
-        access.admissions.admit(access.browser_token(str(st.context.cookies.get(XSRF_COOKIE) or "")))
-
-
-def visitor() -> limits.Visitor:
-    """This browser and its network address, as digests: the keys of the per-visitor limits.
-
-    The browser is known by the token inside Streamlit's XSRF cookie (the same in every tab and every new
-    session of that browser); without the cookie, by the session. The address is the client's as Streamlit
-    sees it — behind a reverse proxy that is the proxy's, so put the limits' network key there too.
-    """
-    cookies: dict[str, str] = {}
-    address = ""
-    with contextlib.suppress(Exception):
-        cookies = {str(k): str(v) for k, v in dict(st.context.cookies or {}).items()}
-        ip = st.context.ip_address
-        address = ip if isinstance(ip, str) else ""  # None (or a test double) when Streamlit does not know it
-    token = access.browser_token(cookies.get(XSRF_COOKIE, ""))
-    if not token:
-        token = "session:" + str(st.session_state.setdefault("_visitor_fallback", os.urandom(16).hex()))
-    return limits.Visitor.from_values(token, address or "unknown")
-
-
-def _password_screen(password: str) -> None:
-    st.markdown(_HIDE_NAVIGATION, unsafe_allow_html=True)
-    st.title("🔒 Trial Landscape")
-    st.write("This instance is protected. Enter the password you were given to continue.")
-    with st.form("access_form", clear_on_submit=True, border=True):
-        st.text_input("Password", type="password", key=_PASSWORD_WIDGET, max_chars=256)
-        st.form_submit_button("Enter", type="primary", on_click=_check_password, args=(password,))
-    message = st.session_state.pop("access_message", None)
-    if message:
-        st.error(message, icon="🚫")
-    else:
-        wait, failures = _password_tries().wait_left(visitor())
-        if wait > 0:
-            st.info(f"After {failures} wrong tries in a row, the next one is accepted in {wait:.0f} s.", icon="⏳")
 
 
 # ---- the shared sidebar ------------------------------------------------------------------
@@ -534,115 +404,7 @@ def render_share_link() -> None:
                         "history it passes through — can read them.", icon="⚠️")
 
 
-# ---- data access with caching and error banners ----------------------------------------------
-@st.cache_resource(show_spinner="Connecting to the database…")
-def _database_ready() -> str:
-    # The offline gazetteer takes seconds to build; build it in the background so the first
-    # place search of this process does not wait for it.
-    import threading
-
-    from services.data import geo
-
-    threading.Thread(target=geo.warm_up, name="geo-warm-up", daemon=True).start()
-    db = runtime.get_db()
-    threading.Thread(target=stats.warm_engine, args=(db,), name="facet-warm-up", daemon=True).start()
-    return db.label
-
-
-def ensure_database() -> None:
-    """Start/attach the database once per process; a failure shows a banner with a retry.
-
-    While the start runs (seconds; about a minute on a first start, which loads the sample), the page shows its
-    named stages with counts and a progress bar instead of a bare spinner.
-    """
-    require_access()
-    with database_errors():
-        if not runtime.ready():
-            _watch_start()
-        _database_ready()
-
-
-_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_{}[]()#+-.!|<>~$"})
-START_POLL_S = 0.25
-
-
-def _draw_start(stages: list[startup.Stage]) -> None:
-    first = any(s.name.startswith("Creating the database") for s in stages)
-    st.subheader("First start: creating the database and loading the shipped sample" if first
-                 else "Getting the database ready")
-    if first:
-        st.caption("This happens once on this machine (about a minute; the stages and counts below are live). "
-                   "Later starts skip it.")
-    for s in stages:
-        text = s.describe().translate(_MD_SPECIAL)
-        if s.finished is not None:
-            st.markdown(f"✅ {text}")
-        else:
-            fraction = s.fraction
-            st.progress(fraction if fraction is not None else 0.0,
-                        text=f"⏳ {text}" + ("" if fraction is not None else f" ({s.seconds:.0f} s)"))
-
-
-def _watch_start() -> None:
-    # The start runs in one background thread per process; every session that arrives meanwhile watches it.
-    startup.STARTER.start(runtime.get_db)
-    box = st.empty()
-    while not startup.STARTER.wait(START_POLL_S):
-        with box.container():
-            _draw_start(startup.PROGRESS.snapshot())
-    box.empty()
-    if startup.STARTER.error is not None:
-        raise startup.STARTER.error
-
-
-DB_RECHECK_S = 5.0
-
-
-def _retry_database() -> None:
-    _database_ready.clear()
-    st.session_state["db_down_since"] = None
-
-
-def _database_answers() -> bool:
-    """One cheap ping of the trial database (False when it is still down or not started)."""
-    try:
-        return runtime.get_db().health().ok
-    except TrialLandscapeError:
-        return False
-
-
-@st.fragment(run_every=DB_RECHECK_S)
-def _watch_database() -> None:
-    # Re-runs on its own every few seconds while the banner is up; reloads the page once the database
-    # answers again, so nobody has to press Retry (at most one automatic reload per interval).
-    last = st.session_state.get("db_auto_retry_at") or 0.0
-    if time.monotonic() - last >= DB_RECHECK_S and _database_answers():
-        st.session_state["db_auto_retry_at"] = time.monotonic()
-        st.rerun(scope="app")
-    st.caption(f"Checking again every {DB_RECHECK_S:.0f} seconds; the page comes back by itself.")
-
-
-@contextlib.contextmanager
-def database_errors() -> Iterator[None]:
-    """Turn database trouble into a banner with a Retry button (never a traceback); recovers by itself."""
-    try:
-        yield
-    except DatabaseUnavailable as err:
-        if not st.session_state.get("db_down_since"):
-            st.session_state["db_down_since"] = time.strftime("%H:%M:%S %Z")
-        st.error(f"**The database is not reachable right now** (since {st.session_state['db_down_since']}). "
-                 f"{err.hint}", icon="🔌")
-        st.caption(f"Details: {err}")
-        st.button("Retry", type="primary", key="db_retry", on_click=_retry_database)
-        _watch_database()
-        st.stop()
-    except QueryTimeout as err:
-        st.warning(f"**That took too long.** {err.hint}", icon="⏱️")
-        st.button("Try again", key="db_timeout_retry")
-        st.stop()
-    st.session_state["db_down_since"] = None
-
-
+# ---- the pages' one cache ----------------------------------------------------------------
 def cached(fn: Callable[..., T], *args: Any) -> T:
     """Call a service function through the pages' one cache (same function and args → one computation).
 
