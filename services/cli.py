@@ -1,8 +1,9 @@
 """Command-line interface: everything that is not UI. Subcommands print JSON with --json.
 
 Exit codes: 0 ok, 2 bad input (a message on stderr says what to change), 1 failure.
-Each command group lives in services/commands/<name>.py and exposes
-`register(subparsers) -> None`; its handlers return an exit code.
+Each command group lives in services/commands/<name>.py (the developer tools' `bench` and `synth` in
+devtools/commands/, the one place services/ imports devtools) and exposes `register(subparsers) -> None`;
+its handlers return an exit code.
 """
 
 from __future__ import annotations
