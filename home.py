@@ -4,10 +4,11 @@ from pathlib import Path
 
 import streamlit as st
 
-from services import ui_state
-from services.dbinfo import database_info
+from services.dashboard.dbinfo import database_info
+from services.ui import health
+from services.ui import state as ui_state
 
-ui_state.ensure_database()
+health.ensure_database()
 filters = ui_state.page_setup("Home", "🧭", sidebar=False)
 
 st.title("🧭 Trial Landscape")
@@ -17,7 +18,7 @@ st.markdown(
     "trials and prepare questions for their doctor. The filters in the sidebar of Explore, Map, Trials and Assistant are shared by those pages."
 )
 
-with ui_state.database_errors():
+with health.database_errors():
     info = ui_state.cached(database_info)
 
 c1, c2, c3, c4 = st.columns(4)

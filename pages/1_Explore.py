@@ -5,17 +5,20 @@ from dataclasses import fields
 
 import streamlit as st
 
-from services import charts, export, inert, stats, ui_state
-from services.search import EXPORT_CAP, matching_trials
+from services import inert
+from services.dashboard import charts, export, stats
+from services.dashboard.search import EXPORT_CAP, matching_trials
+from services.ui import health
+from services.ui import state as ui_state
 
-ui_state.ensure_database()
+health.ensure_database()
 f = ui_state.page_setup("Explore", "📊")
 st.title("📊 Explore the trial landscape")
 st.caption("Filters: " + " · ".join(inert.md_line(line) for line in f.describe()) + ". Click a bar to add its value to the filters.")
 
 # Progressive: the KPIs and the funnel first (their own quick queries where the facets are slow), then
 # the charts one by one as they are drawn, with a spinner naming the wait in between — never a blank area.
-with (ui_state.database_errors(), ui_state.facets_loading_notice(),
+with (health.database_errors(), ui_state.facets_loading_notice(),
       st.spinner("Counting the matching trials…", show_time=True)):
     summary = stats.cached_summary(f)
 
@@ -56,7 +59,7 @@ if k.get("matching_trials") == 0:
     st.info("No trial matches these filters, so the charts below are empty. Remove a filter in the sidebar "
             "(or press **Reset filters**) to widen the view.", icon="🔎")
 
-with ui_state.database_errors(), st.spinner("Computing the charts…", show_time=True):
+with health.database_errors(), st.spinner("Computing the charts…", show_time=True):
     dash = summary if summary.facets or summary.errors else stats.cached_dashboard(f)
 for note in dash.notices:
     st.caption(inert.md_line(note))

@@ -2,9 +2,12 @@
 
 import streamlit as st
 
-from services import inert, mapdeck, sitemap, ui_state
+from services import inert
+from services.dashboard import mapdeck, sitemap
+from services.ui import health
+from services.ui import state as ui_state
 
-ui_state.ensure_database()
+health.ensure_database()
 f = ui_state.page_setup("Map", "🗺️")
 st.title("🗺️ Map of trial sites")
 
@@ -31,8 +34,8 @@ tiles = c3.toggle("Street map tiles", key="map_tiles",
                        "country and state outlines are the map then.")
 ui_state.set_view_param("tiles", tiles, False, ui_state.dump_flag)
 
-with ui_state.database_errors():
-    data = ui_state.shared(sitemap.map_data, f, only_in_area)
+with health.database_errors():
+    data = ui_state.cached(sitemap.map_data, f, only_in_area)
 
 if data.place is not None and data.radius_miles is not None:
     st.caption(f"📍 **{inert.md_line(data.place.name)}** — sites within {f.radius:g} {f.unit} "

@@ -5,13 +5,17 @@ import math
 import pandas as pd
 import streamlit as st
 
-from services import export, inert, provenance, results, search, trials, trialview, ui_state
+from services import inert, results, trials
+from services.dashboard import export, search, trialview
+from services.data import provenance
+from services.data.normalize import label
 from services.errors import BadInput
 from services.freshness import last_update_of
-from services.normalize import label
+from services.ui import health
 from services.ui import live as live_ui
+from services.ui import state as ui_state
 
-ui_state.ensure_database()
+health.ensure_database()
 f = ui_state.page_setup("Trials", "📋")
 place = f.place()
 near = (place.lat, place.lon) if place is not None else (None, None)
@@ -138,7 +142,7 @@ def show_detail(d: trials.TrialDetail) -> None:
 
 def show_results(d: trials.TrialDetail) -> None:
     """Participant flow, baseline characteristics and primary outcomes with their analyses, as posted."""
-    with ui_state.database_errors():
+    with health.database_errors():
         r = ui_state.cached(results.trial_results, d.nct_id)
     if not r.any:
         st.caption("Results are posted on ClinicalTrials.gov, but this copy of the registry holds no result "
@@ -167,7 +171,7 @@ def show_compare(ids: list[str]) -> None:
     st.button("← All matching trials", on_click=back_to_list, key="compare_back")
     st.header("Compare trials", anchor=False)
     details, missing = [], []
-    with ui_state.database_errors():
+    with health.database_errors():
         for nct in ids[:trialview.MAX_COMPARE]:
             d = ui_state.cached(search.trial_detail, nct, *near)
             (details.append(d) if d is not None else missing.append(nct))
@@ -199,7 +203,7 @@ if raw_nct is not None:
         st.query_params.pop("nct", None)
         nct = None
     if nct is not None:
-        with ui_state.database_errors():
+        with health.database_errors():
             detail = ui_state.cached(search.trial_detail, nct, *near)
         if detail is None:
             st.warning(f"**No trial {nct} in the connected database.** It may not exist, or it is not part of the "
@@ -220,7 +224,7 @@ if compare_raw:
         st.stop()
 
 # ---- the table of matching trials ------------------------------------------------------------------
-with ui_state.database_errors():
+with health.database_errors():
     total = ui_state.cached(search.count_trials, f)
 
 sorts = [k for k in trialview.SORT_LABELS if k != "nearest_miles" or place is not None]
@@ -249,7 +253,7 @@ page = c4.number_input(f"Page (of {pages:,})", min_value=1, max_value=pages, ste
 page = min(int(page), pages)
 ui_state.set_view_param("page", page, 1)
 
-with ui_state.database_errors():
+with health.database_errors():
     rows = ui_state.cached(trialview.trials_page, f, sort, descending, size, (page - 1) * size)
 
 first = (page - 1) * size + 1 if total else 0

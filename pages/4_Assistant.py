@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from services import inert, report, ui_state
+from services import inert, report
 from services.assistant import TrialSelection, WidgetAnswer
 from services.assistant import view_model as vm
 from services.assistant.guided import (
@@ -11,12 +11,14 @@ from services.assistant.guided import (
     IntakeForm,
     split_items,
 )
+from services.data.normalize import PHASES, label
 from services.llm import MODEL_CHOICES, api_key_from_env
-from services.normalize import PHASES, label
 from services.ui import assistant as chat
+from services.ui import health
 from services.ui import live as live_ui
+from services.ui import state as ui_state
 
-ui_state.ensure_database()
+health.ensure_database()
 f = ui_state.page_setup("Assistant", "💬")
 guided = api_key_from_env() is None
 S = st.session_state
@@ -182,7 +184,7 @@ with main:
         st.subheader("Trials to choose from" if selectable else "Trials")
         patient = session.patient_profile
         origin = (patient["latitude"], patient["longitude"]) if "latitude" in patient else None
-        with ui_state.database_errors():
+        with health.database_errors():
             points = vm.site_points(vm.backend_for(session), [c["nct_id"] for c in cards], origin)
         st.pydeck_chart(vm.cards_deck(points, origin, patient.get("travel_radius_miles"),
                                       patient.get("location") or "You"), height=320, key="asst_map")

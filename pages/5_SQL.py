@@ -2,8 +2,10 @@
 
 import streamlit as st
 
-from services import console, inert, ui_state
+from services import console, inert
 from services.errors import BadInput, ConsoleBusy, QueryFailed, QueryTimeout, ResultTooLarge, UnsafeQuery
+from services.ui import gate, health
+from services.ui import state as ui_state
 
 STARTER = """-- One read-only SELECT over schema ctgov; write values as :name to get an input box.
 SELECT phase, count(*) AS trials
@@ -28,7 +30,7 @@ AACT_HELP = """SQL written for AACT runs here as it is: the 47 study tables have
   `replace(lower(phase), ' ', '') = 'phase1/phase2'`.
 """
 
-ui_state.ensure_database()
+health.ensure_database()
 ui_state.page_setup("SQL", "🧮", sidebar=False)
 # The query and its parameters live in the URL (?sql=…&sql.name=value, Datasette-style), so a link reopens the
 # query — and runs it, as opening it in Datasette does.
@@ -47,7 +49,7 @@ st.html("<style>.st-key-sql_text textarea {font-family: 'Source Code Pro', ui-mo
         "font-size: 0.9rem;}</style>")
 examples = {example.name: example for example in console.examples()}
 limits = console.limits()
-with ui_state.database_errors():
+with health.database_errors():
     guard = ui_state.cached(console.protection)
     columns = ui_state.cached(console.schema_columns)
 
@@ -108,10 +110,10 @@ if run:
     params = {name: st.session_state.get(f"sql_param_{name}", "") for name in names}
     st.session_state["sql_result"] = None
     st.session_state["sql_error"] = None
-    with ui_state.database_errors():
+    with health.database_errors():
         try:
             with st.spinner("Running the query…"):
-                st.session_state["sql_result"] = console.run_query(sql, params, visitor=ui_state.visitor().browser)
+                st.session_state["sql_result"] = console.run_query(sql, params, visitor=gate.visitor().browser)
         except ResultTooLarge as err:
             st.session_state["sql_error"] = ("timeout", f"**Stopped.** {inert.md(err)} {err.hint}")
         except ConsoleBusy as err:

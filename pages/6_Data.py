@@ -2,14 +2,15 @@
 
 import streamlit as st
 
-from services import ui_state
-from services.dbinfo import database_info
+from services.dashboard.dbinfo import database_info
+from services.ui import health
+from services.ui import state as ui_state
 
-ui_state.ensure_database()
+health.ensure_database()
 ui_state.page_setup("Data", "🗄️", sidebar=False)
 st.title("🗄️ Data")
 
-with ui_state.database_errors():
+with health.database_errors():
     info = ui_state.cached(database_info)
 
 c1, c2, c3, c4 = st.columns(4)

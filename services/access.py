@@ -99,7 +99,7 @@ class SharedAttempts:
         self._lock = threading.Lock()
 
     def _shared(self, name: str, params: dict[str, Any]) -> dict[str, Any] | None:
-        from services.db import load_sql
+        from services.data.db import load_sql
 
         try:
             rows = self._db_factory().fetch_locked(f"app.limit_failures:{self.kind}", load_sql(name),

@@ -1,8 +1,9 @@
 """Command-line interface: everything that is not UI. Subcommands print JSON with --json.
 
 Exit codes: 0 ok, 2 bad input (a message on stderr says what to change), 1 failure.
-Each command group lives in services/commands/<name>.py and exposes
-`register(subparsers) -> None`; its handlers return an exit code.
+Each command group lives in services/commands/<name>.py (the developer tools' `bench` and `synth` in
+devtools/commands/, the one place services/ imports devtools) and exposes `register(subparsers) -> None`;
+its handlers return an exit code.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ def print_result(data: Any, as_json: bool, text: Callable[[Any], str] | None = N
 
 def command_modules() -> list[ModuleType]:
     """The command modules in help order; add yours here (imported on call, because they import this module)."""
-    from services.commands import bench_cmd, db_cmd, import_cmd, live_cmd, sql_cmd, stats_cmd, synth_cmd
+    from devtools.commands import bench_cmd, synth_cmd
+    from services.commands import db_cmd, import_cmd, live_cmd, sql_cmd, stats_cmd
 
     return [db_cmd, import_cmd, synth_cmd, sql_cmd, bench_cmd, stats_cmd, live_cmd]
 

@@ -22,8 +22,9 @@ from typing import Any
 
 import pandas as pd
 
-from services import consolescope, runtime, sqlcompat
-from services.db import SQL_DIR, Database, load_sql
+from services import consolescope
+from services.data import runtime, sqlcompat
+from services.data.db import SQL_DIR, Database, load_sql
 from services.errors import BadInput, ConsoleBusy, QueryTimeout, UnsafeQuery
 from services.sqlguard import MAX_CHARS as GUARD_MAX_CHARS
 from services.sqlguard import GuardedQuery, check_query
@@ -239,7 +240,7 @@ def check(sql: str) -> GuardedQuery:
     """The guard's verdict plus the console's own rules: only schemas ctgov and information_schema, the latter
     scoped to the trial schema, and no casts that name catalog objects (services/consolescope.py).
 
-    AACT-style text is accepted first (services/sqlcompat.py): public./ctgov_v2. prefixes on the trial tables
+    AACT-style text is accepted first (services/data/sqlcompat.py): public./ctgov_v2. prefixes on the trial tables
     mean ctgov., and EXPLAIN [ANALYZE] in front of a query the guard accepts shows its plan.
     """
     explain = sqlcompat.split_explain(sql)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from services.normalize import ENROLLING_STATUSES, canonical
+from services.data.normalize import ENROLLING_STATUSES, canonical
 
 STALE_AFTER_DAYS = 730  # "not updated in over two years"
 MARK = "Status may be out of date"

@@ -262,7 +262,7 @@ class SharedLimiter:
 
     def try_acquire(self, visitor: Visitor) -> LimitDecision:
         """Count one event for the visitor if every limit allows it; the decision says whether it was counted."""
-        from services.db import load_sql
+        from services.data.db import load_sql
 
         browser, network = visitor.keys()
         try:
@@ -311,7 +311,7 @@ def visitor_limiter() -> SharedLimiter:
     global _visitor_limiter
     with _singletons_lock:
         if _visitor_limiter is None:
-            from services import runtime
+            from services.data import runtime
 
             _visitor_limiter = shared_limiter_from_env(os.environ, runtime.get_app_db)
         return _visitor_limiter

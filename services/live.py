@@ -32,8 +32,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from services.data.normalize import ENROLLING_STATUSES, canonical
 from services.errors import TrialLandscapeError
-from services.normalize import ENROLLING_STATUSES, canonical
 from services.trials import status_words
 
 DEFAULT_API_URL = "https://clinicaltrials.gov/api/v2"

@@ -6,7 +6,7 @@ import concurrent.futures
 import threading
 from typing import Any
 
-from services import runtime
+from services.data import runtime
 from services.errors import TrialLandscapeError
 
 READY_TIMEOUT_S = 5.0

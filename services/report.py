@@ -16,11 +16,12 @@ from typing import Any, TypedDict
 
 import jinja2
 
-from services import contact, normalize, trials
+from services import contact, trials
+from services.data import normalize
+from services.data.provenance import copy_note
 from services.eligibility.scoring import FitBand, Verdict
 from services.errors import BadInput, TrialLandscapeError
 from services.freshness import status_note
-from services.provenance import copy_note
 from services.trials import (
     CRITERIA_MISSING,
     NCT_RE,

@@ -8,8 +8,8 @@ from typing import Any
 
 import pandas as pd
 
-from services import runtime
-from services.db import Database, load_sql
+from services.data import runtime
+from services.data.db import Database, load_sql
 from services.errors import TrialLandscapeError
 
 RESULT_QUERIES = ("results_flow", "results_baseline", "results_primary_outcomes", "results_primary_analyses")

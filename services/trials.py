@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, NotRequired, Protocol, TypedDict
 
-from services import normalize, provenance
+from services.data import normalize, provenance
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -173,7 +173,7 @@ class TrialDetails(TypedDict, total=False):
     has_results: bool
     primary_completion_date: str | None
     last_update_date: str | None
-    not_in_this_copy: list[str]  # fields our copy lacks because its source did not carry them (services.provenance)
+    not_in_this_copy: list[str]  # fields our copy lacks because its source did not carry them (services.data.provenance)
     copy_note: str
     criteria_source: str
     contacts: list[dict[str, str]]  # the registry's central and site contacts (none in the shipped sample)

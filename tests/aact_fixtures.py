@@ -8,9 +8,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from services.db import load_sql
-from services.loaders import import_ctgov_json
-from services.loaders.aact_schema import TABLES
+from services.data.db import load_sql
+from services.data.loaders import import_ctgov_json
+from services.data.loaders.aact_schema import TABLES
 
 PROJECT = Path(__file__).resolve().parent.parent
 AACT_DIR = Path(os.environ.get("AACT_FIXTURES_DIR", PROJECT.parent / "shared" / "data" / "aact"))

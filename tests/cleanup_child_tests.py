@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from services import embedded
+from services.data import embedded
 
 
 def _server(scratch_dir: Path) -> str:

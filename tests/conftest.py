@@ -66,7 +66,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    from services import embedded, runtime
+    from services.data import embedded, runtime
 
     runtime.reset()
     if _own_dir():
@@ -86,9 +86,9 @@ def _worker_database() -> None:
 
 
 @pytest.fixture(scope="session")
-def db():  # noqa: ANN201 - returns services.db.Database
+def db():  # noqa: ANN201 - returns services.data.db.Database
     """The session's trial database with the whole shipped sample loaded."""
-    from services import runtime
+    from services.data import runtime
 
     database = runtime.get_db()
     if os.environ.get("DATABASE_URL"):

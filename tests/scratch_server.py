@@ -6,9 +6,9 @@ import gzip
 import itertools
 from pathlib import Path
 
-from services import embedded
-from services.db import Database
-from services.runtime import SAMPLE_FILES, apply_schema
+from services.data import embedded
+from services.data.db import Database
+from services.data.runtime import SAMPLE_FILES, apply_schema
 
 PROJECT = Path(__file__).resolve().parent.parent
 
@@ -28,7 +28,7 @@ def prepare(data_dir: Path, studies: int = 60) -> str:
         subset = data_dir / "subset.jsonl.gz"
         with gzip.open(source, "rt", encoding="utf-8") as src, gzip.open(subset, "wt", encoding="utf-8") as out:
             out.writelines(itertools.islice((line for line in src if line.strip()), studies))
-        from services.loaders import import_ctgov_json
+        from services.data.loaders import import_ctgov_json
 
         import_ctgov_json(db, subset)
         db.execute("INSERT INTO app.meta (key, value) VALUES ('sample_loaded', 'yes') "

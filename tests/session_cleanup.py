@@ -19,6 +19,8 @@ import time
 import uuid
 from pathlib import Path
 
+from services.data.embedded import pid_alive
+
 _SESSION_RE = re.compile(r"^test-(\d+)-[0-9a-f]+$")
 STOP_WAIT_S = 20.0
 
@@ -28,26 +30,12 @@ def new_session_dir(root: Path) -> Path:
     return root / f"test-{os.getpid()}-{uuid.uuid4().hex[:6]}"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie (exited, not yet reaped by its parent) is gone for our purposes.
-    with contextlib.suppress(OSError):
-        if Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z"):
-            return False
-    return True
-
-
 def _wait_gone(pids: list[int], seconds: float) -> list[int]:
     deadline = time.monotonic() + seconds
-    left = [p for p in pids if _alive(p)]
+    left = [p for p in pids if pid_alive(p)]
     while left and time.monotonic() < deadline:
         time.sleep(0.1)
-        left = [p for p in left if _alive(p)]
+        left = [p for p in left if pid_alive(p)]
     return left
 
 
@@ -65,7 +53,7 @@ def postmaster_pids(folder: Path) -> list[int]:
     for pid_file in folder.rglob("postmaster.pid"):
         with contextlib.suppress(OSError, ValueError, IndexError):
             pid = int(pid_file.read_text().splitlines()[0])
-            if pid > 0 and _alive(pid):
+            if pid > 0 and pid_alive(pid):
                 pids.append(pid)
     return pids
 
@@ -134,7 +122,7 @@ def sweep_dead_sessions(root: Path) -> list[Path]:
         return removed
     for folder in root.iterdir():
         match = _SESSION_RE.match(folder.name)
-        if match and folder.is_dir() and not _alive(int(match.group(1))):
+        if match and folder.is_dir() and not pid_alive(int(match.group(1))):
             remove_session(folder)
             removed.append(folder)
     return removed
@@ -143,7 +131,7 @@ def sweep_dead_sessions(root: Path) -> list[Path]:
 def _build_template(template: Path, project: Path) -> None:
     """Create and load the run's database once, in a child process that stops its server when it exits."""
     env = dict(os.environ, TRIAL_LANDSCAPE_DATA_DIR=str(template))
-    subprocess.run([sys.executable, "-c", "from services import runtime; runtime.get_db()"], cwd=project, env=env,
+    subprocess.run([sys.executable, "-c", "from services.data import runtime; runtime.get_db()"], cwd=project, env=env,
                    check=True, timeout=1800, stdout=subprocess.DEVNULL)
     stop_postgres_under(template)
     (template / ".ready").write_text("ok")

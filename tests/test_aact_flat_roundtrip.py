@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from services.loaders import REFERENCES, import_aact
-from services.loaders.aact_schema import TABLES
+from services.data.loaders import REFERENCES, import_aact
+from services.data.loaders.aact_schema import TABLES
 from tests import aact_fixtures as af
 
 pytestmark = pytest.mark.skipif(not af.available(), reason="AACT fixtures not present")

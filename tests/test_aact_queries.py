@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from services import console, sqlcompat
+from services import console
 from services.cli import main as cli_main
+from services.data import sqlcompat
+from services.data.loaders.aact_schema import TABLES
 from services.errors import UnsafeQuery
-from services.loaders.aact_schema import TABLES
 
 QUERIES = sorted((Path(__file__).parent / "fixtures" / "aact_queries").glob("*.sql"))
 

@@ -7,14 +7,15 @@ from typing import Any
 
 import pytest
 
-from services import geo, stats
 from services.assistant import AssistantSession, build_registry
 from services.assistant.backend import DatabaseBackend, place_name_for
 from services.assistant.handlers import condition_matches
 from services.assistant.registry import ToolContext
+from services.dashboard import stats
+from services.dashboard.filters import Filters, where_sql
+from services.data import geo
 from services.eligibility.parser import parse_criteria
 from services.errors import BadInput
-from services.filters import Filters, where_sql
 from services.trials import TrialQuery
 
 LOMPOC = (34.63915, -120.45794)

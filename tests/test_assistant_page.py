@@ -17,7 +17,7 @@ from services.assistant import ACTIVITY_LEVELS, AssistantSession, build_registry
 from services.assistant.session import CONVERSATION_PHASES
 from services.assistant.store import SessionStore
 from services.assistant.validation import validate
-from services.filters import Filters
+from services.dashboard.filters import Filters
 from services.trials import NCT_RE
 from tests.conftest import PROJECT
 from tests.fake_anthropic import FakeAnthropic, ScriptedTurn, text_block, tool_block
@@ -417,7 +417,8 @@ def test_assistant_page_message_limit_stops_before_the_model(
 ) -> None:
     import uuid
 
-    from services import limits, runtime
+    from services import limits
+    from services.data import runtime
 
     # One message per browser per 10 minutes, counted in PostgreSQL under a kind of its own (no other test's
     # messages count against it).

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from services import bench, search
+from devtools import bench
 from services.cli import main
+from services.dashboard import search
 
 
 def test_bench_percentile_interpolates():

@@ -6,9 +6,10 @@ import os
 
 import pytest
 
-from services import bench_scale, embedded, synth
-from services.bench import DASHBOARD_FILTERS
-from services.db import Database
+from devtools import bench_scale, synth
+from devtools.bench import DASHBOARD_FILTERS
+from services.data import embedded
+from services.data.db import Database
 from services.errors import BadInput
 
 pytestmark = pytest.mark.skipif(bool(os.environ.get("TEST_DATABASE_URL")),
@@ -20,7 +21,7 @@ def synthetic_db(tmp_path_factory):
     pgdata = embedded.data_dir() / "synth-test" / "pg"
     pgdata.parent.mkdir(parents=True, exist_ok=True)
     db = Database(embedded.start(pgdata), label="synthetic test")
-    from services import runtime
+    from services.data import runtime
 
     runtime.apply_schema(db)
     report = synth.run(db, 3000, seed=7)
@@ -74,7 +75,7 @@ def test_bench_paths_alone(synthetic_db):
 
 
 def test_bench_memory_measures_a_fresh_serving_process(db):
-    from services import bench_memory
+    from devtools import bench_memory
 
     result = bench_memory.run(db.url, names=["none", "near Boston, MA 100 mi"], timeout_s=900)
     pages = [(p["filter"], p["page"]) for p in result["pages"]]

@@ -18,8 +18,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from services.commands.bench_load_cmd import free_port, stop_process
-from services.loadtest import http_get
+from devtools.commands.bench_load_cmd import free_port, stop_process
+from devtools.loadtest import http_get
 
 CHROMIUM = "/usr/bin/chromium"
 PROJECT = Path(__file__).resolve().parent.parent

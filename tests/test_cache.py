@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from services import stats
 from services.cache import SingleFlightCache
-from services.filters import Filters
+from services.dashboard import stats
+from services.dashboard.filters import Filters
 
 
 class Clock:

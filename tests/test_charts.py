@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import pytest
 
-from services import charts, stats
+from services.dashboard import charts, stats
 
 STATUS_ROWS = [
     {"value": "RECRUITING", "label": "Recruiting", "count": 30},
@@ -185,7 +185,7 @@ def test_charts_wrap_and_short_label():
 
 
 def test_charts_whole_dashboard_renders(db):
-    from services.filters import Filters
+    from services.dashboard.filters import Filters
 
     d = stats.dashboard(Filters(status=()), db=db)
     for spec in charts.CHARTS:

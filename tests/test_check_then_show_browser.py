@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from services.commands.bench_load_cmd import stop_process
+from devtools.commands.bench_load_cmd import stop_process
 from tests.fake_anthropic import FakeAnthropic, ScriptedTurn, text_block, tool_block
 from tests.test_browser import ARGS, CHROMIUM, LOAD_TIMEOUT_MS, _env, _start_streamlit, exceptions, settle
 

@@ -7,9 +7,9 @@ from urllib.parse import parse_qs
 
 import pytest
 
-from services import stats
 from services.cli import main
-from services.filters import Filters
+from services.dashboard import stats
+from services.dashboard.filters import Filters
 
 
 def _run(capsys, *argv: str) -> tuple[int, str, str]:

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from services import condition, engine, stats
 from services.assistant import AssistantSession
 from services.assistant.backend import DatabaseBackend
 from services.assistant.guided import GuidedAssistant, IntakeForm
 from services.assistant.handlers import condition_matches
-from services.filters import Filters, condition_terms_sql, filter_clauses
+from services.dashboard import condition, engine, stats
+from services.dashboard.filters import Filters, condition_terms_sql, filter_clauses
 
 
 # ---- the model on its own ---------------------------------------------------------------------------------

@@ -16,9 +16,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
-from services import console, embedded
+from services import console
 from services.cli import main as cli_main
-from services.db import Database
+from services.data import embedded
+from services.data.db import Database
 from services.errors import BadInput, ConsoleBusy, QueryFailed, QueryTimeout, ResultTooLarge, UnsafeQuery
 from tests.sql_examples import EXAMPLES
 from tests.test_sqlguard import HOSTILE

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from services import contact, search
+from services import contact
+from services.dashboard import search
 from services.trials import details_of
 
 PROFILE = {"age": 62, "sex": "MALE", "diagnosis": "non-small cell lung cancer", "stage": "stage IV",

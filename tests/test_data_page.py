@@ -6,13 +6,14 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from services import dbinfo, engine, ui_state
+from services.dashboard import dbinfo, engine
+from services.ui import state as ui_state
 
 PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "6_Data.py")
 
 
 def _data_page() -> AppTest:
-    ui_state._cached_call.clear()  # database_info is cached across sessions
+    ui_state.clear_cache()  # database_info is cached across sessions
     at = AppTest.from_file(PAGE, default_timeout=120).run()
     assert not at.exception, at.exception
     return at
@@ -34,7 +35,7 @@ def test_data_page_warns_when_charts_come_from_the_base_tables(db, monkeypatch):
     warnings = [w.value for w in at.warning if "SQL engine: queries on AACT's base tables" in w.value]
     assert len(warnings) == 1 and "python -m services import aact" in warnings[0]
     assert dbinfo.database_info(db)["engine"]["mode"] == "sql"
-    ui_state._cached_call.clear()
+    ui_state.clear_cache()
     engine.forget()
 
 
@@ -44,7 +45,7 @@ def test_data_page_names_the_sql_engine_when_chosen(db, monkeypatch):
     at = _data_page()
     warnings = [w.value for w in at.warning if "**SQL engine: queries on AACT's base tables.**" in w.value]
     assert len(warnings) == 1 and f"{engine.ENGINE_SETTING}=sql" in warnings[0]
-    ui_state._cached_call.clear()
+    ui_state.clear_cache()
     engine.forget()
 
 
@@ -55,11 +56,11 @@ def test_data_page_counts_full_and_partial_records(db, raw_v2, raw_csv):
     assert metrics["Full records"] == f"{len(raw_v2):,}"
     text = " ".join(m.value for m in at.markdown)
     assert f"**{len(raw_csv):,} partial records**" in text and "not in this copy — see ClinicalTrials.gov" in text
-    ui_state._cached_call.clear()
+    ui_state.clear_cache()
 
 
 def test_data_page_counts_every_record_as_full_without_the_provenance_table(db, monkeypatch):
-    from services import provenance
+    from services.data import provenance
 
     monkeypatch.setattr(provenance, "available", lambda _db: False)  # a read-only AACT without app tables
     studies = int(db.fetch_value("SELECT count(*) FROM ctgov.studies"))
@@ -67,7 +68,7 @@ def test_data_page_counts_every_record_as_full_without_the_provenance_table(db, 
     assert {m.label: m.value for m in at.metric}["Full records"] == f"{studies:,}"
     assert provenance.lookup(db, str(db.fetch_value("SELECT min(nct_id) FROM ctgov.studies"))).partial is False
     assert any("every record counts as full" in c.value for c in at.caption)
-    ui_state._cached_call.clear()
+    ui_state.clear_cache()
 
 
 def test_data_page_and_db_info_list_all_aact_tables(db):
@@ -77,7 +78,7 @@ def test_data_page_and_db_info_list_all_aact_tables(db):
     import json
 
     from services.cli import main as cli_main
-    from services.loaders.aact_schema import TABLES
+    from services.data.loaders.aact_schema import TABLES
 
     want = {t: db.fetch_value(f"SELECT count(*) FROM ctgov.{t}") for t in TABLES}
     assert len(want) == 47

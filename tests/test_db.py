@@ -7,8 +7,8 @@ import time
 import pandas as pd
 import pytest
 
-from services import embedded
-from services.db import Database, describe_url
+from services.data import embedded
+from services.data.db import Database, describe_url
 from services.errors import DatabaseUnavailable, QueryFailed, QueryTimeout
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from services.commands.bench_load_cmd import stop_process
+from devtools.commands.bench_load_cmd import stop_process
 from tests.test_browser import ARGS, CHROMIUM, LOAD_TIMEOUT_MS, PASSWORD, _env, _start_streamlit, settle
 
 PROJECT = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""Tests for the benchmark statistics and run (services/eligibility/benchmark.py) and its CLI command."""
+"""Tests for the benchmark statistics and run (devtools/eligibility_benchmark.py) and its CLI command."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from services.commands import bench_cmd
-from services.eligibility.benchmark import (
+from devtools.commands import bench_cmd
+from devtools.eligibility_benchmark import (
     DEFAULT_PATH,
     LABELS,
     accuracy,
@@ -169,8 +169,8 @@ def test_eligibility_benchmark_cli_json(tmp_path: Path, capsys: pytest.CaptureFi
 
 
 def test_eligibility_benchmark_cli_is_registered_under_bench() -> None:
+    from devtools.commands import bench_eligibility_cmd
     from services.cli import command_modules
-    from services.commands import bench_eligibility_cmd
 
     assert bench_cmd in command_modules()
     assert bench_eligibility_cmd in bench_cmd.bench_modules()

@@ -17,8 +17,8 @@ PROJECT = Path(__file__).resolve().parent.parent
 START_AND_WAIT = """
 import sys, time
 from pathlib import Path
-from services import embedded
-from services.db import Database
+from services.data import embedded
+from services.data.db import Database
 uri = embedded.start(Path(sys.argv[1]))
 db = Database(uri)
 db.execute("CREATE TABLE IF NOT EXISTS marker (v int)")
@@ -30,8 +30,8 @@ time.sleep(120)
 START_AND_READ = """
 import sys
 from pathlib import Path
-from services import embedded
-from services.db import Database
+from services.data import embedded
+from services.data.db import Database
 uri = embedded.start(Path(sys.argv[1]))
 db = Database(uri)
 for _ in range(50):

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from services import engine, search, sitemap, stats, trialview
+from devtools.bench import DASHBOARD_FILTERS, parse_query
 from services.assistant.backend import DatabaseBackend
-from services.bench import DASHBOARD_FILTERS, parse_query
-from services.filters import Filters
+from services.dashboard import engine, search, sitemap, stats, trialview
+from services.dashboard.filters import Filters
 from services.trials import TrialQuery
 
 # The assistant's search has no parameters for the funder class or start years.

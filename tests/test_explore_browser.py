@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from services import stats
-from services.commands.bench_load_cmd import free_port, streamlit_server
-from services.filters import Filters
+from devtools.commands.bench_load_cmd import free_port, streamlit_server
+from services.dashboard import stats
+from services.dashboard.filters import Filters
 
 CHROMIUM = "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else shutil.which("chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",

@@ -9,8 +9,9 @@ from urllib.parse import parse_qs
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from services import charts, inert, stats
-from services.filters import Filters
+from services import inert
+from services.dashboard import charts, stats
+from services.dashboard.filters import Filters
 
 PROJECT = Path(__file__).resolve().parent.parent
 EXPLORE = "pages/1_Explore.py"
@@ -158,8 +159,8 @@ def test_explore_no_match_explains_empty_charts(db):
 
 
 def test_explore_export_holds_exactly_the_matching_trials(db):
-    from services import export
-    from services.search import EXPORT_CAP, count_trials, matching_trials
+    from services.dashboard import export
+    from services.dashboard.search import EXPORT_CAP, count_trials, matching_trials
 
     f, _ = Filters.from_query({"near": "Boston, MA", "radius": "100", "status": "ANY"})
     n = stats.dashboard(f, db=db).kpis["matching_trials"]

@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from services import facetstore, stats
-from services.db import Database
-from services.filters import Filters
+from services.dashboard import facetstore, stats
+from services.dashboard.filters import Filters
+from services.data.db import Database
 from tests import scratch_server
 from tests.conftest import PROJECT, TEST_DATA_DIR
 from tests.test_stats_modes import QUERIES
@@ -116,7 +116,7 @@ def test_next_process_maps_the_cache_instead_of_copying(scratch):
     stamp = _fresh(db).refreshed_at
     assert (root / facetstore.cache_key(stamp) / "manifest.json").is_file()
     # A new process counts its COPY statements: none when the cache is there.
-    code = ("import json, sys; from services import facetstore; from services.db import Database\n"
+    code = ("import json, sys; from services.dashboard import facetstore; from services.data.db import Database\n"
             "copies = []; orig = Database.copy_csv\n"
             "def counted(self, *a, **k):\n    copies.append(1); return orig(self, *a, **k)\n"
             "Database.copy_csv = counted\n"
@@ -138,7 +138,7 @@ def test_an_import_replaces_the_cached_generation(scratch, tmp_path):
                   if line.strip())
     path = tmp_path / "one.jsonl"
     path.write_text(record)
-    from services.loaders import import_ctgov_json
+    from services.data.loaders import import_ctgov_json
 
     import_ctgov_json(db, path)
     facetstore._checked.clear()  # don't wait REFRESH_CHECK_S for the store to notice
@@ -188,7 +188,7 @@ def test_cache_off_loads_by_copy(scratch, monkeypatch):
 
 
 def test_server_serves_sql_while_the_store_loads_then_the_mapped_cache(scratch):
-    from services import engine
+    from services.dashboard import engine
 
     db, root = scratch
     stamp = _fresh(db).refreshed_at

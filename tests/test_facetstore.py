@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from services import engine, facetstore, sitemap, stats
-from services.filters import Filters
+from services.dashboard import engine, facetstore, sitemap, stats
+from services.dashboard.filters import Filters
 from tests.test_stats_modes import QUERIES
 
 
@@ -114,9 +114,9 @@ def test_warm_up_loads_the_store_that_pages_then_use(db, store):
 
 
 def test_warm_up_failure_is_logged_not_raised(caplog):
-    from services.db import Database
+    from services.data.db import Database
 
     gone = Database("postgresql://nobody@127.0.0.1:1/nothing", label="gone")
-    with caplog.at_level("WARNING", logger="services.facetstore"):
+    with caplog.at_level("WARNING", logger="services.dashboard.facetstore"):
         facetstore.warm_up(gone)
     assert not facetstore.is_loaded(gone) and "warm-up failed" in caplog.text

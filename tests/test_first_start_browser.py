@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from services.commands.bench_load_cmd import free_port, stop_process
-from services.loadtest import http_get
+from devtools.commands.bench_load_cmd import free_port, stop_process
+from devtools.loadtest import http_get
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")

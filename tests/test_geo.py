@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from services import geo
+from services.data import geo
+from services.data.geo import GeocodeResult, Place
 from services.errors import BadInput
-from services.geo import GeocodeResult, Place
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 HINT = 'Type a city with its state or country (for example "Lompoc, California" or "Osaka, Japan"), or a US ZIP code.'
@@ -529,7 +529,7 @@ def test_a_damaged_gazetteer_cache_falls_back_to_building_here(tmp_path, monkeyp
 
     monkeypatch.setattr(geo, "gazetteer_cache_path", lambda: bad)
     monkeypatch.setattr(geo, "_Gazetteer", Stand)
-    with caplog.at_level("WARNING", logger="services.geo"):
+    with caplog.at_level("WARNING", logger="services.data.geo"):
         result = geo._load_gazetteer()
     assert isinstance(result, Stand) and built == [True]
     assert "gazetteer cache" in caplog.text

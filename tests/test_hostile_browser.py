@@ -23,7 +23,7 @@ from urllib.parse import quote, urlsplit
 
 import pytest
 
-from services.commands.bench_load_cmd import stop_process
+from devtools.commands.bench_load_cmd import stop_process
 from tests import hostile
 from tests.test_browser import ARGS, CHROMIUM, LOAD_TIMEOUT_MS, _env, _start_streamlit, exceptions, settle
 
@@ -88,8 +88,8 @@ def hostile_app(db, beacon: Beacon) -> Iterator[HostileApp]:  # noqa: ANN001 - t
     from services.assistant.backend import DatabaseBackend
     from services.assistant.guided import GuidedAssistant, IntakeForm
     from services.assistant.store import SessionStore
-    from services.db import Database
-    from services.loaders import import_ctgov_json
+    from services.data.db import Database
+    from services.data.loaders import import_ctgov_json
     from tests import scratch_server
     from tests.conftest import TEST_DATA_DIR
 

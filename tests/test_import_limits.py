@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from services.loaders import guard
-from services.loaders.common import STUDY_TABLES
+from services.data.loaders import guard
+from services.data.loaders.common import STUDY_TABLES
 
 PROJECT = Path(__file__).resolve().parent.parent
 RSS_LIMIT_KB = 300 * 1024

@@ -13,7 +13,7 @@ from services.assistant.session import AssistantSession
 from services.assistant.store import SessionStore
 from services.assistant.tools import build_registry
 from services.assistant.view_model import filter_changes
-from services.filters import Filters
+from services.dashboard.filters import Filters
 from tests.memory_backend import MemoryBackend
 
 PROFILE = {

@@ -165,7 +165,7 @@ VISITOR = limits.Visitor.from_values("browser token A", "192.0.2.10")
 _CHILD = """
 import json, sys
 from services import limits
-from services.db import Database
+from services.data.db import Database
 db = Database(sys.argv[1])
 lim = limits.SharedLimiter(lambda: db, "test_message", 3, 5, 100, 600)
 visitor = limits.Visitor.from_values(sys.argv[2], sys.argv[3])

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from services.data.loaders import import_ctgov_json
 from services.errors import BadInput
-from services.loaders import import_ctgov_json
 
 SAMPLE = Path("data/ctgov_sample.jsonl.gz")
 
@@ -91,7 +91,7 @@ def test_robustness_strict_refuses_whole_file(db, scratch_dir):
 def test_loader_numbers_with_separators_or_not_available_markers_keep_their_study():
     """Real registry values: '22,949' is that number; 'NA' in a count is not available (NULL), not a reason to
     drop the study; text that is no number at all still is."""
-    from services.loaders.coerce import FieldError, coerce_row
+    from services.data.loaders.coerce import FieldError, coerce_row
 
     cols = ("nct_id", "count")
     assert coerce_row("baseline_counts", cols, {"nct_id": "NCT1", "count": "22,949"}) == ("NCT1", 22949)

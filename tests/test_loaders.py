@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from services.db import load_sql
+from services.data.db import load_sql
+from services.data.loaders import import_aact, import_ctgov_csv, import_ctgov_json
+from services.data.loaders.common import STUDY_TABLES
 from services.errors import BadInput
-from services.loaders import import_aact, import_ctgov_csv, import_ctgov_json
-from services.loaders.common import STUDY_TABLES
 
 
 def table_counts(db) -> dict[str, int]:
@@ -129,7 +129,7 @@ def test_loaders_totals_and_geocoded_sites(db, raw_v2, raw_csv):
 
 
 def test_loaders_full_and_partial_records_follow_the_files(db, raw_v2, raw_csv, raw_fill):
-    from services import provenance
+    from services.data import provenance
 
     csv_ids = {r["NCT Number"] for r in raw_csv}
     counts = provenance.record_counts(db)
@@ -145,7 +145,7 @@ def test_loaders_full_and_partial_records_follow_the_files(db, raw_v2, raw_csv, 
 
 
 def test_loaders_criteria_fill_attaches_text_source_and_date(db, raw_csv, raw_fill):
-    from services import provenance
+    from services.data import provenance
 
     csv_ids = {r["NCT Number"] for r in raw_csv}
     fills = [f for f in raw_fill if f["nct_id"] in csv_ids]
@@ -161,8 +161,8 @@ def test_loaders_criteria_fill_attaches_text_source_and_date(db, raw_csv, raw_fi
 
 
 def test_loaders_reimporting_upgrades_and_fills_is_idempotent(db):
-    from services import runtime
-    from services.loaders import import_criteria_fill
+    from services.data import runtime
+    from services.data.loaders import import_criteria_fill
 
     def state() -> tuple[dict[str, int], list[dict]]:
         return table_counts(db), db.fetch_rows("SELECT * FROM app.study_sources ORDER BY nct_id")
@@ -263,7 +263,7 @@ def test_loaders_csv_file_import(db, scratch_dir):
         _refresh_derived(db)
 
 
-def _refresh_derived(db) -> None:  # noqa: ANN001 - services.db.Database
+def _refresh_derived(db) -> None:  # noqa: ANN001 - services.data.db.Database
     """Rebuild the derived per-study tables after deleting a test study, so later tests see the sample only."""
     db.execute_script(load_sql("refresh_study_facets"))
 

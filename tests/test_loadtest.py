@@ -10,10 +10,10 @@ import time
 
 import pytest
 
-from services import loadtest
+from devtools import loadtest
 from services.cli import main
+from services.dashboard.filters import Filters
 from services.errors import BadInput
-from services.filters import Filters
 
 
 def test_loadtest_percentile_interpolates_between_ranks():
@@ -119,7 +119,7 @@ def test_loadtest_bench_load_command_refuses_other_hosts(capsys):
 
 # ---- the real server through Streamlit's WebSocket protocol ----------------------------------------
 def test_loadtest_protocol_mode_refuses_bad_runs(capsys):
-    from services import loadtest_ws
+    from devtools import loadtest_ws
 
     with pytest.raises(BadInput, match="--pages must name some of Explore, Map, Trials"):
         loadtest_ws.run_visitors("http://127.0.0.1:9", users=1, seconds=1, pages=("Explore", "Nowhere"))
@@ -131,8 +131,8 @@ def test_loadtest_protocol_mode_refuses_bad_runs(capsys):
 
 @pytest.mark.slow
 def test_loadtest_protocol_mode_renders_real_pages(db):
-    from services import loadtest_ws
-    from services.commands.bench_load_cmd import streamlit_server
+    from devtools import loadtest_ws
+    from devtools.commands.bench_load_cmd import streamlit_server
 
     with streamlit_server() as url:
         tab = loadtest_ws.Visitor(url, timeout_s=120)
@@ -157,7 +157,7 @@ def test_loadtest_protocol_mode_renders_real_pages(db):
 
 @pytest.mark.slow
 def test_loadtest_protocol_mode_compares_checkouts_in_one_run(db, capsys):
-    from services.commands.bench_load_cmd import PROJECT_DIR
+    from devtools.commands.bench_load_cmd import PROJECT_DIR
 
     # The same checkout twice stands in for "before" and "after": two servers, one after the other.
     code = main(["bench", "load", "--protocol", "--serve", "--app-dir", str(PROJECT_DIR), "--app-dir",
@@ -174,7 +174,7 @@ def test_loadtest_protocol_comparison_options_and_table(capsys, tmp_path):
     import tomllib
     from pathlib import Path
 
-    from services.commands import bench_load_cmd as cmd
+    from devtools.commands import bench_load_cmd as cmd
 
     assert main(["bench", "load", "--protocol", "--url", "http://127.0.0.1:9", "--app-dir", "."]) == 2
     assert "--app-dir goes with --serve" in capsys.readouterr().err

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.normalize import canonical, label, phase_list, sql_phase, sql_status
+from services.data.normalize import canonical, label, phase_list, sql_phase, sql_status
 
 PAIRS = [
     ("phase", "Phase 1/Phase 2", "PHASE1/PHASE2"),

@@ -11,13 +11,14 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from services import provenance, search, trialview
 from services.assistant.backend import DatabaseBackend
 from services.assistant.guided import GuidedAssistant, IntakeForm
 from services.assistant.handlers import trial_card
 from services.assistant.session import AssistantSession
 from services.assistant.view_model import card_view
-from services.filters import Filters
+from services.dashboard import search, trialview
+from services.dashboard.filters import Filters
+from services.data import provenance
 
 PROJECT = Path(__file__).resolve().parent.parent
 NAMES = [provenance.FIELDS[f] for f in ("criteria", "ages", "sex")]  # "eligibility criteria text", "age limits", "sex"
@@ -122,7 +123,7 @@ def test_provenance_export_names_fields_missing_from_this_copy(db: Any, csv_stud
 
 
 def trialview_export_csv(rows: pd.DataFrame) -> bytes:
-    from services import export
+    from services.dashboard import export
 
     return export.to_csv_bytes(rows)
 

@@ -16,6 +16,8 @@ import pytest
 
 from services import report
 from services.assistant.backend import DatabaseBackend
+from services.dashboard.filters import Filters
+from services.dashboard.search import matching_trials
 from services.eligibility.labels import Label
 from services.eligibility.match import criterion_status, match_record, structured_criteria
 from services.eligibility.model import judge_criteria
@@ -24,7 +26,6 @@ from services.eligibility.patient import PatientProfile
 from services.eligibility.rules import Judgement
 from services.eligibility.scoring import fit_score, gap_checklist, results_from, trial_verdict
 from services.errors import BadInput
-from services.filters import Filters
 from services.report import (
     PdfFailed,
     criterion_rows,
@@ -34,7 +35,6 @@ from services.report import (
     report_inputs,
     side_effects,
 )
-from services.search import matching_trials
 from services.trials import ReportRequest
 from tests.html_check import check_html, element_texts, tables
 

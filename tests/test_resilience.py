@@ -24,10 +24,10 @@ def _snapshot(at) -> dict:  # noqa: ANN001 - streamlit AppTest
 
 def child_main(data_dir: str) -> None:
     """Runs in a fresh interpreter: own embedded server, an AppTest session, stop, restart."""
-    import streamlit as st
     from streamlit.testing.v1 import AppTest
 
-    from services import runtime
+    from services.data import runtime
+    from services.ui import state as ui_state
     from tests import scratch_server
 
     path = Path(data_dir)
@@ -38,7 +38,7 @@ def child_main(data_dir: str) -> None:
 
     scratch_server.stop_server(path)
     out["health_down"] = runtime.get_db().health().ok
-    st.cache_data.clear()  # a view nobody has cached yet: the page must query the stopped server
+    ui_state.clear_cache()  # a view nobody has cached yet: the page must query the stopped server
     at.run()
     out["down"] = _snapshot(at)
     at.run()  # still down on the next interaction: same banner, no traceback
@@ -48,7 +48,7 @@ def child_main(data_dir: str) -> None:
     out["health_back"] = runtime.get_db().health().ok
     at.button(key="db_retry").click().run()
     out["after_retry"] = _snapshot(at)
-    st.cache_data.clear()
+    ui_state.clear_cache()
     at.run()  # fresh queries on the same pool: dead connections were replaced (pre-ping)
     out["fresh_queries"] = _snapshot(at)
     runtime.reset()

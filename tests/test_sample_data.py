@@ -8,7 +8,7 @@ import re
 from functools import cache
 from pathlib import Path
 
-from services.privacy import contact_keys, find_contacts
+from services.data.privacy import contact_keys, find_contacts
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 # A line can only hold a contact key if one of these appears in it (parsing only those lines keeps the scan fast).

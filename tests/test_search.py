@@ -1,4 +1,4 @@
-"""Tests for services/search.py: matching trials, counts, NCT ids and one trial's details."""
+"""Tests for services/dashboard/search.py: matching trials, counts, NCT ids and one trial's details."""
 
 from __future__ import annotations
 
@@ -6,10 +6,11 @@ import math
 
 import pytest
 
-from services import geo, search
+from services.dashboard import search
+from services.dashboard.filters import Filters
+from services.data import geo
 from services.eligibility.parser import parse_criteria
 from services.errors import BadInput
-from services.filters import Filters
 
 KOWA = "NCT05923281"
 

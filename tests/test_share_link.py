@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from services import inert
 from services.assistant import ACTIVITY_LEVELS
-from services.filters import Filters
+from services.dashboard.filters import Filters
 
 PAGES = Path(__file__).resolve().parent.parent / "pages"
 ASSISTANT = str(PAGES / "4_Assistant.py")

@@ -1,4 +1,4 @@
-"""Tests for the map data (services/sitemap.py), the deck builders (services/mapdeck.py) and the Map page."""
+"""Tests for the map data (services/dashboard/sitemap.py), the deck builders (services/dashboard/mapdeck.py) and the Map page."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from services import geo, mapdeck, sitemap
-from services.filters import Filters
+from services.dashboard import mapdeck, sitemap
+from services.dashboard.filters import Filters
+from services.data import geo
 
 PROJECT = Path(__file__).resolve().parent.parent
 BOSTON = Filters(near="Boston, MA", radius=100, status=())
@@ -19,7 +20,7 @@ EARTH_MILES = 6371.0088 / 1.609344  # mean Earth radius (IUGG), in statute miles
 
 
 def _miles(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
-    """Great-circle distance written out here, independent of services.geo."""
+    """Great-circle distance written out here, independent of services.data.geo."""
     p1, p2 = math.radians(lat1), math.radians(lat2)
     a = (math.sin((p2 - p1) / 2) ** 2
          + math.cos(p1) * math.cos(p2) * math.sin(math.radians(lon2 - lon1) / 2) ** 2)
@@ -57,7 +58,7 @@ def test_sitemap_sites_near_boston_match_an_independent_haversine(db, raw_v2, ra
     assert data.summary.located == sum(1 for _, d in distances if d <= 100)
     assert (data.points["miles"] <= 100).all()
 
-    from services.search import count_trials, matching_trials
+    from services.dashboard.search import count_trials, matching_trials
 
     assert count_trials(BOSTON, db=db) == len(expected)
     rows = matching_trials(BOSTON, limit=10_000, db=db)
@@ -313,20 +314,20 @@ def test_map_page_choropleth_mode_has_a_log_legend(db):
 
 
 def test_map_page_shares_its_map_data_across_sessions_and_leaves_it_unchanged(db):
-    from services import ui_state
+    from services.ui import state as ui_state
 
     first = _map_page(near="Boston, MA", radius="100", status="ANY")
     f = first.session_state["filters"]
-    data = ui_state.shared(sitemap.map_data, f, True)  # the object the page drew, from the shared cache
+    data = ui_state.cached(sitemap.map_data, f, True)  # the object the page drew, from the shared cache
     before = (data.points.copy(deep=True), data.nearest.copy(deep=True), data.countries.copy(deep=True),
               data.states.copy(deep=True))
-    computed = ui_state._shared_results.stats().computations
+    computed = ui_state._results.stats().computations
     for mode in mapdeck.MODES:
         first.radio(key="map_mode").set_value(mode).run()
         assert not first.exception, (mode, first.exception)
     second = _map_page(near="Boston, MA", radius="100", status="ANY")  # another visitor, same view
-    assert ui_state._shared_results.stats().computations == computed  # no new computation, no copy
-    assert ui_state.shared(sitemap.map_data, f, True) is data
+    assert ui_state._results.stats().computations == computed  # no new computation, no copy
+    assert ui_state.cached(sitemap.map_data, f, True) is data
     for frame, old in zip((data.points, data.nearest, data.countries, data.states), before, strict=True):
         pd.testing.assert_frame_equal(frame, old)  # drawing every mode changed nothing in the shared result
     assert list(second.dataframe[0].value["distance"]) == list(sitemap.nearest_table(data.nearest, "mi")["distance"])
@@ -358,8 +359,8 @@ def test_map_page_in_chromium_draws_sites_over_outlines_offline(db):
     from PIL import Image
     from playwright.sync_api import sync_playwright
 
-    from services.commands.bench_load_cmd import free_port
-    from services.loadtest import http_get
+    from devtools.commands.bench_load_cmd import free_port
+    from devtools.loadtest import http_get
 
     port = free_port()
     server = subprocess.Popen(

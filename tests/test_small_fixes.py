@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from services import charts, filters, mapdeck, trialview
 from services.commands import sql_cmd
+from services.dashboard import charts, filters, mapdeck, trialview
 
 
 def test_small_fixes_labels_that_cut_alike_stay_distinct():

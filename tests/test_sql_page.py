@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from devtools.commands.bench_load_cmd import free_port, streamlit_server
 from services import console
-from services.commands.bench_load_cmd import free_port, streamlit_server
 
 
 def _shown(markdown: str) -> str:

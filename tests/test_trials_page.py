@@ -1,4 +1,4 @@
-"""Tests for the Trials page (pages/3_Trials.py), its shaping (services/trialview.py) and exports (services/export.py)."""
+"""Tests for the Trials page (pages/3_Trials.py), its shaping (services/dashboard/trialview.py) and exports (services/dashboard/export.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from services import export, inert, search, trialview
-from services.filters import Filters
+from services import inert
+from services.dashboard import export, search, trialview
+from services.dashboard.filters import Filters
 
 PROJECT = Path(__file__).resolve().parent.parent
 PAGE = str(PROJECT / "pages/3_Trials.py")

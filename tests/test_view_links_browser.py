@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from services.commands.bench_load_cmd import stop_process
+from devtools.commands.bench_load_cmd import stop_process
 from tests.test_browser import ARGS, CHROMIUM, LOAD_TIMEOUT_MS, _env, _start_streamlit, exceptions, settle
 
 pytestmark = [

@@ -7,12 +7,13 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from services import geo, provenance, report, runtime
-from services.db import Database, load_sql
+from services import report
+from services.dashboard.engine import as_cte, engine_for
+from services.dashboard.filters import Filters, near_sql
+from services.data import geo, provenance, runtime
+from services.data.db import Database, load_sql
 from services.eligibility.parser import parse_criteria
-from services.engine import as_cte, engine_for
 from services.errors import BadInput, TrialLandscapeError
-from services.filters import Filters, near_sql
 from services.trials import (
     AdverseEvent,
     AdverseEvents,
@@ -104,7 +105,7 @@ def _miles(value: Any) -> float | None:
 
 
 class DatabaseBackend:
-    """TrialBackend over the trial database (default: the process's database from services.runtime)."""
+    """TrialBackend over the trial database (default: the process's database from services.data.runtime)."""
 
     def __init__(self, db: Database | None = None, *, known_places: Iterable[tuple[str, float, float]] = ()) -> None:
         self._db = db
@@ -189,8 +190,8 @@ class DatabaseBackend:
     # ------------------------------------------------------------------ one trial
 
     def get_trial_details(self, nct_id: str) -> TrialDetails | None:
-        """The full record of one trial (services.search.trial_detail, as the Trials page shows it), or None."""
-        from services import search
+        """The full record of one trial (services.dashboard.search.trial_detail, as the Trials page shows it), or None."""
+        from services.dashboard import search
 
         detail = search.trial_detail(nct_id, db=self.db)
         return None if detail is None else details_of(detail)
@@ -269,8 +270,8 @@ class DatabaseBackend:
                 "country": place.country, "state": place.state, "note": result.message}
 
     def get_dashboard_stats(self, query: TrialQuery) -> DashboardStats:
-        """The Explore page's KPIs and phase/status counts for the query (services.stats.dashboard)."""
-        from services import stats
+        """The Explore page's KPIs and phase/status counts for the query (services.dashboard.stats.dashboard)."""
+        from services.dashboard import stats
 
         f = query_filters(query, with_place=True)
         board = stats.dashboard(f, db=self.db, facets=["phase", "status"])

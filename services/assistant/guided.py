@@ -23,6 +23,8 @@ from services.assistant.handlers import (
 from services.assistant.registry import ToolContext, ToolRegistry
 from services.assistant.session import AssistantSession
 from services.assistant.tools import build_registry
+from services.data.normalize import PHASES, label
+from services.data.provenance import FIELDS, NOT_IN_COPY, copy_note
 from services.eligibility.labels import Label
 from services.eligibility.match import criterion_status, structured_criteria
 from services.eligibility.parser import CriterionKind
@@ -31,8 +33,6 @@ from services.eligibility.plain import grouped_questions, plain_criterion
 from services.eligibility.rules import evaluate
 from services.eligibility.scoring import CriterionResult, gap_checklist, trial_verdict
 from services.errors import BadInput
-from services.normalize import PHASES, label
-from services.provenance import FIELDS, NOT_IN_COPY, copy_note
 from services.trials import (
     CRITERIA_MISSING,
     DEFAULT_STATUSES,

@@ -9,12 +9,12 @@ from collections.abc import Mapping
 from datetime import date
 from typing import Any
 
-from services import condition as condition_model
 from services.assistant.registry import ToolContext, ToolError
 from services.assistant.session import AssistantSession
+from services.dashboard import condition as condition_model
+from services.data.provenance import NOT_IN_COPY
 from services.eligibility.scoring import fit_from_statuses, rank_key, reach_note, within_reach
 from services.freshness import status_note
-from services.provenance import NOT_IN_COPY
 from services.trials import (
     CRITERIA_MISSING,
     DEFAULT_STATUSES,
@@ -101,7 +101,7 @@ def nearest_sites(sites: list[Site], limit: int = MAX_SITES) -> list[Site]:
 
 
 def condition_matches(condition_text: str, trial: Mapping[str, Any]) -> bool:
-    """Whether a trial is about the condition under the one condition model (services.condition): one of its
+    """Whether a trial is about the condition under the one condition model (services.dashboard.condition): one of its
     condition names, MeSH terms or keywords matches, exactly as the search's SQL decides."""
     terms = [*(trial.get("conditions") or []), *(trial.get("mesh_terms") or []), *(trial.get("keywords") or [])]
     return condition_model.expand(condition_text).matches_any(str(t) for t in terms)

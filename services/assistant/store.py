@@ -9,9 +9,9 @@ import threading
 import time
 from dataclasses import dataclass
 
-from services import runtime
 from services.assistant.session import AssistantSession
-from services.db import Database, load_sql
+from services.data import runtime
+from services.data.db import Database, load_sql
 from services.errors import BadInput
 
 DEFAULT_DAYS = 30

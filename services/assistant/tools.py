@@ -10,8 +10,8 @@ from services.assistant import handlers
 from services.assistant.handlers import ACTIVITY_LEVELS, MAX_SEARCH_PAGES, MAX_SITES
 from services.assistant.registry import Tool, ToolRegistry
 from services.assistant.session import CONVERSATION_PHASES
+from services.data.normalize import PHASES, STUDY_STATUSES
 from services.eligibility.scoring import Verdict
-from services.normalize import PHASES, STUDY_STATUSES
 from services.trials import MAX_TRIALS
 
 CRITERION_STATUSES = ("met", "not_met", "needs_discussion", "not_enough_information")

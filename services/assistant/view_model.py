@@ -13,16 +13,18 @@ from typing import Any
 import pandas as pd
 import pydeck as pdk
 
-from services import geo, inert, limits, mapdeck, sitemap
+from services import inert, limits
 from services.assistant.backend import DatabaseBackend
 from services.assistant.handlers import ACTIVITY_LEVELS, trial_card
 from services.assistant.session import CONVERSATION_PHASES, AssistantSession
 from services.assistant.trimming import message_size, policy_for
+from services.dashboard import mapdeck, sitemap
+from services.dashboard.filters import Filters
+from services.data import geo
+from services.data.normalize import label
 from services.eligibility.scoring import FitBand
-from services.filters import Filters
 from services.limits import ConcurrencyGate
 from services.llm import LLMClient
-from services.normalize import label
 from services.trials import CRITERIA_MISSING, TrialBackend
 
 PHASE_TITLES: dict[str, str] = {

@@ -6,9 +6,9 @@ import argparse
 import os
 from typing import Any
 
-from services import embedded, runtime
 from services.cli import print_result
-from services.dbinfo import database_info
+from services.dashboard.dbinfo import database_info
+from services.data import embedded, runtime
 from services.errors import BadInput
 
 

@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from services import loaders, runtime
 from services.cli import print_result
+from services.data import loaders, runtime
 from services.errors import BadInput
 
 _IMPORTERS = {

@@ -12,7 +12,7 @@ from typing import Any
 
 from services import live
 from services.cli import print_result
-from services.normalize import STUDY_STATUSES
+from services.data.normalize import STUDY_STATUSES
 
 
 def register(sub: Any) -> None:

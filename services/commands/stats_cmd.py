@@ -6,8 +6,8 @@ import argparse
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from services.dashboard.filters import MAX_TEXT, Filters
 from services.errors import BadInput
-from services.filters import MAX_TEXT, Filters
 
 MAX_QUERY_CHARS = 8_000
 
@@ -59,8 +59,9 @@ def _text(data: dict[str, Any]) -> str:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     """Print the dashboard for --query; exit 1 when a facet failed or timed out (the rest is still printed)."""
-    from services import engine, runtime, stats
     from services.cli import print_result
+    from services.dashboard import engine, stats
+    from services.data import runtime
 
     f, notices = parse_query(args.query)
     if args.facet:

@@ -78,6 +78,15 @@ _OTHER_HEADING = re.compile(
 _NOTE_START = re.compile(r"^(?:\*?\s*note\b|n\.?b\.?\b|\*\s*\d)", re.I)
 
 
+# Where one sentence of a criterion ends: after "." or ";" before a capital or an opening bracket.
+_CRITERION_SENTENCE_END = re.compile(r"(?<=[.;])\s+(?=[A-Z(])")
+
+
+def criterion_sentences(text: str) -> list[str]:
+    """The sentences of one criterion's text, as written (blank pieces dropped, nothing else trimmed)."""
+    return [part for part in _CRITERION_SENTENCE_END.split(text) if part.strip()]
+
+
 # An item that only announces that the items under it are each required ("... must meet all of the
 # following criteria:") or each rule a person out ("... excluded if they meet any of the following:").
 _ALL_ANNOUNCEMENT = re.compile(

@@ -22,7 +22,7 @@ from functools import lru_cache
 from typing import Protocol
 
 from services.eligibility.labels import Label
-from services.eligibility.parser import Criterion, CriterionKind, unescape_markdown
+from services.eligibility.parser import Criterion, CriterionKind, criterion_sentences, unescape_markdown
 from services.eligibility.patient import (
     PatientFacts,
     PatientProfile,
@@ -1715,7 +1715,7 @@ def _strip_non_requirements(text: str) -> str | None:
     """The criterion without assessment phrases, 'other criteria may apply' notes and conditional sentences
     (kept when nothing else is left)."""
     stripped = _ASSESSMENT_PHRASE.sub(" ", text)
-    sentences = [p for p in re.split(r"(?<=[.;])\s+(?=[A-Z(])", stripped) if p.strip()]
+    sentences = criterion_sentences(stripped)
     unconditional = [p for p in sentences if not _CONDITIONAL_SENTENCE.match(p)]
     if unconditional and len(unconditional) < len(sentences):
         stripped = " ".join(unconditional)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from services.eligibility.parser import criterion_sentences
 from services.eligibility.patient import PatientFacts, assertion_at, is_boilerplate
 from services.eligibility.vocabulary import find_concepts
 
@@ -334,9 +335,7 @@ def own_sex_sentences(text: str, sex: str) -> tuple[list[str], bool]:
     the other sex only ("Female patients ... must use contraception. Male patients must agree to use condoms")."""
     kept: list[str] = []
     other = False
-    for sentence in re.split(r"(?<=[.;])\s+(?=[A-Z(])", text.strip()):
-        if not sentence.strip():
-            continue
+    for sentence in criterion_sentences(text.strip()):
         scope = sex_scope(sentence)
         if scope is not None and scope != sex:
             other = True
@@ -368,9 +367,7 @@ def permissive_sentences(text: str) -> tuple[list[str], list[str]]:
     included") and the rest (requirements, prohibitions, plain descriptions)."""
     permissive: list[str] = []
     rest: list[str] = []
-    for sentence in re.split(r"(?<=[.;])\s+(?=[A-Z(])", text.strip()):
-        if not sentence.strip():
-            continue
+    for sentence in criterion_sentences(text.strip()):
         main = re.sub(r"\([^()]*\)|\[[^\[\]]*\]", " ", sentence)
         if (_PERMISSIVE.search(main) and not _PROHIBITIVE.search(main) and not _REQUIRING.search(main)
                 and not _WHOLE_POPULATION.search(main)):

@@ -8,13 +8,15 @@ from typing import Any
 
 import streamlit as st
 
-from services import inert, limits, report, ui_state
+from services import inert, limits, report
 from services.assistant import AssistantSession, Callbacks, Orchestrator
 from services.assistant import view_model as vm
 from services.assistant.guided import GuidedAssistant, GuidedError, StepResult
 from services.assistant.orchestrator import UserInput
 from services.assistant.store import SessionStore
 from services.errors import AssistantUnavailable, TrialLandscapeError
+from services.ui import gate, health
+from services.ui import state as ui_state
 
 FORM_KEY_PREFIXES = ("g_", "pick_", "other_", "asst_pick_", "asst_pdf")
 
@@ -39,7 +41,7 @@ def open_session() -> AssistantSession:
     current = st.session_state.get("asst_session")
     if current is not None and (not token or token == current.id):
         return current  # type: ignore[no-any-return]
-    with ui_state.database_errors():
+    with health.database_errors():
         opened = SessionStore().open(token)
     if current is not None:
         clear_form_state()
@@ -53,7 +55,7 @@ def open_session() -> AssistantSession:
 
 def forget(session: AssistantSession) -> None:
     """Delete the session from the server and start a new one, saying so."""
-    with ui_state.database_errors():
+    with health.database_errors():
         SessionStore().delete(session.id)
     start_fresh()
     st.session_state["asst_notice"] = ("The session was forgotten: its answers, matches and report are deleted from "
@@ -62,7 +64,7 @@ def forget(session: AssistantSession) -> None:
 
 def save(session: AssistantSession) -> None:
     """Store the session and put its link in the URL."""
-    with ui_state.database_errors():
+    with health.database_errors():
         SessionStore().save(session)
     st.query_params["session"] = session.id
 
@@ -78,7 +80,7 @@ def apply_events(events: list[dict[str, Any]]) -> None:
 def model_turn(session: AssistantSession, user_input: UserInput, shown: str) -> None:
     """Run one model turn with streamed text and progress, save, then redraw from the session."""
     # Counted per browser and network address in the database: a new session or another replica shares it.
-    decision = limits.visitor_limiter().try_acquire(ui_state.visitor())
+    decision = limits.visitor_limiter().try_acquire(gate.visitor())
     if not decision.allowed:
         st.session_state["asst_error"] = limits.visitor_limiter().message(decision)
         st.rerun()
@@ -126,7 +128,7 @@ def guided_step(session: AssistantSession, action: Callable[[GuidedAssistant], S
 
         helper = GuidedAssistant(vm.backend_for(session), on_status=on_status)
         try:
-            with ui_state.database_errors():
+            with health.database_errors():
                 result = action(helper)
         except GuidedError as exc:
             st.session_state["asst_error"] = str(exc)
@@ -164,7 +166,7 @@ def contact_messages(session: AssistantSession) -> None:
         return
     key = f"contact_drafts_{vm.report_digest(session.report_html)}"
     if key not in st.session_state:
-        with ui_state.database_errors():
+        with health.database_errors():
             st.session_state[key] = vm.contact_drafts(session)
     drafts = st.session_state[key]
     if not drafts:

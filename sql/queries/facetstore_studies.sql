@@ -1,4 +1,4 @@
--- Every row of app.study_facets for the in-process facet engine (services/facetstore.py), in row order
+-- Every row of app.study_facets for the in-process facet engine (services/dashboard/facetstore.py), in row order
 -- (nct_id, byte order). Parameters: none. Output: one column per filter/facet input; age limits already in the
 -- float8 form the filters compare with, age-group flags computed on the exact numeric limits; start_day is the
 -- start date as days since 1970-01-01 and the *_rank columns the order of the title, phase, status and lead

@@ -37,7 +37,7 @@ CREATE TABLE IF NOT EXISTS app.terms (
     term text NOT NULL UNIQUE
 );
 CREATE INDEX IF NOT EXISTS ix_terms_trgm ON app.terms USING gin (term gin_trgm_ops);
--- A term's words (services.condition.words_sql's split), so a condition resolves in the dictionary by index.
+-- A term's words (services.dashboard.condition.words_sql's split), so a condition resolves in the dictionary by index.
 ALTER TABLE app.terms ADD COLUMN IF NOT EXISTS words text[];
 UPDATE app.terms SET words = regexp_split_to_array(term, '[^[:alnum:]_]+') WHERE words IS NULL;
 CREATE INDEX IF NOT EXISTS ix_terms_words ON app.terms USING gin (words);

@@ -1,0 +1,1 @@
+"""Developer tools, not part of the served app: benchmarks, load tests and synthetic data (`python -m services bench|synth`)."""

@@ -1,0 +1,1 @@
+"""Command groups for the developer tools, registered by services/cli.py (each exposes register(subparsers))."""

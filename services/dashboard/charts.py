@@ -1,0 +1,486 @@
+"""Pure chart builders for the Explore page: facet rows → plotly Figure, with one colour per category everywhere.
+
+Nothing here touches Streamlit or the database: every builder takes the rows of one facet of
+`stats.Dashboard` (dicts with value, label, count, …) and returns a `plotly.graph_objects.Figure`
+whose points carry the facet value in `customdata[0]`, so a click can be turned back into a filter.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import plotly.graph_objects as go
+
+from services import inert
+from services.cache import SingleFlightCache
+from services.dashboard.stats import FACETS
+
+NOT_GIVEN = "#A7AFBC"  # grey for "Not given", "Unknown", "No sites listed": never a real category colour
+ACCENT = "#3E7CB1"  # bars of top-N lists (sponsors, conditions, countries…): one series, one colour
+RATE_LINE = "#D1495B"
+LABEL_CHARS = 32  # longer axis labels are shortened; the hover shows the full text
+BAR_PX = 24  # height per bar of a horizontal bar chart
+
+# A stable colour per category: the same status is the same colour in the status and outcome charts.
+COLORS: dict[str, dict[Any, str]] = {
+    "status": {
+        "RECRUITING": "#2E9E44", "NOT_YET_RECRUITING": "#93D07E", "ENROLLING_BY_INVITATION": "#1BA6A6",
+        "ACTIVE_NOT_RECRUITING": "#3E7CB1", "COMPLETED": "#2F3E75", "SUSPENDED": "#E3A21A",
+        "TERMINATED": "#C8323C", "WITHDRAWN": "#EE7A30", "UNKNOWN": NOT_GIVEN, "AVAILABLE": "#8DB33A",
+        "NO_LONGER_AVAILABLE": "#7D7D7D", "TEMPORARILY_NOT_AVAILABLE": "#C9B458",
+        "APPROVED_FOR_MARKETING": "#8660B0", "WITHHELD": "#8C5A45",
+    },
+    "phase": {
+        "EARLY_PHASE1": "#A9CCE8", "PHASE1": "#6AA6D6", "PHASE2": "#3478B5", "PHASE3": "#1D4E89",
+        "PHASE4": "#7452A8", "NA": "#E39B4C", "NONE": NOT_GIVEN,
+    },
+    "funder_class": {
+        "INDUSTRY": "#D1495B", "NIH": "#2F6FAE", "FED": "#4FA3A5", "OTHER_GOV": "#5C9E3F", "INDIV": "#E3B23C",
+        "NETWORK": "#9A63A8", "OTHER": "#8C6D52", "UNKNOWN": NOT_GIVEN, "AMBIG": "#C9CDD4",
+    },
+    "study_type": {"INTERVENTIONAL": "#3E7CB1", "OBSERVATIONAL": "#E07B39", "EXPANDED_ACCESS": "#5C9E3F"},
+    "sex": {"ALL": "#6C63A8", "FEMALE": "#D1495B", "MALE": "#2F8FC7"},
+    "intervention_type": {
+        "DRUG": "#3E7CB1", "DEVICE": "#E07B39", "BIOLOGICAL": "#5C9E3F", "PROCEDURE": "#C8323C",
+        "RADIATION": "#9A63A8", "BEHAVIORAL": "#8C6D52", "GENETIC": "#D67AB1", "DIETARY_SUPPLEMENT": "#B5B238",
+        "COMBINATION_PRODUCT": "#1BA6A6", "DIAGNOSTIC_TEST": "#E3B23C", "OTHER": "#7D8A99",
+    },
+    "age_group": {"CHILD": "#E3B23C", "ADULT": "#3E7CB1", "OLDER_ADULT": "#1BA6A6"},
+    "series": {"Actual": "#2F3E75", "Anticipated": "#8FB8DE", "Type not given": NOT_GIVEN},
+}
+# Bucket values that mean "no data" in the bucketed facets.
+_NO_DATA_BUCKETS = {"enrollment": {0}, "duration": {-1}, "sites_per_trial": {0}}
+
+
+def color_for(kind: str | None, value: Any) -> str:
+    """The colour of one category of a kind (grey for missing values, the accent for uncoloured kinds)."""
+    if value is None:
+        return NOT_GIVEN
+    if kind is None:
+        return ACCENT
+    return COLORS.get(kind, {}).get(value, ACCENT)
+
+
+@dataclass(frozen=True)
+class ChartSpec:
+    """One chart of the Explore page: which facet, how it is drawn, and what an empty chart means."""
+
+    facet: str
+    title: str
+    style: str  # "bar" (vertical), "hbar" (ranked list), "timeline", "enrollment", "rate"
+    color_kind: str | None = None
+    empty: str = "No matching trials."
+    note: str = ""
+    max_rows: int = 0  # a ranked list longer than this shows its top rows only (0 = all)
+    sentence_case: bool = False  # free text stored lower-case (stop reasons) gets a capital first letter
+    two_line: bool = False  # "lead → collaborator" labels on two lines
+
+    @property
+    def clickable(self) -> bool:
+        """Whether a click on this chart adds a filter."""
+        return FACETS[self.facet].get("filter") is not None
+
+
+NOT_CLICKABLE = "Not clickable: "
+
+
+def _no_click(reason: str) -> str:
+    """The visible note of a chart a click cannot filter on, saying why."""
+    return f"{NOT_CLICKABLE}{reason}."
+
+
+_CLOSED_NOTE = "Closed trials that match every other filter (the status filter does not apply here)."
+
+# The charts in page order (SPEC §5.1): every facet of stats.FACETS appears once.
+CHARTS: tuple[ChartSpec, ...] = (
+    ChartSpec("phase", "Phase", "hbar", "phase", "No matching trials.",
+              "A Phase 1/Phase 2 trial counts in both phases."),
+    ChartSpec("status", "Recruitment status", "hbar", "status", "No matching trials."),
+    ChartSpec("conditions", "Top conditions", "hbar", None,
+              "No matching trial lists a condition.", "Condition names as registered (top 15)."),
+    ChartSpec("lead_sponsors", "Top lead sponsors", "hbar", None,
+              "No matching trial names a lead sponsor.", "Top 15 by number of trials."),
+    ChartSpec("funder_class", "Funder class (lead sponsor)", "hbar", "funder_class",
+              "No matching trial names a lead sponsor."),
+    ChartSpec("study_type", "Study type", "bar", "study_type", "No matching trials."),
+    ChartSpec("enrollment", "Enrollment size (actual vs anticipated)", "enrollment", "series",
+              "No matching trials.", "Anticipated = planned enrollment of trials still running."),
+    ChartSpec("sex", "Sex eligibility", "bar", "sex", "No matching trials.",
+              "A click sets the patient's sex filter (trials open to everyone still match)."),
+    ChartSpec("age_groups", "Age groups accepted", "bar", "age_group",
+              "No matching trials.", "A trial open to several age groups counts in each. "
+              + _no_click("the filters take a patient's age in years (sidebar → Patient), not an age group")),
+    ChartSpec("duration", "Trial duration", "bar", None, "No matching trials.",
+              "From start to primary completion: planned for running trials, actual for finished ones. "
+              + _no_click("there is no duration filter")),
+    ChartSpec("intervention_types", "Intervention types", "hbar", "intervention_type",
+              "No matching trial lists an intervention.", "A trial with several types counts in each. "
+              + _no_click("there is no intervention-type filter; Intervention in the sidebar takes a name")),
+    ChartSpec("interventions", "Top interventions", "hbar", None,
+              "No matching trial lists an intervention.", "Placebo left out; top 15."),
+    ChartSpec("start_year", "Start year", "timeline", None,
+              "No matching trial gives a start date.", "Includes planned start dates."),
+    ChartSpec("sites_per_trial", "Sites per trial", "bar", None, "No matching trials.",
+              _no_click("there is no filter on the number of sites")),
+    ChartSpec("countries", "Countries", "hbar", None,
+              "No matching trial lists a site country.", "Trials with a site in each country (top 25)."),
+    ChartSpec("us_states", "US states", "hbar", None,
+              "No matching trial has a site in the United States.", "Trials with a site in each state.",
+              max_rows=25),
+    ChartSpec("outcome", "How closed trials ended", "hbar", "status",
+              "No completed, terminated, withdrawn or suspended trial matches the other filters.", _CLOSED_NOTE),
+    ChartSpec("why_stopped", "Top reasons for stopping", "hbar", None,
+              "No closed trial that matches gives a reason for stopping.",
+              _CLOSED_NOTE + " " + _no_click("reasons are free text, and there is no filter on them"),
+              sentence_case=True),
+    ChartSpec("results_by_year", "Results reported, by completion year", "rate", None,
+              "No completed or terminated trial matching the other filters has a completion date.",
+              "Bars: completed or terminated trials; line: share with results posted. " + _CLOSED_NOTE + " "
+              + _no_click("there is no completion-year filter; Study design → Results posted filters on results")),
+    ChartSpec("collaboration", "Sponsor collaborations", "hbar", None,
+              "No matching trial lists a collaborator.",
+              "Top lead sponsor → collaborator pairs; a click filters on the lead sponsor.", two_line=True),
+    ChartSpec("collaboration_mix", "Collaborators per trial", "bar", None, "No matching trials.",
+              _no_click("there is no filter on the number of collaborators")),
+)
+CHART_BY_FACET = {c.facet: c for c in CHARTS}
+
+
+def short_label(text: str, limit: int = LABEL_CHARS) -> str:
+    """A label cut to `limit` characters with an ellipsis."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def distinct_labels(labels: Sequence[str], limit: int = LABEL_CHARS) -> list[str]:
+    """Shortened labels that stay tellable apart: where several long labels would cut to the same text, each shows
+    its beginning, an ellipsis and the part where it differs from the others ("AST2303 Tab…(ABK3376-02) 5 mg").
+
+    Labels identical even in full get a visible running number.
+    """
+    texts = [" ".join(str(t).split()) for t in labels]
+    cut = [short_label(t, limit) for t in texts]
+    groups: dict[str, list[int]] = {}
+    for i, c in enumerate(cut):
+        groups.setdefault(c, []).append(i)
+    head = max(4, limit // 3)
+    width = limit - head - 2
+    out = list(cut)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        for i in members:
+            text = texts[i]
+            differs = max(_common_prefix(text, texts[j]) for j in members if j != i)
+            if len(text) <= limit or differs < head:
+                continue
+            start = max(head, min(differs - 3, len(text) - width))
+            tail = text[start:start + width]
+            out[i] = text[:head].rstrip() + "…" + tail.strip() + ("…" if start + width < len(text) else "")
+    seen: dict[str, int] = {}
+    for i, tick in enumerate(out):
+        seen[tick] = seen.get(tick, 0) + 1
+        if seen[tick] > 1:
+            out[i] = f"{tick} #{seen[tick]}"
+    return out
+
+
+def _frame(title: str, height: int) -> dict[str, Any]:
+    """The layout every chart shares: title at the left, fixed axes (no zoom), clicks select."""
+    return {
+        "title": {"text": title, "x": 0, "xanchor": "left", "font": {"size": 15}},
+        "height": height, "margin": {"l": 8, "r": 16, "t": 44, "b": 8}, "showlegend": False,
+        "bargap": 0.25, "hoverlabel": {"namelength": -1}, "clickmode": "event+select", "dragmode": False,
+        "xaxis": {"automargin": True, "fixedrange": True}, "yaxis": {"automargin": True, "fixedrange": True},
+    }
+
+
+# A horizontal legend at the foot of the figure, clear of the title and of tilted axis labels.
+_LEGEND_BELOW: dict[str, Any] = {
+    "showlegend": True, "margin": {"b": 52},
+    "legend": {"orientation": "h", "x": 0, "xanchor": "left", "yref": "container", "y": 0.0, "yanchor": "bottom",
+               "font": {"size": 11}},
+}
+
+
+def _merged(*parts: Mapping[str, Any]) -> dict[str, Any]:
+    """Layout parts merged in order: later values win, nested dicts merge key by key (as update_layout does)."""
+    out: dict[str, Any] = {}
+    for part in parts:
+        for key, value in part.items():
+            if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+                out[key] = _merged(out[key], value)
+            else:
+                out[key] = value
+    return out
+
+
+def _figure(traces: Sequence[Any], title: str, height: int, *layout: Mapping[str, Any]) -> go.Figure:
+    """A figure made in one go: the common frame merged with the chart's own layout parts.
+
+    Plotly validates a layout when the figure is made; every later update_layout/update_xaxes walked and checked it
+    again, which was ~70% of the time to build a chart (~20 ms each, ~22 charts for every new Explore view).
+    """
+    return go.Figure(data=list(traces), layout=_merged(_frame(title, height), *layout))
+
+
+def wrap_label(text: str, width: int = 14, lines: int = 2) -> str:
+    """A short category label broken into at most `lines` lines of about `width` characters (plotly <br>)."""
+    words = " ".join(str(text).split()).split(" ")
+    out: list[str] = []
+    current = ""
+    for word in words:
+        if current and len(current) + 1 + len(word) > width:
+            out.append(current)
+            current = word
+        else:
+            current = f"{current} {word}".strip()
+    out.append(current)
+    if len(out) > lines:
+        out = out[: lines - 1] + [short_label(" ".join(out[lines - 1:]), width)]
+    return "<br>".join(out)
+
+
+def empty_figure(title: str, message: str, height: int = 220) -> go.Figure:
+    """A chart frame that says why there is nothing to draw."""
+    note = {"text": message, "x": 0.5, "y": 0.5, "xref": "paper", "yref": "paper", "showarrow": False,
+            "font": {"size": 13, "color": "#5F6B7A"}, "align": "center"}
+    return _figure([], title, height, {"annotations": [note], "xaxis": {"visible": False},
+                                       "yaxis": {"visible": False}})
+
+
+def _colors(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    no_data = _NO_DATA_BUCKETS.get(spec.facet, set())
+    out = []
+    for r in rows:
+        value = r.get("value")
+        out.append(NOT_GIVEN if value is None or value in no_data else color_for(spec.color_kind, value))
+    return out
+
+
+def bar_figure(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> go.Figure:
+    """Vertical bars in the facet's own order (phases, buckets, categories)."""
+    labels = [inert.plotly_text(r["label"]) for r in rows]  # record text: no Plotly HTML can form
+    bar = go.Bar(
+        x=[wrap_label(lab) for lab in labels], y=[int(r["count"]) for r in rows],
+        marker={"color": _colors(spec, rows)},
+        customdata=[[r.get("value"), lab] for r, lab in zip(rows, labels, strict=True)],
+        text=[f"{int(r['count']):,}" for r in rows], textposition="outside", cliponaxis=False,
+        hovertemplate="%{customdata[1]}<br><b>%{y:,}</b> trials<extra></extra>",
+    )
+    # No fixed tick angle: plotly tilts the labels itself when the chart is too narrow for them.
+    return _figure([bar], spec.title, 330, {
+        "yaxis": {"title": None, "rangemode": "tozero", "showticklabels": False, "showgrid": False},
+        "xaxis": {"title": None, "type": "category", "tickfont": {"size": 11 if len(rows) <= 6 else 10}},
+        "bargap": _gap(len(rows)),
+    })
+
+
+def hbar_figure(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> go.Figure:
+    """A ranked list as horizontal bars, largest on top, long labels shortened."""
+    labels = [inert.plotly_text(r["label"]) for r in rows]  # record text: no Plotly HTML can form
+    if spec.sentence_case:
+        labels = [lab[:1].upper() + lab[1:] for lab in labels]
+    # Equal ticks would merge bars on a category axis and look alike: distinct_labels keeps them apart visibly.
+    if spec.two_line:
+        ticks = []
+        for lab in labels:
+            if " → " in lab:
+                lead, other = lab.split(" → ", 1)
+                ticks.append(f"{short_label(lead, LABEL_CHARS - 2)}<br>→ {short_label(other, LABEL_CHARS - 2)}")
+            else:
+                ticks.append(short_label(lab))
+        ticks = distinct_labels(ticks, limit=10_000)
+    else:
+        ticks = distinct_labels(labels)
+    bar = go.Bar(
+        y=ticks, x=[int(r["count"]) for r in rows], orientation="h",
+        marker={"color": _colors(spec, rows)},
+        customdata=[[r.get("value"), lab] for r, lab in zip(rows, labels, strict=True)],
+        text=[f"{int(r['count']):,}" for r in rows], textposition="outside", cliponaxis=False,
+        hovertemplate="%{customdata[1]}<br><b>%{x:,}</b> trials<extra></extra>",
+    )
+    per_bar = BAR_PX * 2 if spec.two_line else BAR_PX
+    return _figure([bar], spec.title, 90 + per_bar * max(len(rows), 3), {
+        "yaxis": {"title": None, "autorange": "reversed", "type": "category"},
+        "xaxis": {"title": None, "rangemode": "tozero", "showticklabels": False, "showgrid": False},
+        "bargap": _gap(len(rows)),
+    })
+
+
+def _gap(bars: int) -> float:
+    """Wider gaps when there are few bars, so one or two bars do not fill the whole frame."""
+    return 0.25 if bars >= 6 else 0.45 if bars >= 3 else 0.65
+
+
+def timeline_figure(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> go.Figure:
+    """Trials per start year as bars on a year axis."""
+    bar = go.Bar(
+        x=[int(r["value"]) for r in rows], y=[int(r["count"]) for r in rows],
+        marker={"color": ACCENT}, customdata=[[r["value"], r["label"]] for r in rows],
+        hovertemplate="Started in %{customdata[1]}<br><b>%{y:,}</b> trials<extra></extra>",
+    )
+    return _figure([bar], spec.title, 330, {
+        "xaxis": {"title": None, "dtick": 5 if len(rows) > 12 else 1, "tickformat": "d"},
+        "yaxis": {"title": "Trials", "rangemode": "tozero"},
+    })
+
+
+def enrollment_figure(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> go.Figure:
+    """Enrollment-size buckets, one bar per enrollment type (actual, anticipated, not given)."""
+    order = sorted({(int(r["value"]), str(r["label"])) for r in rows})
+    categories = [label for _, label in order]
+    bars = []
+    for series in ("Actual", "Anticipated", "Type not given"):
+        by_bucket = {int(r["value"]): int(r["count"]) for r in rows if r.get("series") == series}
+        if not by_bucket:
+            continue
+        bars.append(go.Bar(
+            name=series, x=categories, y=[by_bucket.get(v, 0) for v, _ in order],
+            marker={"color": COLORS["series"][series]},
+            customdata=[[v, f"{label} participants · {series.lower()}"] for v, label in order],
+            hovertemplate="%{customdata[1]}<br><b>%{y:,}</b> trials<extra></extra>",
+        ))
+    return _figure(bars, spec.title, 350, {
+        "xaxis": {"title": None, "type": "category", "categoryorder": "array", "categoryarray": categories},
+        "yaxis": {"title": "Trials", "rangemode": "tozero"},
+    }, _LEGEND_BELOW, {"barmode": "group", "bargap": _gap(len(categories))})
+
+
+def rate_figure(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> go.Figure:
+    """Finished trials per completion year (bars) and the share with results posted (line, right axis)."""
+    years = [int(r["value"]) for r in rows]
+    bars = go.Bar(
+        x=years, y=[int(r["count"]) for r in rows], name="Finished trials", marker={"color": "#B8CCE4"},
+        customdata=[[r["value"], r.get("with_results", 0)] for r in rows],
+        hovertemplate="%{x}: <b>%{y:,}</b> finished, %{customdata[1]:,} with results<extra></extra>",
+    )
+    line = go.Scatter(
+        x=years, y=[round(100 * float(r.get("rate", 0.0)), 1) for r in rows], name="With results (%)",
+        yaxis="y2", mode="lines+markers", line={"color": RATE_LINE, "width": 2}, marker={"size": 5},
+        customdata=[[r["value"]] for r in rows], hovertemplate="%{x}: <b>%{y}%</b> with results<extra></extra>",
+    )
+    return _figure([bars, line], spec.title, 350, _LEGEND_BELOW, {
+        "yaxis": {"title": "Finished trials", "rangemode": "tozero", "fixedrange": True},
+        "yaxis2": {"title": "With results", "overlaying": "y", "side": "right", "range": [0, 104],
+                   "tickvals": [0, 25, 50, 75, 100], "ticktext": ["0%", "25%", "50%", "75%", "100%"],
+                   "showgrid": False, "fixedrange": True},
+        "xaxis": {"dtick": 5 if len(rows) > 12 else 1, "tickformat": "d"},
+    })
+
+
+_BUILDERS = {"bar": bar_figure, "hbar": hbar_figure, "timeline": timeline_figure,
+             "enrollment": enrollment_figure, "rate": rate_figure}
+
+
+def facet_figure(facet: str, rows: Sequence[Mapping[str, Any]] | None) -> go.Figure:
+    """The figure of one facet; an explained empty frame when it has no rows."""
+    spec = CHART_BY_FACET[facet]
+    if not rows:
+        return empty_figure(spec.title, spec.empty)
+    if spec.max_rows and len(rows) > spec.max_rows:
+        rows = list(rows)[: spec.max_rows]
+    return _BUILDERS[spec.style](spec, rows)
+
+
+def funnel_figure(funnel: Sequence[Mapping[str, Any]]) -> go.Figure:
+    """The narrowing funnel: each stage adds one filter (condition → status → age → sex → place)."""
+    if not funnel:
+        return empty_figure("How the filters narrow the trials", "No funnel to show.")
+    base = max(int(funnel[0]["count"]), 1)
+    labels, counts, colors, texts = [], [], [], []
+    for stage in funnel:
+        active = bool(stage.get("active", True))
+        n = int(stage["count"])
+        labels.append(inert.plotly_text(stage["stage"]) + ("" if active else " (not set)"))
+        counts.append(n)
+        colors.append("#3E7CB1" if active else "#C9D6E6")
+        texts.append(f"{n:,} ({100 * n / base:.0f}%)")
+    funnel_trace = go.Funnel(
+        y=labels, x=counts, text=texts, textinfo="text", marker={"color": colors},
+        connector={"fillcolor": "#EDF1F6", "line": {"color": "#D5DCE5", "width": 1}},
+        hovertemplate="%{y}: <b>%{x:,}</b> trials<extra></extra>",
+    )
+    return _figure([funnel_trace], "How the filters narrow the trials", 300, {"yaxis": {"type": "category"}})
+
+
+FIGURE_CACHE_TTL_S = 600
+
+
+class SharedFigure(go.Figure):
+    """A figure shown unchanged to many visitors and reruns (see _shared); do not change it once shared.
+
+    st.plotly_chart turns a figure into a dict on every call, and plotly's to_dict deep-copies every trace and
+    the layout (~1-5 ms a chart, ~22 charts per Explore render): a shared figure makes that dict once.
+    """
+
+    def to_dict(self) -> dict[str, Any]:
+        """The figure as a dict, made on the first call (the same object afterwards: read it, never change it)."""
+        cached = self.__dict__.get("_shared_dict")
+        if cached is None:
+            cached = super().to_dict()
+            self.__dict__["_shared_dict"] = cached
+        return cached  # type: ignore[no-any-return]
+
+
+def _share(fig: go.Figure) -> go.Figure:
+    # The builders make plain figures (they stay plain for callers that change them); a figure going into the
+    # shared cache becomes a SharedFigure in place, which adds behaviour only (no state), so nothing is copied.
+    fig.__class__ = SharedFigure
+    return fig
+
+
+_figure_cache: SingleFlightCache[go.Figure] = SingleFlightCache(FIGURE_CACHE_TTL_S, max_entries=4096)
+
+
+def _shared(kind: str, rows: Sequence[Mapping[str, Any]] | None, build: Callable[[], go.Figure]) -> go.Figure:
+    # Building a figure costs 15-60 ms of CPU (plotly validates every property); the same rows always give the
+    # same figure, so every visitor and rerun that shows them shares one object, keyed by a digest of the rows.
+    digest = hashlib.blake2b(repr([sorted(r.items()) for r in rows or ()]).encode(), digest_size=16).digest()
+    return _figure_cache.get_or_compute((kind, digest), lambda: _share(build()))
+
+
+def shared_facet_figure(facet: str, rows: Sequence[Mapping[str, Any]] | None) -> go.Figure:
+    """facet_figure(facet, rows) shared across visitors and reruns (same rows → same object): do not change it."""
+    return _shared(facet, rows, lambda: facet_figure(facet, rows))
+
+
+def shared_funnel_figure(funnel: Sequence[Mapping[str, Any]]) -> go.Figure:
+    """funnel_figure(funnel) shared across visitors and reruns (same stages → same object): do not change it."""
+    return _shared("__funnel__", funnel, lambda: funnel_figure(funnel))
+
+
+def clicked_values(fig: go.Figure, selection: Mapping[str, Any] | None) -> list[Any]:
+    """Facet values of the points in a Streamlit plotly selection (curve + point index → customdata[0])."""
+    if not selection:
+        return []
+    values: list[Any] = []
+    for point in selection.get("points") or []:
+        value: Any = None
+        curve = point.get("curve_number", 0)
+        index = point.get("point_index", point.get("point_number"))
+        try:
+            custom = fig.data[int(curve)].customdata
+            if custom is not None and index is not None:
+                value = custom[int(index)][0]
+        except (IndexError, TypeError, ValueError):
+            value = None
+        if value is None and isinstance(point.get("customdata"), (list, tuple)) and point["customdata"]:
+            value = point["customdata"][0]
+        if hasattr(value, "item"):  # numpy scalars from plotly's arrays → plain Python values
+            value = value.item()
+        if value is not None and value not in values:
+            values.append(value)
+    return values

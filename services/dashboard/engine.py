@@ -1,0 +1,569 @@
+"""The engine of a database: the one place that computes counts, matching trials, dashboards, maps and pages.
+
+Two implementations answer the same `Engine` protocol with the same numbers:
+- `MemoryEngine`: the in-process columnar store (services/dashboard/facetstore.py) loaded from the derived tables in
+  schema `app`; filters become boolean masks, so a whole dashboard takes a fraction of a second.
+- `SqlEngine`: SQL over AACT's `ctgov` base tables, for databases without derived tables (a read-only AACT
+  such as the AACT cloud) or when `TRIAL_LANDSCAPE_ENGINE=sql` asks for it.
+
+`engine_for(db)` chooses once per database and process, logs the choice and keeps it; the Data page and
+`db info` name it. Nothing falls back from one to the other per call: an error is the caller's to report.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+import numpy as np
+import pandas as pd
+
+from services.dashboard.facetstore import MapFrames
+from services.dashboard.filters import (
+    FUNNEL_FIELDS,
+    Filters,
+    SqlParts,
+    age_years_sql,
+    distance_sql,
+    filter_clauses,
+    where_sql,
+)
+from services.data import geo
+from services.data.db import Database, load_sql
+from services.errors import TrialLandscapeError
+
+_log = logging.getLogger(__name__)
+
+ENGINE_SETTING = "TRIAL_LANDSCAPE_ENGINE"  # "sql" or "memory"; unset: memory when the derived tables are built
+# Facets about how trials ended describe closed trials, so they ignore the status filter (the default filter
+# keeps open trials only, which would leave them empty); every other filter applies.
+CLOSED_FACETS = ("outcome", "why_stopped", "results_by_year")
+PAGE_TIMEOUT_MS = 60_000
+COUNT_TIMEOUT_MS = 60_000
+
+# Sortable columns of the trials table: name → SQL expression over trials_order.sql (never user text).
+SORTS: dict[str, str] = {
+    "nct_id": "s.nct_id", "title": "s.brief_title", "phase": "s.phase", "status": "s.overall_status",
+    "lead_sponsor": "sp.name", "enrollment": "s.enrollment", "start_date": "s.start_date",
+    "sites": "(SELECT count(*) FROM ctgov.facilities f WHERE f.nct_id = s.nct_id)",
+    "nearest_miles": "nd.nearest_miles",
+}
+PAGE_CAP = 100_000  # the most rows one page (an export) may hold
+# Sorts the in-process store does itself: numbers, and texts by their rank in the database's collation.
+MEMORY_SORTS = ("sites", "enrollment", "start_date", "title", "phase", "status", "lead_sponsor")
+
+
+@dataclass
+class DashboardFrames:
+    """The raw numbers of one dashboard: KPIs, funnel stage counts and one frame per facet (SQL's shapes)."""
+
+    kpis: dict[str, int]
+    funnel: dict[str, int] | None  # None when the funnel query failed
+    raw: dict[str, pd.DataFrame]
+    errors: dict[str, str] = field(default_factory=dict)
+    engine: str = ""  # the engine that computed them when not the one asked (SQL while the store loads)
+
+
+class Engine(Protocol):
+    """What every surface asks of its database's engine."""
+
+    kind: str  # "memory" or "sql"
+    db: Database
+
+    def describe(self) -> dict[str, str]:
+        """kind, title and a sentence for the Data page and `db info`."""
+
+    def count(self, f: Filters) -> int:
+        """How many trials match."""
+
+    def matching_ids(self, f: Filters) -> list[str]:
+        """NCT ids of the matching trials, ascending."""
+
+    def matched_select(self, f: Filters) -> tuple[str, dict[str, Any]]:
+        """A SELECT of the matching NCT ids (column nct_id) and its parameters, for SQL that reads their records."""
+
+    def dashboard_frames(self, f: Filters, specs: Mapping[str, Mapping[str, Any]], facets: list[str] | None, *,
+                         timeout_ms: int, sequential: bool = False) -> DashboardFrames:
+        """KPIs, funnel and the raw frame of each facet named in `specs` (all when `facets` is None)."""
+
+    def map_frames(self, f: Filters, *, only_in_area: bool, point_limit: int, nearest_limit: int,
+                   grid_steps: tuple[float, ...], timeout_ms: int) -> MapFrames:
+        """Summary, points or grid cells, nearest sites and country/state values of the matching trials' sites."""
+
+    def trial_page(self, f: Filters, *, sort: str, descending: bool, limit: int, offset: int) -> list[str]:
+        """NCT ids of one page of matching trials under a whitelisted sort (ties by NCT id)."""
+
+    def search_page(self, f: Filters, origin: tuple[float, float] | None, radius_miles: float | None, *,
+                    limit: int, offset: int) -> tuple[list[str], int] | None:
+        """The assistant's search order (sql/queries/assistant_search_page.sql): one page of NCT ids and the total,
+        or None when the engine leaves that order to SQL."""
+
+    def loading(self) -> bool:
+        """True while the engine is still getting ready in this process (the in-process store's first load)."""
+
+    def warm(self) -> None:
+        """Get ready now (a background thread at server start), so that no visitor waits for it."""
+
+
+# ---- shared SQL pieces ------------------------------------------------------------------------------
+def as_cte(select: str) -> str:
+    """`WITH m AS (…)`: the CTE of matching NCT ids that the queries in sql/queries expect."""
+    return f"WITH m AS MATERIALIZED ({select})"
+
+
+def base_select(f: Filters) -> tuple[str, dict[str, Any]]:
+    """SELECT of the NCT ids in ctgov.studies that pass every set filter, and its parameters."""
+    parts = where_sql(f)
+    return f"SELECT s.nct_id FROM ctgov.studies s WHERE {parts.sql()}", parts.params
+
+
+def base_cte(f: Filters) -> tuple[str, dict[str, Any]]:
+    """`WITH m AS (…)` over ctgov.studies for every set filter."""
+    select, params = base_select(f)
+    return as_cte(select), params
+
+
+def ids_select(ids: list[str]) -> tuple[str, dict[str, Any]]:
+    """SELECT of a list of NCT ids (column nct_id)."""
+    return "SELECT DISTINCT unnest(CAST(:match_ids AS text[])) AS nct_id", {"match_ids": ids}
+
+
+def ids_cte(ids: list[str]) -> tuple[str, dict[str, Any]]:
+    """`WITH m AS (…)` over a list of NCT ids."""
+    select, params = ids_select(ids)
+    return as_cte(select), params
+
+
+def near_cte(f: Filters, params: dict[str, Any]) -> str:
+    """`, near_d AS (…)`: each matching trial's nearest located site from the filter's place (empty without one)."""
+    place = f.place()
+    if place is None:
+        return ", near_d AS (SELECT NULL::varchar AS nct_id, NULL::float8 AS nearest_miles WHERE false)"
+    # The nearest site at any distance; no bounding box here, because near_sql's parameters (box, radius)
+    # are shared with the filter's own near clause in the same statement and must keep the filter's radius.
+    params.update({"near_lat": place.lat, "near_lon": place.lon})
+    return (", near_d AS (SELECT f.nct_id, min(" + distance_sql("f") + ") AS nearest_miles "
+            "FROM m JOIN ctgov.facilities f ON f.nct_id = m.nct_id "
+            "WHERE f.latitude IS NOT NULL AND f.longitude IS NOT NULL GROUP BY f.nct_id)")
+
+
+def _ordered_page(db: Database, f: Filters, cte: str, params: dict[str, Any], *, sort: str, descending: bool,
+                  limit: int, offset: int) -> list[str]:
+    params = dict(params)
+    order = SORTS.get(sort, SORTS["start_date"])
+    direction = "DESC NULLS LAST" if descending else "ASC NULLS LAST"
+    params.update({"limit": max(1, min(int(limit), PAGE_CAP)), "offset": max(0, int(offset))})
+    sql = (f"{cte}{near_cte(f, params)}\n{load_sql('trials_order')}\n"
+           f"ORDER BY {order} {direction}, s.nct_id LIMIT :limit OFFSET :offset")
+    return [str(r["nct_id"]) for r in db.fetch_rows(sql, params, timeout_ms=PAGE_TIMEOUT_MS)]
+
+
+def area_params(f: Filters, *, only_in_area: bool = True) -> dict[str, Any]:
+    """Bound parameters of map_area.sql for a filter (place, radius, countries, states)."""
+    place = f.place()
+    params: dict[str, Any] = {
+        "near_lat": place.lat if place else None, "near_lon": place.lon if place else None,
+        "earth_miles": geo.EARTH_RADIUS_MILES, "area_r": None, "area_min_lat": None, "area_max_lat": None,
+        "area_min_lon": None, "area_max_lon": None, "area_countries": None, "area_states": None,
+    }
+    if not only_in_area:
+        return params
+    if place is not None:
+        radius = f.radius_miles()
+        min_lat, max_lat, min_lon, max_lon = geo.bounding_box(place.lat, place.lon, radius)
+        params.update({"area_r": radius, "area_min_lat": min_lat, "area_max_lat": max_lat,
+                       "area_min_lon": min_lon, "area_max_lon": max_lon})
+    if f.country:
+        params["area_countries"] = list(f.country)
+    if f.state:
+        params["area_states"] = list(f.state)
+    return params
+
+
+# ---- SQL over the base tables -----------------------------------------------------------------------
+SQL_TEXT = {
+    "missing": ("SQL engine: queries on AACT's base tables",
+                "This database has no derived tables (it is read-only, like the AACT cloud, or they have not been "
+                "built), so every count, chart, map and table is computed from the `ctgov` tables directly. The "
+                "numbers are the same; at full registry size a view takes seconds instead of a fraction of one. "
+                "For the fast engine, load AACT into a database the app may write to, e.g. "
+                "`python -m services import aact export.zip`."),
+    "setting": ("SQL engine: queries on AACT's base tables",
+                f"`{ENGINE_SETTING}=sql` chose this engine: every count, chart, map and table is computed from the "
+                "`ctgov` tables directly. The in-process engine gives the same numbers faster but holds every "
+                "study in this process's memory."),
+}
+MEMORY_TEXT = ("In-process engine",
+               "Every study's facet inputs and every trial site are held in memory by this server process, loaded "
+               "once per start from the derived tables in schema `app` (rebuilt after every import) and reloaded "
+               "when those change. Counts, charts, the map and the trials table's matches are computed there, in a "
+               "fraction of a second even for the whole registry.")
+
+
+class SqlEngine:
+    """Every number from SQL over the ctgov base tables (valid on any AACT, read-only included)."""
+
+    kind = "sql"
+
+    def __init__(self, db: Database, reason: str = "missing") -> None:
+        self.db = db
+        self.reason = reason
+
+    def describe(self) -> dict[str, str]:
+        title, text = SQL_TEXT.get(self.reason, SQL_TEXT["missing"])
+        return {"mode": self.kind, "title": title, "text": text}
+
+    def matched_select(self, f: Filters) -> tuple[str, dict[str, Any]]:
+        return base_select(f)
+
+    def count(self, f: Filters) -> int:
+        cte, params = base_cte(f)
+        return int(self.db.fetch_value(f"{cte} SELECT count(*) FROM m", params, timeout_ms=COUNT_TIMEOUT_MS))
+
+    def matching_ids(self, f: Filters) -> list[str]:
+        cte, params = base_cte(f)
+        rows = self.db.fetch_rows(f"{cte} SELECT nct_id FROM m ORDER BY nct_id", params, timeout_ms=PAGE_TIMEOUT_MS)
+        return [str(r["nct_id"]) for r in rows]
+
+    def trial_page(self, f: Filters, *, sort: str, descending: bool, limit: int, offset: int) -> list[str]:
+        cte, params = base_cte(f)
+        return _ordered_page(self.db, f, cte, params, sort=sort, descending=descending, limit=limit, offset=offset)
+
+    def search_page(self, f: Filters, origin: tuple[float, float] | None, radius_miles: float | None, *,
+                    limit: int, offset: int) -> tuple[list[str], int] | None:
+        return None  # assistant_search_page.sql orders the matches in the database
+
+    def loading(self) -> bool:
+        return False
+
+    def warm(self) -> None:
+        return None
+
+    # ---- the dashboard
+    def dashboard_queries(self, f: Filters, specs: Mapping[str, Mapping[str, Any]], facets: list[str] | None
+                          ) -> dict[str, tuple[str, dict[str, Any] | None]]:
+        """Every query of one dashboard, by name: KPIs, funnel, one per facet (closed facets without status)."""
+        cte, params = base_cte(f)
+        queries: dict[str, tuple[str, dict[str, Any] | None]] = {
+            "funnel": funnel_query(f), "kpis": (f"{cte}\n{load_sql('dashboard_kpis')}", params)}
+        queries.update(facet_queries(f, specs, [n for n in specs if facets is None or n in facets]))
+        if f.status:
+            closed = [n for n in CLOSED_FACETS if n in specs and (facets is None or n in facets)]
+            queries.update(facet_queries(replace(f, status=()), specs, closed))
+        return queries
+
+    def dashboard_frames(self, f: Filters, specs: Mapping[str, Mapping[str, Any]], facets: list[str] | None, *,
+                         timeout_ms: int, sequential: bool = False) -> DashboardFrames:
+        queries = self.dashboard_queries(f, specs, facets)
+        if sequential:  # the benchmark's straightforward baseline: one query after another
+            results: dict[str, pd.DataFrame | TrialLandscapeError] = {}
+            for name, (sql, params) in queries.items():
+                try:
+                    results[name] = self.db.fetch_df(sql, params, timeout_ms=timeout_ms)
+                except TrialLandscapeError as err:
+                    results[name] = err
+        else:
+            results = self.db.fetch_many(queries, timeout_ms=timeout_ms)
+        errors = {name: _error_text(r) for name, r in results.items() if isinstance(r, TrialLandscapeError)}
+        kpis: dict[str, int] = {}
+        kpi_df = results["kpis"]
+        if isinstance(kpi_df, pd.DataFrame):
+            kpis = {k: int(v or 0) for k, v in kpi_df.iloc[0].to_dict().items()}
+        funnel_df = results["funnel"]
+        funnel = ({k: int(v) for k, v in funnel_df.iloc[0].to_dict().items()}
+                  if isinstance(funnel_df, pd.DataFrame) else None)
+        raw = {n: r for n, r in results.items() if n in specs and isinstance(r, pd.DataFrame)}
+        return DashboardFrames(kpis, funnel, raw, errors)
+
+    # ---- the map
+    def _area(self, f: Filters, body: str, only_in_area: bool) -> tuple[str, dict[str, Any]]:
+        cte, params = base_cte(f)
+        merged = dict(params)
+        merged.update(area_params(f, only_in_area=only_in_area))
+        return f"{cte}, area AS ({load_sql('map_area')})\n{load_sql(body)}", merged
+
+    def map_frames(self, f: Filters, *, only_in_area: bool, point_limit: int, nearest_limit: int,
+                   grid_steps: tuple[float, ...], timeout_ms: int) -> MapFrames:
+        place = f.place()
+        queries = {name: self._area(f, name if name.startswith("map_") else f"map_{name}", only_in_area)
+                   for name in ("summary", "country_values", "state_values")}
+        if place is not None:
+            sql, params = self._area(f, "map_nearest_sites", only_in_area)
+            params["limit"] = int(nearest_limit)
+            queries["nearest"] = (sql, params)
+        results = self.db.fetch_many(queries, timeout_ms=timeout_ms)
+        summary_df = results["summary"]
+        if isinstance(summary_df, TrialLandscapeError):
+            raise summary_df  # without the summary there is no map to draw
+        row = summary_df.iloc[0].to_dict()
+        located = int(row["located"] or 0)
+        cell: float | None = None
+        if located > point_limit:
+            cell = next((step for i, step in enumerate(grid_steps) if int(row.get(f"cells_{i}") or 0) <= point_limit),
+                        grid_steps[-1])
+            sql, params = self._area(f, "map_site_grid", only_in_area)
+            params["cell"] = cell
+        else:
+            sql, params = self._area(f, "map_site_points", only_in_area)
+            params["limit"] = max(1, point_limit)
+        points = self.db.fetch_df(sql, params, timeout_ms=timeout_ms)
+        errors: dict[str, str] = {}
+
+        def frame(name: str, key: str) -> pd.DataFrame:
+            value = results.get(name)
+            if isinstance(value, TrialLandscapeError):
+                errors[key] = str(value)
+                return pd.DataFrame()
+            return value if value is not None else pd.DataFrame()
+
+        summary = {k: int(row[k] or 0) for k in ("sites", "located", "trials", "trials_located")}
+        return MapFrames(summary, cell, points, frame("nearest", "nearest") if place is not None else None,
+                         frame("country_values", "countries"), frame("state_values", "states"), errors)
+
+
+def _error_text(err: TrialLandscapeError) -> str:
+    from services.errors import QueryTimeout
+
+    return "timed out" if isinstance(err, QueryTimeout) else str(err)
+
+
+def _ages_cte() -> str:
+    return (", ages AS (SELECT m.nct_id, " + age_years_sql("e.minimum_age") + " AS lo, "
+            + age_years_sql("e.maximum_age") + " AS hi FROM m LEFT JOIN ctgov.eligibilities e ON e.nct_id = m.nct_id)")
+
+
+def facet_queries(f: Filters, specs: Mapping[str, Mapping[str, Any]], names: list[str]
+                  ) -> dict[str, tuple[str, dict[str, Any] | None]]:
+    """SQL text and parameters of each named facet query for a filter, on the base tables."""
+    cte, params = base_cte(f)
+    out: dict[str, tuple[str, dict[str, Any] | None]] = {}
+    for name in names:
+        spec = specs[name]
+        extra = _ages_cte() if name == "age_groups" else ""
+        p = dict(params)
+        if "top" in spec:
+            p["top"] = spec["top"]
+        out[name] = (f"{cte}{extra}\n{load_sql(spec['sql'])}", p)
+    return out
+
+
+def funnel_query(f: Filters) -> tuple[str, dict[str, Any]]:
+    """The count of each cumulative funnel stage, one sub-select per stage that narrows.
+
+    Each stage's filters sit in a WHERE clause, where PostgreSQL turns `nct_id IN (…)` into a hash semi-join.
+    (Inside `count(*) FILTER (WHERE …)` the same test becomes a subplan that PostgreSQL may re-scan for every
+    study once its result outgrows work_mem: at registry scale a common condition took over ten minutes.)
+    """
+    params: dict[str, Any] = {}
+    clauses = filter_clauses(f, params)
+    base = [c for n, c in clauses.items() if n not in FUNNEL_FIELDS]
+
+    def count(conds: list[str]) -> str:
+        return f"(SELECT count(*) FROM ctgov.studies s WHERE {SqlParts(conds, params).sql()})"
+
+    inner = [f"{count(base)} AS base"]
+    outer = ["base"]
+    so_far, latest = list(base), "base"
+    for stage in FUNNEL_FIELDS:
+        if stage in clauses:  # a stage without a filter keeps the count of the stage before it
+            so_far.append(f"({clauses[stage]})")
+            inner.append(f"{count(so_far)} AS {stage}")
+            latest = stage
+        outer.append(f"{latest} AS {stage}" if latest != stage else stage)
+    return f"SELECT {', '.join(outer)} FROM (SELECT {', '.join(inner)}) stages", params
+
+
+# ---- the in-process store ---------------------------------------------------------------------------
+class MemoryEngine:
+    """Every number from the in-process columnar store over the derived tables (services/dashboard/facetstore.py)."""
+
+    kind = "memory"
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        # Set by warm() (the server's start): until the store is ready, SQL answers instead of every visitor
+        # waiting for the load by COPY. The CLI and benchmarks never warm, so they wait and always get the store.
+        self.serve_sql_while_loading = False
+        self._sql = SqlEngine(db, reason="missing")
+
+    def describe(self) -> dict[str, str]:
+        title, text = MEMORY_TEXT
+        return {"mode": self.kind, "title": title, "text": text}
+
+    def _store(self) -> Any:
+        from services.dashboard import facetstore
+
+        return facetstore.store_for(self.db)
+
+    def _ready(self) -> Any:
+        """The store, or None while the server loads it in the background (then SQL answers)."""
+        if not self.serve_sql_while_loading:
+            return self._store()
+        from services.dashboard import facetstore
+
+        return facetstore.ready_store(self.db)
+
+    def count(self, f: Filters) -> int:
+        store = self._ready()
+        if store is None:
+            return self._sql.count(f)
+        return int(np.count_nonzero(store.mask(f, self.db)))
+
+    def matching_ids(self, f: Filters) -> list[str]:
+        store = self._ready()
+        if store is None:
+            return self._sql.matching_ids(f)
+        return [v.decode() for v in store.nct[store.mask(f, self.db)].tolist()]  # the store is in NCT id order
+
+    def matched_select(self, f: Filters) -> tuple[str, dict[str, Any]]:
+        if self._ready() is None:
+            return self._sql.matched_select(f)
+        return ids_select(self.matching_ids(f))
+
+    def trial_page(self, f: Filters, *, sort: str, descending: bool, limit: int, offset: int) -> list[str]:
+        store = self._ready()
+        if store is None:
+            return self._sql.trial_page(f, sort=sort, descending=descending, limit=limit, offset=offset)
+        mask = store.mask(f, self.db)
+        start = max(0, int(offset))
+        stop = start + max(1, min(int(limit), PAGE_CAP))
+        if sort not in SORTS:
+            sort = "start_date"
+        if sort == "nct_id":  # the store's own order
+            ids = store.nct[mask]
+            return [v.decode() for v in (ids[::-1] if descending else ids)[start:stop].tolist()]
+        if sort in MEMORY_SORTS:  # sorted here, no database round trip
+            return [v.decode() for v in store.sorted_page(mask, sort, descending=descending, start=start,
+                                                           stop=stop).tolist()]
+        # The distance sort: each matching trial's nearest site from the filter's place, from the store's sites.
+        return [v.decode() for v in store.sorted_page(mask, sort, descending=descending, start=start, stop=stop,
+                                                       values=store.nearest_miles(f.place(), mask)).tolist()]
+
+    def search_page(self, f: Filters, origin: tuple[float, float] | None, radius_miles: float | None, *,
+                    limit: int, offset: int) -> tuple[list[str], int] | None:
+        store = self._ready()
+        if store is None:
+            return None
+        mask = store.mask(f, self.db)
+        place = None if origin is None else geo.Place("origin", origin[0], origin[1], "point", "", None, None)
+        if place is not None and radius_miles is not None:  # trials with a site within the radius
+            sites, _ = store.near_sites(place, float(radius_miles))
+            near = np.zeros(store.n, dtype=bool)
+            near[store.site_row[sites]] = True
+            mask &= near
+        rows = np.flatnonzero(mask)
+        if rows.size == 0:
+            return [], 0
+        miles = store.nearest_miles(place, mask)[rows]
+        codes = np.array([0 if v == "RECRUITING" else 1 if v == "NOT_YET_RECRUITING" else 2
+                          for v in (str(x).replace(" ", "_").upper() if x is not None else ""
+                                    for x in store.status.labels)], dtype=np.int8)
+        status = codes[store.status.codes[rows]]
+        start = store.start_day[rows]
+        no_start, no_miles = np.isnan(start), np.isnan(miles)
+        # ORDER BY nearest ASC NULLS LAST, status rank, start DESC NULLS LAST, nct_id (the last key sorts first)
+        order = np.lexsort((rows, -np.where(no_start, 0.0, start), no_start, status, np.where(no_miles, 0.0, miles),
+                            no_miles))
+        lo = max(0, int(offset))
+        page = rows[order[lo:lo + max(1, int(limit))]]
+        return [v.decode() for v in store.nct[page].tolist()], int(rows.size)
+
+    def loading(self) -> bool:
+        from services.dashboard import facetstore
+
+        return not facetstore.is_loaded(self.db)
+
+    def warm(self) -> None:
+        from services.dashboard import facetstore
+
+        self.serve_sql_while_loading = True
+        facetstore.warm_up(self.db)
+
+    def dashboard_frames(self, f: Filters, specs: Mapping[str, Mapping[str, Any]], facets: list[str] | None, *,
+                         timeout_ms: int, sequential: bool = False) -> DashboardFrames:
+        store = self._ready()
+        if store is None:
+            frames = self._sql.dashboard_frames(f, specs, facets, timeout_ms=timeout_ms, sequential=sequential)
+            return replace(frames, engine=self._sql.kind)
+        tops = {name: int(spec["top"]) for name, spec in specs.items() if "top" in spec}
+        kpis, funnel, raw = store.dashboard_frames(f, self.db, tops)
+        return DashboardFrames(kpis, funnel, raw, {})
+
+    def map_frames(self, f: Filters, *, only_in_area: bool, point_limit: int, nearest_limit: int,
+                   grid_steps: tuple[float, ...], timeout_ms: int) -> MapFrames:
+        from services.dashboard import facetstore
+
+        store = self._ready()
+        if store is None:
+            return self._sql.map_frames(f, only_in_area=only_in_area, point_limit=point_limit,
+                                        nearest_limit=nearest_limit, grid_steps=grid_steps, timeout_ms=timeout_ms)
+        return facetstore.map_frames(store, f, self.db, only_in_area=only_in_area, point_limit=point_limit,
+                                     nearest_limit=nearest_limit, grid_steps=grid_steps)
+
+
+# ---- one choice per database ------------------------------------------------------------------------
+_engines: dict[str, Engine] = {}
+_lock = threading.Lock()
+
+
+def derived_available(db: Database) -> bool:
+    """True when app.study_facets exists and has been built (rebuilt after every import)."""
+    try:
+        return db.fetch_value("SELECT to_regclass('app.study_facets') IS NOT NULL AND EXISTS "
+                              "(SELECT 1 FROM app.meta WHERE key = 'facets_refreshed_at')", timeout_ms=5_000) is True
+    except TrialLandscapeError:
+        return False
+
+
+def choose(db: Database) -> Engine:
+    """The engine a database gets: `TRIAL_LANDSCAPE_ENGINE` when set, else in-process when the derived tables
+    are built, else SQL over the base tables."""
+    setting = os.environ.get(ENGINE_SETTING, "").strip().lower()
+    if setting == "sql":
+        return SqlEngine(db, reason="setting")
+    if derived_available(db):
+        return MemoryEngine(db)
+    if setting == "memory":
+        _log.warning("%s=memory, but %s has no derived tables: using SQL on the base tables", ENGINE_SETTING,
+                     db.label)
+    return SqlEngine(db, reason="missing")
+
+
+def engine_for(db: Database) -> Engine:
+    """This database's engine, chosen on first use and kept for the life of the process (logged once)."""
+    found = _engines.get(db.url)
+    if found is not None:
+        return found
+    with _lock:
+        found = _engines.get(db.url)
+        if found is None:
+            found = choose(db)
+            _engines[db.url] = found
+            _log.info("engine for %s: %s", db.label, found.describe()["title"])
+        return found
+
+
+ENGINE_NAMES = ("auto", "memory", "sql")
+
+
+def by_name(db: Database, name: str = "auto") -> Engine:
+    """An engine by name for the CLI and benchmarks: "auto" is the database's own (engine_for); "memory" or
+    "sql" builds that one explicitly, to compare the two."""
+    if name == "memory":
+        return MemoryEngine(db)
+    if name == "sql":
+        return SqlEngine(db, reason="setting")
+    return engine_for(db)
+
+
+def forget(db: Database | None = None) -> None:
+    """Choose again on next use (tests; after building the derived tables in this process)."""
+    with _lock:
+        if db is None:
+            _engines.clear()
+        else:
+            _engines.pop(db.url, None)

@@ -1,0 +1,1135 @@
+"""In-process columnar facet engine: a filter's dashboard and map computed from numpy arrays held in memory.
+
+The arrays are loaded once per process and database (COPY of app.study_facets, the condition,
+intervention and sponsor rows, and every site) and reloaded when app.meta 'facets_refreshed_at'
+changes. Strings become integer codes into dictionaries sorted in byte ("C") order, with NULL as the
+last code, so ordering by code is ordering as PostgreSQL's `ORDER BY … COLLATE "C"` (NULLS LAST).
+Filters become boolean masks over the studies; facets are bincounts over codes. Every frame has the
+shape the SQL of stats/sitemap produces, so the same shaping code labels and orders both; the
+condition and intervention searches still run in the database (word-boundary regular expressions)
+and come back as study rows.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import gc
+import hashlib
+import io
+import json
+import logging
+import math
+import os
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import numpy as np
+import pandas as pd
+
+from services.dashboard.filters import FILTER_DEFS, FUNNEL_FIELDS, Filters
+from services.data import geo
+from services.data.db import Database, load_sql
+from services.data.normalize import CLOSED_OUTCOMES
+from services.errors import TrialLandscapeError
+
+_log = logging.getLogger(__name__)
+
+LOAD_TIMEOUT_MS = 900_000
+LOOKUP_TIMEOUT_MS = 60_000
+REFRESH_CHECK_S = 5.0  # how often a store asks the database whether the derived tables were rebuilt
+RADIANS_PER_DEGREE = 0.0174532925199432957692  # PostgreSQL's constant for radians()
+ENROLL_EDGES = np.array([50, 100, 250, 500, 1000, 5000], dtype=np.float64)
+SITE_EDGES = np.array([0, 1, 5, 20, 100], dtype=np.int64)
+COLLAB_EDGES = np.array([0, 1, 3], dtype=np.int64)
+AGE_GROUPS = ("CHILD", "ADULT", "OLDER_ADULT")
+LOC_CELL_CACHE_MAX = 1_000_000  # positions up to which grid cells are kept per step (4 MB a step)
+SITE_SLICE_ROWS = 400_000  # sites read per COPY while loading (bounds the text held at once)
+SITE_TEXT = ("country", "state", "city", "shown_status")
+# Trials table sorts by text → the rank column of facetstore_studies.sql (ranked in the database's collation).
+SORT_RANKS = {"title": "title_rank", "phase": "phase_rank", "status": "status_rank", "lead_sponsor": "sponsor_rank"}
+
+
+# ---- dictionary encoding ---------------------------------------------------------------------------
+@dataclass
+class Coded:
+    """Integer codes into `labels` (sorted in byte order, None last for NULL)."""
+
+    codes: np.ndarray
+    labels: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return len(self.labels)
+
+    @property
+    def null(self) -> int:
+        return len(self.labels) - 1
+
+    def lut(self, wanted: Callable[[Any], bool]) -> np.ndarray:
+        """Boolean lookup table over the codes: which labels satisfy `wanted` (NULL never does)."""
+        out = np.zeros(self.size, dtype=bool)
+        for i, value in enumerate(self.labels[:-1]):
+            out[i] = bool(wanted(value))
+        return out
+
+    def code_of(self, value: str) -> int:
+        """The code of a label, or -1 when it does not occur."""
+        i = int(np.searchsorted(self.labels[:-1].astype(str), value)) if self.size > 1 else 0
+        return i if i < self.size - 1 and self.labels[i] == value else -1
+
+
+class _Dictionary:
+    """Strings → codes, grown one chunk of rows at a time; `finish` recodes them into byte order, NULL last."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+
+    def codes(self, col: pd.Series) -> np.ndarray:
+        """Provisional codes of a chunk's column (-1 for NULL)."""
+        cat = col if isinstance(col.dtype, pd.CategoricalDtype) else col.astype("category")
+        lut = np.empty(len(cat.cat.categories) + 1, dtype=np.int32)
+        for j, value in enumerate(cat.cat.categories):
+            lut[j] = self.index.setdefault(str(value), len(self.index))
+        lut[-1] = -1  # pandas codes NULL as -1, which indexes this last slot
+        return lut[cat.cat.codes.to_numpy()]
+
+    def finish(self, codes: np.ndarray) -> Coded:
+        """Final codes: labels sorted in byte ("C") order, NULL as the last code."""
+        labels = list(self.index)
+        order = sorted(range(len(labels)), key=lambda i: labels[i].encode("utf-8"))
+        remap = np.empty(len(labels) + 1, dtype=np.int32)
+        remap[np.asarray(order, dtype=np.int64)] = np.arange(len(labels), dtype=np.int32)
+        remap[-1] = len(labels)  # provisional -1 (NULL) → last
+        out = np.empty(len(labels) + 1, dtype=object)
+        out[: len(labels)] = [labels[i] for i in order]
+        out[-1] = None
+        return Coded(remap[codes], out)
+
+
+def _coded(col: pd.Series) -> Coded:
+    """A categorical (or object) column → codes with byte-ordered labels and NULL last."""
+    words = _Dictionary()
+    return words.finish(words.codes(col))
+
+
+def _read(buffer: io.BufferedReader, text_cols: list[str], dtypes: dict[str, Any]) -> pd.DataFrame:
+    """CSV from COPY (NULL as \\N) → DataFrame: text as categories, numbers with explicit dtypes."""
+    dtype: dict[str, Any] = {c: "category" for c in text_cols}
+    dtype.update(dtypes)
+    return pd.read_csv(buffer, dtype=dtype, na_values=["\\N"], keep_default_na=False)
+
+
+def _flag(col: pd.Series) -> np.ndarray:
+    """A boolean column (t/f/NULL as categories) → int8 1/0/-1."""
+    values = col.astype(object).to_numpy()
+    out = np.full(len(values), -1, dtype=np.int8)
+    out[values == "t"] = 1
+    out[values == "f"] = 0
+    return out
+
+
+@dataclass
+class Labeled:
+    """Child rows with a grouping value and a display label per row (conditions, interventions)."""
+
+    rows: np.ndarray  # study row of each child row
+    value: Coded
+    first: np.ndarray  # first child row of its (study, value): counts distinct studies
+    pair: np.ndarray  # code of (value, label) per child row
+    pair_value: np.ndarray  # value code of each pair (pairs sorted by value, then label)
+    pair_label: np.ndarray
+    labels: Coded
+
+    @classmethod
+    def build(cls, df: pd.DataFrame) -> Labeled:
+        rows = df["i"].to_numpy(np.int32)
+        value = _coded(df["value"])
+        label = _coded(df["label"])
+        key = value.codes.astype(np.int64) * label.size + label.codes
+        pairs, pair = np.unique(key, return_inverse=True)
+        first = np.zeros(len(rows), dtype=bool)
+        _, idx = np.unique(rows.astype(np.int64) * value.size + value.codes, return_index=True)
+        first[idx] = True
+        return cls(rows, value, first, pair.astype(np.int32), (pairs // label.size).astype(np.int32),
+                   (pairs % label.size).astype(np.int32), label)
+
+    def top(self, mask: np.ndarray, k: int) -> pd.DataFrame:
+        """value, label (most common spelling, ties to the first in byte order), n distinct studies; top k."""
+        sel = mask[self.rows]
+        n = np.bincount(self.value.codes[sel & self.first], minlength=self.value.size)
+        codes = _top_codes(n, k, keep_null=True)
+        pair_n = np.bincount(self.pair[sel], minlength=len(self.pair_value))
+        labels = []
+        for v in codes:
+            lo, hi = np.searchsorted(self.pair_value, [v, v + 1])
+            cand_n = pair_n[lo:hi].copy()
+            cand_n[self.pair_label[lo:hi] == self.labels.null] = 0  # mode() ignores NULL
+            labels.append(self.labels.labels[self.pair_label[lo + int(np.argmax(cand_n))]]
+                          if cand_n.size and cand_n.max() > 0 else None)
+        return pd.DataFrame({"value": list(self.value.labels[codes]), "label": labels,
+                             "n": [int(x) for x in n[codes]]})
+
+
+def _top_codes(counts: np.ndarray, k: int | None, *, keep_null: bool, null: int | None = None) -> np.ndarray:
+    """Codes with a count, by count descending then code (byte order, NULL last); the first k."""
+    nz = np.flatnonzero(counts)
+    if not keep_null:
+        nz = nz[nz != (len(counts) - 1 if null is None else null)]
+    order = np.lexsort((nz, -counts[nz]))
+    return nz[order] if k is None else nz[order][:k]
+
+
+def _groups(coded: Coded, counts: np.ndarray, *, keep_null: bool = True) -> pd.DataFrame:
+    """value/n rows for every code with a count (a GROUP BY over the column)."""
+    nz = np.flatnonzero(counts)
+    if not keep_null:
+        nz = nz[nz != coded.null]
+    return pd.DataFrame({"value": list(coded.labels[nz]), "n": [int(x) for x in counts[nz]]})
+
+
+def _int_groups(values: np.ndarray, **extra: np.ndarray) -> pd.DataFrame:
+    """GROUP BY over small integers: value, n (and sums of extra 0/1 arrays)."""
+    if values.size == 0:
+        return pd.DataFrame({"value": [], "n": [], **{k: [] for k in extra}})
+    lo = int(values.min())
+    n = np.bincount(values - lo)
+    nz = np.flatnonzero(n)
+    out: dict[str, list[int]] = {"value": [int(v + lo) for v in nz], "n": [int(x) for x in n[nz]]}
+    for name, weights in extra.items():
+        out[name] = [int(x) for x in np.bincount(values - lo, weights=weights, minlength=len(n))[nz]]
+    return pd.DataFrame(out)
+
+
+def _haversine_miles(lat: np.ndarray, lon: np.ndarray, near_lat: float, near_lon: float) -> np.ndarray:
+    """filters.distance_sql in float64, step for step (asin from the C library, as PostgreSQL's)."""
+    a = np.sin(((lat - near_lat) / 2) * RADIANS_PER_DEGREE) ** 2
+    b = np.cos(near_lat * RADIANS_PER_DEGREE) * np.cos(lat * RADIANS_PER_DEGREE)
+    c = np.sin(((lon - near_lon) / 2) * RADIANS_PER_DEGREE) ** 2
+    inner = np.minimum(1.0, np.sqrt(a + b * c))
+    asin = np.fromiter(map(math.asin, inner.tolist()), dtype=np.float64, count=inner.size)
+    return 2 * geo.EARTH_RADIUS_MILES * asin
+
+
+def _micro_degrees(degrees: np.ndarray, offset: int) -> np.ndarray:
+    """round(degrees × 10⁶) + offset as int64, with as few temporary arrays as possible."""
+    scaled = degrees * 1e6
+    np.rint(scaled, out=scaled)
+    out = scaled.astype(np.int64)
+    del scaled
+    out += offset
+    return out
+
+
+def _locations(lat: np.ndarray, lon: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sites → distinct positions: (position code per site, latitude and longitude per position).
+
+    Sites cluster in cities (AACT's coordinates are city-level geocodes), so there are usually far fewer
+    positions than sites; distances and grid cells are computed per position. Sites without both coordinates
+    get the last code, whose coordinates are NaN. AACT stores coordinates as numeric(10,6), so positions are
+    grouped by whole micro-degrees (one int64 key, a fast sort); any other precision falls back to exact pairs.
+    """
+    ok = ~np.isnan(lat) & ~np.isnan(lon)
+    everywhere = bool(ok.all())
+    located = slice(None) if everywhere else np.flatnonzero(ok)
+    la, lo = (lat, lon) if everywhere else (lat[located], lon[located])
+    del ok
+    key = _micro_degrees(la, 90_000_000)
+    key *= 360_000_001
+    key += _micro_degrees(lo, 180_000_000)
+    keys = _distinct_sorted(key)
+    inverse = np.searchsorted(keys, key).astype(np.int32)
+    del key
+    # A micro-degree integer divided by 1e6 is the double nearest the decimal, as numeric → float8 gives it.
+    loc_lat = (keys // 360_000_001 - 90_000_000) / 1e6
+    loc_lon = (keys % 360_000_001 - 180_000_000) / 1e6
+    del keys
+    if not (np.array_equal(loc_lat[inverse], la) and np.array_equal(loc_lon[inverse], lo)):
+        uniq, exact = np.unique(la + 1j * lo, return_inverse=True)  # finer than micro-degrees: exact pairs
+        loc_lat, loc_lon, inverse = uniq.real, uniq.imag, exact.astype(np.int32)
+    site_loc = np.full(lat.size, loc_lat.size, dtype=np.int32)
+    site_loc[located] = inverse
+    return site_loc, np.append(loc_lat, np.nan), np.append(loc_lon, np.nan)
+
+
+_allocator_tuned = False
+
+
+def _tune_allocator() -> None:
+    """Serve large arrays (≥ 8 MB) from their own memory maps, returned to the system as soon as they are freed.
+
+    glibc otherwise raises that threshold after the first large free, so the map's tens-of-MB temporaries land
+    in the heap, where ~300 MB stayed resident between page views. Once per process; no-op off glibc.
+    """
+    global _allocator_tuned
+    if _allocator_tuned:
+        return
+    _allocator_tuned = True
+    try:
+        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt(-3, 8 << 20)  # M_MMAP_THRESHOLD
+    except (OSError, AttributeError):
+        pass
+
+
+def _release_memory() -> None:
+    """Free what only reference cycles still hold (pandas frames keep some), then give freed heap pages back to
+    the operating system (glibc keeps them otherwise; no-op elsewhere)."""
+    gc.collect()
+    try:
+        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+# ---- the store -------------------------------------------------------------------------------------
+class FacetStore:
+    """Every study's facet inputs and every site, as arrays, for one database."""
+
+    def __init__(self, db: Database, refreshed_at: str) -> None:
+        self.refreshed_at = refreshed_at
+        self.from_cache = False  # True when mapped from the start cache (read_cache) instead of loaded by COPY
+        _tune_allocator()
+        started = time.perf_counter()
+        names = ("facetstore_studies", "facetstore_lists", "facetstore_conditions", "facetstore_interventions",
+                 "facetstore_collaboration")
+        loaders = {"facetstore_studies": self._load_studies, "facetstore_lists": self._load_lists,
+                   "facetstore_conditions": self._load_conditions,
+                   "facetstore_interventions": self._load_interventions,
+                   "facetstore_collaboration": self._load_collaboration}
+
+        # One table at a time (the sites, the largest, in slices), handing freed memory back after each: the
+        # load's peak stays near the size of the arrays plus one table's text, not every table's text at once.
+        for name in names:
+            loaders[name](db.copy_csv(load_sql(name), timeout_ms=LOAD_TIMEOUT_MS))
+            _release_memory()
+        self._load_sites(db)  # needs the studies' NCT ids
+        _release_memory()
+        self.load_seconds = time.perf_counter() - started
+        _log.info("facet store loaded %d studies and %d sites in %.1f s", self.n, len(self.site_row),
+                  self.load_seconds)
+
+    # ---- loading --------------------------------------------------------------------------------
+    def _load_studies(self, buffer: io.BufferedReader) -> None:
+        text = ["status", "phases", "phase_raw", "study_type", "funder_class", "lead_sponsor", "lead_lower",
+                "enrollment_type", "gender", "gender_upper", "why_stopped", "g_child", "g_adult", "g_older",
+                "healthy", "has_results"]
+        floats = {c: np.float64 for c in ("enrollment", "start_year", "start_day", "age_lo", "age_hi", "finish_year",
+                                          *SORT_RANKS.values())}
+        df = _read(buffer, text, {"nct_id": "S16", "duration_bucket": np.int8, "n_sites": np.int64,
+                                  "n_collaborators": np.int64, **floats})
+        self.nct = df["nct_id"].to_numpy().astype("S16")
+        self.n = len(df)
+        coded = {c: _coded(df[c]) for c in ("status", "phases", "phase_raw", "study_type", "funder_class",
+                                            "lead_sponsor", "lead_lower", "enrollment_type", "gender",
+                                            "gender_upper", "why_stopped")}
+        self.status, self.phases, self.phase_raw = coded["status"], coded["phases"], coded["phase_raw"]
+        self.study_type, self.funder_class = coded["study_type"], coded["funder_class"]
+        self.lead_sponsor, self.lead_lower = coded["lead_sponsor"], coded["lead_lower"]
+        self.enrollment_type, self.gender, self.gender_upper = (coded["enrollment_type"], coded["gender"],
+                                                                coded["gender_upper"])
+        self.why_stopped = coded["why_stopped"]
+        self.enrollment = df["enrollment"].to_numpy(np.float64)
+        self.enroll_bucket = (np.searchsorted(ENROLL_EDGES, self.enrollment, side="right") + 1).astype(np.int8)
+        self.enroll_bucket[np.isnan(self.enrollment)] = 0
+        self.start_year = df["start_year"].to_numpy(np.float64)
+        self.start_day = df["start_day"].to_numpy(np.float64)
+        self.sort_ranks = {key: df[col].to_numpy(np.float32) for key, col in SORT_RANKS.items()}  # exact below 2**24
+        self.finish_year = df["finish_year"].to_numpy(np.float64)
+        self.duration = df["duration_bucket"].to_numpy(np.int8)
+        self.age_lo = df["age_lo"].to_numpy(np.float64)
+        self.age_hi = df["age_hi"].to_numpy(np.float64)
+        self.age_groups = np.stack([_flag(df[c]) == 1 for c in ("g_child", "g_adult", "g_older")])
+        self.healthy = _flag(df["healthy"])
+        self.has_results = _flag(df["has_results"]) == 1
+        self.n_sites = df["n_sites"].to_numpy(np.int64)
+        self.sites_bucket = np.searchsorted(SITE_EDGES, self.n_sites, side="left").astype(np.int8)
+        self.collab_bucket = np.searchsorted(COLLAB_EDGES, df["n_collaborators"].to_numpy(np.int64),
+                                             side="left").astype(np.int8)
+
+    def _load_lists(self, buffer: io.BufferedReader) -> None:
+        df = _read(buffer, ["kind", "v"], {"i": np.int32})
+        kind = df["kind"].astype(object).to_numpy()
+        self.lists: dict[str, tuple[np.ndarray, Coded]] = {}
+        for name in ("country", "state", "itype"):
+            part = df[kind == name]
+            self.lists[name] = (part["i"].to_numpy(np.int32), _coded(part["v"].cat.remove_unused_categories()))
+
+    def _load_conditions(self, buffer: io.BufferedReader) -> None:
+        self.conditions = Labeled.build(_read(buffer, ["value", "label"], {"i": np.int32}))
+
+    def _load_interventions(self, buffer: io.BufferedReader) -> None:
+        self.interventions = Labeled.build(_read(buffer, ["value", "label"], {"i": np.int32}))
+
+    def _load_collaboration(self, buffer: io.BufferedReader) -> None:
+        df = _read(buffer, ["value", "collaborator"], {"i": np.int32})
+        self.collab_rows = df["i"].to_numpy(np.int32)
+        lead, collab = _coded(df["value"]), _coded(df["collaborator"])
+        key = lead.codes.astype(np.int64) * collab.size + collab.codes
+        pairs, pair = np.unique(key, return_inverse=True)
+        self.collab_pair = pair.astype(np.int32)
+        self.collab_pair_lead = lead.labels[pairs // collab.size]
+        self.collab_pair_collab = collab.labels[pairs % collab.size]
+
+    def _load_sites(self, db: Database) -> None:
+        """Every site in site-id order, read in slices of ids so that only one slice's text is held at a time."""
+        span = db.fetch_rows(load_sql("facetstore_site_span"), timeout_ms=LOAD_TIMEOUT_MS)[0]
+        low, high, total = span["low"], span["high"], span["total"]
+        slices = max(1, math.ceil(int(total or 0) / SITE_SLICE_ROWS))
+        bounds = np.linspace(int(low or 0), int(high or 0) + 1, slices + 1).round().astype(np.int64)
+        words = {name: _Dictionary() for name in SITE_TEXT}
+        parts: dict[str, list[np.ndarray]] = {name: [] for name in ("row", "id", "lat", "lon", *SITE_TEXT)}
+        for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+            buffer = db.copy_csv(load_sql("facetstore_sites"), {"lo": lo, "hi": hi}, timeout_ms=LOAD_TIMEOUT_MS)
+            df = _read(buffer, list(SITE_TEXT), {"nct_id": "S16", "site_id": np.int64, "lat": np.float64,
+                                                 "lon": np.float64})
+            pos, known = self._positions(df["nct_id"].to_numpy().astype("S16"))
+            parts["row"].append(pos[known].astype(np.int32))
+            parts["id"].append(df["site_id"].to_numpy(np.int64)[known])
+            parts["lat"].append(df["lat"].to_numpy(np.float64)[known])
+            parts["lon"].append(df["lon"].to_numpy(np.float64)[known])
+            for name in SITE_TEXT:
+                parts[name].append(words[name].codes(df[name])[known])
+            del df, buffer
+            _release_memory()
+        self.site_row = np.concatenate(parts.pop("row"))
+        site_id = np.concatenate(parts.pop("id"))
+        # AACT's facility ids are 32-bit integers; half the memory when they fit.
+        self.site_id = site_id.astype(np.int32) if site_id.size and site_id.max() < 2**31 else site_id
+        del site_id
+        self.site_loc, self.loc_lat, self.loc_lon = _locations(np.concatenate(parts.pop("lat")),
+                                                               np.concatenate(parts.pop("lon")))
+        self._loc_cells: dict[float, tuple[np.ndarray, int]] = {}
+        coded = {name: words[name].finish(np.concatenate(parts.pop(name))) for name in SITE_TEXT}
+        self.site_country: Coded = coded["country"]
+        self.site_state: Coded = coded["state"]
+        self.site_city: Coded = coded["city"]
+        self.site_status: Coded = coded["shown_status"]
+
+    # ---- filters ----------------------------------------------------------------------------------
+    def _positions(self, nct_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Row number of each NCT id, and whether the store has it at all."""
+        if nct_ids.size == 0 or self.n == 0:
+            return np.zeros(nct_ids.size, dtype=np.int64), np.zeros(nct_ids.size, dtype=bool)
+        pos = np.minimum(np.searchsorted(self.nct, nct_ids), self.n - 1)
+        return pos, self.nct[pos] == nct_ids
+
+    def rows_of(self, nct_ids: np.ndarray) -> np.ndarray:
+        """Row numbers of NCT ids (ids not in the store are dropped)."""
+        pos, known = self._positions(nct_ids)
+        return pos[known]
+
+    def lookup(self, db: Database, sub: str | None, params: dict[str, Any]) -> np.ndarray:
+        """Rows whose NCT id a SELECT of NCT ids returns (run in the database; None: nothing to search for)."""
+        if sub is None:
+            return np.zeros(self.n, dtype=bool)
+        buffer = db.copy_csv(f"SELECT DISTINCT q.nct_id FROM ({sub}) q", params, timeout_ms=LOOKUP_TIMEOUT_MS)
+        ids = pd.read_csv(buffer, dtype={"nct_id": "S16"}, na_values=["\\N"], keep_default_na=False)
+        mask = np.zeros(self.n, dtype=bool)
+        mask[self.rows_of(ids["nct_id"].dropna().to_numpy().astype("S16"))] = True
+        return mask
+
+    def any_in_list(self, name: str, values: tuple[str, ...]) -> np.ndarray:
+        """Studies with any of the values in a list column (countries, US states)."""
+        rows, coded = self.lists[name]
+        wanted = set(values)
+        lut = coded.lut(lambda v: v in wanted)
+        mask = np.zeros(self.n, dtype=bool)
+        mask[rows[lut[coded.codes]]] = True
+        return mask
+
+    @property
+    def nloc(self) -> int:
+        """Distinct site positions; code nloc means "no coordinates"."""
+        return len(self.loc_lat) - 1
+
+    def loc_miles(self, place: geo.Place, radius_miles: float | None = None) -> np.ndarray:
+        """Great-circle miles from the place to every position (NaN without coordinates, or outside the radius
+        when one is given: bounding box first, then the exact distance)."""
+        lat, lon = self.loc_lat, self.loc_lon
+        if radius_miles is None:
+            ok = np.flatnonzero(~np.isnan(lat))
+        else:
+            min_lat, max_lat, min_lon, max_lon = geo.bounding_box(place.lat, place.lon, radius_miles)
+            ok = np.flatnonzero((lat >= min_lat) & (lat <= max_lat) & (lon >= min_lon) & (lon <= max_lon))
+        out = np.full(lat.size, np.nan)
+        out[ok] = _haversine_miles(lat[ok], lon[ok], place.lat, place.lon)
+        if radius_miles is not None:
+            out[out > radius_miles] = np.nan
+        return out
+
+    def near_sites(self, place: geo.Place, radius_miles: float) -> tuple[np.ndarray, np.ndarray]:
+        """Indexes of located sites within the radius and their miles."""
+        miles = self.loc_miles(place, radius_miles)
+        sites = np.flatnonzero(~np.isnan(miles)[self.site_loc])
+        return sites, miles[self.site_loc[sites]]
+
+    def loc_cells(self, step: float) -> tuple[np.ndarray, int]:
+        """Grid cell (floor(lat/step), floor(lon/step)) of every position as one int32 key below the returned
+        bound (the last position, "no coordinates", gets the bound itself). Kept per step when positions are
+        few (AACT's city-level coordinates); recomputed per call (tens of ms) when nearly every site has its own."""
+        cached = self._loc_cells.get(step)
+        if cached is not None:
+            return cached
+        ky = self.loc_lat[:-1] / step
+        kx = self.loc_lon[:-1] / step
+        np.floor(ky, out=ky)
+        np.floor(kx, out=kx)
+        if ky.size:
+            y0, x0 = ky.min(), kx.min()
+            width = int(kx.max() - x0) + 1
+            bound = (int(ky.max() - y0) + 1) * width
+            cells = np.empty(ky.size + 1, dtype=np.int64 if bound >= 2**31 else np.int32)
+            ky -= y0
+            ky *= width
+            kx -= x0
+            ky += kx  # whole numbers far below 2**53: exact in float64
+            del kx
+            cells[:-1] = ky
+            cells[-1] = bound
+        else:
+            cells, bound = np.zeros(1, dtype=np.int32), 0
+        if self.nloc <= LOC_CELL_CACHE_MAX:
+            self._loc_cells[step] = (cells, bound)
+        return cells, bound
+
+    def clause_masks(self, f: Filters, db: Database) -> dict[str, np.ndarray]:
+        """One boolean mask per set filter, from each filter's definition (filters.FILTER_DEFS)."""
+        return {d.name: d.mask(self, f, db) for d in FILTER_DEFS if d.is_set(f)}
+
+    def _all(self, masks: dict[str, np.ndarray], skip: tuple[str, ...] = ()) -> np.ndarray:
+        out = np.ones(self.n, dtype=bool)
+        for name, m in masks.items():
+            if name not in skip:
+                out &= m
+        return out
+
+    def mask(self, f: Filters, db: Database) -> np.ndarray:
+        """The studies matching every filter."""
+        return self._all(self.clause_masks(f, db))
+
+    def nearest_miles(self, place: geo.Place | None, mask: np.ndarray) -> np.ndarray:
+        """Miles from the place to each matching study's nearest located site (NaN: no such site, not matching, or
+        no place) — engine.near_cte's nearest_miles, for the Trials table's distance sort."""
+        out = np.full(self.n, np.inf)
+        if place is not None:
+            miles = self.loc_miles(place)[self.site_loc]  # NaN for sites without coordinates
+            keep = mask[self.site_row] & ~np.isnan(miles)
+            np.minimum.at(out, self.site_row[keep], miles[keep])
+        out[np.isinf(out)] = np.nan
+        return out
+
+    def sorted_page(self, mask: np.ndarray, key: str, *, descending: bool, start: int, stop: int,
+                    values: np.ndarray | None = None) -> np.ndarray:
+        """NCT ids of rows start…stop of the matching studies ordered by a number column ("sites", "enrollment",
+        "start_date"), a text column's rank (SORT_RANKS) or the `values` given (one per study), NULLs last, ties by
+        NCT id: `ORDER BY key [DESC] NULLS LAST, nct_id` in SQL."""
+        rows = np.flatnonzero(mask)  # NCT id order
+        numbers = {"sites": self.n_sites, "enrollment": self.enrollment, "start_date": self.start_day}
+        column = values if values is not None else numbers[key] if key in numbers else self.sort_ranks[key]
+        values = column[rows].astype(np.float64)
+        missing = np.isnan(values)
+        values[missing] = 0.0
+        if descending:
+            values = -values
+        order = np.lexsort((rows, values, missing))  # the last key sorts first
+        return self.nct[rows[order[start:stop]]]
+
+    # ---- the dashboard ----------------------------------------------------------------------------
+    def dashboard_frames(self, f: Filters, db: Database, tops: dict[str, int]
+                         ) -> tuple[dict[str, int], dict[str, int], dict[str, pd.DataFrame]]:
+        """KPIs, funnel counts and the raw frame of every facet (the shapes the SQL gives)."""
+        masks = self.clause_masks(f, db)
+        mask = self._all(masks)
+        idx = np.flatnonzero(mask)
+        raw: dict[str, pd.DataFrame] = {}
+
+        def count(coded: Coded, rows: np.ndarray = idx) -> np.ndarray:
+            return np.bincount(coded.codes[rows], minlength=coded.size)
+
+        status_n = count(self.status)
+        country_rows, country = self.lists["country"]
+        country_n = np.bincount(country.codes[mask[country_rows]], minlength=country.size)
+        recruiting = self.status.code_of("RECRUITING")
+        kpis = {"matching_trials": int(idx.size),
+                "recruiting": int(status_n[recruiting]) if recruiting >= 0 else 0,
+                "sites": int(self.n_sites[idx].sum()),
+                "countries": int(np.count_nonzero(country_n[:-1])),
+                "planned_enrollment": int(np.nansum(self.enrollment[idx]))}
+        base = self._all(masks, skip=FUNNEL_FIELDS)
+        funnel = {"base": int(np.count_nonzero(base))}
+        so_far = base
+        for stage in FUNNEL_FIELDS:
+            if stage in masks:
+                so_far = so_far & masks[stage]
+            funnel[stage] = int(np.count_nonzero(so_far))
+
+        raw["phase"] = _groups(self.phase_raw, count(self.phase_raw))
+        raw["status"] = _groups(self.status, status_n)
+        raw["study_type"] = _groups(self.study_type, count(self.study_type))
+        with_lead = idx[self.lead_sponsor.codes[idx] != self.lead_sponsor.null]
+        raw["funder_class"] = _groups(self.funder_class, count(self.funder_class, with_lead))
+        lead_n = count(self.lead_sponsor, with_lead)
+        top = _top_codes(lead_n, tops["lead_sponsors"], keep_null=False)
+        raw["lead_sponsors"] = pd.DataFrame({"value": list(self.lead_sponsor.labels[top]),
+                                             "n": [int(x) for x in lead_n[top]]})
+        etype = self.enrollment_type
+        key = self.enroll_bucket[idx].astype(np.int64) * etype.size + etype.codes[idx]
+        en = np.bincount(key, minlength=8 * etype.size)
+        nz = np.flatnonzero(en)
+        raw["enrollment"] = pd.DataFrame({"value": [int(k // etype.size) for k in nz], "n": [int(x) for x in en[nz]],
+                                          "enrollment_type": list(etype.labels[nz % etype.size])})
+        raw["sex"] = _groups(self.gender, count(self.gender))
+        groups = self.age_groups[:, idx].sum(axis=1)
+        raw["age_groups"] = pd.DataFrame({"value": [g for g, k in zip(AGE_GROUPS, groups, strict=True) if k],
+                                          "n": [int(k) for k in groups if k]})
+        itype_rows, itype = self.lists["itype"]
+        raw["intervention_types"] = _groups(itype, np.bincount(itype.codes[mask[itype_rows]], minlength=itype.size))
+        raw["duration"] = _int_groups(self.duration[idx].astype(np.int64))
+        years = self.start_year[idx]
+        raw["start_year"] = _int_groups(years[~np.isnan(years)].astype(np.int64))
+        raw["sites_per_trial"] = _int_groups(self.sites_bucket[idx].astype(np.int64))
+        top = _top_codes(country_n, tops["countries"], keep_null=False)
+        raw["countries"] = pd.DataFrame({"value": list(country.labels[top]), "n": [int(x) for x in country_n[top]]})
+        state_rows, state = self.lists["state"]
+        raw["us_states"] = _groups(state, np.bincount(state.codes[mask[state_rows]], minlength=state.size),
+                                   keep_null=False)
+        raw["collaboration_mix"] = _int_groups(self.collab_bucket[idx].astype(np.int64))
+        closed = np.flatnonzero(self._all(masks, skip=("status",)))
+        closed_status = count(self.status, closed)
+        keep = self.status.lut(lambda v: v in CLOSED_OUTCOMES)
+        raw["outcome"] = _groups(self.status, np.where(keep, closed_status, 0))
+        why_n = count(self.why_stopped, closed)
+        top = _top_codes(why_n, tops["why_stopped"], keep_null=False)
+        raw["why_stopped"] = pd.DataFrame({"value": list(self.why_stopped.labels[top]),
+                                           "n": [int(x) for x in why_n[top]]})
+        finish = self.finish_year[closed]
+        done = ~np.isnan(finish)
+        raw["results_by_year"] = _int_groups(finish[done].astype(np.int64),
+                                             with_results=self.has_results[closed][done].astype(np.float64))
+        raw["conditions"] = self.conditions.top(mask, tops["conditions"])
+        raw["interventions"] = self.interventions.top(mask, tops["interventions"])
+        pair_n = np.bincount(self.collab_pair[mask[self.collab_rows]], minlength=len(self.collab_pair_lead))
+        top = _top_codes(pair_n, tops["collaboration"], keep_null=True, null=-1)
+        raw["collaboration"] = pd.DataFrame({"value": list(self.collab_pair_lead[top]),
+                                             "collaborator": list(self.collab_pair_collab[top]),
+                                             "n": [int(x) for x in pair_n[top]]})
+        return kpis, funnel, raw
+
+    def memory_bytes(self) -> int:
+        """Bytes held by the arrays (for the benchmark report)."""
+        total = 0
+        for value in vars(self).values():
+            items = value.values() if isinstance(value, dict) else [value]
+            for item in items:
+                for part in (item if isinstance(item, tuple) else (item,)):
+                    if isinstance(part, np.ndarray):
+                        total += part.nbytes
+                    elif isinstance(part, (Coded, Labeled)):
+                        total += sum(v.nbytes for v in vars(part).values() if isinstance(v, np.ndarray))
+        return total
+
+
+# ---- the start cache: the arrays on disk, memory-mapped at start ------------------------------------
+CACHE_SETTING = "TRIAL_LANDSCAPE_FACET_CACHE"  # "0" turns the start cache off (always load by COPY)
+CACHE_FORMAT = 1  # bump when the store's attributes change shape
+_TRANSIENT = ("_loc_cells", "load_seconds", "from_cache")  # per process, never written
+
+
+def cache_enabled() -> bool:
+    """False when TRIAL_LANDSCAPE_FACET_CACHE=0 asks for a load by COPY on every start."""
+    return os.environ.get(CACHE_SETTING, "").strip().lower() not in ("0", "false", "no", "off")
+
+
+def cache_root(db: Database) -> Path:
+    """Where this database's start caches live: next to its data folder when the server runs on this machine and
+    tells us where (the embedded server: `<data dir>/facet-cache`), else a folder per database under the user's
+    cache folder (TRIAL_LANDSCAPE_CACHE_DIR; keyed by the URL without its password)."""
+    try:
+        name = str(db.fetch_value("SELECT current_database()", timeout_ms=5_000))
+        pgdata = db.fetch_value("SELECT current_setting('data_directory', true)", timeout_ms=5_000)
+    except TrialLandscapeError:  # not allowed to read the setting: not our server
+        pgdata = None
+    if pgdata:
+        here = Path(str(pgdata))
+        if (here / "PG_VERSION").is_file() and os.access(here.parent, os.W_OK):
+            return here.parent / "facet-cache" / hashlib.sha256(name.encode()).hexdigest()[:12]
+    parts = urlsplit(db.url)
+    safe = parts._replace(netloc=parts.netloc.rsplit("@", 1)[-1] + f"#{parts.username or ''}").geturl()
+    return geo.cache_dir() / "facet-cache" / hashlib.sha256(safe.encode()).hexdigest()[:16]
+
+
+def cache_key(stamp: str) -> str:
+    """The folder name of one generation of the derived tables (their refresh stamp) in this cache format."""
+    return f"v{CACHE_FORMAT}-" + hashlib.sha256(stamp.encode()).hexdigest()[:16]
+
+
+def _save_value(value: Any, folder: Path, name: str, files: dict[str, int]) -> Any:
+    """Write one attribute's arrays under `folder`; return its manifest entry (JSON)."""
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind == "O":  # labels: UTF-8 bytes + offsets, NULL marked
+            items = value.tolist()
+            if not all(v is None or isinstance(v, str) for v in items):
+                raise TypeError(f"{name}: only strings and NULL can be cached")
+            encoded = [b"" if v is None else v.encode("utf-8") for v in items]
+            offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+            np.cumsum([len(e) for e in encoded], out=offsets[1:])
+            parts = {"blob": np.frombuffer(b"".join(encoded), dtype=np.uint8),
+                     "offsets": offsets, "null": np.array([v is None for v in items], dtype=bool)}
+            return {"t": "strings", **{k: _save_value(a, folder, f"{name}.{k}", files) for k, a in parts.items()}}
+        path = folder / f"{name}.npy"
+        np.save(path, np.ascontiguousarray(value), allow_pickle=False)
+        files[path.name] = path.stat().st_size
+        return {"t": "array", "file": path.name}
+    if isinstance(value, (Coded, Labeled)):
+        return {"t": type(value).__name__,
+                "fields": {k: _save_value(v, folder, f"{name}.{k}", files) for k, v in vars(value).items()}}
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            raise TypeError(f"{name}: only text keys can be cached")
+        return {"t": "dict", "items": {k: _save_value(v, folder, f"{name}.{k}", files) for k, v in value.items()}}
+    if isinstance(value, tuple):
+        return {"t": "tuple", "items": [_save_value(v, folder, f"{name}.{i}", files) for i, v in enumerate(value)]}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return {"t": "value", "value": value}
+    raise TypeError(f"{name}: {type(value).__name__} cannot be cached")
+
+
+def _load_value(entry: Any, folder: Path, files: dict[str, int]) -> Any:
+    kind = entry["t"]
+    if kind == "array":
+        path = folder / entry["file"]
+        if path.stat().st_size != files[entry["file"]]:
+            raise ValueError(f"{path.name} has the wrong size")
+        array = np.load(path, mmap_mode="r", allow_pickle=False)
+        # A plain ndarray over the mapped pages: no copy, read-only, and no np.memmap subclass in results.
+        return array.view(np.ndarray) if array.size else np.array(array)
+    if kind == "strings":
+        blob = bytes(_load_value(entry["blob"], folder, files))
+        offsets = _load_value(entry["offsets"], folder, files).tolist()
+        null = _load_value(entry["null"], folder, files).tolist()
+        out = np.empty(len(null), dtype=object)
+        out[:] = [None if nil else blob[a:b].decode("utf-8")
+                  for a, b, nil in zip(offsets[:-1], offsets[1:], null, strict=True)]
+        return out
+    if kind in ("Coded", "Labeled"):
+        cls = Coded if kind == "Coded" else Labeled
+        return cls(**{k: _load_value(v, folder, files) for k, v in entry["fields"].items()})
+    if kind == "dict":
+        return {k: _load_value(v, folder, files) for k, v in entry["items"].items()}
+    if kind == "tuple":
+        return tuple(_load_value(v, folder, files) for v in entry["items"])
+    if kind == "value":
+        return entry["value"]
+    raise ValueError(f"unknown cache entry {kind!r}")
+
+
+def write_cache(store: FacetStore, root: Path) -> Path:
+    """Write the store's arrays as `<root>/<key>/` (a temporary folder renamed into place, so a crash never leaves
+    half a cache) and remove every other generation. Returns the folder."""
+    root.mkdir(parents=True, exist_ok=True)
+    key = cache_key(store.refreshed_at)
+    final = root / key
+    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{key}-", dir=root))
+    try:
+        files: dict[str, int] = {}
+        attrs = {k: _save_value(v, tmp, k, files) for k, v in vars(store).items() if k not in _TRANSIENT}
+        manifest = {"format": CACHE_FORMAT, "refreshed_at": store.refreshed_at, "n": store.n, "files": files,
+                    "attrs": attrs}
+        with open(tmp / "manifest.json", "w", encoding="utf-8") as out:
+            json.dump(manifest, out)
+            out.flush()
+            os.fsync(out.fileno())
+        if final.exists():  # another process wrote this generation first: theirs is as good
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            os.rename(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    for other in root.iterdir():  # older generations, and temporary folders a crashed writer left behind
+        if other.name != key and (not other.name.startswith(".tmp-") or time.time() - other.stat().st_mtime > 3600):
+            shutil.rmtree(other, ignore_errors=True)
+    return final
+
+
+def read_cache(root: Path, stamp: str) -> FacetStore | None:
+    """The store memory-mapped from `<root>/<key>/`, or None when there is none for this generation. A cache that
+    cannot be read or does not match is removed (and rebuilt by the caller's next load)."""
+    folder = root / cache_key(stamp)
+    manifest_path = folder / "manifest.json"
+    if not manifest_path.is_file():
+        return None
+    started = time.perf_counter()
+    try:
+        with open(manifest_path, encoding="utf-8") as src:
+            manifest = json.load(src)
+        if manifest.get("format") != CACHE_FORMAT or manifest.get("refreshed_at") != stamp:
+            raise ValueError("written for another generation")
+        store = FacetStore.__new__(FacetStore)
+        for name, entry in manifest["attrs"].items():
+            setattr(store, name, _load_value(entry, folder, manifest["files"]))
+        if store.n != len(store.nct) or store.refreshed_at != stamp:
+            raise ValueError("does not match its manifest")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
+        _log.warning("ignoring the facet start cache %s (%s); loading from the database", folder, err)
+        shutil.rmtree(folder, ignore_errors=True)
+        return None
+    store._loc_cells = {}
+    store.from_cache = True
+    store.load_seconds = time.perf_counter() - started
+    _log.info("facet store mapped %d studies and %d sites from %s in %.2f s", store.n, len(store.site_row), folder,
+              store.load_seconds)
+    return store
+
+
+def _load(db: Database, stamp: str) -> FacetStore:
+    """The store for a generation: from the start cache when there is one, else by COPY (then cached)."""
+    root = cache_root(db) if cache_enabled() else None
+    if root is not None:
+        cached = read_cache(root, stamp)
+        if cached is not None:
+            return cached
+    with _copy_lock:
+        _copying.add(db.url)
+    try:
+        store = FacetStore(db, stamp)
+    finally:
+        with _copy_lock:
+            _copying.discard(db.url)
+    if root is not None:
+        try:
+            write_cache(store, root)
+        except (OSError, TypeError) as err:  # no cache is slower starts, not wrong numbers
+            _log.warning("could not write the facet start cache under %s: %s", root, err)
+    return store
+
+
+# ---- one store per process and database ------------------------------------------------------------
+_stores: dict[str, FacetStore] = {}
+_checked: dict[str, tuple[float, str | None]] = {}
+_lock = threading.Lock()
+_copying: set[str] = set()  # databases whose store is being loaded by COPY right now (seconds to minutes)
+_roots: dict[str, Path] = {}
+_background: dict[str, threading.Thread] = {}
+_copy_lock = threading.Lock()
+
+
+def _refreshed_at(db: Database) -> str | None:
+    now = time.monotonic()
+    seen = _checked.get(db.url)
+    if seen is not None and now - seen[0] < REFRESH_CHECK_S:
+        return seen[1]
+    try:
+        value = db.fetch_value("SELECT value FROM app.meta WHERE key = 'facets_refreshed_at'", timeout_ms=5_000)
+    except TrialLandscapeError as err:
+        loaded = _stores.get(db.url)
+        if loaded is None:
+            raise
+        # A slow or failed freshness check must not throw away a loaded store: keep it and ask again later.
+        _log.warning("could not check whether the derived tables changed (%s); keeping the loaded store", err)
+        return loaded.refreshed_at
+    stamp = None if value is None else str(value)
+    _checked[db.url] = (now, stamp)
+    return stamp
+
+
+def store_for(db: Database) -> FacetStore:
+    """The loaded store of this database (loaded on first use; reloaded after the derived tables are rebuilt).
+
+    Raises the database's typed error when the tables cannot be read; callers fall back to SQL.
+    """
+    stamp = _refreshed_at(db)
+    store = _stores.get(db.url)
+    if store is not None and store.refreshed_at == stamp:
+        return store
+    with _lock:  # one load at a time; others wait for it instead of loading the same arrays again
+        store = _stores.get(db.url)
+        if store is not None and store.refreshed_at == stamp:
+            return store
+        _stores.pop(db.url, None)  # let the old arrays go before the new ones arrive
+        store = _load(db, stamp or "")
+        _stores[db.url] = store
+        return store
+
+
+def ready_store(db: Database) -> FacetStore | None:
+    """The current store when it is loaded or can be mapped from the start cache at once; else None, with a load by
+    COPY started in the background (the server's pages are served by SQL meanwhile, then the cache is written)."""
+    stamp = _refreshed_at(db)
+    store = _stores.get(db.url)
+    if store is not None and store.refreshed_at == stamp:
+        return store
+    if db.url not in _copying and cache_enabled() and stamp is not None:
+        root = _roots.get(db.url)
+        if root is None:
+            root = _roots.setdefault(db.url, cache_root(db))
+        if (root / cache_key(stamp) / "manifest.json").is_file():
+            return store_for(db)  # a fraction of a second: the arrays are mapped, not read
+    with _copy_lock:
+        running = _background.get(db.url)
+        if running is None or not running.is_alive():
+            running = threading.Thread(target=warm_up, args=(db,), name="facet-load", daemon=True)
+            _background[db.url] = running
+            running.start()
+    return None
+
+
+def is_loaded(db: Database) -> bool:
+    """True once this process holds a store for the database (the first load takes ~20 s at registry scale)."""
+    return db.url in _stores
+
+
+def warm_up(db: Database) -> None:
+    """Load the store now (a background thread at server start), so the first visitor does not wait for it."""
+    try:
+        store_for(db)
+    except TrialLandscapeError as err:  # the pages fall back to SQL and say so; nothing to do here
+        _log.warning("facet store warm-up failed: %s", err)
+
+
+def forget() -> None:
+    """Drop every loaded store (tests, or after switching databases)."""
+    with _lock:
+        _stores.clear()
+        _checked.clear()
+        _roots.clear()
+
+
+# ---- the map ---------------------------------------------------------------------------------------
+def _mean_rounded(micro_sums: np.ndarray, n: np.ndarray) -> list[float]:
+    """round(avg(x::numeric), 5)::float8 as PostgreSQL computes it, from exact sums of micro-degrees.
+
+    AACT stores coordinates as numeric(10,6), so sums of micro-degree integers are exact (float64 holds every
+    integer below 2**53; a cell's sum stays far below) and so is the mean; rounding is half away from zero.
+    """
+    out = []
+    for total, count in zip(micro_sums.tolist(), n.tolist(), strict=True):
+        s, d = int(total), 10 * int(count)  # the mean in units of 1e-5 degrees is s / d
+        q = (2 * abs(s) + d) // (2 * d)
+        out.append((q if s >= 0 else -q) / 100_000)
+    return out
+
+
+def _runs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct keys in ascending order and how often each occurs (np.sort based: numpy's plain np.unique
+    takes a hashing path that is ~100× slower on millions of int64 keys)."""
+    if keys.size == 0:
+        return keys.astype(np.int64), np.zeros(0, dtype=np.int64)
+    s = np.sort(keys)
+    starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+    return s[starts], np.diff(np.r_[starts, s.size])
+
+
+def _group_mode(groups: np.ndarray, coded: Coded, sites: np.ndarray, ngroups: int) -> list[Any]:
+    """mode() of a coded site column per group: most frequent non-NULL label, ties to the first in byte order."""
+    wide = np.int32 if ngroups * coded.size < 2**31 else np.int64  # half the memory (and a faster sort) when it fits
+    codes = coded.codes[sites]
+    keep = codes != coded.null
+    key = groups[keep].astype(wide)
+    key *= coded.size
+    key += codes[keep]
+    del codes, keep
+    keys, counts = _runs(key)
+    del key
+    g, c = keys // coded.size, keys % coded.size  # sorted by group, then code (byte order)
+    best = np.zeros(ngroups, dtype=np.int64)
+    np.maximum.at(best, g, counts)
+    top = np.flatnonzero(counts == best[g])
+    first = top[np.r_[True, g[top][1:] != g[top][:-1]]] if top.size else top  # lowest code among the most frequent
+    out: list[Any] = [None] * ngroups
+    for gi, ci in zip(g[first].tolist(), c[first].tolist(), strict=True):
+        out[gi] = coded.labels[ci]
+    return out
+
+
+def _distinct_sorted(keys: np.ndarray, *, in_place: bool = False) -> np.ndarray:
+    """The distinct values of keys, ascending (np.sort based, like _runs, without the counts); `in_place` sorts
+    the caller's array instead of a copy."""
+    if in_place:
+        keys.sort()
+    s = keys if in_place else np.sort(keys)
+    return s[np.r_[True, s[1:] != s[:-1]]] if s.size else s
+
+
+def _distinct_per_group(groups: np.ndarray, rows: np.ndarray, ngroups: int) -> np.ndarray:
+    """count(DISTINCT study) per group."""
+    width = int(rows.max()) + 1 if rows.size else 1
+    key: np.ndarray = groups.astype(np.int32 if ngroups * width < 2**31 else np.int64)  # int32 when it fits
+    key *= width
+    key += rows
+    pairs = _distinct_sorted(key, in_place=True)
+    del key
+    return np.bincount(pairs // width, minlength=ngroups)
+
+
+def _count_distinct(values: np.ndarray, bound: int) -> int:
+    """How many distinct values there are among non-negative integers below `bound` (study rows, cell keys),
+    by marking a table instead of sorting."""
+    seen = np.zeros(bound, dtype=bool)
+    seen[values] = True
+    return int(np.count_nonzero(seen))
+
+
+@dataclass
+class MapFrames:
+    """The raw frames of one map, shaped as the map_*.sql queries return them."""
+
+    summary: dict[str, int]
+    cell: float | None
+    points: pd.DataFrame  # map_site_points.sql rows, or map_site_grid.sql rows when cell is set
+    nearest: pd.DataFrame | None
+    countries: pd.DataFrame
+    states: pd.DataFrame
+    errors: dict[str, str] = field(default_factory=dict)  # a part that failed (SQL engine), by name
+
+
+def map_frames(store: FacetStore, f: Filters, db: Database, *, only_in_area: bool, point_limit: int,
+               nearest_limit: int, grid_steps: tuple[float, ...]) -> MapFrames:
+    """Summary, points or grid cells, nearest sites and country/state values of a filter's sites."""
+    mask = store.mask(f, db)
+    place = f.place()
+    chosen = mask[store.site_row]  # a site is on the map when its trial matches (and it lies in the area)
+    if only_in_area and f.country:
+        wanted = set(f.country)
+        chosen &= store.site_country.lut(lambda v: v in wanted)[store.site_country.codes]
+    if only_in_area and f.state:
+        wanted = set(f.state)
+        chosen &= store.site_state.lut(lambda v: v in wanted)[store.site_state.codes]
+    loc_miles = None
+    if place is not None:
+        loc_miles = store.loc_miles(place, f.radius_miles() if only_in_area else None)
+        if only_in_area:
+            chosen &= ~np.isnan(loc_miles)[store.site_loc]
+    sites = np.flatnonzero(chosen).astype(np.int32)  # site positions (site-id order); 2.9M sites fit int32
+    del chosen
+    rows = store.site_row[sites]
+    loc_sites = sites[store.site_loc[sites] != store.nloc]
+    summary = {"sites": int(sites.size), "located": int(loc_sites.size), "trials": _count_distinct(rows, store.n),
+               "trials_located": _count_distinct(store.site_row[loc_sites], store.n)}
+    countries, states = _country_values(store, sites, rows), _state_values(store, sites, rows)
+    del sites, rows  # the grid below needs only the located sites
+    cell: float | None = None
+    if loc_sites.size > point_limit:
+        locs = store.site_loc[loc_sites]
+        used = np.zeros(store.nloc + 1, dtype=bool)
+        used[locs] = True
+        used_locs = np.flatnonzero(used).astype(np.int32)
+        del used
+        cell = grid_steps[-1]
+        for step in grid_steps:
+            cells, ncells = store.loc_cells(step)
+            if _count_distinct(cells[used_locs], ncells) <= point_limit:
+                cell = step
+                break
+        points = _grid(store, loc_sites, locs, loc_miles, cell)
+    else:
+        points = _site_rows(db, store.site_id[loc_sites[:max(1, point_limit)]], place)
+    nearest = None
+    if place is not None and loc_miles is not None:
+        chosen_ids = _nearest_ids(store, loc_sites, loc_miles[store.site_loc[loc_sites]], nearest_limit)
+        found = _site_rows(db, chosen_ids, place).set_index("site_id", drop=False)
+        cols = ["miles", "site_id", "nct_id", "facility", "city", "state", "country", "lat", "lon", "site_status",
+                "trial_status", "title"]
+        nearest = (found.loc[chosen_ids.tolist(), cols].reset_index(drop=True) if len(found)
+                   else pd.DataFrame(columns=cols))
+    return MapFrames(summary, cell, points, nearest, countries, states)
+
+
+def _nearest_ids(store: FacetStore, sites: np.ndarray, miles: np.ndarray, limit: int) -> np.ndarray:
+    """Site ids of the `limit` nearest sites (ties by site id), without sorting them all."""
+    k = min(limit, sites.size)
+    if k == 0:
+        return np.zeros(0, dtype=np.int64)
+    near = np.flatnonzero(miles <= np.partition(miles, k - 1)[k - 1])
+    order = np.lexsort((store.site_id[sites[near]], miles[near]))[:k]
+    return store.site_id[sites[near[order]]].astype(np.int64)
+
+
+def _site_rows(db: Database, ids: np.ndarray, place: geo.Place | None) -> pd.DataFrame:
+    params = {"ids": [int(i) for i in ids], "near_lat": place.lat if place else None,
+              "near_lon": place.lon if place else None, "earth_miles": geo.EARTH_RADIUS_MILES}
+    return db.fetch_df(load_sql("facetstore_site_rows"), params, timeout_ms=LOOKUP_TIMEOUT_MS)
+
+
+def _grid(store: FacetStore, sites: np.ndarray, locs: np.ndarray, loc_miles: np.ndarray | None,
+          cell: float) -> pd.DataFrame:
+    """map_site_grid.sql in numpy, over located sites (in site-id order) and their positions."""
+    cols = ["lat", "lon", "sites", "trials", "status", "city", "country", "min_miles"]
+    if sites.size == 0:
+        return pd.DataFrame(columns=cols)
+    cells, ncells = store.loc_cells(cell)
+    site_cells = cells[locs]
+    del cells
+    used = np.zeros(ncells + 1, dtype=bool)
+    used[site_cells] = True
+    dense = np.cumsum(used, dtype=np.int32) - 1
+    groups = dense[site_cells]
+    ngroups = int(dense[-1]) + 1
+    del site_cells, used, dense
+    n = np.bincount(groups, minlength=ngroups)
+    sum_lat = np.bincount(groups, weights=np.rint(store.loc_lat[locs] * 1e6), minlength=ngroups)
+    sum_lon = np.bincount(groups, weights=np.rint(store.loc_lon[locs] * 1e6), minlength=ngroups)
+    trials = _distinct_per_group(groups, store.site_row[sites], ngroups)
+    status = _group_mode(groups, store.site_status, sites, ngroups)
+    city = _group_mode(groups, store.site_city, sites, ngroups)
+    country = _group_mode(groups, store.site_country, sites, ngroups)
+    min_miles: list[Any] = [None] * ngroups
+    if loc_miles is not None:
+        low = np.full(ngroups, np.inf)
+        np.minimum.at(low, groups, loc_miles[locs])
+        min_miles = low.tolist()
+    first = np.full(ngroups, sites.size, dtype=np.int64)
+    np.minimum.at(first, groups, np.arange(sites.size, dtype=np.int64))  # sites are in site-id order
+    order = np.lexsort((store.site_id[sites[first]], -n)).tolist()
+    lat_r, lon_r = _mean_rounded(sum_lat, n), _mean_rounded(sum_lon, n)
+    return pd.DataFrame({"lat": [lat_r[i] for i in order], "lon": [lon_r[i] for i in order],
+                         "sites": [int(n[i]) for i in order], "trials": [int(trials[i]) for i in order],
+                         "status": [status[i] for i in order], "city": [city[i] for i in order],
+                         "country": [country[i] for i in order], "min_miles": [min_miles[i] for i in order]})
+
+
+def _coded_values(codes: np.ndarray, labels: np.ndarray, rows: np.ndarray, name: str) -> pd.DataFrame:
+    """name, sites, trials per code (map_country_values / map_state_values)."""
+    if codes.size == 0:
+        return pd.DataFrame(columns=[name, "sites", "trials"])
+    size = len(labels)
+    n = np.bincount(codes, minlength=size)
+    trials = _distinct_per_group(codes, rows, size)
+    nz = np.flatnonzero(n)
+    order = nz[np.lexsort((nz, -trials[nz]))]
+    return pd.DataFrame({name: list(labels[order]), "sites": [int(x) for x in n[order]],
+                         "trials": [int(x) for x in trials[order]]})
+
+
+def _country_values(store: FacetStore, sites: np.ndarray, rows: np.ndarray) -> pd.DataFrame:
+    coded = store.site_country
+    codes = coded.codes[sites]
+    keep = coded.lut(lambda v: v.strip(" ") != "")[codes]
+    return _coded_values(codes[keep], coded.labels, rows[keep], "country")
+
+
+def _state_values(store: FacetStore, sites: np.ndarray, rows: np.ndarray) -> pd.DataFrame:
+    country, state = store.site_country, store.site_state
+    us = country.code_of("United States")
+    pr = country.code_of("Puerto Rico")
+    c = country.codes[sites]
+    s = state.codes[sites]
+    named = state.lut(lambda v: v.strip(" ") != "")[s]
+    in_us = (c == us) & named if us >= 0 else np.zeros(sites.size, dtype=bool)
+    in_pr = c == pr if pr >= 0 else np.zeros(sites.size, dtype=bool)
+    # Puerto Rico counts as its own "state" whatever the state column says.
+    pr_code = state.code_of("Puerto Rico")
+    labels = state.labels
+    if pr_code < 0:
+        labels = np.append(state.labels[:-1], ["Puerto Rico", None]).astype(object)
+        pr_code = state.size - 1
+    codes = np.where(in_pr, pr_code, s)
+    keep = in_us | in_pr
+    return _coded_values(codes[keep], labels, rows[keep], "state")

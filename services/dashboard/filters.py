@@ -1,0 +1,713 @@
+"""The one filter model: an immutable, hashable value shared by every page, the assistant, the CLI and the URL.
+
+`Filters.from_query()` reads URL parameters (dropping bad ones with a notice), `to_query()`
+writes them back (the share link and the cache key), and `where_sql()` turns a filter into a
+SQL condition on `ctgov.studies s` with bound parameters only.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, cast
+from urllib.parse import urlencode
+
+import numpy as np
+
+from services.dashboard import condition
+from services.data import geo
+from services.data.normalize import (
+    FUNDER_CLASSES,
+    OPEN_STATUSES,
+    PHASES,
+    STATUSES,
+    STUDY_TYPES,
+    canonical,
+    canonical_phase_part,
+    sql_funder_class,
+    sql_phase,
+    sql_status,
+    sql_study_type,
+)
+
+MAX_TEXT = 200  # longest free-text filter value we accept (a condition name is far shorter)
+MAX_VALUES = 50  # most values in one multi-valued filter
+MAX_RADIUS_MILES = 12_500.0
+DEFAULT_RADIUS = 100.0
+
+STATE_VALUES = tuple(sorted(set(geo.US_STATE_CODES.values())))
+
+# URL parameter → field name; the order is the order of the share link.
+PARAMS: dict[str, str] = {
+    "condition": "condition", "intervention": "intervention", "status": "status", "phase": "phase",
+    "type": "study_type", "funder": "funder_class", "sponsor": "sponsor", "country": "country", "state": "state",
+    "near": "near", "radius": "radius", "unit": "unit", "age": "age", "sex": "sex", "healthy": "healthy_volunteers",
+    "start_from": "start_from", "start_to": "start_to", "enroll_min": "enrollment_min", "enroll_max": "enrollment_max",
+    "results": "has_results",
+}
+FIELD_PARAM = {v: k for k, v in PARAMS.items()}
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Every filter of SPEC §4. Tuples and scalars only, so it hashes (the cache key)."""
+
+    condition: str | None = None
+    intervention: str | None = None
+    status: tuple[str, ...] = OPEN_STATUSES  # () = any status
+    phase: tuple[str, ...] = ()
+    study_type: tuple[str, ...] = ()
+    funder_class: tuple[str, ...] = ()
+    sponsor: str | None = None
+    country: tuple[str, ...] = ()
+    state: tuple[str, ...] = ()
+    near: str | None = None
+    radius: float = DEFAULT_RADIUS
+    unit: str = "mi"
+    age: float | None = None
+    sex: str | None = None  # the patient's sex: FEMALE or MALE
+    healthy_volunteers: bool | None = None
+    start_from: int | None = None
+    start_to: int | None = None
+    enrollment_min: int | None = None
+    enrollment_max: int | None = None
+    has_results: bool | None = None
+
+    # ---- URL round trip ---------------------------------------------------------------
+    @classmethod
+    def from_query(cls, params: Mapping[str, Any]) -> tuple[Filters, list[str]]:
+        """Read URL parameters; return the filters and notices for what was dropped and why.
+
+        Values may be strings or lists of strings (repeated parameters). Never raises.
+        """
+        notices: list[str] = []
+        values: dict[str, Any] = {}
+        for key, raw in params.items():
+            key_s = str(key)
+            name = PARAMS.get(key_s)
+            if name is None:
+                if not is_view_param(key_s):
+                    notices.append(f"Ignored unknown parameter “{_short(key_s)}”.")
+                continue
+            items = [str(v) for v in (raw if isinstance(raw, (list, tuple)) else [raw])]
+            try:
+                values[name] = _PARSERS[name](items)
+            except ValueError as err:
+                notices.append(f"Ignored {key_s}: {err}")
+        f = cls(**values)
+        return f.validated(notices)
+
+    def validated(self, notices: list[str] | None = None) -> tuple[Filters, list[str]]:
+        """Cross-field checks (place that cannot be found, inverted ranges); fixes with notices."""
+        notices = list(notices or [])
+        f = self
+        if f.near:
+            found = geo.geocode(f.near)
+            if found.place is None:
+                notices.append(f"Could not find the place “{_short(f.near)}”: {found.message} "
+                               f"The other filters still apply.")
+                f = replace(f, near=None)
+        if f.radius > max_radius(f.unit):
+            notices.append(f"Ignored radius: the radius must be more than 0 and at most "
+                           f"{math.floor(max_radius(f.unit)):,} {f.unit}; using {_num(DEFAULT_RADIUS)} {f.unit}.")
+            f = replace(f, radius=DEFAULT_RADIUS)
+        if f.start_from is not None and f.start_to is not None and f.start_from > f.start_to:
+            notices.append("Start years were reversed; swapped them.")
+            f = replace(f, start_from=f.start_to, start_to=f.start_from)
+        if f.enrollment_min is not None and f.enrollment_max is not None and f.enrollment_min > f.enrollment_max:
+            notices.append("Enrollment range was reversed; swapped it.")
+            f = replace(f, enrollment_min=f.enrollment_max, enrollment_max=f.enrollment_min)
+        return f, notices
+
+    def to_query(self) -> dict[str, list[str]]:
+        """URL parameters for this filter (defaults left out); repeated keys for multiple values."""
+        out: dict[str, list[str]] = {}
+        default = Filters()
+        for fld in fields(self):
+            value = getattr(self, fld.name)
+            if value == getattr(default, fld.name):
+                continue
+            key = FIELD_PARAM[fld.name]
+            if fld.name == "status" and value == ():
+                out[key] = ["ANY"]
+            elif isinstance(value, tuple):
+                out[key] = list(value)
+            elif isinstance(value, bool):
+                out[key] = ["yes" if value else "no"]
+            elif isinstance(value, float):
+                out[key] = [_num(value)]
+            else:
+                out[key] = [str(value)]
+        if "near" not in out:
+            out.pop("radius", None)
+            out.pop("unit", None)
+        return out
+
+    def query_string(self) -> str:
+        """`condition=…&phase=PHASE2&near=Boston%2C%20MA&radius=100` (stable order)."""
+        return urlencode([(k, v) for k, vs in self.to_query().items() for v in vs], quote_via=cast(Any, _quote))
+
+    def with_value(self, name: str, value: Any) -> Filters:
+        """A copy with one field changed; multi-valued fields add the value if missing."""
+        current = getattr(self, name)
+        if isinstance(current, tuple) and not isinstance(value, tuple):
+            if name == "status" and current == OPEN_STATUSES:
+                current = ()
+            changed: Any = current if value in current else (*current, value)
+            return replace(self, **{name: changed})
+        return replace(self, **{name: cast(Any, value)})
+
+    def without(self, name: str) -> Filters:
+        """A copy with one field back at its default."""
+        return replace(self, **{name: getattr(Filters(), name)})
+
+    # ---- derived values ---------------------------------------------------------------
+    def radius_miles(self) -> float:
+        return self.radius / geo.KM_PER_MILE if self.unit == "km" else self.radius
+
+    def place(self) -> geo.Place | None:
+        return geo.geocode(self.near).place if self.near else None
+
+    def is_default(self) -> bool:
+        return self == Filters()
+
+    def describe(self) -> list[str]:
+        """Plain-language lines for what is set (for captions, reports and the assistant)."""
+        from services.data.normalize import label
+
+        lines = []
+        if self.condition:
+            lines.append(f"Condition: {self.condition}")
+        if self.intervention:
+            lines.append(f"Intervention: {self.intervention}")
+        lines.append("Status: any" if not self.status else
+                     "Status: open to enrolment" if self.status == OPEN_STATUSES else
+                     "Status: " + ", ".join(label("status", s) for s in self.status))
+        for name, kind, title in (("phase", "phase", "Phase"), ("study_type", "study_type", "Study type"),
+                                  ("funder_class", "funder_class", "Funder")):
+            if getattr(self, name):
+                lines.append(f"{title}: " + ", ".join(label(kind, v) for v in getattr(self, name)))
+        if self.sponsor:
+            lines.append(f"Lead sponsor: {self.sponsor}")
+        if self.country:
+            lines.append("Country: " + ", ".join(self.country))
+        if self.state:
+            lines.append("US state: " + ", ".join(self.state))
+        if self.near:
+            lines.append(f"Within {_num(self.radius)} {self.unit} of {self.near}")
+        if self.age is not None:
+            lines.append(f"Age: {_num(self.age)}")
+        if self.sex:
+            lines.append(f"Sex: {self.sex.lower()}")
+        if self.healthy_volunteers is not None:
+            lines.append("Accepts healthy volunteers" if self.healthy_volunteers else "Patients only")
+        if self.start_from or self.start_to:
+            lines.append(f"Start year: {self.start_from or '…'}–{self.start_to or '…'}")
+        if self.enrollment_min is not None or self.enrollment_max is not None:
+            lines.append(f"Enrollment: {self.enrollment_min or 0}–{self.enrollment_max or '…'}")
+        if self.has_results is not None:
+            lines.append("Has results" if self.has_results else "No results posted")
+        return lines
+
+
+# Parameters that describe the view rather than the filters (map mode, Trials sort/page/selection, the trial or
+# comparison shown, the SQL text; "sql.<name>" are the SQL query's parameters): not filters, so not "unknown".
+VIEW_PARAMS = frozenset({"nct", "page", "tab", "session", "compare", "view", "map", "colour", "area", "tiles",
+                         "sort", "desc", "rows", "sel", "sql"})
+SQL_PARAM_PREFIX = "sql."
+
+
+def is_view_param(key: str) -> bool:
+    """Whether a URL parameter belongs to the view (kept beside the filters, never reported as unknown)."""
+    return key in VIEW_PARAMS or key.startswith(SQL_PARAM_PREFIX)
+
+
+def _short(text: str, n: int = 40) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _num(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def _quote(text: str, safe: str = "", encoding: str | None = None, errors: str | None = None) -> str:
+    from urllib.parse import quote
+
+    return quote(text, safe="", encoding=encoding or "utf-8", errors=errors or "strict")
+
+
+# ---- parameter parsers (each raises ValueError with a reason a person understands) --------
+def _one(items: Sequence[str]) -> str:
+    values = [i for i in items if i.strip()]
+    if not values:
+        raise ValueError("it was empty.")
+    return values[-1].strip()
+
+
+def _text(items: Sequence[str]) -> str:
+    value = " ".join(_one(items).split())
+    if len(value) > MAX_TEXT:
+        raise ValueError(f"it is longer than {MAX_TEXT} characters.")
+    if any(ord(c) < 32 for c in value):
+        raise ValueError("it contains control characters.")
+    return value
+
+
+def _multi(allowed: Iterable[str], kind: str) -> Any:
+    allowed_set = tuple(allowed)
+
+    def parse(items: Sequence[str]) -> tuple[str, ...]:
+        out: list[str] = []
+        bad: list[str] = []
+        for item in items:
+            for part in item.split(","):
+                part = part.strip()
+                if not part:
+                    continue
+                canon = canonical_phase_part(part) if kind == "phase" else canonical(kind, part)
+                if canon in allowed_set:
+                    if canon not in out:
+                        out.append(canon)
+                else:
+                    bad.append(part)
+        if bad:
+            raise ValueError(f"unknown value(s) {', '.join(_short(b, 20) for b in bad[:5])}; "
+                             f"allowed: {', '.join(allowed_set)}.")
+        if len(out) > MAX_VALUES:
+            raise ValueError(f"more than {MAX_VALUES} values.")
+        return tuple(out)
+    return parse
+
+
+def _status(items: Sequence[str]) -> tuple[str, ...]:
+    if any(i.strip().upper() in ("ANY", "ALL") for i in items):
+        return ()
+    parsed: tuple[str, ...] = _multi(STATUSES, "status")(items)
+    if not parsed:
+        raise ValueError("it was empty.")
+    return parsed
+
+
+def _names(items: Sequence[str]) -> tuple[str, ...]:
+    out: list[str] = []
+    for item in items:
+        value = " ".join(item.split())
+        if not value:
+            continue
+        if len(value) > MAX_TEXT or any(ord(c) < 32 for c in value):
+            raise ValueError("a value is too long or contains control characters.")
+        if value not in out:
+            out.append(value)
+    if len(out) > MAX_VALUES:
+        raise ValueError(f"more than {MAX_VALUES} values.")
+    if not out:
+        raise ValueError("it was empty.")
+    return tuple(out)
+
+
+def _states(items: Sequence[str]) -> tuple[str, ...]:
+    out: list[str] = []
+    for item in _names(items):
+        name = geo.us_state_name(item)
+        if name is None:
+            raise ValueError(f"“{_short(item, 20)}” is not a US state (use a name like Texas or a code like TX).")
+        if name not in out:
+            out.append(name)
+    return tuple(out)
+
+
+def _float(items: Sequence[str]) -> float:
+    raw = _one(items)
+    try:
+        return float(raw)
+    except ValueError as err:
+        raise ValueError(f"“{_short(raw, 20)}” is not a number.") from err
+
+
+def _number(lo: float, hi: float, what: str) -> Any:
+    def parse(items: Sequence[str]) -> float:
+        value = _float(items)
+        if math.isnan(value) or math.isinf(value) or not (lo <= value <= hi):
+            raise ValueError(f"{what} must be between {_num(lo)} and {_num(hi)}.")
+        return value
+    return parse
+
+
+def _integer(lo: int, hi: int, what: str) -> Any:
+    def parse(items: Sequence[str]) -> int:
+        value = _number(lo, hi, what)(items)
+        if not float(value).is_integer():
+            raise ValueError(f"{what} must be a whole number.")
+        return int(value)
+    return parse
+
+
+def _radius(items: Sequence[str]) -> float:
+    # The upper bound depends on the unit, which may come later in the URL: validated() checks it.
+    value = _float(items)
+    if math.isnan(value) or math.isinf(value) or value <= 0:
+        raise ValueError("the radius must be a number more than 0.")
+    return value
+
+
+def max_radius(unit: str) -> float:
+    """The largest radius in `unit` (half the way round the Earth: beyond it every place is inside)."""
+    return MAX_RADIUS_MILES * geo.KM_PER_MILE if unit == "km" else MAX_RADIUS_MILES
+
+
+def _unit(items: Sequence[str]) -> str:
+    value = _one(items).lower()
+    aliases = {"mi": "mi", "mile": "mi", "miles": "mi", "km": "km", "kilometres": "km", "kilometers": "km"}
+    if value not in aliases:
+        raise ValueError("the unit must be mi or km.")
+    return aliases[value]
+
+
+def _sex(items: Sequence[str]) -> str | None:
+    value = _one(items).upper()
+    if value in ("ALL", "ANY"):
+        return None
+    aliases = {"F": "FEMALE", "FEMALE": "FEMALE", "WOMAN": "FEMALE", "M": "MALE", "MALE": "MALE", "MAN": "MALE"}
+    if value not in aliases:
+        raise ValueError("sex must be female or male.")
+    return aliases[value]
+
+
+def _bool(items: Sequence[str]) -> bool:
+    value = _one(items).lower()
+    if value in ("yes", "true", "1", "y"):
+        return True
+    if value in ("no", "false", "0", "n"):
+        return False
+    raise ValueError("use yes or no.")
+
+
+_PARSERS: dict[str, Any] = {
+    "condition": _text, "intervention": _text, "sponsor": _text, "near": _text,
+    "status": _status, "phase": _multi(PHASES, "phase"), "study_type": _multi(STUDY_TYPES, "study_type"),
+    "funder_class": _multi(FUNDER_CLASSES, "funder_class"), "country": _names, "state": _states,
+    "radius": _radius, "unit": _unit, "age": _number(0, 120, "age"), "sex": _sex, "healthy_volunteers": _bool,
+    "start_from": _integer(1900, 2100, "the start year"), "start_to": _integer(1900, 2100, "the start year"),
+    "enrollment_min": _integer(0, 100_000_000, "enrollment"), "enrollment_max": _integer(0, 100_000_000, "enrollment"),
+    "has_results": _bool,
+}
+
+
+# ---- SQL translation ------------------------------------------------------------------------
+def condition_tokens(text: str) -> list[list[str]]:
+    """Alternative word sets for a condition (services.dashboard.condition's model): a study matches when one of its
+    condition names, MeSH terms or keywords contains all words of one alternative, in any order."""
+    return [list(a.words) for a in condition.expand(text).alternatives]
+
+
+@dataclass
+class SqlParts:
+    """A WHERE condition on `ctgov.studies s` and its bound parameters."""
+
+    clauses: list[str] = field(default_factory=list)
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def add(self, clause: str, **params: Any) -> None:
+        self.clauses.append(clause)
+        self.params.update(params)
+
+    def sql(self) -> str:
+        return " AND ".join(f"({c})" for c in self.clauses) if self.clauses else "TRUE"
+
+
+WORD_GROUPS = condition.WORD_GROUPS
+
+
+def word_pattern(token: str) -> str:
+    """PostgreSQL regex matching a whole word in any written form, or one of its synonyms."""
+    return condition.pg_word_pattern(condition.fold(token))
+
+
+def _word_match(column: str, tokens: list[str], prefix: str, params: dict[str, Any]) -> str:
+    parts = []
+    for i, tok in enumerate(tokens):
+        name = f"{prefix}{i}"
+        params[name] = word_pattern(tok)
+        parts.append(f"{column} ~ :{name}")
+    return " AND ".join(parts)
+
+
+def condition_sql(text: str, params: dict[str, Any], prefix: str = "cond") -> str | None:
+    """SQL (on s.nct_id) for a condition search over conditions, MeSH terms and keywords."""
+    expansion = condition.expand(text)
+    if not expansion.alternatives:
+        return None
+    ors = []
+    match = condition.match_sql("z.w", expansion, params, prefix)
+    params[f"{prefix}_like"] = condition.like_prefilter(expansion)
+    for table, column in (("conditions", "downcase_name"), ("browse_conditions", "downcase_mesh_term"),
+                          ("keywords", "downcase_name")):
+        # A LIKE prefilter, then the words of the rest; OFFSET 0 keeps the split one per-row value.
+        ors.append(f"SELECT y.nct_id FROM (SELECT x.nct_id, x.{column} AS term FROM ctgov.{table} x "
+                   f"WHERE x.{column} LIKE ANY(CAST(:{prefix}_like AS text[])) OFFSET 0) y CROSS JOIN LATERAL "
+                   f"(SELECT {condition.words_sql('y.term')} AS w OFFSET 0) z WHERE {match}")
+    return "s.nct_id IN (" + " UNION ".join(ors) + ")"
+
+
+def age_years_sql(col: str) -> str:
+    """SQL: an AACT age text ('18 Years', '6 Months', 'N/A') in years; NULL means no limit."""
+    return (f"(CASE WHEN {col} ~ '^\\s*[0-9]+(\\.[0-9]+)?\\s*[A-Za-z]' THEN "
+            f"substring({col} from '^\\s*([0-9]+(?:\\.[0-9]+)?)')::numeric * "
+            f"(CASE WHEN lower({col}) LIKE '%year%' THEN 1.0 WHEN lower({col}) LIKE '%month%' THEN 1.0/12 "
+            f"WHEN lower({col}) LIKE '%week%' THEN 7.0/365.25 WHEN lower({col}) LIKE '%day%' THEN 1.0/365.25 "
+            f"WHEN lower({col}) LIKE '%hour%' THEN 1.0/8766 WHEN lower({col}) LIKE '%minute%' THEN 1.0/525960 "
+            f"ELSE NULL END) END)")
+
+
+def near_sql(place: geo.Place, radius_miles: float, params: dict[str, Any], alias: str = "f") -> str:
+    """SQL on a facilities alias: inside the bounding box, then exact great-circle distance."""
+    min_lat, max_lat, min_lon, max_lon = geo.bounding_box(place.lat, place.lon, radius_miles)
+    params.update({"near_lat": place.lat, "near_lon": place.lon, "near_r": radius_miles,
+                   "near_min_lat": min_lat, "near_max_lat": max_lat, "near_min_lon": min_lon, "near_max_lon": max_lon})
+    return (f"{alias}.latitude BETWEEN :near_min_lat AND :near_max_lat "
+            f"AND {alias}.longitude BETWEEN :near_min_lon AND :near_max_lon "
+            f"AND {distance_sql(alias)} <= :near_r")
+
+
+def distance_sql(alias: str = "f") -> str:
+    """SQL: great-circle distance in miles from (:near_lat, :near_lon) to a facility."""
+    return (f"(2 * {geo.EARTH_RADIUS_MILES!r} * asin(least(1, sqrt("
+            f"power(sin(radians(({alias}.latitude::float8 - :near_lat) / 2)), 2) + "
+            f"cos(radians(:near_lat)) * cos(radians({alias}.latitude::float8)) * "
+            f"power(sin(radians(({alias}.longitude::float8 - :near_lon) / 2)), 2)))))")
+
+
+FUNNEL_FIELDS = ("condition", "status", "age", "sex", "near")
+
+
+def where_sql(f: Filters, *, skip: Iterable[str] = ()) -> SqlParts:
+    """SQL condition on `ctgov.studies s` for every set filter except those named in `skip`."""
+    skip_set = set(skip)
+    p = SqlParts()
+    for name, clause in filter_clauses(f, p.params).items():
+        if name not in skip_set:
+            p.clauses.append(clause)
+    return p
+
+
+# ---- what each filter means ---------------------------------------------------------------------------------
+# One definition per filter: when it is set, its SQL condition on `ctgov.studies s` (the SQL engine, the funnel,
+# every query over the CTE m) and its boolean mask over the in-process store (services/dashboard/facetstore.py, which the
+# mask reads through `store`). Both forms must select exactly the same studies; tests/test_stats_modes.py and
+# tests/test_facetstore.py compare them filter by filter. Adding a filter: a field on Filters, one FilterDef here.
+Sql = Callable[["Filters", dict[str, Any]], str]
+Mask = Callable[[Any, "Filters", Any], np.ndarray]  # (store, filters, database) → one bool per study
+
+
+@dataclass(frozen=True)
+class FilterDef:
+    """One filter's meaning, in both forms."""
+
+    name: str
+    is_set: Callable[[Filters], bool]
+    sql: Sql
+    mask: Mask
+
+
+def _in_codes(coded_attr: str, field_name: str) -> Mask:
+    """Mask: the store's coded column holds one of the filter's values."""
+    def mask(store: Any, f: Filters, db: Any) -> np.ndarray:
+        wanted = set(getattr(f, field_name))
+        coded = getattr(store, coded_attr)
+        return coded.lut(lambda v: v in wanted)[coded.codes]  # type: ignore[no-any-return]
+    return mask
+
+
+def _condition_sql(f: Filters, params: dict[str, Any]) -> str:
+    return condition_sql(str(f.condition), params) or "FALSE"
+
+
+def _condition_mask(store: Any, f: Filters, db: Any) -> np.ndarray:
+    params: dict[str, Any] = {}
+    return store.lookup(db, condition_terms_sql(str(f.condition), params), params)  # type: ignore[no-any-return]
+
+
+def _intervention_sql(f: Filters, params: dict[str, Any]) -> str:
+    sub = intervention_ids_sql(str(f.intervention), params)
+    return f"s.nct_id IN ({sub})" if sub else "FALSE"
+
+
+def _intervention_mask(store: Any, f: Filters, db: Any) -> np.ndarray:
+    params: dict[str, Any] = {}
+    return store.lookup(db, intervention_ids_sql(str(f.intervention), params), params)  # type: ignore[no-any-return]
+
+
+def _status_sql(f: Filters, params: dict[str, Any]) -> str:
+    params["status"] = list(f.status)
+    return f"{sql_status('s.overall_status')} = ANY(CAST(:status AS text[]))"
+
+
+def _phase_sql(f: Filters, params: dict[str, Any]) -> str:
+    params["phase"] = list(f.phase)
+    return f"string_to_array({sql_phase('s.phase')}, '/') && CAST(:phase AS text[])"
+
+
+def _phase_mask(store: Any, f: Filters, db: Any) -> np.ndarray:
+    wanted = set(f.phase)
+    return store.phases.lut(lambda v: bool(wanted & set(v.split("/"))))[store.phases.codes]  # type: ignore[no-any-return]
+
+
+def _study_type_sql(f: Filters, params: dict[str, Any]) -> str:
+    params["study_type"] = list(f.study_type)
+    return f"{sql_study_type('s.study_type')} = ANY(CAST(:study_type AS text[]))"
+
+
+def _funder_sql(f: Filters, params: dict[str, Any]) -> str:
+    params["funder_class"] = list(f.funder_class)
+    return ("EXISTS (SELECT 1 FROM ctgov.sponsors sp WHERE sp.nct_id = s.nct_id AND sp.lead_or_collaborator = 'lead' "
+            f"AND {sql_funder_class('sp.agency_class')} = ANY(CAST(:funder_class AS text[])))")
+
+
+def _funder_mask(store: Any, f: Filters, db: Any) -> np.ndarray:
+    return _in_codes("funder_class", "funder_class")(store, f, db) & (store.lead_sponsor.codes != store.lead_sponsor.null)
+
+
+def _sponsor_sql(f: Filters, params: dict[str, Any]) -> str:
+    params["sponsor"] = "%" + str(f.sponsor).lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    return ("EXISTS (SELECT 1 FROM ctgov.sponsors sp WHERE sp.nct_id = s.nct_id "
+            "AND sp.lead_or_collaborator = 'lead' AND lower(sp.name) LIKE :sponsor)")
+
+
+def _sponsor_mask(store: Any, f: Filters, db: Any) -> np.ndarray:
+    needle = str(f.sponsor).lower()
+    return store.lead_lower.lut(lambda v: needle in v)[store.lead_lower.codes]  # type: ignore[no-any-return]
+
+
+def _country_sql(f: Filters, params: dict[str, Any]) -> str:
+    params["country"] = list(f.country)
+    return ("EXISTS (SELECT 1 FROM ctgov.countries co WHERE co.nct_id = s.nct_id "
+            "AND co.removed IS NOT TRUE AND co.name = ANY(CAST(:country AS text[])))")
+
+
+def _state_sql(f: Filters, params: dict[str, Any]) -> str:
+    params["state"] = list(f.state)
+    return ("EXISTS (SELECT 1 FROM ctgov.facilities fs WHERE fs.nct_id = s.nct_id "
+            "AND fs.country = 'United States' AND fs.state = ANY(CAST(:state AS text[])))")
+
+
+def _near_sql(f: Filters, params: dict[str, Any]) -> str:
+    place = cast(geo.Place, f.place())
+    return f"s.nct_id IN (SELECT f.nct_id FROM ctgov.facilities f WHERE {near_sql(place, f.radius_miles(), params)})"
+
+
+def _near_mask(store: Any, f: Filters, db: Any) -> np.ndarray:
+    sites, _ = store.near_sites(f.place(), f.radius_miles())
+    mask = np.zeros(store.n, dtype=bool)
+    mask[store.site_row[sites]] = True
+    return mask
+
+
+def _age_sql(f: Filters, params: dict[str, Any]) -> str:
+    params["age"] = float(cast(float, f.age))
+    lo, hi = age_years_sql("e.minimum_age"), age_years_sql("e.maximum_age")
+    return ("NOT EXISTS (SELECT 1 FROM ctgov.eligibilities e WHERE e.nct_id = s.nct_id AND "
+            f"(CAST(:age AS float8) < {lo} OR CAST(:age AS float8) >= {hi} + "
+            f"(CASE WHEN lower(e.maximum_age) LIKE '%year%' THEN 1 ELSE 0 END)))")
+
+
+def _age_mask(store: Any, f: Filters, db: Any) -> np.ndarray:
+    age = float(cast(float, f.age))
+    with np.errstate(invalid="ignore"):
+        return ~((age < store.age_lo) | (age >= store.age_hi))  # type: ignore[no-any-return]
+
+
+def _sex_sql(f: Filters, params: dict[str, Any]) -> str:
+    params["sex"] = f.sex
+    return ("NOT EXISTS (SELECT 1 FROM ctgov.eligibilities e WHERE e.nct_id = s.nct_id AND "
+            "upper(e.gender) IN ('FEMALE', 'MALE') AND upper(e.gender) <> CAST(:sex AS text))")
+
+
+def _sex_mask(store: Any, f: Filters, db: Any) -> np.ndarray:
+    sex = f.sex
+    return ~store.gender_upper.lut(lambda v: v in ("FEMALE", "MALE") and v != sex)[store.gender_upper.codes]  # type: ignore[no-any-return]
+
+
+def _healthy_sql(f: Filters, params: dict[str, Any]) -> str:
+    params["healthy"] = f.healthy_volunteers
+    return ("EXISTS (SELECT 1 FROM ctgov.eligibilities e WHERE e.nct_id = s.nct_id "
+            "AND e.healthy_volunteers = CAST(:healthy AS boolean))")
+
+
+def _bound(field_name: str, param: str, sql_col: str, store_col: str, op: str, sql_type: str) -> tuple[Sql, Mask]:
+    """SQL and mask of a bound on a number column (start year, enrollment): NULL never passes."""
+    def sql(f: Filters, params: dict[str, Any]) -> str:
+        params[param] = getattr(f, field_name)
+        return f"{sql_col} {op} CAST(:{param} AS {sql_type})"
+
+    def mask(store: Any, f: Filters, db: Any) -> np.ndarray:
+        bound = getattr(f, field_name)
+        values = getattr(store, store_col)
+        with np.errstate(invalid="ignore"):
+            return (values >= bound) if op == ">=" else (values <= bound)  # type: ignore[no-any-return]
+    return sql, mask
+
+
+def _results_sql(f: Filters, params: dict[str, Any]) -> str:
+    params["has_results"] = f.has_results
+    return f"({HAS_RESULTS_SQL}) = CAST(:has_results AS boolean)"
+
+
+_start_from = _bound("start_from", "start_from", "extract(year FROM s.start_date)", "start_year", ">=", "int")
+_start_to = _bound("start_to", "start_to", "extract(year FROM s.start_date)", "start_year", "<=", "int")
+_enroll_min = _bound("enrollment_min", "enroll_min", "s.enrollment", "enrollment", ">=", "int")
+_enroll_max = _bound("enrollment_max", "enroll_max", "s.enrollment", "enrollment", "<=", "int")
+
+FILTER_DEFS: tuple[FilterDef, ...] = (
+    FilterDef("condition", lambda f: bool(f.condition), _condition_sql, _condition_mask),
+    FilterDef("intervention", lambda f: bool(f.intervention), _intervention_sql, _intervention_mask),
+    FilterDef("status", lambda f: bool(f.status), _status_sql, _in_codes("status", "status")),
+    FilterDef("phase", lambda f: bool(f.phase), _phase_sql, _phase_mask),
+    FilterDef("study_type", lambda f: bool(f.study_type), _study_type_sql, _in_codes("study_type", "study_type")),
+    FilterDef("funder_class", lambda f: bool(f.funder_class), _funder_sql, _funder_mask),
+    FilterDef("sponsor", lambda f: bool(f.sponsor), _sponsor_sql, _sponsor_mask),
+    FilterDef("country", lambda f: bool(f.country), _country_sql,
+              lambda store, f, db: store.any_in_list("country", f.country)),
+    FilterDef("state", lambda f: bool(f.state), _state_sql, lambda store, f, db: store.any_in_list("state", f.state)),
+    FilterDef("near", lambda f: f.place() is not None, _near_sql, _near_mask),
+    FilterDef("age", lambda f: f.age is not None, _age_sql, _age_mask),
+    FilterDef("sex", lambda f: bool(f.sex), _sex_sql, _sex_mask),
+    FilterDef("healthy_volunteers", lambda f: f.healthy_volunteers is not None, _healthy_sql,
+              lambda store, f, db: store.healthy == (1 if f.healthy_volunteers else 0)),
+    FilterDef("start_from", lambda f: f.start_from is not None, *_start_from),
+    FilterDef("start_to", lambda f: f.start_to is not None, *_start_to),
+    FilterDef("enrollment_min", lambda f: f.enrollment_min is not None, *_enroll_min),
+    FilterDef("enrollment_max", lambda f: f.enrollment_max is not None, *_enroll_max),
+    FilterDef("has_results", lambda f: f.has_results is not None, _results_sql,
+              lambda store, f, db: store.has_results == f.has_results),
+)
+
+
+def filter_clauses(f: Filters, params: dict[str, Any]) -> dict[str, str]:
+    """One SQL clause per set filter (name → clause); parameters are added to `params`."""
+    return {d.name: d.sql(f, params) for d in FILTER_DEFS if d.is_set(f)}
+
+
+HAS_RESULTS_SQL = ("s.results_first_posted_date IS NOT NULL OR EXISTS (SELECT 1 FROM ctgov.calculated_values cv "
+                   "WHERE cv.nct_id = s.nct_id AND cv.were_results_reported)")
+
+
+def intervention_ids_sql(text: str, params: dict[str, Any]) -> str | None:
+    """SELECT of the NCT ids whose intervention names or MeSH terms contain the text's first word (None: no word)."""
+    tokens = condition_tokens(text)[:1]
+    if not tokens:
+        return None
+    m1 = _word_match("lower(x.name)", tokens[0], "iv_", params)
+    m2 = _word_match("x.downcase_mesh_term", tokens[0], "iv_", params)
+    return (f"SELECT x.nct_id FROM ctgov.interventions x WHERE {m1} "
+            f"UNION SELECT x.nct_id FROM ctgov.browse_interventions x WHERE {m2}")
+
+
+def condition_terms_sql(text: str, params: dict[str, Any]) -> str | None:
+    """SELECT of the NCT ids the condition search finds, through the term dictionary of the derived tables
+    (app.terms; the same studies as condition_sql on the base tables). None when the text names nothing."""
+    expansion = condition.expand(text)
+    if not expansion.alternatives:
+        return None
+    return ("SELECT ts.nct_id FROM app.terms t JOIN app.term_studies ts ON ts.term_id = t.term_id WHERE "
+            + condition.match_sql("t.words", expansion, params, "cond"))

@@ -1,0 +1,236 @@
+"""Dashboard statistics for one filter: KPIs, the narrowing funnel and every facet of the Explore page.
+
+`dashboard(filters)` takes the raw numbers from the engine of the database (services/dashboard/engine.py: in-process
+or SQL, chosen once per database) and labels and orders them; with the SQL engine a facet that times out
+or fails is reported in `errors` while the rest come back. The CLI (`python -m services stats`), the
+Explore page and the assistant all call this one function.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import pandas as pd
+
+from services.cache import CacheStats, SingleFlightCache
+from services.dashboard.engine import Engine, engine_for
+from services.dashboard.filters import FUNNEL_FIELDS, Filters
+from services.data import runtime
+from services.data.db import Database
+from services.data.normalize import CLOSED_OUTCOMES, canonical, label, phase_list
+
+_log = logging.getLogger(__name__)
+
+FACET_TIMEOUT_MS = 8_000
+TOP = 15
+
+# facet name → (query file, title, filter field a click sets, label kind, extra parameters)
+FACETS: dict[str, dict[str, Any]] = {
+    "phase": {"sql": "facet_phase", "title": "Phase", "filter": "phase", "kind": "phase"},
+    "status": {"sql": "facet_status", "title": "Recruitment status", "filter": "status", "kind": "status"},
+    "conditions": {"sql": "facet_conditions", "title": "Top conditions", "filter": "condition", "top": TOP},
+    "lead_sponsors": {"sql": "facet_lead_sponsors", "title": "Top lead sponsors", "filter": "sponsor", "top": TOP},
+    "funder_class": {"sql": "facet_funder_class", "title": "Funder class", "filter": "funder_class",
+                     "kind": "funder_class"},
+    "study_type": {"sql": "facet_study_type", "title": "Study type", "filter": "study_type", "kind": "study_type"},
+    "enrollment": {"sql": "facet_enrollment", "title": "Enrollment size (actual vs anticipated)",
+                   "filter": "enrollment"},
+    "sex": {"sql": "facet_sex", "title": "Sex eligibility", "filter": "sex", "kind": "sex"},
+    "age_groups": {"sql": "facet_age_groups", "title": "Age groups accepted"},
+    "intervention_types": {"sql": "facet_intervention_types", "title": "Intervention types",
+                           "kind": "intervention_type"},
+    "interventions": {"sql": "facet_interventions", "title": "Top interventions", "filter": "intervention", "top": TOP},
+    "duration": {"sql": "facet_duration", "title": "Trial duration (start → primary completion)"},
+    "start_year": {"sql": "facet_start_year", "title": "Start year", "filter": "start_year"},
+    "sites_per_trial": {"sql": "facet_sites_per_trial", "title": "Sites per trial"},
+    "countries": {"sql": "facet_countries", "title": "Countries", "filter": "country", "top": 25},
+    "us_states": {"sql": "facet_us_states", "title": "US states", "filter": "state"},
+    "outcome": {"sql": "facet_status", "title": "How closed trials ended", "filter": "status", "kind": "status"},
+    "why_stopped": {"sql": "facet_why_stopped", "title": "Top reasons for stopping", "top": 10},
+    "results_by_year": {"sql": "facet_results_by_year", "title": "Results reported, by completion year"},
+    "collaboration": {"sql": "facet_collaboration", "title": "Top sponsor collaborations", "filter": "sponsor",
+                      "top": 12},
+    "collaboration_mix": {"sql": "facet_collaboration_mix", "title": "Collaborators per trial"},
+}
+
+BUCKETS = {
+    "enrollment": ["Not given", "1–49", "50–99", "100–249", "250–499", "500–999", "1,000–4,999", "5,000+"],
+    "duration": ["< 1 year", "1–2 years", "2–3 years", "3–5 years", "5–10 years", "10+ years"],
+    "sites_per_trial": ["No sites listed", "1 site", "2–5 sites", "6–20 sites", "21–100 sites", "100+ sites"],
+    "collaboration_mix": ["Lead sponsor only", "1 collaborator", "2–3 collaborators", "4+ collaborators"],
+}
+AGE_GROUP_LABELS = {"CHILD": "Children (under 18)", "ADULT": "Adults (18–64)", "OLDER_ADULT": "Older adults (65+)"}
+# Enrollment bucket (facet value) → (enrollment_min, enrollment_max) a click sets.
+ENROLLMENT_RANGES: dict[int, tuple[int, int | None]] = {
+    1: (0, 49), 2: (50, 99), 3: (100, 249), 4: (250, 499), 5: (500, 999), 6: (1000, 4999), 7: (5000, None)}
+FUNNEL_LABELS = {"base": "All trials (other filters)", "condition": "Condition", "status": "Status",
+                 "age": "Age", "sex": "Sex", "near": "Place"}
+
+
+@dataclass
+class Dashboard:
+    """Everything the Explore page shows for one filter."""
+
+    filters: Filters
+    kpis: dict[str, int]
+    funnel: list[dict[str, Any]]
+    facets: dict[str, list[dict[str, Any]]]
+    errors: dict[str, str] = field(default_factory=dict)
+    notices: list[str] = field(default_factory=list)
+    mode: str = "sql"  # the engine that computed it: "memory" or "sql"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"query": self.filters.query_string(), "kpis": self.kpis, "funnel": self.funnel,
+                "facets": self.facets, "errors": self.errors, "notices": self.notices}
+
+
+def warm_engine(db: Database | None = None) -> None:
+    """Get the database's engine ready now (server start, load test), so that no visitor's request pays for it."""
+    engine_for(db or runtime.get_db()).warm()
+
+
+def engine_loading(db: Database | None = None) -> bool:
+    """True while the database's engine is still getting ready in this process (the in-process store's load)."""
+    return engine_for(db or runtime.get_db()).loading()
+
+
+def engine(db: Database | None = None) -> dict[str, str]:
+    """Which engine computes this database's numbers, with a title and an explanation (Data page, db info)."""
+    return engine_for(db or runtime.get_db()).describe()
+
+
+def dashboard(f: Filters, *, db: Database | None = None, facets: list[str] | None = None,
+              timeout_ms: int = FACET_TIMEOUT_MS, engine: Engine | None = None, sequential: bool = False) -> Dashboard:
+    """KPIs, funnel and facets for a filter from the database's engine (or the one given); a facet that fails
+    is named in `errors`. `sequential=True` runs SQL queries one after another (the benchmark's baseline)."""
+    eng = engine or engine_for(db or runtime.get_db())
+    frames = eng.dashboard_frames(f, FACETS, facets, timeout_ms=timeout_ms, sequential=sequential)
+    funnel = []
+    if frames.funnel is not None:
+        funnel = [{"stage": FUNNEL_LABELS[k], "key": k, "count": int(frames.funnel[k]),
+                   "active": k == "base" or bool(_is_set(f, k))} for k in ("base", *FUNNEL_FIELDS)]
+    out_facets = {name: shape_facet(name, frames.raw[name]) for name in FACETS
+                  if name in frames.raw and (facets is None or name in facets)}
+    return Dashboard(f, frames.kpis, funnel, out_facets, dict(frames.errors), mode=frames.engine or eng.kind)
+
+
+def _is_set(f: Filters, stage: str) -> Any:
+    return f.place() if stage == "near" else getattr(f, stage)
+
+
+def shape_facet(name: str, df: pd.DataFrame) -> list[dict[str, Any]]:
+    """Raw facet rows → [{value, label, count, …}] with canonical values and human labels."""
+    spec = FACETS[name]
+    kind = spec.get("kind")
+    if df.empty:
+        return []
+    df = df.astype(object).where(df.notna(), None)
+    if name == "phase":
+        counts: dict[str, int] = defaultdict(int)
+        for value, n in zip(df["value"], df["n"], strict=True):
+            for part in phase_list(value) or ("NONE",):
+                counts[part] += int(n)
+        order = ["EARLY_PHASE1", "PHASE1", "PHASE2", "PHASE3", "PHASE4", "NA", "NONE"]
+        return [{"value": v, "label": "No phase (observational)" if v == "NONE" else label("phase", v),
+                 "count": counts[v]} for v in sorted(counts, key=lambda x: order.index(x) if x in order else 99)]
+    if kind:
+        merged: dict[str | None, int] = defaultdict(int)
+        for value, n in zip(df["value"], df["n"], strict=True):
+            merged[canonical(kind, value) if value is not None else None] += int(n)
+        rows = [{"value": v, "label": label(kind, v), "count": c} for v, c in merged.items()]
+        if name == "outcome":
+            rows = [r for r in rows if r["value"] in CLOSED_OUTCOMES]
+        return sorted(rows, key=lambda r: (-r["count"], str(r["value"])))
+    if name in BUCKETS:
+        names = BUCKETS[name]
+        if name == "enrollment":
+            rows_e: list[dict[str, Any]] = []
+            for (value, etype), group in df.groupby(["value", df["enrollment_type"].fillna("")], sort=True):
+                series = "Actual" if str(etype).upper() == "ACTUAL" else (
+                    "Anticipated" if etype else "Type not given")
+                rows_e.append({"value": int(value), "label": names[int(value)], "series": series,
+                               "count": int(group["n"].sum())})
+            merged_e: dict[tuple[int, str], dict[str, Any]] = {}
+            for r in rows_e:
+                key = (r["value"], r["series"])
+                if key in merged_e:
+                    merged_e[key]["count"] += r["count"]
+                else:
+                    merged_e[key] = r
+            return sorted(merged_e.values(), key=lambda r: (r["value"], r["series"]))
+        out = []
+        for value, n in sorted(zip(df["value"], df["n"], strict=True)):
+            idx = int(value)
+            out.append({"value": idx, "label": "Dates not given" if idx < 0 else names[idx], "count": int(n)})
+        return out
+    if name == "age_groups":
+        order = list(AGE_GROUP_LABELS)
+        rows = [{"value": v, "label": AGE_GROUP_LABELS[v], "count": int(n)} for v, n in zip(df["value"], df["n"], strict=True)]
+        return sorted(rows, key=lambda r: order.index(r["value"]))
+    if name == "results_by_year":
+        df = df.sort_values("value")
+        return [{"value": int(v), "label": str(int(v)), "count": int(n), "with_results": int(w),
+                 "rate": round(int(w) / int(n), 4) if n else 0.0}
+                for v, n, w in zip(df["value"], df["n"], df["with_results"], strict=True)]
+    if name == "collaboration":
+        return [{"value": v, "label": f"{v} → {c}", "collaborator": c, "count": int(n)}
+                for v, c, n in zip(df["value"], df["collaborator"], df["n"], strict=True)]
+    if name == "start_year":
+        df = df.sort_values("value")
+        return [{"value": int(v), "label": str(int(v)), "count": int(n)} for v, n in zip(df["value"], df["n"], strict=True)]
+    label_col = "label" if "label" in df.columns else "value"
+    df = df.assign(_n=[-int(n) for n in df["n"]], _v=[str(v) for v in df["value"]]).sort_values(["_n", "_v"])
+    return [{"value": v, "label": str(lab) if lab is not None else "Not given", "count": int(n)}
+            for v, lab, n in zip(df["value"], df[label_col], df["n"], strict=True)]
+
+
+def filter_for_click(f: Filters, facet: str, value: Any) -> Filters:
+    """The filter after a click on one bar/slice of a facet (unchanged when that facet is not clickable)."""
+    spec = FACETS.get(facet, {})
+    target = spec.get("filter")
+    if target is None or value is None:
+        return f
+    if target == "enrollment":
+        bucket = ENROLLMENT_RANGES.get(int(value)) if str(value).lstrip("-").isdigit() else None
+        return f if bucket is None else replace(f, enrollment_min=bucket[0], enrollment_max=bucket[1])
+    if target == "start_year":
+        return replace(f, start_from=int(value), start_to=int(value))
+    if target == "sex":
+        v = str(value).upper()
+        return f.with_value("sex", v) if v in ("FEMALE", "MALE") else f
+    if target == "phase" and value == "NONE":
+        return f
+    return f.with_value(target, value if target in ("phase", "status", "funder_class", "study_type", "country",
+                                                    "state") else str(value))
+
+
+DASHBOARD_CACHE_TTL_S = 600
+_dashboard_cache: SingleFlightCache[Dashboard] = SingleFlightCache(DASHBOARD_CACHE_TTL_S, max_entries=512)
+
+
+def cached_dashboard(f: Filters, *, db: Database | None = None) -> Dashboard:
+    """dashboard(f) shared by every thread and user: one computation per filter and database for ten minutes.
+
+    Dashboards with a failed facet are not kept, so the next caller tries again. Callers must not change
+    the returned object: it is the same one everyone gets.
+    """
+    db = db or runtime.get_db()
+    return _dashboard_cache.get_or_compute((db.url, f), lambda: dashboard(f, db=db),
+                                           keep=lambda d: not d.errors)
+
+
+def cached_summary(f: Filters, *, db: Database | None = None) -> Dashboard:
+    """KPIs and funnel of a filter as early as they can be had, so a page can show them before the charts.
+
+    Both engines compute a dashboard in one call (the SQL engine's queries run concurrently), so this is
+    cached_dashboard; pages keep calling it first. Shared like cached_dashboard; do not change the result.
+    """
+    return cached_dashboard(f, db=db)
+
+
+def dashboard_cache_stats() -> CacheStats:
+    """Hits, computations and shared waits of the cross-thread dashboard cache."""
+    return _dashboard_cache.stats()

@@ -1,0 +1,158 @@
+"""Values of the wrong type for a column: coerced the way AACT's mapping does, or refused with the field named.
+
+AACT assigns API values to ActiveRecord attributes, which cast them: the string "Yes"/"YES" in a boolean column
+becomes true, "12" in an integer column becomes 12, a number in a text column becomes its text. We do the same
+for unambiguous values; anything else (an object where a name belongs, "maybe" where a yes/no belongs) raises
+FieldError naming the table and column, and the importer skips that one study with a report.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from datetime import date
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from services.data.loaders.aact_schema import TABLES
+
+
+class FieldError(ValueError):
+    """A value that cannot be stored in its column."""
+
+    def __init__(self, table: str, column: str, value: Any, expected: str) -> None:
+        self.table = table
+        self.column = column
+        self.value = value
+        shown = repr(value)
+        super().__init__(f"{table}.{column}: {shown[:80]}{'…' if len(shown) > 80 else ''} is not {expected}")
+
+    @property
+    def field(self) -> str:
+        return f"{self.table}.{self.column}"
+
+
+_TRUE = frozenset({"y", "yes", "true", "t", "1"})
+_FALSE = frozenset({"n", "no", "false", "f", "0"})
+_NUM_RE = re.compile(r"^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*$")
+# "22,949": a number written with thousands separators means the number.
+_GROUPED_RE = re.compile(r"^\s*[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?\s*$")
+# Registry entries say a number is not available this way; storing NULL keeps the study and claims nothing.
+_NOT_AVAILABLE = frozenset({"na", "n/a", "nr", "nd", "not available", "not applicable", "not reported", "-", "--",
+                            "none", ""})
+
+
+def _number_text(value: str) -> str | None:
+    """The text of a number (separators removed), None when the text says 'not available', else unchanged."""
+    if value.strip().lower() in _NOT_AVAILABLE:
+        return None
+    return value.replace(",", "") if _GROUPED_RE.match(value) else value
+
+
+def _to_bool(table: str, column: str, value: Any) -> bool:
+    if isinstance(value, str) and value.strip().lower() in _TRUE:
+        return True
+    if isinstance(value, str) and value.strip().lower() in _FALSE:
+        return False
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raise FieldError(table, column, value, "a yes/no value")
+
+
+def _to_int(table: str, column: str, value: Any) -> int | None:
+    """ActiveRecord's integer cast of a number: truncated ("1.70" → 1, as AACT stores frequency thresholds)."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (float, Decimal)) and math.isfinite(value):
+        return int(value)
+    text = _number_text(value) if isinstance(value, str) else value
+    if text is None:
+        return None  # stored as NULL
+    if isinstance(text, str) and _NUM_RE.match(text):
+        return int(float(text))
+    raise FieldError(table, column, value, "a whole number")
+
+
+def _to_float(table: str, column: str, value: Any) -> float | None:
+    if isinstance(value, (int, Decimal)) and not isinstance(value, bool):
+        return float(value)
+    text = _number_text(value) if isinstance(value, str) else value
+    if text is None:
+        return None  # stored as NULL
+    if isinstance(text, str) and _NUM_RE.match(text):
+        return float(text)
+    raise FieldError(table, column, value, "a number")
+
+
+def _to_numeric(table: str, column: str, value: Any) -> Decimal | None:
+    if isinstance(value, float):
+        return Decimal(repr(value))
+    text = _number_text(value) if isinstance(value, str) else value
+    if text is None:
+        return None  # stored as NULL
+    if isinstance(text, str) and _NUM_RE.match(text):
+        try:
+            return Decimal(text.strip())
+        except InvalidOperation:
+            pass
+    raise FieldError(table, column, value, "a number")
+
+
+def _to_text(table: str, column: str, value: Any) -> str:
+    if isinstance(value, bool):
+        return "t" if value else "f"  # ActiveRecord's text for a boolean
+    if isinstance(value, (int, float, Decimal)):
+        return str(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    raise FieldError(table, column, value, "text")
+
+
+def _to_date(table: str, column: str, value: Any) -> date:
+    from services.data.loaders.common import parse_api_date
+
+    parsed = parse_api_date(value) if isinstance(value, str) else None
+    if parsed is None:
+        raise FieldError(table, column, value, "a date")
+    return parsed
+
+
+Coercer = Callable[[str, str, Any], Any]
+
+# PostgreSQL type → (Python types stored as they are, converter for anything else).
+_KINDS: dict[str, tuple[tuple[type, ...], Coercer]] = {
+    "varchar": ((str,), _to_text),
+    "text": ((str,), _to_text),
+    "integer": ((int,), _to_int),
+    "bigint": ((int,), _to_int),
+    "boolean": ((bool,), _to_bool),
+    "date": ((date,), _to_date),
+    "double precision": ((float,), _to_float),
+    "numeric": ((int, float, Decimal), _to_numeric),
+    "numeric(10,6)": ((int, float, Decimal), _to_numeric),
+}
+
+
+def _kind(pg_type: str) -> tuple[tuple[type, ...], Coercer]:
+    return _KINDS.get(pg_type, ((object,), _to_text))
+
+
+# table → column → (accepted Python types, converter).
+KINDS: dict[str, dict[str, tuple[tuple[type, ...], Coercer]]] = {
+    table: {col: _kind(pg_type) for col, pg_type in cols} for table, cols in TABLES.items()
+}
+
+
+def coerce_row(table: str, columns: tuple[str, ...], values: dict[str, Any]) -> tuple[Any, ...]:
+    """The row in column order, every value of its column's type (FieldError if one cannot be)."""
+    kinds = KINDS[table]
+    out = []
+    for col in columns:
+        value = values.get(col)
+        if value is not None:
+            accepted, convert = kinds[col]
+            if type(value) not in accepted:
+                value = convert(table, col, value)
+        out.append(value)
+    return tuple(out)

@@ -1,0 +1,139 @@
+"""The access gate: OIDC login or a shared password before any page renders, and who the visitor is."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Any
+
+import streamlit as st
+
+from services import access, limits
+from services.data import runtime
+
+_ACCESS_KEY = "access_key"
+_PASSWORD_WIDGET = "access_password"
+
+
+def _secrets() -> dict[str, Any]:
+    """Streamlit secrets as a plain dict ({} when there is no secrets file)."""
+    if not st.secrets.load_if_toml_exists():
+        return {}
+    return st.secrets.to_dict()
+
+
+def _use_app_navigation() -> None:
+    # While a server process has not yet run navigation.py (which declares the navigation: Home, Explore, …), Streamlit
+    # serves a deep link such as /Explore in its older pages/-folder mode, whose navigation names the first page
+    # after the file ("app"). Leave that mode and run again: navigation.py then resolves the same page by its address.
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+def require_access() -> None:
+    """Stop the page behind a login when the instance is protected, before anything else renders.
+
+    An [auth] section in Streamlit secrets → Streamlit's own OIDC login (st.login / st.user);
+    else APP_PASSWORD (environment or secrets) → a password form; else the app is open.
+    """
+    _use_app_navigation()
+    try:
+        secrets = _secrets()
+    except Exception as err:  # noqa: BLE001 - an unreadable secrets file must lock the app, not open it
+        st.error(f"The server's secrets file cannot be read, so access cannot be checked: {type(err).__name__}. "
+                 "The operator must fix `.streamlit/secrets.toml`.", icon="🔒")
+        st.stop()
+    oidc = access.oidc_config(secrets.get("auth"))
+    if oidc is not None:
+        if not st.user.get("is_logged_in", False):
+            _login_screen(oidc)
+            st.stop()
+        _admit_browser()
+        return
+    password = access.configured_password(os.environ, secrets)
+    if password is None:
+        return
+    access.admissions.active = True
+    if st.session_state.get(_ACCESS_KEY) == access.fingerprint(password):
+        _admit_browser()
+        return
+    _password_screen(password)
+    st.stop()
+
+
+_HIDE_NAVIGATION = ("<style>[data-testid='stSidebar'], [data-testid='stSidebarCollapsedControl'], "
+                    "[data-testid='stExpandSidebarButton'] {display: none;}</style>")
+
+
+def _login_screen(oidc: access.OidcConfig) -> None:
+    st.markdown(_HIDE_NAVIGATION, unsafe_allow_html=True)
+    st.title("🔒 Trial Landscape")
+    st.write("This instance is for signed-in users. Sign in with your organisation's account to continue.")
+    if st.button("Sign in", type="primary", key="access_login"):
+        st.login(oidc.provider) if oidc.provider else st.login()
+
+
+def _check_password(password: str) -> None:
+    # Runs as the form's callback, before the script: the typed text is taken out of session state at
+    # once, so it never lingers in a widget, the URL or a log line.
+    typed = str(st.session_state.get(_PASSWORD_WIDGET) or "")
+    st.session_state[_PASSWORD_WIDGET] = ""
+    verdict = _password_tries().attempt(typed, password, visitor())
+    if verdict.admitted:
+        st.session_state[_ACCESS_KEY] = access.fingerprint(password)
+    else:
+        st.session_state["access_message"] = verdict.message
+
+
+@st.cache_resource(show_spinner=False)
+def _password_tries() -> access.SharedAttempts:
+    # One per process; the delays themselves live in the app database, shared by every process.
+    return access.SharedAttempts(runtime.get_app_db)
+
+
+XSRF_COOKIE = "_streamlit_xsrf"
+
+
+def _admit_browser() -> None:
+    # Downloads are plain HTTP requests outside the session: the media gate (app.py) serves them only to a
+    # browser admitted here.
+    with contextlib.suppress(Exception):
+        access.admissions.admit(access.browser_token(str(st.context.cookies.get(XSRF_COOKIE) or "")))
+
+
+def visitor() -> limits.Visitor:
+    """This browser and its network address, as digests: the keys of the per-visitor limits.
+
+    The browser is known by the token inside Streamlit's XSRF cookie (the same in every tab and every new
+    session of that browser); without the cookie, by the session. The address is the client's as Streamlit
+    sees it — behind a reverse proxy that is the proxy's, so put the limits' network key there too.
+    """
+    cookies: dict[str, str] = {}
+    address = ""
+    with contextlib.suppress(Exception):
+        cookies = {str(k): str(v) for k, v in dict(st.context.cookies or {}).items()}
+        ip = st.context.ip_address
+        address = ip if isinstance(ip, str) else ""  # None (or a test double) when Streamlit does not know it
+    token = access.browser_token(cookies.get(XSRF_COOKIE, ""))
+    if not token:
+        token = "session:" + str(st.session_state.setdefault("_visitor_fallback", os.urandom(16).hex()))
+    return limits.Visitor.from_values(token, address or "unknown")
+
+
+def _password_screen(password: str) -> None:
+    st.markdown(_HIDE_NAVIGATION, unsafe_allow_html=True)
+    st.title("🔒 Trial Landscape")
+    st.write("This instance is protected. Enter the password you were given to continue.")
+    with st.form("access_form", clear_on_submit=True, border=True):
+        st.text_input("Password", type="password", key=_PASSWORD_WIDGET, max_chars=256)
+        st.form_submit_button("Enter", type="primary", on_click=_check_password, args=(password,))
+    message = st.session_state.pop("access_message", None)
+    if message:
+        st.error(message, icon="🚫")
+    else:
+        wait, failures = _password_tries().wait_left(visitor())
+        if wait > 0:
+            st.info(f"After {failures} wrong tries in a row, the next one is accepted in {wait:.0f} s.", icon="⏳")

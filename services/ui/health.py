@@ -1,0 +1,123 @@
+"""The database as the pages see it: start it once (with live stages), and turn trouble into a banner that
+recovers by itself."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+
+import streamlit as st
+
+from services.dashboard import stats
+from services.data import runtime, startup
+from services.errors import DatabaseUnavailable, QueryTimeout, TrialLandscapeError
+from services.ui.gate import require_access
+
+
+@st.cache_resource(show_spinner="Connecting to the database…")
+def _database_ready() -> str:
+    # The offline gazetteer takes seconds to build; build it in the background so the first
+    # place search of this process does not wait for it.
+    import threading
+
+    from services.data import geo
+
+    threading.Thread(target=geo.warm_up, name="geo-warm-up", daemon=True).start()
+    db = runtime.get_db()
+    threading.Thread(target=stats.warm_engine, args=(db,), name="facet-warm-up", daemon=True).start()
+    return db.label
+
+
+def ensure_database() -> None:
+    """Start/attach the database once per process; a failure shows a banner with a retry.
+
+    While the start runs (seconds; about a minute on a first start, which loads the sample), the page shows its
+    named stages with counts and a progress bar instead of a bare spinner.
+    """
+    require_access()
+    with database_errors():
+        if not runtime.ready():
+            _watch_start()
+        _database_ready()
+
+
+_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_{}[]()#+-.!|<>~$"})
+START_POLL_S = 0.25
+
+
+def _draw_start(stages: list[startup.Stage]) -> None:
+    first = any(s.name.startswith("Creating the database") for s in stages)
+    st.subheader("First start: creating the database and loading the shipped sample" if first
+                 else "Getting the database ready")
+    if first:
+        st.caption("This happens once on this machine (about a minute; the stages and counts below are live). "
+                   "Later starts skip it.")
+    for s in stages:
+        text = s.describe().translate(_MD_SPECIAL)
+        if s.finished is not None:
+            st.markdown(f"✅ {text}")
+        else:
+            fraction = s.fraction
+            st.progress(fraction if fraction is not None else 0.0,
+                        text=f"⏳ {text}" + ("" if fraction is not None else f" ({s.seconds:.0f} s)"))
+
+
+def _watch_start() -> None:
+    # The start runs in one background thread per process; every session that arrives meanwhile watches it.
+    startup.STARTER.start(runtime.get_db)
+    box = st.empty()
+    while not startup.STARTER.wait(START_POLL_S):
+        with box.container():
+            _draw_start(startup.PROGRESS.snapshot())
+    box.empty()
+    if startup.STARTER.error is not None:
+        raise startup.STARTER.error
+
+
+DB_RECHECK_S = 5.0
+
+
+def _retry_database() -> None:
+    _database_ready.clear()
+    st.session_state["db_down_since"] = None
+
+
+def _database_answers() -> bool:
+    """One cheap ping of the trial database (False when it is still down or not started)."""
+    try:
+        return runtime.get_db().health().ok
+    except TrialLandscapeError:
+        return False
+
+
+@st.fragment(run_every=DB_RECHECK_S)
+def _watch_database() -> None:
+    # Re-runs on its own every few seconds while the banner is up; reloads the page once the database
+    # answers again, so nobody has to press Retry (at most one automatic reload per interval).
+    last = st.session_state.get("db_auto_retry_at") or 0.0
+    if time.monotonic() - last >= DB_RECHECK_S and _database_answers():
+        st.session_state["db_auto_retry_at"] = time.monotonic()
+        st.rerun(scope="app")
+    st.caption(f"Checking again every {DB_RECHECK_S:.0f} seconds; the page comes back by itself.")
+
+
+@contextlib.contextmanager
+def database_errors() -> Iterator[None]:
+    """Turn database trouble into a banner with a Retry button (never a traceback); recovers by itself."""
+    try:
+        yield
+    except DatabaseUnavailable as err:
+        if not st.session_state.get("db_down_since"):
+            st.session_state["db_down_since"] = time.strftime("%H:%M:%S %Z")
+        st.error(f"**The database is not reachable right now** (since {st.session_state['db_down_since']}). "
+                 f"{err.hint}", icon="🔌")
+        st.caption(f"Details: {err}")
+        st.button("Retry", type="primary", key="db_retry", on_click=_retry_database)
+        _watch_database()
+        st.stop()
+    except QueryTimeout as err:
+        st.warning(f"**That took too long.** {err.hint}", icon="⏱️")
+        st.button("Try again", key="db_timeout_retry")
+        st.stop()
+    st.session_state["db_down_since"] = None

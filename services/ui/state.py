@@ -1,0 +1,499 @@
+"""Session state, URL ⇄ filter glue, the shared sidebar and share link, the pages' one cache, the footer.
+
+Every page calls `page_setup()` first: it initialises session keys, reads the URL once, re-applies
+the filters to the URL (Streamlit clears query parameters on page switch), renders the shared
+sidebar and returns the current filters.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
+from typing import Any, TypeVar
+
+import streamlit as st
+
+from services import inert
+from services.cache import SingleFlightCache
+from services.dashboard import stats
+from services.dashboard.filters import Filters, is_view_param
+from services.data import runtime
+from services.data.normalize import FUNDER_CLASSES, LABELS, OPEN_STATUSES, PHASES, STATUSES, STUDY_TYPES
+from services.errors import TrialLandscapeError
+from services.ui.gate import require_access
+
+T = TypeVar("T")
+CACHE_TTL_S = 600
+SAMPLE_NOTE = ("Embedded sample of real ClinicalTrials.gov studies, not the whole registry: an older part chosen by "
+               "topic (diabetes, lung cancer, urology, Alzheimer's, blood cancers, …), many of them partial records "
+               "from CSV downloads, plus a near-random slice of full records pulled in 2025–2026. The Data page "
+               "counts them.")
+
+_DEFAULTS: dict[str, Any] = {
+    "filters": Filters(),
+    "url_read": False,
+    "notices": [],
+    "widget_sync": None,
+    "patient_values": {},  # filter field -> the value a patient's answers gave it (kept out of links)
+    "view_memory": {},  # view parameter -> its last value in this session (map mode, Trials sort, …)
+}
+
+
+def init_state() -> None:
+    """Create every session key once, with its default."""
+    for key, value in _DEFAULTS.items():
+        if key not in st.session_state:
+            st.session_state[key] = type(value)(value) if isinstance(value, list | dict) else value
+
+
+def current_filters() -> Filters:
+    """The filters of this browser session."""
+    init_state()
+    return st.session_state["filters"]  # type: ignore[no-any-return]
+
+
+def set_filters(f: Filters, notices: list[str] | None = None) -> None:
+    """Replace the session's filters (and the URL with them)."""
+    st.session_state["filters"] = f
+    if notices:
+        st.session_state["notices"] = list(notices)
+    _write_url(f)
+
+
+def _query_dict() -> dict[str, list[str]]:
+    return {k: st.query_params.get_all(k) for k in st.query_params.keys()}  # noqa: SIM118
+
+
+def _write_url(f: Filters, extra: dict[str, str] | None = None) -> None:
+    # The URL holds the filters minus patient answers (unless the visitor chose to include them) plus the view.
+    wanted = shared_filters(f)[0].to_query()
+    keep = {k: v for k, v in _query_dict().items() if is_view_param(k)}
+    wanted.update(keep)
+    if extra:
+        wanted.update({k: [v] for k, v in extra.items()})
+    if wanted != _query_dict():
+        st.query_params.from_dict(wanted)
+
+
+# ---- patient answers stay out of links ---------------------------------------------------------
+_PATIENT_WORDS = {
+    "condition": "diagnosis (condition)", "intervention": "treatment of interest", "near": "place",
+    "radius": "travel distance", "unit": "travel distance", "age": "age", "sex": "sex",
+    "phase": "preferred phases", "status": "trial statuses",
+}
+SHARE_PATIENT_KEY = "share_patient_answers"
+
+
+def mark_patient_values(f: Filters, names: Iterable[str]) -> None:
+    """Remember that these filter fields now hold values from a patient's answers (assistant, guided intake)."""
+    init_state()
+    remembered = st.session_state["patient_values"]
+    for name in names:
+        remembered[name] = getattr(f, name)
+        if name == "near":  # the radius and its unit come with the place
+            remembered["radius"], remembered["unit"] = f.radius, f.unit
+
+
+def patient_fields(f: Filters) -> list[str]:
+    """Filter fields whose current value is still the one a patient's answers gave them."""
+    remembered = st.session_state.get("patient_values") or {}
+    default = Filters()
+    return [name for name, value in remembered.items()
+            if getattr(f, name) == value and value != getattr(default, name)]
+
+
+def shared_filters(f: Filters) -> tuple[Filters, list[str]]:
+    """The filters a link may carry and the patient answers left out of it (empty when the visitor opted in)."""
+    fields = patient_fields(f)
+    if not fields or st.session_state.get(SHARE_PATIENT_KEY):
+        return f, []
+    default = Filters()
+    out = replace(f, **{name: getattr(default, name) for name in fields})
+    return out, list(dict.fromkeys(_PATIENT_WORDS.get(name, name) for name in fields))
+
+
+def read_url_once() -> None:
+    """On a session's first run, take the filters from the URL (a share link), with notices."""
+    init_state()
+    if st.session_state["url_read"]:
+        return
+    st.session_state["url_read"] = True
+    params = {k: v for k, v in _query_dict().items()}
+    if params:
+        f, notices = Filters.from_query(params)
+        st.session_state["filters"] = f
+        st.session_state["notices"] = notices
+
+
+def page_setup(title: str, icon: str = "🧭", *, sidebar: bool = True) -> Filters:
+    """Common start of every page: config, state, URL, notices, sidebar; returns the filters."""
+    with contextlib.suppress(st.errors.StreamlitAPIException):
+        st.set_page_config(page_title=f"{title} · Trial Landscape", page_icon=icon, layout="wide")
+    require_access()
+    if st.session_state.get("sidebar_page") != title:
+        # Another page's sidebar widgets are new widgets to Streamlit: seed them from the filters again.
+        st.session_state["sidebar_page"] = title
+        st.session_state["widget_sync"] = None
+    st.session_state.pop(_SHARE_SLOT, None)
+    read_url_once()
+    f = current_filters()
+    _write_url(f)
+    if sidebar:
+        f = render_sidebar()
+    show_notices()
+    return f
+
+
+def show_notices() -> None:
+    """Show (once) what was dropped from the URL or the filters, and why."""
+    notices = st.session_state.get("notices") or []
+    if notices:
+        st.warning("Some filter values were not used:\n\n" + "\n".join(f"- {inert.md_line(n)}" for n in notices), icon="⚠️")
+        st.session_state["notices"] = []
+
+
+# ---- the shared sidebar ------------------------------------------------------------------
+_W = "flt_"  # prefix of the sidebar widget keys
+
+
+def _widget_values(f: Filters) -> dict[str, Any]:
+    return {
+        "condition": f.condition or "", "intervention": f.intervention or "",
+        "status": list(f.status), "phase": list(f.phase), "study_type": list(f.study_type),
+        "funder_class": list(f.funder_class), "sponsor": f.sponsor or "", "country": list(f.country),
+        "state": list(f.state), "near": f.near or "", "radius": float(f.radius), "unit": f.unit,
+        "age": f.age, "sex": f.sex or "ANY", "healthy": "ANY" if f.healthy_volunteers is None else
+        ("YES" if f.healthy_volunteers else "NO"),
+        "start_from": f.start_from, "start_to": f.start_to, "enroll_min": f.enrollment_min,
+        "enroll_max": f.enrollment_max, "results": "ANY" if f.has_results is None else
+        ("YES" if f.has_results else "NO"),
+    }
+
+
+def _seed_widgets(f: Filters) -> None:
+    key = f.query_string()
+    if st.session_state.get("widget_sync") == key and all(_W + k in st.session_state for k in _widget_values(f)):
+        return
+    for name, value in _widget_values(f).items():
+        st.session_state[_W + name] = value
+    st.session_state["widget_sync"] = key
+
+
+def _from_widgets() -> None:
+    s = st.session_state
+    params: dict[str, Any] = {}
+
+    def put(key: str, value: Any) -> None:
+        if value not in (None, "", []):
+            params[key] = value if isinstance(value, list) else [str(value)]
+
+    put("condition", s[_W + "condition"].strip())
+    put("intervention", s[_W + "intervention"].strip())
+    status = s[_W + "status"]
+    params["status"] = status if status else ["ANY"]
+    put("phase", s[_W + "phase"])
+    put("type", s[_W + "study_type"])
+    put("funder", s[_W + "funder_class"])
+    put("sponsor", s[_W + "sponsor"].strip())
+    put("country", s[_W + "country"])
+    put("state", s[_W + "state"])
+    if s[_W + "near"].strip():
+        put("near", s[_W + "near"].strip())
+        put("radius", s[_W + "radius"])
+        put("unit", s[_W + "unit"])
+    put("age", s[_W + "age"])
+    if s[_W + "sex"] != "ANY":
+        put("sex", s[_W + "sex"])
+    if s[_W + "healthy"] != "ANY":
+        put("healthy", s[_W + "healthy"].lower())
+    put("start_from", s[_W + "start_from"])
+    put("start_to", s[_W + "start_to"])
+    put("enroll_min", s[_W + "enroll_min"])
+    put("enroll_max", s[_W + "enroll_max"])
+    if s[_W + "results"] != "ANY":
+        put("results", s[_W + "results"].lower())
+    f, notices = Filters.from_query(params)
+    st.session_state["widget_sync"] = None
+    set_filters(f, notices)
+
+
+def _reset_filters() -> None:
+    st.session_state["widget_sync"] = None
+    set_filters(Filters())
+
+
+def _label(kind: str) -> Callable[[str], str]:
+    return lambda v: LABELS.get(kind, {}).get(v, v)
+
+
+_SIDEBAR_CSS = ("<style>[data-testid='stSidebar'] .stMultiSelect div:has(> [data-testid='stMultiSelectTagsContainer']),"
+                " [data-testid='stSidebar'] [data-testid='stMultiSelectTagsContainer'] "
+                "{max-height: none !important; overflow-y: visible !important;}</style>")
+
+
+def _condition_expansion(where: Any, text: str | None) -> None:
+    """Say which terms the condition expanded to (names from the shipped vocabulary only; plain text)."""
+    if not text:
+        return
+    from services.dashboard import condition
+
+    shown, more = condition.expand(text).terms_shown()
+    if shown:
+        where.text("Also searches: " + "; ".join(shown) + (f"; and {more} more" if more else ""))
+
+
+def render_sidebar() -> Filters:
+    """The filter panel shown on every page; edits update the shared filters and the URL."""
+    f = current_filters()
+    _seed_widgets(f)
+    sb = st.sidebar
+    # The status box shows every chosen status: Streamlit caps a multiselect's height, which hid the fifth of the
+    # five default statuses ("Available") behind a scroll.
+    sb.markdown(_SIDEBAR_CSS, unsafe_allow_html=True)
+    sb.header("Filters")
+    sb.text_input("Condition", key=_W + "condition", on_change=_from_widgets, max_chars=200,
+                  placeholder="e.g. lung cancer, T2D, Ewing sarcoma",
+                  help="Matches condition names, MeSH terms and keywords, in any word order; spelling variants, "
+                       "abbreviations and narrower MeSH terms are included.")
+    _condition_expansion(sb, f.condition)
+    sb.text_input("Intervention", key=_W + "intervention", on_change=_from_widgets, max_chars=200,
+                  placeholder="e.g. pembrolizumab, metformin")
+    sb.multiselect("Status", list(STATUSES), key=_W + "status", on_change=_from_widgets,
+                   format_func=_label("status"), help="Empty = any status. Default: trials open to enrolment.")
+    with sb.expander("Place", expanded=bool(f.near)):
+        st.text_input("Near", key=_W + "near", on_change=_from_widgets, max_chars=200,
+                      placeholder="City, state/country or US ZIP")
+        c1, c2 = st.columns([3, 2])
+        c1.number_input("Radius", min_value=1.0, max_value=20000.0, step=25.0, key=_W + "radius",
+                        on_change=_from_widgets)
+        c2.selectbox("Unit", ["mi", "km"], key=_W + "unit", on_change=_from_widgets)
+        st.multiselect("Country", country_options(), key=_W + "country", on_change=_from_widgets)
+        from services.dashboard.filters import STATE_VALUES
+
+        st.multiselect("US state", list(STATE_VALUES), key=_W + "state", on_change=_from_widgets)
+    with sb.expander("Patient", expanded=f.age is not None or bool(f.sex)):
+        st.number_input("Age (years)", min_value=0.0, max_value=120.0, step=1.0, value=None, key=_W + "age",
+                        on_change=_from_widgets, placeholder="any age")
+        st.selectbox("Sex", ["ANY", "FEMALE", "MALE"], key=_W + "sex", on_change=_from_widgets,
+                     format_func=lambda v: {"ANY": "Any", "FEMALE": "Female", "MALE": "Male"}[v])
+        st.selectbox("Healthy volunteers", ["ANY", "YES", "NO"], key=_W + "healthy", on_change=_from_widgets,
+                      format_func=lambda v: {"ANY": "Any", "YES": "Accepts healthy volunteers",
+                                             "NO": "Patients only"}[v])
+    with sb.expander("Study design", expanded=bool(f.phase or f.study_type or f.funder_class or f.sponsor)):
+        st.multiselect("Phase", [p for p in PHASES], key=_W + "phase", on_change=_from_widgets,
+                       format_func=_label("phase"))
+        st.multiselect("Study type", list(STUDY_TYPES), key=_W + "study_type", on_change=_from_widgets,
+                       format_func=_label("study_type"))
+        st.multiselect("Funder class", list(FUNDER_CLASSES), key=_W + "funder_class", on_change=_from_widgets,
+                       format_func=_label("funder_class"))
+        st.text_input("Lead sponsor", key=_W + "sponsor", on_change=_from_widgets, max_chars=200)
+        c1, c2 = st.columns(2)
+        c1.number_input("Start from", min_value=1900, max_value=2100, step=1, value=None, key=_W + "start_from",
+                        on_change=_from_widgets, placeholder="year")
+        c2.number_input("Start to", min_value=1900, max_value=2100, step=1, value=None, key=_W + "start_to",
+                        on_change=_from_widgets, placeholder="year")
+        c1.number_input("Enrollment ≥", min_value=0, step=10, value=None, key=_W + "enroll_min",
+                        on_change=_from_widgets, placeholder="any")
+        c2.number_input("Enrollment ≤", min_value=0, step=10, value=None, key=_W + "enroll_max",
+                        on_change=_from_widgets, placeholder="any")
+        st.selectbox("Results posted", ["ANY", "YES", "NO"], key=_W + "results", on_change=_from_widgets,
+                     format_func=lambda v: {"ANY": "Any", "YES": "Has results", "NO": "No results"}[v])
+    sb.button("Reset filters", on_click=_reset_filters, width="stretch")
+    # The link is written at the end of the page (footer), once the page has put its view into the URL.
+    st.session_state[_SHARE_SLOT] = sb.container()
+    return current_filters()
+
+
+# ---- the view in the URL and the share link -------------------------------------------------------
+_SHARE_SLOT = "_share_slot"
+_VIEW_WORDS = {"map": "map mode", "colour": "map colouring", "area": "map area setting", "tiles": "street tiles",
+               "sort": "sort order", "desc": "sort direction", "rows": "rows per page", "page": "page number",
+               "sel": "ticked trials", "nct": "the trial shown", "compare": "the trials compared",
+               "sql": "the SQL query"}
+
+
+def view_widget(key: str, param: str, default: Any, parse: Callable[[str], Any]) -> None:
+    """Before widget `key` is created: its value from ?param= (a link), else this session's last one, else default.
+
+    Streamlit forgets a widget's value while the widget is not drawn (a trial's detail, another page) and clears
+    the URL on a page switch; the session's memory brings the view back in both cases.
+    """
+    init_state()
+    if key in st.session_state:
+        return
+    value: Any = None
+    raw = st.query_params.get(param)
+    if raw is not None:
+        try:
+            value = parse(raw)
+        except (TypeError, ValueError):
+            value = None
+        if value is None:
+            st.session_state["notices"] = [*st.session_state["notices"], f"Ignored {param}: “{raw[:40]}”."]
+    if value is None:
+        value = st.session_state["view_memory"].get(param, default)
+    st.session_state[key] = value
+
+
+def set_view_param(param: str, value: Any, default: Any, dump: Callable[[Any], str] = str) -> None:
+    """Keep a view setting in the URL (left out when it is the default) and in this session's memory."""
+    init_state()
+    st.session_state["view_memory"][param] = value
+    if value == default or value is None:
+        if param in st.query_params:
+            del st.query_params[param]
+        return
+    text = dump(value)
+    if st.query_params.get(param) != text:
+        st.query_params[param] = text
+
+
+def parse_flag(text: str) -> bool | None:
+    """A yes/no view setting from the URL ("1"/"0"; None when it is neither)."""
+    return {"1": True, "0": False}.get(text.strip())
+
+
+def dump_flag(value: bool) -> str:
+    """A yes/no view setting for the URL."""
+    return "1" if value else "0"
+
+
+def view_memory(param: str, default: Any = None) -> Any:
+    """The last value this session gave a view setting (default when none)."""
+    init_state()
+    return st.session_state["view_memory"].get(param, default)
+
+
+def share_query(with_filters: bool = True) -> tuple[str, list[str], list[str]]:
+    """The share link's query string, the words for what it holds, and the patient answers it leaves out."""
+    from urllib.parse import quote
+
+    f = current_filters()
+    shared, left_out = shared_filters(f) if with_filters else (Filters(), [])
+    parts = [shared.query_string()] if with_filters and shared.query_string() else []
+    holds = [inert.md_line(line) for line in shared.describe()] if with_filters else []
+    view = [(k, v) for k, vs in _query_dict().items() if is_view_param(k) and k != "session" for v in vs]
+    parts += [f"{quote(k, safe='')}={quote(v, safe='')}" for k, v in view]
+    holds += list(dict.fromkeys(_VIEW_WORDS.get(k, "the query's parameters") for k, _ in view))
+    return "&".join(parts), holds, left_out
+
+
+def render_share_link() -> None:
+    """The share link of the current view (copy button on the code block) and exactly what it contains."""
+    slot = st.session_state.pop(_SHARE_SLOT, None)
+    box = slot if slot is not None else st.sidebar
+    with_filters = slot is not None
+    answers = patient_fields(current_filters()) if with_filters else []
+    base = ""
+    with contextlib.suppress(Exception):
+        base = str(st.context.url or "").split("?", 1)[0]
+    query, holds, left_out = share_query(with_filters)
+    link = f"{base}?{query}" if query else (base or "?")
+    box.caption("**Copy share link** (copy button at the right of the box) — it opens this view in any browser. "
+                "It contains: " + ("; ".join(holds) if holds else "nothing but the page") + ".")
+    box.code(link, language=None, wrap_lines=True)
+    if answers:
+        if left_out:
+            box.caption("Left out: your answers to the assistant (" + ", ".join(left_out) + "). They stay in "
+                        "this browser tab.")
+        box.checkbox("Include my answers in the link", key=SHARE_PATIENT_KEY,
+                     help="Puts your answers (such as age, sex, diagnosis and place) into the link and the address bar.")
+        if st.session_state.get(SHARE_PATIENT_KEY):
+            box.warning("The link now holds your answers: anyone who gets it — and any chat, e-mail or browser "
+                        "history it passes through — can read them.", icon="⚠️")
+
+
+# ---- the pages' one cache ----------------------------------------------------------------
+def cached(fn: Callable[..., T], *args: Any) -> T:
+    """Call a service function through the pages' one cache (same function and args → one computation).
+
+    Arguments must be hashable values (Filters, strings, numbers). Every visitor and rerun gets the same object:
+    nothing is pickled or copied on a hit (for the Map's thousands of sites copying was a large part of each
+    render), so a page must not change what it receives. Errors are not kept. While this process still loads the
+    in-process facet engine (once per start; ~20 s for all of AACT), a spinner says so instead of a blank page.
+    """
+    with facets_loading_notice():
+        return _results.get_or_compute((fn.__module__, fn.__qualname__, args),  # type: ignore[no-any-return]
+                                       lambda: fn(*args))
+
+
+def clear_cache() -> None:
+    """Forget every cached result (the next render queries the database again)."""
+    for cache in (_results, _countries, _fresh):
+        cache.clear()
+
+
+@contextlib.contextmanager
+def facets_loading_notice() -> Iterator[None]:
+    """A spinner naming the wait while this process still loads the in-process facet engine (else nothing)."""
+    if stats.engine_loading(runtime.get_db()):
+        with st.spinner("Loading every study into memory for fast filtering (once, after a start on new data); "
+                        "meanwhile the numbers come from SQL, which is slower at registry scale…"):
+            yield
+    else:
+        yield
+
+
+_results: SingleFlightCache[Any] = SingleFlightCache(CACHE_TTL_S, max_entries=512)
+_countries: SingleFlightCache[list[str]] = SingleFlightCache(3600, max_entries=1)
+
+
+def _country_names() -> list[str]:
+    from services.dashboard.search import country_names
+
+    return _countries.get_or_compute("countries", country_names)
+
+
+def country_options() -> list[str]:
+    """Country names present in the database, for the sidebar ([] while it is down, and not cached so)."""
+    try:
+        return _country_names()
+    except TrialLandscapeError:
+        return []
+
+
+FRESHNESS_TTL_S = 60
+
+
+_fresh: SingleFlightCache[str | None] = SingleFlightCache(FRESHNESS_TTL_S, max_entries=1)
+
+
+def _freshness() -> str | None:
+    # One query per minute for every visitor instead of one per render: it scans the studies' update dates.
+    from services.dashboard.dbinfo import freshness
+
+    return _fresh.get_or_compute("freshness", freshness)
+
+
+def footer() -> None:
+    """Share link, data source and freshness under every page; on the sample, say it is topic-biased."""
+    render_share_link()
+    try:
+        src = runtime.source()
+        fresh = _freshness()
+    except TrialLandscapeError:
+        return
+    parts = [f"Data: ClinicalTrials.gov via AACT schema — {src.description}"]
+    if fresh:
+        parts.append(f"newest update posted {fresh}")
+    st.divider()
+    st.caption(" · ".join(parts))
+    if src.kind == "embedded":
+        st.caption(SAMPLE_NOTE)
+
+
+def update_filters(*, from_patient: bool = False, **changes: Any) -> Filters:
+    """Change some filter fields from code (chart clicks, the assistant) and keep URL/sidebar in step.
+
+    from_patient: the values are a patient's answers (assistant, guided intake), so links leave them out.
+    """
+    f = replace(current_filters(), **changes)
+    if from_patient:
+        mark_patient_values(f, changes)
+    st.session_state["widget_sync"] = None
+    set_filters(f)
+    return f
+
+
+__all__ = ["OPEN_STATUSES", "current_filters", "set_filters", "page_setup", "cached", "footer", "update_filters"]
