@@ -26,6 +26,8 @@ QUERIES = [
     {"sponsor": "pfizer", "enroll_min": "100", "enroll_max": "1000", "status": "ANY"},
     {"intervention": "metformin", "type": "INTERVENTIONAL", "status": "ANY"},
     {"condition": "no such disease anywhere", "status": "ANY"},
+    {"fda": "yes", "status": "ANY"},
+    {"fda": "no", "phase": "PHASE3", "status": "ANY"},
 ]
 
 
@@ -117,3 +119,17 @@ def test_assistant_search_in_process_order_is_the_sql_order(db, monkeypatch, kw)
     in_sql = DatabaseBackend(db).search_trials(query)
     assert in_process == in_sql
     assert in_process["total"] > 0
+
+
+def test_fda_filter_follows_the_registry_flags(db, raw_v2):
+    """The example filter of the README's "how to add a filter": counted here from the shipped files themselves."""
+    flags = [(s["protocolSection"].get("oversightModule") or {}) for s in raw_v2]
+    given = [o for o in flags if o.get("isFdaRegulatedDrug") is not None or o.get("isFdaRegulatedDevice") is not None]
+    yes = sum(1 for o in given if o.get("isFdaRegulatedDrug") or o.get("isFdaRegulatedDevice"))
+    for answer, want in (("yes", yes), ("no", len(given) - yes)):
+        f, notices = Filters.from_query({"fda": answer, "status": "ANY"})
+        assert notices == [] and f.fda_regulated is (answer == "yes")
+        assert engine.MemoryEngine(db).count(f) == engine.SqlEngine(db).count(f) == want > 0
+        assert f.query_string() == f"status=ANY&fda={answer}"
+    assert Filters(fda_regulated=False).describe()[-1] == "Not FDA-regulated"
+    assert Filters.from_query({"fda": "maybe"})[1] == ["Ignored fda: use yes or no."]

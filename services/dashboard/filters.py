@@ -44,7 +44,7 @@ PARAMS: dict[str, str] = {
     "type": "study_type", "funder": "funder_class", "sponsor": "sponsor", "country": "country", "state": "state",
     "near": "near", "radius": "radius", "unit": "unit", "age": "age", "sex": "sex", "healthy": "healthy_volunteers",
     "start_from": "start_from", "start_to": "start_to", "enroll_min": "enrollment_min", "enroll_max": "enrollment_max",
-    "results": "has_results",
+    "results": "has_results", "fda": "fda_regulated",
 }
 FIELD_PARAM = {v: k for k, v in PARAMS.items()}
 
@@ -73,6 +73,7 @@ class Filters:
     enrollment_min: int | None = None
     enrollment_max: int | None = None
     has_results: bool | None = None
+    fda_regulated: bool | None = None  # an FDA-regulated drug or device (unknown in the registry: neither)
 
     # ---- URL round trip ---------------------------------------------------------------
     @classmethod
@@ -208,6 +209,8 @@ class Filters:
             lines.append(f"Enrollment: {self.enrollment_min or 0}–{self.enrollment_max or '…'}")
         if self.has_results is not None:
             lines.append("Has results" if self.has_results else "No results posted")
+        if self.fda_regulated is not None:
+            lines.append("FDA-regulated drug or device" if self.fda_regulated else "Not FDA-regulated")
         return lines
 
 
@@ -390,7 +393,7 @@ _PARSERS: dict[str, Any] = {
     "radius": _radius, "unit": _unit, "age": _number(0, 120, "age"), "sex": _sex, "healthy_volunteers": _bool,
     "start_from": _integer(1900, 2100, "the start year"), "start_to": _integer(1900, 2100, "the start year"),
     "enrollment_min": _integer(0, 100_000_000, "enrollment"), "enrollment_max": _integer(0, 100_000_000, "enrollment"),
-    "has_results": _bool,
+    "has_results": _bool, "fda_regulated": _bool,
 }
 
 
@@ -653,6 +656,18 @@ def _results_sql(f: Filters, params: dict[str, Any]) -> str:
     return f"({HAS_RESULTS_SQL}) = CAST(:has_results AS boolean)"
 
 
+def _fda_sql(f: Filters, params: dict[str, Any]) -> str:
+    """The registry's two FDA flags: yes = either is true; no = neither is true and at least one is given."""
+    params["fda"] = f.fda_regulated
+    return ("((coalesce(s.is_fda_regulated_drug, false) OR coalesce(s.is_fda_regulated_device, false)) = "
+            "CAST(:fda AS boolean) AND (s.is_fda_regulated_drug IS NOT NULL OR s.is_fda_regulated_device IS NOT NULL))")
+
+
+def _fda_mask(store: Any, f: Filters, db: Any) -> np.ndarray:
+    params: dict[str, Any] = {}
+    return store.lookup(db, f"SELECT s.nct_id FROM ctgov.studies s WHERE {_fda_sql(f, params)}", params)  # type: ignore[no-any-return]
+
+
 _start_from = _bound("start_from", "start_from", "extract(year FROM s.start_date)", "start_year", ">=", "int")
 _start_to = _bound("start_to", "start_to", "extract(year FROM s.start_date)", "start_year", "<=", "int")
 _enroll_min = _bound("enrollment_min", "enroll_min", "s.enrollment", "enrollment", ">=", "int")
@@ -680,6 +695,7 @@ FILTER_DEFS: tuple[FilterDef, ...] = (
     FilterDef("enrollment_max", lambda f: f.enrollment_max is not None, *_enroll_max),
     FilterDef("has_results", lambda f: f.has_results is not None, _results_sql,
               lambda store, f, db: store.has_results == f.has_results),
+    FilterDef("fda_regulated", lambda f: f.fda_regulated is not None, _fda_sql, _fda_mask),
 )
 
 

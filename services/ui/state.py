@@ -168,6 +168,7 @@ def _widget_values(f: Filters) -> dict[str, Any]:
         "start_from": f.start_from, "start_to": f.start_to, "enroll_min": f.enrollment_min,
         "enroll_max": f.enrollment_max, "results": "ANY" if f.has_results is None else
         ("YES" if f.has_results else "NO"),
+        "fda": "ANY" if f.fda_regulated is None else ("YES" if f.fda_regulated else "NO"),
     }
 
 
@@ -213,6 +214,8 @@ def _from_widgets() -> None:
     put("enroll_max", s[_W + "enroll_max"])
     if s[_W + "results"] != "ANY":
         put("results", s[_W + "results"].lower())
+    if s[_W + "fda"] != "ANY":
+        put("fda", s[_W + "fda"].lower())
     f, notices = Filters.from_query(params)
     st.session_state["widget_sync"] = None
     set_filters(f, notices)
@@ -299,6 +302,11 @@ def render_sidebar() -> Filters:
                         on_change=_from_widgets, placeholder="any")
         st.selectbox("Results posted", ["ANY", "YES", "NO"], key=_W + "results", on_change=_from_widgets,
                      format_func=lambda v: {"ANY": "Any", "YES": "Has results", "NO": "No results"}[v])
+        st.selectbox("FDA-regulated", ["ANY", "YES", "NO"], key=_W + "fda", on_change=_from_widgets,
+                     format_func=lambda v: {"ANY": "Any", "YES": "FDA-regulated drug or device",
+                                            "NO": "Not FDA-regulated"}[v],
+                     help="The registry's flags for a drug or device regulated by the US FDA; trials that give "
+                          "neither flag (older records, CSV rows) are left out of both answers.")
     sb.button("Reset filters", on_click=_reset_filters, width="stretch")
     # The link is written at the end of the page (footer), once the page has put its view into the URL.
     st.session_state[_SHARE_SLOT] = sb.container()
