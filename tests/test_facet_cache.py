@@ -87,13 +87,22 @@ def _same(a: object, b: object) -> bool:
     return a == b
 
 
-@pytest.mark.parametrize("query", QUERIES, ids=[str(q) for q in QUERIES])
-def test_cached_store_gives_the_numbers_of_a_copy_load(scratch, query):
-    db, root = scratch
+@pytest.fixture(scope="module")
+def loaded_and_mapped(scratch, tmp_path_factory):
+    """One store loaded by COPY and the same store mapped back from a cache of its own (a folder no other test
+    touches), shared by the comparisons below: loading and mapping are the slow part, comparing is not."""
+    db, _ = scratch
     copied = facetstore.FacetStore(db, facetstore._refreshed_at(db) or "")
-    mapped = facetstore.read_cache(root, copied.refreshed_at) or facetstore.read_cache(
-        facetstore.write_cache(copied, root).parent, copied.refreshed_at)
+    root = tmp_path_factory.mktemp("mapped-cache")
+    facetstore.write_cache(copied, root)
+    mapped = facetstore.read_cache(root, copied.refreshed_at)
     assert mapped is not None and mapped.from_cache
+    return db, copied, mapped
+
+
+@pytest.mark.parametrize("query", QUERIES, ids=[str(q) for q in QUERIES])
+def test_cached_store_gives_the_numbers_of_a_copy_load(loaded_and_mapped, query):
+    db, copied, mapped = loaded_and_mapped
     f, _ = Filters.from_query(query)
     kpis_a, funnel_a, raw_a = copied.dashboard_frames(f, db, TOPS)
     kpis_b, funnel_b, raw_b = mapped.dashboard_frames(f, db, TOPS)
