@@ -60,6 +60,7 @@ class FakeCtgov:
         self.script: list[Scripted] = []
         self.arrivals: list[Arrival] = []
         self._lock = threading.Lock()
+        self.closing = threading.Event()  # set at shutdown: a held (slow) answer ends at once
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -71,8 +72,8 @@ class FakeCtgov:
                 with fake._lock:
                     fake.arrivals.append(Arrival(time.monotonic(), parts.path, parse_qs(parts.query)))
                     step = fake.script.pop(0) if fake.script else Scripted()
-                if step.delay_s:
-                    time.sleep(step.delay_s)
+                if step.delay_s:  # a slow server: hold the answer (past the client's timeout), or until shutdown
+                    fake.closing.wait(step.delay_s)
                 status, body = (step.status, step.body) if step.body is not None or step.status != 200 else \
                     fake.answer(parts.path, parse_qs(parts.query))
                 try:
@@ -116,5 +117,6 @@ def fake_ctgov(records: list[dict[str, Any]]) -> Iterator[FakeCtgov]:
     try:
         yield fake
     finally:
+        fake.closing.set()
         fake.server.shutdown()
         fake.server.server_close()
