@@ -516,8 +516,9 @@ def report_inputs(backend: TrialBackend, request: ReportRequest) -> ReportInputs
     return trial_inputs(backend, request.patient_profile, request.trials)
 
 
-def trial_inputs(backend: TrialBackend, profile: Mapping[str, Any], matches: Iterable[Mapping[str, Any]]) -> ReportInputs:
-    """report_inputs for any list of saved matches."""
+def trial_inputs(backend: TrialBackend, profile: Mapping[str, Any], matches: Iterable[Mapping[str, Any]], *,
+                 adverse_events: bool = True) -> ReportInputs:
+    """report_inputs for any list of saved matches (without adverse events when the caller does not show them)."""
     lat, lon = profile.get("latitude"), profile.get("longitude")
     origin = (float(lat), float(lon)) if isinstance(lat, int | float) and isinstance(lon, int | float) else None
     details: dict[str, TrialDetails] = {}
@@ -530,7 +531,7 @@ def trial_inputs(backend: TrialBackend, profile: Mapping[str, Any], matches: Ite
         found = backend.get_trial_details(nct_id)
         if found is not None:
             details[nct_id] = found
-        reported = backend.get_adverse_events(nct_id)
+        reported = backend.get_adverse_events(nct_id) if adverse_events else None
         if reported is not None:
             events[nct_id] = reported
         if origin is not None:

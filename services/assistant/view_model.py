@@ -369,7 +369,7 @@ def contact_drafts(session: AssistantSession) -> list[dict[str, Any]]:
     from services import report
 
     matches = [m for i in session.selected_nct_ids if (m := session.matched(i)) is not None]
-    inputs = report.trial_inputs(backend_for(session), session.patient_profile, matches)
+    inputs = report.trial_inputs(backend_for(session), session.patient_profile, matches, adverse_events=False)
     out = []
     for match in matches:
         nct_id = str(match["nct_id"]).upper()
