@@ -59,3 +59,14 @@ def test_surfaces_agree_on_counts(db: Any, chosen: Any, name: str, query: str) -
     assert on_map.errors == {} and on_map.summary.trials == with_sites
     if name not in NOT_FOR_THE_ASSISTANT:
         assert DatabaseBackend(db).search_trials(_assistant_query(f))["total"] == trials_count
+
+
+def test_country_names_agree_with_sql_over_the_base_tables(db: Any, chosen: Any) -> None:
+    """The sidebar's country list (from the in-process store when it is loaded) is the base tables' list, in order."""
+    rows = db.fetch_rows("SELECT co.name, count(DISTINCT co.nct_id) AS n FROM ctgov.countries co "
+                         "WHERE co.removed IS NOT TRUE AND co.name IS NOT NULL GROUP BY co.name "
+                         "ORDER BY n DESC, co.name COLLATE \"C\"")
+    expected = [str(r["name"]) for r in rows]
+    assert len(expected) > 50
+    assert chosen.country_names() == expected
+    assert search.country_names(db) == expected

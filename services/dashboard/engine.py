@@ -102,6 +102,9 @@ class Engine(Protocol):
         """The assistant's search order (sql/queries/assistant_search_page.sql): one page of NCT ids and the total,
         or None when the engine leaves that order to SQL."""
 
+    def country_names(self) -> list[str]:
+        """Countries that have studies (removed ones excluded), most studies first, then by name."""
+
     def loading(self) -> bool:
         """True while the engine is still getting ready in this process (the in-process store's first load)."""
 
@@ -236,6 +239,9 @@ class SqlEngine:
     def search_page(self, f: Filters, origin: tuple[float, float] | None, radius_miles: float | None, *,
                     limit: int, offset: int) -> tuple[list[str], int] | None:
         return None  # assistant_search_page.sql orders the matches in the database
+
+    def country_names(self) -> list[str]:
+        return [str(r["name"]) for r in self.db.fetch_rows(load_sql("country_names"))]
 
     def loading(self) -> bool:
         return False
@@ -471,6 +477,16 @@ class MemoryEngine:
         lo = max(0, int(offset))
         page = rows[order[lo:lo + max(1, int(limit))]]
         return [v.decode() for v in store.nct[page].tolist()], int(rows.size)
+
+    def country_names(self) -> list[str]:
+        store = self._ready()
+        if store is None:
+            return self._sql.country_names()
+        # The store's country list holds each study's distinct country names (as app.study_facets does).
+        _, country = store.lists["country"]
+        n = np.bincount(country.codes, minlength=country.size)
+        order = sorted(range(len(n)), key=lambda i: (-int(n[i]), str(country.labels[i])))
+        return [str(country.labels[i]) for i in order if n[i] and country.labels[i] is not None]
 
     def loading(self) -> bool:
         from services.dashboard import facetstore

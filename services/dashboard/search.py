@@ -19,8 +19,7 @@ from services.trials import TrialDetail
 
 def country_names(db: Database | None = None) -> list[str]:
     """Countries that have studies, most studies first."""
-    db = db or runtime.get_db()
-    return [str(r["name"]) for r in db.fetch_rows(load_sql("country_names"))]
+    return engine_for(db or runtime.get_db()).country_names()
 
 
 EXPORT_CAP = PAGE_CAP

@@ -17,16 +17,27 @@ from services.ui.gate import require_access
 
 @st.cache_resource(show_spinner="Connecting to the database…")
 def _database_ready() -> str:
-    # The offline gazetteer takes seconds to build; build it in the background so the first
-    # place search of this process does not wait for it.
+    import threading
+
+    db = runtime.get_db()
+    threading.Thread(target=stats.warm_engine, args=(db,), name="facet-warm-up", daemon=True).start()
+    return db.label
+
+
+@st.cache_resource(show_spinner=False)
+def warm_up_geocoder() -> bool:
+    """Load the offline gazetteer once per process in the background, called when a page has been drawn.
+
+    Loading it holds the interpreter for about two seconds; started with the database it slowed the first page of
+    a fresh server by as much, so it waits for the end of that page instead (a place search before then loads it
+    itself).
+    """
     import threading
 
     from services.data import geo
 
     threading.Thread(target=geo.warm_up, name="geo-warm-up", daemon=True).start()
-    db = runtime.get_db()
-    threading.Thread(target=stats.warm_engine, args=(db,), name="facet-warm-up", daemon=True).start()
-    return db.label
+    return True
 
 
 def ensure_database() -> None:

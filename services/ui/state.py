@@ -21,6 +21,7 @@ from services.dashboard.filters import Filters, is_view_param
 from services.data import runtime
 from services.data.normalize import FUNDER_CLASSES, LABELS, OPEN_STATUSES, PHASES, STATUSES, STUDY_TYPES
 from services.errors import TrialLandscapeError
+from services.ui import health
 from services.ui.gate import require_access
 
 T = TypeVar("T")
@@ -477,6 +478,7 @@ def _freshness() -> str | None:
 def footer() -> None:
     """Share link, data source and freshness under every page; on the sample, say it is topic-biased."""
     render_share_link()
+    health.warm_up_geocoder()
     try:
         src = runtime.source()
         fresh = _freshness()
