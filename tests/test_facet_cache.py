@@ -157,6 +157,25 @@ def test_an_import_replaces_the_cached_generation(scratch, tmp_path):
     assert _fresh(db).from_cache is True
 
 
+def test_the_import_command_writes_the_new_generations_cache(scratch, tmp_path):
+    """`python -m services import …` leaves the next server start a cache to map (no SQL-served start after it)."""
+    db, root = scratch
+    record = next(line for line in scratch_server.gzip.open(dict(scratch_server.SAMPLE_FILES)["ctgov-json"], "rt")
+                  if line.strip())
+    path = tmp_path / "one.jsonl"
+    path.write_text(record)
+    out = subprocess.run([sys.executable, "-m", "services", "import", "ctgov-json", str(path), "--json"], cwd=PROJECT,
+                         capture_output=True, text=True, timeout=300, env=dict(os.environ, DATABASE_URL=db.url),
+                         check=True)
+    report = json.loads(out.stdout)
+    assert report["studies"] == 1 and report["start_cache_s"] is not None
+    stamp = str(db.fetch_value("SELECT value FROM app.meta WHERE key = 'facets_refreshed_at'"))
+    assert _generations(root) == [facetstore.cache_key(stamp)]  # the new generation, written by the command
+    assert (root / facetstore.cache_key(stamp) / "manifest.json").is_file()
+    facetstore._checked.clear()
+    assert _fresh(db).from_cache is True
+
+
 @pytest.mark.parametrize("damage", ["truncated array", "garbage manifest", "other generation", "missing file"])
 def test_a_corrupt_cache_is_ignored_and_rebuilt(scratch, damage, caplog):
     db, root = scratch
