@@ -447,6 +447,8 @@ def _parse_export(read: Callable[[int], bytes], today: date, deadline: float) ->
                 raise HealthDataError(f"Reading the export took longer than {MAX_SECONDS:.0f} seconds and was "
                                       "stopped; nothing was stored.")
             parser.Parse(chunk, False)
+        if total == 0:
+            raise HealthDataError("The file is empty. Upload export.zip from the Health app's “Export All Health Data”.")
         parser.Parse(b"", True)
     except expat.ExpatError as exc:
         what = expat.ErrorString(exc.code) if exc.code else str(exc)
@@ -536,8 +538,9 @@ def _clinical_labs(archive: zipfile.ZipFile, base: PurePosixPath, paths: Sequenc
     for path in paths:
         if time.monotonic() > deadline:
             raise HealthDataError(f"Reading the export took longer than {MAX_SECONDS:.0f} seconds; nothing was stored.")
-        inner = str(base / path.lstrip("/"))
-        if _unsafe_name(path) or inner not in names:
+        relative = path.lstrip("/")  # Apple writes "/clinical-records/…", relative to the export's folder
+        inner = str(base / relative)
+        if _unsafe_name(relative) or inner not in names:
             unread += 1
             continue
         info = archive.getinfo(inner)
