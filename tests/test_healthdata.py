@@ -323,7 +323,7 @@ def test_healthdata_csv_template_and_refusals() -> None:
     assert h.read_csv(filled.encode(), today=TODAY).problems == []
     assert len(h.read_csv(filled.encode(), today=TODAY).observations) == len(h.MEASURES)
 
-    semicolons = h.read_csv("date;name;value;unit\n2026-10-02;ALT;30;U/L\n".encode(), today=TODAY)
+    semicolons = h.read_csv(b"date;name;value;unit\n2026-10-02;ALT;30;U/L\n", today=TODAY)
     assert [(o.key, o.value) for o in semicolons.observations] == [("alt", 30)]
     with pytest.raises(h.HealthDataError, match="value, unit are missing"):
         h.read_csv(b"date,name\n2026-10-02,ALT\n", today=TODAY)

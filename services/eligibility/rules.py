@@ -794,7 +794,7 @@ _MEASURES = (
     _Measure(
         "hba1c", "HbA1c",
         re.compile(r"\b(?:HbA1c|A1c|glycated h(?:a)?emoglobin|glycosylated h(?:a)?emoglobin)\b(?:\s*\(HbA1c\))?[^.;]{0,30}?"
-                   + _OP + r"\s*(?P<n>\d{1,2}(?:\.\d)?)\s*(?P<u>%)?", re.I),
+                   + _OP + r"\s*(?P<n>\d{1,2}(?:\.\d)?)\s*(?P<u>%|mmol/mol)?", re.I),
         re.compile(r"\b(?:HbA1c|A1c|glycated h(?:a)?emoglobin|glycosylated h(?:a)?emoglobin)\b[^.;0-9]{0,20}?"
                    r"(?P<n>\d{1,2}(?:\.\d)?)\s*(?P<u>%)", re.I),
         {"%": 1.0, "": 1.0},
@@ -878,7 +878,7 @@ def _lab_finding(measure: _Measure, lab: LabValue, bounds: list[tuple[str, float
             cut, small, large = _UNITLESS.get(measure.key, (math.inf, spec.unit, spec.unit))
             assumed = small if number <= cut else large
             std = spec.to_standard(number, assumed)
-            note = f" (the trial gives no unit; read as {assumed})" if assumed != spec.unit or measure.key in _UNITLESS else ""
+            note = f" (no unit read with the limit; taken as {assumed})"
         if std is None:
             return _Finding("measure", None, f"The trial gives the limit for {spec.name} in {unit_written}, a unit this "
                             f"app cannot convert; {yours[0].lower()}{yours[1:]}. Ask the trial team.", open_question=True)
@@ -921,6 +921,8 @@ def _measure_value(measure: _Measure, raw: str, unit: str | None) -> float:
         return value / 1000  # per mm3 -> x10^9/L
     if measure.key == "hemoglobin" and not unit_key and value > 25:
         return value / 10  # g/L written without a unit
+    if measure.key == "hba1c" and unit_key == "mmol/mol":
+        return value * 0.0915 + 2.15  # IFCC mmol/mol -> NGSP %
     return value * measure.to_standard.get(unit_key, 1.0)
 
 
