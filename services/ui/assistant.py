@@ -221,7 +221,7 @@ def _store_upload(session: AssistantSession, upload: Any) -> None:
         with st.spinner("Reading your health records…"):
             parsed = healthdata.read_upload(upload.name, upload)
     except healthdata.HealthDataError as exc:
-        outcome["error"] = f"{exc} Nothing from {upload.name} was stored."
+        outcome["error"] = str(exc) if "nothing was stored" in str(exc) else f"{exc} Nothing from {upload.name} was stored."
         return
     if not parsed.observations:
         outcome["error"] = (f"Nothing in {upload.name} is a lab, vital or step count this app recognises, so nothing "
@@ -237,8 +237,8 @@ def _store_upload(session: AssistantSession, upload: Any) -> None:
     st.query_params["session"] = session.id
     earlier = {"csv": "your earlier CSV upload", "apple-health": "your earlier Apple Health upload"}[parsed.source]
     outcome["ok"] = (f"Stored {stored:,} value{'s' if stored != 1 else ''} from {upload.name} (they replace "
-                     f"{earlier}, if any)." + (f" {len(parsed.problems):,} row{'s' if len(parsed.problems) != 1 else ''} "
-                                               "were not stored; see below." if parsed.problems else ""))
+                     f"{earlier}, if any)." + (f" {len(parsed.problems):,} row{'s were' if len(parsed.problems) != 1 else ' was'} "
+                                               "not stored; see below." if parsed.problems else ""))
     outcome["problems"] = parsed.problems[: healthdata.SHOWN_PROBLEMS]
     if len(parsed.problems) > healthdata.SHOWN_PROBLEMS:
         outcome["problems"].append(f"… and {len(parsed.problems) - healthdata.SHOWN_PROBLEMS:,} more.")
