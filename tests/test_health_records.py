@@ -93,3 +93,11 @@ def test_health_records_go_with_the_session(db: Any) -> None:
     assert len(_rows(db, kept.id)) == 4
     assert sessions.load(removed.id) == removed  # removing the records keeps the session
     assert store.load("not a token") == [] and store.delete("../../etc") == 0
+
+
+def test_health_records_are_not_readable_from_the_sql_console(db: Any) -> None:
+    from services import console
+    from services.errors import UnsafeQuery
+
+    with pytest.raises(UnsafeQuery, match=r"app.health_records is outside the trial data"):
+        console.run_query("SELECT * FROM app.health_records", db=db)

@@ -193,7 +193,7 @@ def contact_messages(session: AssistantSession) -> None:
 
 # --- Health records (guided mode) -------------------------------------------------------------------------------
 
-HEALTH_UPLOAD_MB = 100
+HEALTH_UPLOAD_MB = 50  # the server's own limit (.streamlit/config.toml server.maxUploadSize) refuses more anyway
 _SOURCE_SHOWN = {"apple-health": "Apple Health", "csv": "CSV"}
 
 
@@ -213,7 +213,7 @@ def _store_upload(session: AssistantSession, upload: Any) -> None:
     st.session_state.pop("health_rows", None)
     outcome: dict[str, Any] = {"ok": "", "error": "", "problems": [], "notes": []}
     st.session_state["health_outcome"] = outcome
-    if upload.size > HEALTH_UPLOAD_MB * 1_000_000:
+    if upload.size > HEALTH_UPLOAD_MB * 1024 * 1024:
         outcome["error"] = (f"{upload.name} is {upload.size / 1e6:.0f} MB, over the {HEALTH_UPLOAD_MB} MB limit. "
                             "Upload export.zip (much smaller than export.xml) or a CSV of the results you need.")
         return
@@ -255,8 +255,8 @@ def health_records(session: AssistantSession) -> None:
                "link or a log, and deleted with “Forget this session” or “Remove my health records”.")
     upload = st.file_uploader("Apple Health export or lab CSV", type=["zip", "xml", "csv"], key="health_upload",
                               max_upload_size=HEALTH_UPLOAD_MB,
-                              help=f"Up to {HEALTH_UPLOAD_MB} MB. In the Health app: your picture → Export All Health "
-                                   "Data gives export.zip.")
+                              help=f"Up to {HEALTH_UPLOAD_MB} MB; export.zip is far smaller than the export.xml inside "
+                                   "it. In the Health app: your picture → Export All Health Data gives export.zip.")
     if upload is not None and upload.file_id != st.session_state.get("health_done"):
         _store_upload(session, upload)
     st.download_button("Download the CSV template", healthdata.csv_template(), file_name="health-records-template.csv",
