@@ -229,10 +229,10 @@ def _store_upload(session: AssistantSession, upload: Any) -> None:
         outcome["problems"] = parsed.problems[: healthdata.SHOWN_PROBLEMS]
         return
     try:
-        with health.database_errors():
-            stored = HealthRecordStore().save(session, parsed)
-    except TrialLandscapeError as exc:
-        outcome["error"] = f"Your records could not be stored ({exc}); nothing was stored. Try again."
+        stored = HealthRecordStore().save(session, parsed)
+    except TrialLandscapeError as exc:  # the database's own error, never the values
+        outcome["error"] = (f"Your records could not be stored ({exc}); nothing was stored. Remove the file above (×) "
+                            "and upload it again in a moment.")
         return
     st.query_params["session"] = session.id
     earlier = {"csv": "your earlier CSV upload", "apple-health": "your earlier Apple Health upload"}[parsed.source]
