@@ -57,6 +57,9 @@ def test_health_page_upload_show_use_and_remove(db: Any, monkeypatch: pytest.Mon
     assert list(table["Test"]) == ["creatinine", "HbA1c", "HbA1c", "daily steps"]
     assert list(table["Unit"]) == ["umol/L", "%", "%", ""]
     assert dict(at.query_params) == {"session": session.id}  # the session link, nothing of the records
+    assert [i.value for i in at.info if "step counts" in i.value] == [inert.md(
+        "Only 1 day of step counts in the 30 days to 2026-10-02: too few to estimate how active you are.")]
+    assert session.patient_profile.get("ecog") is None
 
     # The eligibility check reads the latest HbA1c with its date.
     _fill_guided_form(at)
