@@ -76,14 +76,14 @@ class Measure:
 _PER_LITRE_9 = {"109/l": (1.0, 0.0), "giga/l": (1.0, 0.0), "103/ul": (1.0, 0.0), "k/ul": (1.0, 0.0),
                 "thou/ul": (1.0, 0.0), "/nl": (1.0, 0.0), "/mm3": (0.001, 0.0), "cells/mm3": (0.001, 0.0),
                 "/ul": (0.001, 0.0), "cells/ul": (0.001, 0.0)}
-_UNIT_SHOWN = {"mg/dl": "mg/dL", "umol/l": "µmol/L", "mmol/l": "mmol/L", "g/dl": "g/dL", "g/l": "g/L", "u/l": "U/L",
+_UNIT_SHOWN = {"mg/dl": "mg/dL", "mg/l": "mg/L", "umol/l": "µmol/L", "mmol/l": "mmol/L", "g/dl": "g/dL", "g/l": "g/L", "u/l": "U/L",
                "iu/l": "IU/L", "109/l": "×10^9/L", "/mm3": "/mm³", "/ul": "/µL", "103/ul": "×10^3/µL",
                "ml/min/1.73m2": "mL/min/1.73m²", "ml/min": "mL/min", "mmol/mol": "mmol/mol", "mmhg": "mmHg",
                "count/min": "bpm", "kg/m2": "kg/m²", "degc": "°C", "degf": "°F"}
 
 MEASURES: tuple[Measure, ...] = (
     Measure("creatinine", "creatinine", "lab", "mg/dL",
-            {"mg/dl": (1.0, 0.0), "umol/l": (1 / 88.4, 0.0), "mmol/l": (1000 / 88.4, 0.0)}, 0.1, 25,
+            {"mg/dl": (1.0, 0.0), "umol/l": (1 / 88.4, 0.0), "mmol/l": (1000 / 88.4, 0.0), "mg/l": (0.1, 0.0)}, 0.1, 25,
             ("creatinine", "serum creatinine", "creatinine serum", "creat", "s creatinine", "plasma creatinine"),
             ("2160-0", "38483-4", "14682-9")),
     Measure("egfr", "eGFR", "lab", "mL/min/1.73m²",
@@ -96,7 +96,8 @@ MEASURES: tuple[Measure, ...] = (
     Measure("ast", "AST", "lab", "U/L", {"u/l": (1.0, 0.0), "iu/l": (1.0, 0.0), "ukat/l": (60.0, 0.0)}, 1, 5000,
             ("ast", "sgot", "asat", "aspartate aminotransferase", "aspartate transaminase", "ast sgot"),
             ("1920-8", "30239-8")),
-    Measure("bilirubin", "total bilirubin", "lab", "mg/dL", {"mg/dl": (1.0, 0.0), "umol/l": (1 / 17.1, 0.0)}, 0.05, 50,
+    Measure("bilirubin", "total bilirubin", "lab", "mg/dL",
+            {"mg/dl": (1.0, 0.0), "umol/l": (1 / 17.1, 0.0), "mg/l": (0.1, 0.0)}, 0.05, 50,
             ("bilirubin", "total bilirubin", "bilirubin total", "tbil", "t bili", "serum bilirubin"),
             ("1975-2", "14631-6")),
     Measure("hemoglobin", "haemoglobin", "lab", "g/dL",

@@ -51,6 +51,12 @@ PATIENT = PatientProfile(age_years=62, sex="male", conditions=("non-small cell l
      "The trial's limit (total bilirubin ≤ 1.5 × ULN) is a multiple of the upper limit of normal at its own "
      "laboratory, which is not known here, so your total bilirubin of 0.8 mg/dL on 2026-09-30 cannot be checked "
      "against it. Ask the trial team."),
+    ("inclusion", "Serum creatinine less than 1.5 times the upper normal limit", Label.NOT_ENOUGH_INFO,
+     "The trial's limit (creatinine < 1.5 times the upper normal limit) is a multiple of the upper limit of normal at "
+     "its own laboratory, which is not known here, so your creatinine of 1.1 mg/dL on 2026-10-02 cannot be checked "
+     "against it. Ask the trial team."),
+    ("inclusion", "Serum creatinine <=1.25 times of the upper limit of normal value", Label.NOT_ENOUGH_INFO, None),
+    ("inclusion", "Creatinine ≤ 1.5 ULN", Label.NOT_ENOUGH_INFO, None),
     ("inclusion", "AST and ALT ≤ 2.5 x ULN", Label.NOT_ENOUGH_INFO,
      "The trial asks for ALT ≤ 2.5 x ULN; your uploaded records have no ALT result."),
     ("inclusion", "Adequate organ function: ANC ≥ 1.5 x 10^9/L, platelets ≥ 100 x 10^9/L, creatinine ≤ 1.5 mg/dL",

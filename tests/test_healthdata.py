@@ -124,6 +124,7 @@ def test_healthdata_export_zip_reads_lab_results_from_clinical_records() -> None
     assert h.latest_labs(parsed.observations).keys() == {"creatinine", "platelets"}
 
 
+@pytest.mark.slow
 def test_healthdata_streams_a_200_mb_export_with_flat_memory(tmp_path: Path) -> None:
     path = tmp_path / "export.xml"
     start = date(2020, 1, 1)
@@ -299,7 +300,7 @@ def test_healthdata_csv_reports_each_bad_row_and_keeps_the_good_ones() -> None:
 
     assert [(o.key, o.std_value) for o in parsed.observations] == [("creatinine", 1.1)]
     assert parsed.problems == [
-        "Row 3: “mmol/mol” is not a unit for creatinine; write the value in mg/dL, µmol/L, mmol/L.",
+        "Row 3: “mmol/mol” is not a unit for creatinine; write the value in mg/dL, µmol/L, mmol/L, mg/L.",
         "Row 4: creatinine of 110 mg/dL is outside the possible range (0.1–25 mg/dL); check the value and its unit.",
         "Row 5: “Unobtainium” is not a test this app recognises; use a name from the template (Creatinine, eGFR, ALT, "
         "AST, Total bilirubin, Haemoglobin, ANC, Platelets, HbA1c, LDL, Weight, Steps).",

@@ -816,7 +816,8 @@ _MEASURES = (
 
 # Labs judged only from values the patient uploaded (services/healthdata.py converts their units); a note's own
 # mention of them is left to the other rules, as before.
-_LAB_UNIT = (r"(?P<u>(?:x|×|times)\s*(?:the\s+)?(?:institutional\s+)?(?:uln|upper limit(?:s)? of (?:the )?normal(?: range)?)\b|"
+_LAB_UNIT = (r"(?P<u>(?:(?:x|×|times)\s*(?:of\s+)?(?:the\s+)?(?:institutional\s+|site\s+|laboratory\s+)?)?(?:uln|upper\s+"
+             r"(?:normal\s+)?limits?(?:\s+of\s+(?:the\s+)?normal)?)\b|"
              r"(?:x|×)\s*10\^?(?:9|3)\s*/\s*(?:l|µl|ul|mm3)|/mm3|/µl|/ul|cells/mm3|mg/dl|mg/l|g/dl|g/l|mmol/mol|"
              r"mmol/l|µmol/l|μmol/l|umol/l|ml/min(?:/1\.73\s*m(?:2|²|\^2))?|iu/l|u/l|%)?")
 _LAB_NUMBER = r"(?P<n>\d{1,3}(?:,\d{3})+|\d{1,6}(?:\.\d+)?)"
@@ -837,7 +838,7 @@ _LAB_MEASURES = (
     _lab_measure("anc", "absolute neutrophil count", r"absolute neutrophil count|(?-i:ANC)|neutrophils?(?: count)?"),
     _lab_measure("ldl", "LDL cholesterol", r"(?-i:LDL)(?:-C| cholesterol)?|low[- ]density lipoprotein(?: cholesterol)?"),
 )
-_ULN = re.compile(r"uln|upper limit", re.I)
+_ULN = re.compile(r"uln|upper\s+(?:normal\s+)?limit", re.I)
 _OP_SHOWN = {"<=": "≤", ">=": "≥", "at least": "≥", "at most": "≤", "up to": "≤", "less than": "<", "lower than": "<",
              "below": "<", "under": "<", "more than": ">", "greater than": ">", "higher than": ">", "above": ">",
              "over": ">", "less than or equal to": "≤", "below or equal to": "≤", "greater than or equal to": "≥",
@@ -881,7 +882,8 @@ def _lab_finding(measure: _Measure, lab: LabValue, bounds: list[tuple[str, float
             note = f" (no unit read with the limit; taken as {assumed})"
         if std is None:
             return _Finding("measure", None, f"The trial gives the limit for {spec.name} in {unit_written}, a unit this "
-                            f"app cannot convert; {yours[0].lower()}{yours[1:]}. Ask the trial team.", open_question=True)
+                            f"app cannot convert, so {yours[0].lower()}{yours[1:]} cannot be checked against it. Ask the "
+                            "trial team.", open_question=True)
         limits.append((op, std))
     ok = all(_compare(lab.value, op, std) for op, std in limits)
     converted = ""
