@@ -178,6 +178,8 @@ with main:
     elif guided and session.phase == "matching":
         if st.button("Check my eligibility for these trials", type="primary", key="g_match"):
             chat.guided_step(session, lambda g: g.run_matching(session))
+    if guided and session.phase in ("intake", "search", "matching", "selection"):
+        chat.health_records(session)  # before the eligibility check, which reads the uploaded lab values
 
     cards, selectable = vm.cards_to_show(session, events)
     if cards:

@@ -388,7 +388,7 @@ def test_assistant_page_bad_or_forgotten_links_open_fresh(db: Any, monkeypatch: 
     _click(other, "asst_forget")
     assert store.load(kept.id) is None
     assert [w.value for w in other.warning] == [
-        "The session was forgotten: its answers, matches and report are deleted from the server."]
+        "The session was forgotten: its answers, matches, report and uploaded health records are deleted from the server."]
     assert other.session_state["asst_session"].id != kept.id
 
 

@@ -28,7 +28,7 @@ from services.data.provenance import FIELDS, NOT_IN_COPY, copy_note
 from services.eligibility.labels import Label
 from services.eligibility.match import criterion_status, structured_criteria
 from services.eligibility.parser import CriterionKind
-from services.eligibility.patient import PatientProfile
+from services.eligibility.patient import LabValue, PatientProfile
 from services.eligibility.plain import grouped_questions, plain_criterion
 from services.eligibility.rules import evaluate
 from services.eligibility.scoring import CriterionResult, gap_checklist, trial_verdict
@@ -185,10 +185,12 @@ class GuidedAssistant:
     """Runs the guided phases for one session through the same tools the model uses."""
 
     def __init__(self, backend: TrialBackend, *, registry: ToolRegistry | None = None,
-                 on_status: StatusCallback | None = None) -> None:
+                 on_status: StatusCallback | None = None,
+                 labs: Callable[[str], Sequence[LabValue]] | None = None) -> None:
         self.backend = backend
         self.registry = registry or build_registry()
         self.on_status = on_status
+        self.labs = labs  # session token -> the latest uploaded lab values (services/assistant/records.py)
 
     # ------------------------------------------------------------------ tool plumbing
 
@@ -399,6 +401,7 @@ class GuidedAssistant:
             treatments=tuple(p.get("treatments") or ()),
             ecog=p.get("ecog"),
             notes=p.get("notes") or None,
+            labs=tuple(self.labs(session.id)) if self.labs is not None else (),
         )
 
     @staticmethod

@@ -14,6 +14,18 @@ Assertion = Literal["affirmed", "negated", "family", "absent"]
 
 
 @dataclass(frozen=True)
+class LabValue:
+    """One uploaded lab result: the value in the measure's standard unit, its date (YYYY-MM-DD) and where it came from."""
+
+    key: str  # a services.healthdata measure key: "creatinine", "egfr", "alt", …
+    value: float
+    unit: str
+    date: str
+    source: str = ""
+    name: str = ""  # as written in the upload
+
+
+@dataclass(frozen=True)
 class PatientProfile:
     """Facts a patient (or the assistant's intake) gave us; unknown fields stay None or empty."""
 
@@ -26,6 +38,7 @@ class PatientProfile:
     pregnant: bool | None = None
     healthy_volunteer: bool | None = None
     notes: str | None = None
+    labs: tuple[LabValue, ...] = ()
 
     def __post_init__(self) -> None:
         if self.sex not in (None, "male", "female"):
@@ -71,6 +84,7 @@ class PatientFacts:
     # Whether the note says the patient will follow the study plan (comply, attend visits); a note that only
     # says they will consent does not say this.  Profiles leave it to the screening visit, like consent.
     comply: bool = False
+    labs: tuple[LabValue, ...] = ()  # uploaded lab results (a profile's; a note has none)
 
     def evidence(self, ids: tuple[int, ...] | list[int]) -> tuple[int, ...]:
         """Sentence ids worth citing: note sentences only, sorted, without repeats."""
@@ -303,6 +317,7 @@ def facts_from_profile(profile: PatientProfile) -> PatientFacts:
         comply=True,
         complete_record=False,
         from_note=False,
+        labs=profile.labs,
     )
 
 

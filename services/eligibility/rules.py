@@ -2,7 +2,8 @@
 
 The rules decide what structure allows -- age (with units and ranges), sex, pregnancy and
 lactation, healthy volunteers, ECOG/Karnofsky performance status, consent and compliance, a few
-measurements (temperature, haemoglobin, BMI, weight, gestational age), and named conditions,
+measurements (temperature, haemoglobin, BMI, weight, gestational age), lab limits judged from the latest
+uploaded lab values (creatinine, eGFR, ALT, AST, bilirubin, ANC, platelets, HbA1c, LDL), and named conditions,
 treatments and test results that are present or negated -- and say "not enough information"
 otherwise.  A model-based evaluator can take over the rest through :data:`CriterionEvaluator`.
 
@@ -21,9 +22,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
 
+from services import healthdata
 from services.eligibility.labels import Label
 from services.eligibility.parser import Criterion, CriterionKind, criterion_sentences, unescape_markdown
 from services.eligibility.patient import (
+    LabValue,
     PatientFacts,
     PatientProfile,
     assertion_at,
@@ -746,7 +749,7 @@ class _Measure:
     key: str
     name: str
     criterion: re.Pattern[str]
-    note: re.Pattern[str]
+    note: re.Pattern[str] | None  # None: judged only from an uploaded lab value, never read out of a note
     to_standard: dict[str, float]  # unit (lower case) -> factor to the standard unit
 
 
@@ -791,7 +794,7 @@ _MEASURES = (
     _Measure(
         "hba1c", "HbA1c",
         re.compile(r"\b(?:HbA1c|A1c|glycated h(?:a)?emoglobin|glycosylated h(?:a)?emoglobin)\b(?:\s*\(HbA1c\))?[^.;]{0,30}?"
-                   + _OP + r"\s*(?P<n>\d{1,2}(?:\.\d)?)\s*(?P<u>%)?", re.I),
+                   + _OP + r"\s*(?P<n>\d{1,2}(?:\.\d)?)\s*(?P<u>%|mmol/mol)?", re.I),
         re.compile(r"\b(?:HbA1c|A1c|glycated h(?:a)?emoglobin|glycosylated h(?:a)?emoglobin)\b[^.;0-9]{0,20}?"
                    r"(?P<n>\d{1,2}(?:\.\d)?)\s*(?P<u>%)", re.I),
         {"%": 1.0, "": 1.0},
@@ -810,6 +813,89 @@ _MEASURES = (
         {"µg/l": 1.0, "ug/l": 1.0, "ng/ml": 1.0, "": 1.0},
     ),
 )
+
+# Labs judged only from values the patient uploaded (services/healthdata.py converts their units); a note's own
+# mention of them is left to the other rules, as before.
+_LAB_UNIT = (r"(?P<u>(?:(?:x|×|times)\s*(?:of\s+)?(?:the\s+)?(?:institutional\s+|site\s+|laboratory\s+)?)?(?:uln|upper\s+"
+             r"(?:normal\s+)?limits?(?:\s+of\s+(?:the\s+)?normal)?)\b|"
+             r"(?:x|×)\s*10\^?(?:9|3)\s*/\s*(?:l|µl|ul|mm3)|/mm3|/µl|/ul|cells/mm3|mg/dl|mg/l|g/dl|g/l|mmol/mol|"
+             r"mmol/l|µmol/l|μmol/l|umol/l|ml/min(?:/1\.73\s*m(?:2|²|\^2))?|iu/l|u/l|%)?")
+_LAB_NUMBER = r"(?P<n>\d{1,3}(?:,\d{3})+|\d{1,6}(?:\.\d+)?)"
+
+
+def _lab_measure(key: str, name: str, words: str) -> _Measure:
+    pattern = re.compile(r"\b(?:" + words + r")\b(?:\s*\([^()]*\))?[^.;]{0,30}?" + _OP + r"\s*" + _LAB_NUMBER + r"\s*"
+                         + _LAB_UNIT, re.I)
+    return _Measure(key, name, pattern, None, {})
+
+
+_LAB_MEASURES = (
+    _lab_measure("creatinine", "creatinine", r"(?:serum\s+)?creatinine(?!\s+clearance)"),
+    _lab_measure("egfr", "eGFR", r"eGFR|estimated GFR|(?-i:GFR)|(?:estimated\s+)?glomerular filtration rate"),
+    _lab_measure("alt", "ALT", r"(?-i:ALT|SGPT|ALAT)|alanine (?:amino)?transferase|alanine transaminase"),
+    _lab_measure("ast", "AST", r"(?-i:AST|SGOT|ASAT)|aspartate (?:amino)?transferase|aspartate transaminase"),
+    _lab_measure("bilirubin", "total bilirubin", r"(?<!direct )(?<!conjugated )(?<!indirect )(?:total\s+)?bilirubin"),
+    _lab_measure("anc", "absolute neutrophil count", r"absolute neutrophil count|(?-i:ANC)|neutrophils?(?: count)?"),
+    _lab_measure("ldl", "LDL cholesterol", r"(?-i:LDL)(?:-C| cholesterol)?|low[- ]density lipoprotein(?: cholesterol)?"),
+)
+_ULN = re.compile(r"uln|upper\s+(?:normal\s+)?limit", re.I)
+_OP_SHOWN = {"<=": "≤", ">=": "≥", "at least": "≥", "at most": "≤", "up to": "≤", "less than": "<", "lower than": "<",
+             "below": "<", "under": "<", "more than": ">", "greater than": ">", "higher than": ">", "above": ">",
+             "over": ">", "less than or equal to": "≤", "below or equal to": "≤", "greater than or equal to": "≥",
+             "equal to": "≤"}
+# A limit written without a unit: which unit its size means (the usual units differ by a factor of 10-1000).
+_UNITLESS = {"creatinine": (20.0, "mg/dL", "µmol/L"), "bilirubin": (10.0, "mg/dL", "µmol/L"),
+             "anc": (100.0, "×10^9/L", "/mm³"), "platelets": (2000.0, "×10^9/L", "/mm³"),
+             "hemoglobin": (25.0, "g/dL", "g/L"), "hba1c": (20.0, "%", "mmol/mol"), "ldl": (20.0, "mmol/L", "mg/dL")}
+
+
+def _latest_lab(facts: PatientFacts, key: str) -> LabValue | None:
+    values = [lab for lab in facts.labs if lab.key == key]
+    return max(values, key=lambda lab: lab.date) if values else None
+
+
+def _amount(x: float) -> str:
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
+def _lab_finding(measure: _Measure, lab: LabValue, bounds: list[tuple[str, float, str]], unit_written: str,
+                 kind: CriterionKind) -> _Finding:
+    """Judge a criterion's limit from the latest uploaded value, converting the limit to the value's unit."""
+    spec = healthdata.BY_KEY[measure.key]
+    yours = f"Your {spec.name} of {_amount(lab.value)} {lab.unit} on {lab.date}"
+    shown = " and ".join(f"{_OP_SHOWN.get(op.lower(), op)} {n}" for op, _, n in bounds) + (
+        f" {unit_written}" if unit_written else "")
+    if _ULN.search(unit_written):
+        return _Finding("measure", None, f"The trial's limit ({spec.name} {shown}) is a multiple of the upper limit of "
+                        f"normal at its own laboratory, which is not known here, so {yours[0].lower()}{yours[1:]} "
+                        "cannot be checked against it. Ask the trial team.", open_question=True)
+    limits: list[tuple[str, float]] = []
+    note = ""
+    for op, _, raw in bounds:
+        number = float(raw.replace(",", ""))
+        if unit_written:
+            std = spec.to_standard(number, unit_written)
+        else:
+            cut, small, large = _UNITLESS.get(measure.key, (math.inf, spec.unit, spec.unit))
+            assumed = small if number <= cut else large
+            std = spec.to_standard(number, assumed)
+            note = f" (no unit read with the limit; taken as {assumed})"
+        if std is None:
+            return _Finding("measure", None, f"The trial gives the limit for {spec.name} in {unit_written}, a unit this "
+                            f"app cannot convert, so {yours[0].lower()}{yours[1:]} cannot be checked against it. Ask the "
+                            "trial team.", open_question=True)
+        limits.append((op, std))
+    ok = all(_compare(lab.value, op, std) for op, std in limits)
+    converted = ""
+    if unit_written and healthdata.normalise_unit(unit_written) != healthdata.normalise_unit(lab.unit):
+        factor, offset = spec.units[healthdata.normalise_unit(unit_written)]
+        converted = f" ({_amount((lab.value - offset) / factor)} {unit_written})"
+    if kind == "exclusion":
+        verdict = "is in the range this exclusion describes:" if ok else "is not in the range this exclusion describes:"
+    else:
+        verdict = "is within the limit of" if ok else "is outside the limit of"
+    return _Finding("measure", ok, f"{yours}{converted} {verdict} {shown}{note}.")
+
 
 # "... 40% or lower": the bound written after the number.
 _OR_BOUND = re.compile(r"(?P<n>\d{1,3}(?:\.\d+)?)\s*(?P<u>%)?\s*or (?P<dir>lower|less|below|under|higher|more|greater|"
@@ -837,6 +923,8 @@ def _measure_value(measure: _Measure, raw: str, unit: str | None) -> float:
         return value / 1000  # per mm3 -> x10^9/L
     if measure.key == "hemoglobin" and not unit_key and value > 25:
         return value / 10  # g/L written without a unit
+    if measure.key == "hba1c" and unit_key == "mmol/mol":
+        return value * 0.0915 + 2.15  # IFCC mmol/mol -> NGSP %
     return value * measure.to_standard.get(unit_key, 1.0)
 
 
@@ -853,11 +941,13 @@ def _compare(value: float, op: str, limit: float) -> bool:
     return math.isclose(value, limit)
 
 
-def _measure_findings(text: str, facts: PatientFacts) -> tuple[list[_Finding], list[tuple[int, int]]]:
+def _measure_findings(text: str, facts: PatientFacts,
+                      kind: CriterionKind = "inclusion") -> tuple[list[_Finding], list[tuple[int, int]]]:
     norm = _normalise(text)
     findings: list[_Finding] = []
     spans: list[tuple[int, int]] = []
-    for measure in _MEASURES:
+    for measure in _MEASURES + (_LAB_MEASURES if facts.labs else ()):
+        lab = _latest_lab(facts, measure.key)
         m = measure.criterion.search(norm)
         bounds: list[tuple[str, float, str]] = []  # (operator, limit, number as written)
         unit_written = ""
@@ -871,7 +961,7 @@ def _measure_findings(text: str, facts: PatientFacts) -> tuple[list[_Finding], l
                 spans.append((m.end(), m.end() + second.end()))
         else:
             # The measure named with its bound written another way: "40% or lower", "18 - 30".
-            named = measure.note.search(norm)
+            named = measure.note.search(norm) if measure.note is not None else None
             if named is None:
                 continue
             start = named.start()
@@ -889,6 +979,16 @@ def _measure_findings(text: str, facts: PatientFacts) -> tuple[list[_Finding], l
             m = named
         limit = bounds[0][1]
         spans.append(m.span())
+        if lab is not None:
+            findings.append(_lab_finding(measure, lab, bounds, unit_written, kind))
+            continue
+        if measure.note is None:
+            named_lab = healthdata.BY_KEY[measure.key].name
+            findings.append(_Finding("measure", None, f"The trial asks for {named_lab} "
+                                     + " and ".join(f"{_OP_SHOWN.get(op.lower(), op)} {n}" for op, _, n in bounds)
+                                     + (f" {unit_written}" if unit_written else "")
+                                     + f"; your uploaded records have no {named_lab} result.", open_question=True))
+            continue
         observed: tuple[float, int] | None = None
         for sentence in facts.sentences:
             seen = measure.note.search(_normalise(sentence.text))
@@ -1528,7 +1628,7 @@ def evaluate(criterion_text: str | None, kind: CriterionKind, patient: Patient) 
                 return Judgement(Label.NOT_APPLICABLE, finding.reason, finding.evidence)
             findings.append(finding)
             consumed += spans
-    measures, spans = _measure_findings(text, facts)
+    measures, spans = _measure_findings(text, facts, kind)
     findings += measures
     consumed += spans
     unknowable = _UNKNOWABLE.search(text)
@@ -1540,7 +1640,8 @@ def evaluate(criterion_text: str | None, kind: CriterionKind, patient: Patient) 
     unread = "".join(" " if any(a <= i < b for a, b in consumed) else ch for i, ch in enumerate(text))
     lab = _LAB_THRESHOLD.search(unread)
     if lab and not find_concepts(_PARENS.sub(" ", text)) and not any(f.aspect == "measure" for f in findings):
-        findings.append(_Finding("lab", None, "The note does not give this test result.", open_question=True))
+        said = "The note does not" if facts.from_note else "Your answers and uploaded health records do not"
+        findings.append(_Finding("lab", None, f"{said} give this test result.", open_question=True))
 
     consent = _consent_finding(text, facts, find_concepts(text)) if pregnancy is None else None
     if consent is not None:

@@ -8,17 +8,18 @@ from typing import Any
 
 import streamlit as st
 
-from services import inert, limits, report
-from services.assistant import AssistantSession, Callbacks, Orchestrator
+from services import healthdata, inert, limits, report
+from services.assistant import AssistantSession, Callbacks, Orchestrator, records
 from services.assistant import view_model as vm
 from services.assistant.guided import GuidedAssistant, GuidedError, StepResult
 from services.assistant.orchestrator import UserInput
+from services.assistant.records import HealthRecordStore
 from services.assistant.store import SessionStore
 from services.errors import AssistantUnavailable, TrialLandscapeError
 from services.ui import gate, health
 from services.ui import state as ui_state
 
-FORM_KEY_PREFIXES = ("g_", "pick_", "other_", "asst_pick_", "asst_pdf")
+FORM_KEY_PREFIXES = ("g_", "pick_", "other_", "asst_pick_", "asst_pdf", "health_")
 
 
 def clear_form_state() -> None:
@@ -58,8 +59,8 @@ def forget(session: AssistantSession) -> None:
     with health.database_errors():
         SessionStore().delete(session.id)
     start_fresh()
-    st.session_state["asst_notice"] = ("The session was forgotten: its answers, matches and report are deleted from "
-                                       "the server.")
+    st.session_state["asst_notice"] = ("The session was forgotten: its answers, matches, report and uploaded health "
+                                       "records are deleted from the server.")
 
 
 def save(session: AssistantSession) -> None:
@@ -126,7 +127,8 @@ def guided_step(session: AssistantSession, action: Callable[[GuidedAssistant], S
             status.update(label=inert.md_line(message))
             status.write(inert.md_line(message))
 
-        helper = GuidedAssistant(vm.backend_for(session), on_status=on_status)
+        helper = GuidedAssistant(vm.backend_for(session), on_status=on_status,
+                                 labs=lambda token: records.lab_values(HealthRecordStore().load(token)))
         try:
             with health.database_errors():
                 result = action(helper)
@@ -187,3 +189,113 @@ def contact_messages(session: AssistantSession) -> None:
                                    key=f"{key}_{d['nct_id']}")
             st.download_button("Download this message", message, file_name=f"message-{d['nct_id']}.txt",
                                mime="text/plain", key=f"{key}_dl_{d['nct_id']}")
+
+
+# --- Health records (guided mode) -------------------------------------------------------------------------------
+
+HEALTH_UPLOAD_MB = 50  # the server's own limit (.streamlit/config.toml server.maxUploadSize) refuses more anyway
+_SOURCE_SHOWN = {"apple-health": "Apple Health", "csv": "CSV"}
+
+
+def _health_observations(session: AssistantSession) -> list[healthdata.Observation]:
+    """The session's stored records, read once per change (kept in state under the session's token)."""
+    held = st.session_state.get("health_rows")
+    if held is None or held[0] != session.id:
+        with health.database_errors():
+            held = (session.id, HealthRecordStore().load(session.id))
+        st.session_state["health_rows"] = held
+    return held[1]  # type: ignore[no-any-return]
+
+
+def _store_upload(session: AssistantSession, upload: Any) -> None:
+    """Read one uploaded file and store what it gave, all or nothing; the outcome goes to the next run's messages."""
+    st.session_state["health_done"] = upload.file_id
+    st.session_state.pop("health_rows", None)
+    outcome: dict[str, Any] = {"ok": "", "error": "", "problems": [], "notes": []}
+    st.session_state["health_outcome"] = outcome
+    if upload.size > HEALTH_UPLOAD_MB * 1024 * 1024:
+        outcome["error"] = (f"{upload.name} is {upload.size / 1e6:.0f} MB, over the {HEALTH_UPLOAD_MB} MB limit. "
+                            "Upload export.zip (much smaller than export.xml) or a CSV of the results you need.")
+        return
+    try:
+        with st.spinner("Reading your health records…"):
+            parsed = healthdata.read_upload(upload.name, upload)
+    except healthdata.HealthDataError as exc:
+        outcome["error"] = str(exc) if "nothing was stored" in str(exc) else f"{exc} Nothing from {upload.name} was stored."
+        return
+    if not parsed.observations:
+        outcome["error"] = (f"Nothing in {upload.name} is a lab, vital or step count this app recognises, so nothing "
+                            "was stored.")
+        outcome["problems"] = parsed.problems[: healthdata.SHOWN_PROBLEMS]
+        return
+    try:
+        stored = HealthRecordStore().save(session, parsed)
+    except TrialLandscapeError as exc:  # the database's own error, never the values
+        outcome["error"] = (f"Your records could not be stored ({exc}); nothing was stored. Remove the file above (×) "
+                            "and upload it again in a moment.")
+        return
+    st.query_params["session"] = session.id
+    earlier = {"csv": "your earlier CSV upload", "apple-health": "your earlier Apple Health upload"}[parsed.source]
+    outcome["ok"] = (f"Stored {stored:,} value{'s' if stored != 1 else ''} from {upload.name} (they replace "
+                     f"{earlier}, if any)." + (f" {len(parsed.problems):,} row{'s were' if len(parsed.problems) != 1 else ' was'} "
+                                               "not stored; see below." if parsed.problems else ""))
+    outcome["problems"] = parsed.problems[: healthdata.SHOWN_PROBLEMS]
+    if len(parsed.problems) > healthdata.SHOWN_PROBLEMS:
+        outcome["problems"].append(f"… and {len(parsed.problems) - healthdata.SHOWN_PROBLEMS:,} more.")
+    outcome["notes"] = parsed.notes
+
+
+def health_records(session: AssistantSession) -> None:
+    """The optional health-records section: upload, template, what is stored, an activity estimate, removal."""
+    st.subheader("Health records (optional)")
+    st.caption("Upload an Apple Health export (export.zip, or the export.xml inside it) or a CSV of lab results and "
+               "vitals (columns date, name, value, unit). Recognised: creatinine, eGFR, ALT, AST, total bilirubin, "
+               "haemoglobin, ANC, platelets, HbA1c, LDL, heart rate, blood pressure, weight, height, BMI, glucose, "
+               "oxygen saturation, temperature and daily steps. They are kept only with this session, never in a "
+               "link or a log, and deleted with “Forget this session” or “Remove my health records”.")
+    upload = st.file_uploader("Apple Health export or lab CSV", type=["zip", "xml", "csv"], key="health_upload",
+                              max_upload_size=HEALTH_UPLOAD_MB,
+                              help=f"Up to {HEALTH_UPLOAD_MB} MB; export.zip is far smaller than the export.xml inside "
+                                   "it. In the Health app: your picture → Export All Health Data gives export.zip.")
+    if upload is not None and upload.file_id != st.session_state.get("health_done"):
+        _store_upload(session, upload)
+    st.download_button("Download the CSV template", healthdata.csv_template(), file_name="health-records-template.csv",
+                       mime="text/csv", key="health_template",
+                       help="One row per result: date as YYYY-MM-DD, the test's name, the number, its unit. Rows "
+                            "left without a value are skipped.")
+    outcome = st.session_state.get("health_outcome")
+    if outcome:
+        if outcome["error"]:
+            st.error(inert.md(outcome["error"]), icon="⚠️")
+        if outcome["ok"]:
+            st.success(inert.md(outcome["ok"]), icon="✅")
+        if outcome["problems"]:
+            st.warning(inert.md("Not stored (fix these rows and upload the file again):"), icon="✏️")
+            st.text("\n".join(outcome["problems"]))
+        for note in outcome["notes"]:
+            st.caption(inert.md(note))
+    observations = _health_observations(session)
+    if not observations:
+        return
+    order = {"lab": 0, "vital": 1, "steps": 2}
+    rows = sorted(observations, key=lambda o: (order[o.kind], -o.observed_on.toordinal(), o.key))
+    st.dataframe(
+        [{"Date": o.observed_on.isoformat(), "Test": healthdata.BY_KEY[o.key].name, "As written": o.name,
+          "Value": o.value, "Unit": o.unit, "Standard value": o.std_value, "Standard unit": o.std_unit,
+          "Source": _SOURCE_SHOWN.get(o.source, o.source)} for o in rows[:5000]],
+        hide_index=True, key="health_table", width="stretch", height=280)
+    labs = len(healthdata.latest_labs(observations))
+    st.caption(f"{len(observations):,} stored values" + (" (the first 5,000 shown)" if len(rows) > 5000 else "")
+               + (f". When you check eligibility, the latest value of each of your {labs} lab test"
+                  f"{'s' if labs != 1 else ''} is compared with each trial's lab limits, and the reason names the "
+                  "value and its date." if labs else "."))
+    estimate = healthdata.activity_estimate(observations)
+    if estimate:
+        st.info(inert.md(estimate), icon="🚶")
+    if st.button("Remove my health records", key="health_remove"):
+        with health.database_errors():
+            removed = HealthRecordStore().delete(session.id)
+        st.session_state.pop("health_rows", None)
+        st.session_state["health_outcome"] = {"ok": f"Removed {removed:,} stored values from this session.",
+                                              "error": "", "problems": [], "notes": []}
+        st.rerun()

@@ -1,0 +1,623 @@
+"""Health records a patient uploads: an Apple Health export (export.zip / export.xml) or a CSV of labs and vitals.
+
+Everything here is pure: bytes or a binary stream in, recognised observations (with the unit as written and the
+value in a standard unit) out, or a HealthDataError whose message says what to do. The XML is read with expat in
+chunks and never built into a tree, so memory stays flat for exports of hundreds of megabytes; entity declarations
+are refused (no "billion laughs"), and the bytes read, records kept and time spent are capped.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import re
+import statistics
+import time
+import zipfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from pathlib import PurePosixPath
+from typing import IO, Any, Literal
+from xml.parsers import expat
+
+from services.errors import BadInput
+
+Kind = Literal["lab", "vital", "steps"]
+Source = Literal["apple-health", "csv"]
+
+MAX_XML_BYTES = 250_000_000  # uncompressed export.xml read at most
+MAX_CSV_BYTES = 2_000_000
+MAX_CSV_ROWS = 5_000
+MAX_OBSERVATIONS = 20_000  # kept per upload (the most recent ones)
+MAX_PENDING = 200_000  # distinct (measure, day[, device]) groups while reading an export
+MAX_ZIP_ENTRIES = 50_000
+MAX_ZIP_RATIO = 250  # uncompressed / compressed size of one member
+MAX_CLINICAL_FILES = 5_000
+MAX_CLINICAL_BYTES = 1_000_000  # one FHIR resource file
+MAX_SECONDS = 120.0
+CHUNK = 1 << 20
+SHOWN_PROBLEMS = 50
+
+
+class HealthDataError(BadInput):
+    """An upload that cannot be used; the message says why and what to upload instead."""
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A lab or vital this app recognises: names, standard unit, accepted units and a plausible range."""
+
+    key: str
+    name: str
+    kind: Kind
+    unit: str  # the standard unit, as shown
+    units: Mapping[str, tuple[float, float]]  # normalised unit -> (factor, offset) to the standard unit
+    low: float
+    high: float
+    names: tuple[str, ...] = ()
+    loinc: tuple[str, ...] = ()
+    apple: tuple[str, ...] = ()  # HKQuantityTypeIdentifier… suffixes
+
+    def to_standard(self, value: float, unit: str) -> float | None:
+        """The value in the standard unit, or None when the unit does not fit this measure."""
+        rule = self.units.get(normalise_unit(unit))
+        if rule is None:
+            return None
+        return value * rule[0] + rule[1]
+
+    def unit_choices(self) -> str:
+        """The units to write, for messages."""
+        return ", ".join(dict.fromkeys(_UNIT_SHOWN.get(u, u) for u in self.units if u)) or "no unit"
+
+
+_PER_LITRE_9 = {"109/l": (1.0, 0.0), "giga/l": (1.0, 0.0), "103/ul": (1.0, 0.0), "k/ul": (1.0, 0.0),
+                "thou/ul": (1.0, 0.0), "/nl": (1.0, 0.0), "/mm3": (0.001, 0.0), "cells/mm3": (0.001, 0.0),
+                "/ul": (0.001, 0.0), "cells/ul": (0.001, 0.0)}
+_UNIT_SHOWN = {"mg/dl": "mg/dL", "mg/l": "mg/L", "umol/l": "µmol/L", "mmol/l": "mmol/L", "g/dl": "g/dL", "g/l": "g/L", "u/l": "U/L",
+               "iu/l": "IU/L", "109/l": "×10^9/L", "/mm3": "/mm³", "/ul": "/µL", "103/ul": "×10^3/µL",
+               "ml/min/1.73m2": "mL/min/1.73m²", "ml/min": "mL/min", "mmol/mol": "mmol/mol", "mmhg": "mmHg",
+               "count/min": "bpm", "kg/m2": "kg/m²", "degc": "°C", "degf": "°F"}
+
+MEASURES: tuple[Measure, ...] = (
+    Measure("creatinine", "creatinine", "lab", "mg/dL",
+            {"mg/dl": (1.0, 0.0), "umol/l": (1 / 88.4, 0.0), "mmol/l": (1000 / 88.4, 0.0), "mg/l": (0.1, 0.0)}, 0.1, 25,
+            ("creatinine", "serum creatinine", "creatinine serum", "creat", "s creatinine", "plasma creatinine"),
+            ("2160-0", "38483-4", "14682-9")),
+    Measure("egfr", "eGFR", "lab", "mL/min/1.73m²",
+            {"ml/min/1.73m2": (1.0, 0.0), "ml/min": (1.0, 0.0), "ml/min/1.73": (1.0, 0.0)}, 1, 200,
+            ("egfr", "gfr", "estimated gfr", "estimated glomerular filtration rate", "glomerular filtration rate"),
+            ("33914-3", "48642-3", "48643-1", "62238-1", "98979-8", "88293-6", "88294-4")),
+    Measure("alt", "ALT", "lab", "U/L", {"u/l": (1.0, 0.0), "iu/l": (1.0, 0.0), "ukat/l": (60.0, 0.0)}, 1, 5000,
+            ("alt", "sgpt", "alat", "alanine aminotransferase", "alanine transaminase", "alt sgpt"),
+            ("1742-6", "1743-4", "76625-3")),
+    Measure("ast", "AST", "lab", "U/L", {"u/l": (1.0, 0.0), "iu/l": (1.0, 0.0), "ukat/l": (60.0, 0.0)}, 1, 5000,
+            ("ast", "sgot", "asat", "aspartate aminotransferase", "aspartate transaminase", "ast sgot"),
+            ("1920-8", "30239-8")),
+    Measure("bilirubin", "total bilirubin", "lab", "mg/dL",
+            {"mg/dl": (1.0, 0.0), "umol/l": (1 / 17.1, 0.0), "mg/l": (0.1, 0.0)}, 0.05, 50,
+            ("bilirubin", "total bilirubin", "bilirubin total", "tbil", "t bili", "serum bilirubin"),
+            ("1975-2", "14631-6")),
+    Measure("hemoglobin", "haemoglobin", "lab", "g/dL",
+            {"g/dl": (1.0, 0.0), "g/l": (0.1, 0.0), "mmol/l": (1.611, 0.0)}, 2, 25,
+            ("hemoglobin", "haemoglobin", "hb", "hgb"), ("718-7", "30313-1", "59260-0")),
+    Measure("anc", "absolute neutrophil count", "lab", "×10^9/L", _PER_LITRE_9, 0, 100,
+            ("anc", "absolute neutrophil count", "neutrophils", "neutrophil count", "neutrophils absolute",
+             "absolute neutrophils", "neut abs", "neutrophils #"), ("751-8", "26499-4", "753-4")),
+    Measure("platelets", "platelet count", "lab", "×10^9/L", _PER_LITRE_9, 1, 2000,
+            ("platelets", "platelet count", "platelet", "plt", "thrombocytes"), ("777-3", "26515-7", "49497-1")),
+    Measure("hba1c", "HbA1c", "lab", "%", {"%": (1.0, 0.0), "mmol/mol": (0.0915, 2.15)}, 3, 20,
+            ("hba1c", "a1c", "hemoglobin a1c", "haemoglobin a1c", "glycated hemoglobin", "glycated haemoglobin",
+             "glycosylated hemoglobin"), ("4548-4", "17856-6", "59261-8")),
+    Measure("ldl", "LDL cholesterol", "lab", "mg/dL", {"mg/dl": (1.0, 0.0), "mmol/l": (38.67, 0.0)}, 10, 500,
+            ("ldl", "ldl cholesterol", "ldl c", "low density lipoprotein", "ldl calculated"),
+            ("2089-1", "13457-7", "18262-6")),
+    Measure("heart_rate", "heart rate", "vital", "bpm", {"count/min": (1.0, 0.0), "bpm": (1.0, 0.0),
+                                                          "/min": (1.0, 0.0), "beats/min": (1.0, 0.0)}, 20, 250,
+            ("heart rate", "pulse", "pulse rate"), ("8867-4",), ("HeartRate",)),
+    Measure("resting_heart_rate", "resting heart rate", "vital", "bpm",
+            {"count/min": (1.0, 0.0), "bpm": (1.0, 0.0), "/min": (1.0, 0.0), "beats/min": (1.0, 0.0)}, 20, 250,
+            ("resting heart rate", "resting pulse"), ("40443-4",), ("RestingHeartRate",)),
+    Measure("systolic", "systolic blood pressure", "vital", "mmHg", {"mmhg": (1.0, 0.0)}, 50, 260,
+            ("systolic", "systolic blood pressure", "systolic bp", "sbp"), ("8480-6",), ("BloodPressureSystolic",)),
+    Measure("diastolic", "diastolic blood pressure", "vital", "mmHg", {"mmhg": (1.0, 0.0)}, 30, 160,
+            ("diastolic", "diastolic blood pressure", "diastolic bp", "dbp"), ("8462-4",), ("BloodPressureDiastolic",)),
+    Measure("weight", "weight", "vital", "kg", {"kg": (1.0, 0.0), "lb": (0.45359237, 0.0), "lbs": (0.45359237, 0.0),
+                                                 "g": (0.001, 0.0)}, 2, 400,
+            ("weight", "body weight", "body mass"), ("29463-7",), ("BodyMass",)),
+    Measure("height", "height", "vital", "cm", {"cm": (1.0, 0.0), "m": (100.0, 0.0), "in": (2.54, 0.0),
+                                                 "ft": (30.48, 0.0)}, 40, 250,
+            ("height", "body height"), ("8302-2",), ("Height",)),
+    Measure("bmi", "body mass index", "vital", "kg/m²", {"kg/m2": (1.0, 0.0), "count": (1.0, 0.0), "": (1.0, 0.0)},
+            10, 80, ("bmi", "body mass index"), ("39156-5",), ("BodyMassIndex",)),
+    Measure("glucose", "blood glucose", "vital", "mg/dL", {"mg/dl": (1.0, 0.0), "mmol/l": (18.016, 0.0)}, 10, 1000,
+            ("glucose", "blood glucose", "blood sugar"), ("2339-0", "2345-7"), ("BloodGlucose",)),
+    Measure("spo2", "oxygen saturation", "vital", "%", {"%": (1.0, 0.0)}, 50, 100,
+            ("oxygen saturation", "spo2", "o2 saturation", "sao2"), ("59408-5", "2708-6"), ("OxygenSaturation",)),
+    Measure("temperature", "body temperature", "vital", "°C",
+            {"degc": (1.0, 0.0), "c": (1.0, 0.0), "degf": (5 / 9, -160 / 9), "f": (5 / 9, -160 / 9)}, 30, 45,
+            ("temperature", "body temperature", "temp"), ("8310-5",), ("BodyTemperature",)),
+    Measure("steps", "daily steps", "steps", "steps", {"count": (1.0, 0.0), "steps": (1.0, 0.0), "": (1.0, 0.0)},
+            0, 100_000, ("steps", "step count", "daily steps"), ("55423-8",), ("StepCount",)),
+)
+BY_KEY = {m.key: m for m in MEASURES}
+_BY_NAME = {n: m for m in MEASURES for n in m.names}
+_BY_LOINC = {c: m for m in MEASURES for c in m.loinc}
+_BY_APPLE = {f"HKQuantityTypeIdentifier{a}": m for m in MEASURES for a in m.apple}
+LAB_KEYS = tuple(m.key for m in MEASURES if m.kind == "lab")
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One recognised value: as written (name, value, unit) and in the measure's standard unit."""
+
+    kind: Kind
+    key: str
+    name: str
+    value: float
+    unit: str
+    std_value: float
+    std_unit: str
+    observed_on: date
+    source: Source
+
+    def as_row(self) -> dict[str, Any]:
+        """The row stored in app.health_records (JSON-friendly)."""
+        return {"kind": self.kind, "key": self.key, "name": self.name, "value": self.value, "unit": self.unit,
+                "std_value": self.std_value, "std_unit": self.std_unit, "observed_on": self.observed_on.isoformat(),
+                "source": self.source}
+
+
+@dataclass
+class Parsed:
+    """What one upload gave: the observations to store, rows not stored (with why), and notes about the reading."""
+
+    source: Source
+    observations: list[Observation]
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+# --- Names and units ------------------------------------------------------------------------------------------
+
+def normalise_unit(unit: str) -> str:
+    """A unit in one spelling: lower case, no spaces, µ/μ → u, ×10^9 → 109, Apple's mmol<180.15…>/L → mmol/l."""
+    u = re.sub(r"<[^<>]*>", "", unit or "").strip().lower()
+    u = u.replace("μ", "u").replace("µ", "u").replace("²", "2").replace("³", "3").replace("°", "deg")
+    u = re.sub(r"\s+", "", u).replace("×", "x").replace("^", "").replace("*", "")
+    u = re.sub(r"^x?10e?(\d)", r"10\1", u)
+    u = {"degreesc": "degc", "celsius": "degc", "degreesf": "degf", "fahrenheit": "degf", "beats/minute": "bpm",
+         "cells/mcl": "cells/ul", "/mcl": "/ul", "mm[hg]": "mmhg", "kg/m^2": "kg/m2", "ml/min/1.73": "ml/min/1.73",
+         "ml/min/{1.73_m2}": "ml/min/1.73m2", "ml/min/1.73msq": "ml/min/1.73m2"}.get(u, u)
+    return u
+
+
+def _name_key(name: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"[-_,.()/:;]+", " ", (name or "").lower())).strip()
+
+
+def measure_named(name: str) -> Measure | None:
+    """The measure a written name means ("SGPT" → ALT), or None."""
+    key = _name_key(name)
+    return _BY_NAME.get(key) or _BY_NAME.get(key.replace(" ", ""))
+
+
+def _short(text: str, n: int = 40) -> str:
+    text = re.sub(r"\s+", " ", str(text)).strip()
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _observation(measure: Measure, name: str, value: float, unit: str, day: date, source: Source) -> Observation | str:
+    """An observation, or the sentence saying why the value cannot be used."""
+    if not math.isfinite(value):
+        return "the value is not a finite number"
+    std = measure.to_standard(value, unit)
+    if std is None:
+        return (f"“{_short(unit) or '(no unit)'}” is not a unit for {measure.name}; write the value in "
+                f"{measure.unit_choices()}")
+    if not measure.low <= std <= measure.high:
+        return (f"{measure.name} of {value:g} {_short(unit)} is outside the possible range "
+                f"({measure.low:g}–{measure.high:g} {measure.unit}); check the value and its unit")
+    return Observation(measure.kind, measure.key, _short(name, 80), value, _short(unit, 30), round(std, 6),
+                       measure.unit, day, source)
+
+
+def _day(text: str, today: date) -> date | None:
+    m = re.match(r"\s*(\d{4})-(\d{2})-(\d{2})", text or "")
+    if not m:
+        return None
+    try:
+        day = date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    except ValueError:
+        return None
+    return day if date(1900, 1, 1) <= day <= today + timedelta(days=1) else None
+
+
+def _dedupe(observations: Iterable[Observation], notes: list[str]) -> list[Observation]:
+    unique = list({(o.kind, o.key, o.observed_on, o.std_value): o for o in observations}.values())
+    unique.sort(key=lambda o: (o.observed_on, o.kind, o.key), reverse=True)
+    if len(unique) > MAX_OBSERVATIONS:
+        notes.append(f"Only the {MAX_OBSERVATIONS:,} most recent values were kept (of {len(unique):,}); values "
+                     f"before {unique[MAX_OBSERVATIONS - 1].observed_on.isoformat()} were left out.")
+        unique = unique[:MAX_OBSERVATIONS]
+    return unique
+
+
+# --- CSV ------------------------------------------------------------------------------------------------------
+
+CSV_COLUMNS = ("date", "name", "value", "unit")
+
+
+def csv_template() -> str:
+    """The downloadable CSV template: the header and one blank row per recognised test with its usual unit."""
+    rows = ["date,name,value,unit"]
+    for m in MEASURES:
+        unit = next((_UNIT_SHOWN.get(u, u) for u in m.units if u), "")
+        label = {"anc": "ANC", "egfr": "eGFR", "hemoglobin": "Haemoglobin", "platelets": "Platelets", "creatinine": "Creatinine",
+                 "bilirubin": "Total bilirubin", "ldl": "LDL", "steps": "Steps"}.get(m.key, m.name[:1].upper() + m.name[1:])
+        rows.append(f",{label},,{unit}")
+    return "\n".join(rows) + "\n"
+
+
+def read_csv(data: bytes, *, today: date | None = None) -> Parsed:
+    """Labs and vitals from a CSV with the columns date,name,value,unit; bad rows are listed, not stored."""
+    today = today or date.today()
+    if len(data) > MAX_CSV_BYTES:
+        raise HealthDataError(f"The CSV file is {len(data) / 1e6:.1f} MB; the limit is {MAX_CSV_BYTES / 1e6:.0f} MB. "
+                              "Split it into smaller files or keep only recent results.")
+    if b"\x00" in data[:4096]:
+        raise HealthDataError("This file is not a text CSV (it contains binary data). Save it from your spreadsheet "
+                              "as “CSV UTF-8” with the columns date, name, value, unit.")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise HealthDataError(f"The CSV file is not UTF-8 text (byte {exc.start + 1}). Save it as “CSV UTF-8”.") from exc
+    sample = text[:4096]
+    delimiter = ";" if sample.count(";") > sample.count(",") else ","  # spreadsheets in decimal-comma locales
+    reader = csv.reader(io.StringIO(text), delimiter=delimiter)
+    try:
+        header = next(reader)
+    except (StopIteration, csv.Error) as exc:
+        raise HealthDataError("The CSV file is empty. Use the template: columns date, name, value, unit.") from exc
+    columns = [c.strip().lower() for c in header]
+    missing = [c for c in CSV_COLUMNS if c not in columns]
+    if missing:
+        raise HealthDataError(f"The CSV file's first row must name the columns date, name, value, unit; "
+                              f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} missing (first row: "
+                              f"“{_short(','.join(header), 80)}”). Download the template and copy your values into it.")
+    at = {c: columns.index(c) for c in CSV_COLUMNS}
+    parsed = Parsed("csv", [])
+    kept: list[Observation] = []
+    blank = 0
+    try:
+        for number, row in enumerate(reader, start=2):
+            if number - 1 > MAX_CSV_ROWS:
+                raise HealthDataError(f"The CSV file has more than {MAX_CSV_ROWS:,} rows; keep only the results you "
+                                      "want checked (the latest of each test is what counts).")
+            cells = {c: (row[i].strip() if i < len(row) else "") for c, i in at.items()}
+            if not any(cells.values()) or not cells["value"]:
+                blank += 1
+                continue
+            outcome = _csv_row(cells, today)
+            if isinstance(outcome, str):
+                parsed.problems.append(f"Row {number}: {outcome}.")
+            else:
+                kept.append(outcome)
+    except csv.Error as exc:
+        raise HealthDataError(f"The CSV file cannot be read ({exc}). Save it again as “CSV UTF-8”.") from exc
+    parsed.observations = _dedupe(kept, parsed.notes)
+    if blank:
+        parsed.notes.append(f"{blank:,} row{'s' if blank != 1 else ''} without a value {'were' if blank != 1 else 'was'} "
+                            "skipped.")
+    return parsed
+
+
+def _csv_row(cells: Mapping[str, str], today: date) -> Observation | str:
+    measure = measure_named(cells["name"])
+    if measure is None:
+        examples = "Creatinine, eGFR, ALT, AST, Total bilirubin, Haemoglobin, ANC, Platelets, HbA1c, LDL, Weight, Steps"
+        return f"“{_short(cells['name'])}” is not a test this app recognises; use a name from the template ({examples})"
+    day = _day(cells["date"], today)
+    if day is None or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", cells["date"]):
+        return f"the date “{_short(cells['date'])}” is not a real past date written as YYYY-MM-DD (e.g. 2026-10-02)"
+    raw = cells["value"].replace("\u2009", "").replace(" ", "")
+    if not re.fullmatch(r"\d+(?:\.\d+)?", raw):
+        hint = " (use a point for decimals)" if re.fullmatch(r"\d+,\d+", raw) else ""
+        return f"the value “{_short(cells['value'])}” is not a plain number{hint}; write only the number, e.g. 1.2"
+    return _observation(measure, cells["name"], float(raw), cells["unit"], day, "csv")
+
+
+# --- Apple Health export ----------------------------------------------------------------------------------------
+
+@dataclass
+class _ExportReader:
+    """expat callbacks that keep per-day aggregates, never the elements themselves."""
+
+    today: date
+    deadline: float
+    root_seen: bool = False
+    records: int = 0
+    steps: dict[tuple[date, str], float] = field(default_factory=dict)  # (day, device) -> steps
+    latest: dict[tuple[str, date], tuple[str, str, float, str]] = field(default_factory=dict)  # last reading of a day
+    clinical: list[str] = field(default_factory=list)
+    clinical_total: int = 0
+    problems: dict[str, int] = field(default_factory=dict)
+
+    def start(self, name: str, attrs: dict[str, str]) -> None:
+        if not self.root_seen:
+            self.root_seen = True
+            if name != "HealthData":
+                raise HealthDataError(f"This XML file is not an Apple Health export (it starts with <{_short(name)}>, "
+                                      "not <HealthData>). Upload export.zip from the Health app's “Export All Health "
+                                      "Data”.")
+            return
+        if name == "Record":
+            self.records += 1
+            if self.records % 20_000 == 0 and time.monotonic() > self.deadline:
+                raise HealthDataError(f"Reading the export took longer than {MAX_SECONDS:.0f} seconds and was stopped; "
+                                      "nothing was stored. Try again, or upload a CSV of the results you need.")
+            measure = _BY_APPLE.get(attrs.get("type", ""))
+            if measure is not None:
+                self._record(measure, attrs)
+        elif name == "ClinicalRecord":
+            self.clinical_total += 1
+            path = attrs.get("resourceFilePath", "")
+            if "LabResult" in attrs.get("type", "") and path and len(self.clinical) < MAX_CLINICAL_FILES:
+                self.clinical.append(path)
+
+    def _record(self, measure: Measure, attrs: dict[str, str]) -> None:
+        stamp = attrs.get("startDate", "")
+        day = _day(stamp, self.today)
+        try:
+            value = float(attrs.get("value", ""))
+        except ValueError:
+            value = math.nan
+        if day is None or not math.isfinite(value):
+            self.problems[measure.name] = self.problems.get(measure.name, 0) + 1
+            return
+        unit = attrs.get("unit", "")
+        if measure.key == "spo2" and value <= 1:
+            value *= 100  # Apple stores saturation as a fraction with the unit "%"
+        if len(self.steps) + len(self.latest) >= MAX_PENDING:
+            raise HealthDataError(f"The export holds more than {MAX_PENDING:,} days of measurements; this app cannot "
+                                  "keep them all. Upload a CSV of the results you need instead.")
+        if measure.key == "steps":
+            device = attrs.get("sourceName", "")[:100]
+            self.steps[(day, device)] = self.steps.get((day, device), 0.0) + value
+            return
+        earlier = self.latest.get((measure.key, day))
+        if earlier is None or stamp >= earlier[0]:
+            self.latest[(measure.key, day)] = (stamp, attrs.get("type", "")[24:], value, unit)
+
+    def observations(self, notes: list[str], problems: list[str]) -> list[Observation]:
+        out: list[Observation] = []
+        per_day: dict[date, float] = {}
+        for (day, _device), total in self.steps.items():
+            per_day[day] = max(per_day.get(day, 0.0), total)
+        for day, total in per_day.items():
+            made = _observation(BY_KEY["steps"], "Steps (day total)", round(total), "count", day, "apple-health")
+            if isinstance(made, Observation):
+                out.append(made)
+        bad: dict[str, int] = dict(self.problems)
+        for (key, day), (_stamp, type_name, value, unit) in self.latest.items():
+            made = _observation(BY_KEY[key], type_name, value, unit, day, "apple-health")
+            if isinstance(made, Observation):
+                out.append(made)
+            else:
+                bad[BY_KEY[key].name] = bad.get(BY_KEY[key].name, 0) + 1
+        if per_day:
+            notes.append("Steps are each day's total from the device that counted the most (a phone and a watch "
+                         "count the same steps).")
+        if self.latest:
+            notes.append("For heart rate, blood pressure, weight and other vitals the last reading of each day is kept.")
+        problems += [f"{n:,} {name} reading{'s' if n != 1 else ''} had no usable date, value or unit and "
+                     f"{'were' if n != 1 else 'was'} not stored." for name, n in sorted(bad.items())]
+        return out
+
+
+def _parse_export(read: Callable[[int], bytes], today: date, deadline: float) -> _ExportReader:
+    """Stream export.xml through expat in chunks; refuse entity declarations and anything past the byte cap."""
+    reader = _ExportReader(today, deadline)
+    parser = expat.ParserCreate()
+    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+
+    def no_entities(*_args: Any) -> None:
+        raise HealthDataError("This XML file declares entities (<!ENTITY …>), which an Apple Health export never "
+                              "does; it was refused and nothing was stored.")
+
+    parser.EntityDeclHandler = no_entities
+    parser.ExternalEntityRefHandler = lambda *_args: 0  # type: ignore[assignment]
+    parser.StartElementHandler = reader.start
+    total = 0
+    try:
+        while True:
+            chunk = read(CHUNK)
+            if not chunk:
+                break
+            if total == 0 and not chunk.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<"):
+                raise HealthDataError("This file is not an Apple Health export: it is not XML. Upload export.zip (or "
+                                      "the export.xml inside it) from the Health app's “Export All Health Data”, or a "
+                                      "CSV of your results.")
+            total += len(chunk)
+            if total > MAX_XML_BYTES:
+                raise HealthDataError(f"The export is larger than {MAX_XML_BYTES / 1e6:.0f} MB of XML; nothing was "
+                                      "stored. Upload a CSV of the results you need instead.")
+            if time.monotonic() > deadline:
+                raise HealthDataError(f"Reading the export took longer than {MAX_SECONDS:.0f} seconds and was "
+                                      "stopped; nothing was stored.")
+            parser.Parse(chunk, False)
+        if total == 0:
+            raise HealthDataError("The file is empty. Upload export.zip from the Health app's “Export All Health Data”.")
+        parser.Parse(b"", True)
+    except expat.ExpatError as exc:
+        what = expat.ErrorString(exc.code) if exc.code else str(exc)
+        raise HealthDataError(f"The export is not well-formed XML ({what} at line {exc.lineno}); nothing was stored. "
+                              "Export it again from the Health app.") from exc
+    if not reader.root_seen:
+        raise HealthDataError("The file is empty. Upload export.zip from the Health app's “Export All Health Data”.")
+    return reader
+
+
+def read_export_xml(stream: IO[bytes], *, today: date | None = None) -> Parsed:
+    """Steps and vitals from an Apple Health export.xml stream (labs need the zip's clinical records)."""
+    reader = _parse_export(stream.read, today or date.today(), time.monotonic() + MAX_SECONDS)
+    return _finish(reader, [])
+
+
+def _finish(reader: _ExportReader, labs: list[Observation]) -> Parsed:
+    parsed = Parsed("apple-health", [])
+    observations = reader.observations(parsed.notes, parsed.problems) + labs
+    parsed.observations = _dedupe(observations, parsed.notes)
+    return parsed
+
+
+def _unsafe_name(name: str) -> bool:
+    parts = name.replace("\\", "/").split("/")
+    return (name.startswith(("/", "\\")) or bool(re.match(r"^[A-Za-z]:", name)) or ".." in parts
+            or "\x00" in name)
+
+
+def read_export_zip(stream: IO[bytes], *, today: date | None = None) -> Parsed:
+    """Steps, vitals and FHIR lab results from an Apple Health export.zip, read member by member, never extracted."""
+    today = today or date.today()
+    deadline = time.monotonic() + MAX_SECONDS
+    try:
+        archive = zipfile.ZipFile(stream)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise HealthDataError("This file is not a readable zip archive. Upload export.zip as the Health app made it, "
+                              "or the export.xml inside it.") from exc
+    with archive:
+        infos = archive.infolist()
+        if len(infos) > MAX_ZIP_ENTRIES:
+            raise HealthDataError(f"The zip holds {len(infos):,} files, more than an export ever has "
+                                  f"({MAX_ZIP_ENTRIES:,}); it was refused.")
+        unsafe = [i.filename for i in infos if _unsafe_name(i.filename)]
+        if unsafe:
+            raise HealthDataError(f"The zip contains a file name that points outside the archive (“{_short(unsafe[0])}”); "
+                                  "it was refused and nothing was stored. Upload the export.zip the Health app made.")
+        exports = [i for i in infos if PurePosixPath(i.filename.replace("\\", "/")).name == "export.xml"]
+        main = [i for i in exports if i.filename.replace("\\", "/") == "apple_health_export/export.xml"] or exports
+        if len(main) != 1:
+            raise HealthDataError("The zip has no export.xml (or more than one). Upload the export.zip from the Health "
+                                  "app's “Export All Health Data” unchanged." if main else
+                                  "The zip has no export.xml. Upload the export.zip from the Health app's “Export All "
+                                  "Health Data” unchanged.")
+        info = main[0]
+        _check_member(info, MAX_XML_BYTES)
+        try:
+            with archive.open(info) as member:
+                reader = _parse_export(member.read, today, deadline)
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError) as exc:
+            raise HealthDataError(f"export.xml in the zip cannot be read ({_short(str(exc), 80)}); nothing was stored.") from exc
+        base = PurePosixPath(info.filename.replace("\\", "/")).parent
+        labs, unread = _clinical_labs(archive, base, reader.clinical, today, deadline)
+    parsed = _finish(reader, labs)
+    if reader.clinical_total and unread:
+        parsed.notes.append(f"{unread:,} lab result{'s' if unread != 1 else ''} from your health records "
+                            f"{'are' if unread != 1 else 'is'} not among the tests this app reads and "
+                            f"{'were' if unread != 1 else 'was'} left out.")
+    return parsed
+
+
+def _check_member(info: zipfile.ZipInfo, limit: int) -> None:
+    if info.file_size > limit:
+        raise HealthDataError(f"{_short(info.filename)} is {info.file_size / 1e6:.0f} MB uncompressed, over the "
+                              f"{limit / 1e6:.0f} MB this app reads; nothing was stored.")
+    if info.file_size > 1_000_000 and info.file_size > MAX_ZIP_RATIO * max(info.compress_size, 1):
+        raise HealthDataError(f"{_short(info.filename)} is compressed more than {MAX_ZIP_RATIO} to 1, which a real "
+                              "export never is (a “zip bomb”); it was refused and nothing was stored.")
+
+
+def _clinical_labs(archive: zipfile.ZipFile, base: PurePosixPath, paths: Sequence[str], today: date,
+                   deadline: float) -> tuple[list[Observation], int]:
+    """Lab results from the FHIR Observation files that ClinicalRecord elements point to."""
+    labs: list[Observation] = []
+    unread = 0
+    names = set(archive.namelist())
+    for path in paths:
+        if time.monotonic() > deadline:
+            raise HealthDataError(f"Reading the export took longer than {MAX_SECONDS:.0f} seconds; nothing was stored.")
+        relative = path.lstrip("/")  # Apple writes "/clinical-records/…", relative to the export's folder
+        inner = str(base / relative)
+        if _unsafe_name(relative) or inner not in names:
+            unread += 1
+            continue
+        info = archive.getinfo(inner)
+        _check_member(info, MAX_CLINICAL_BYTES)
+        try:
+            with archive.open(info) as member:
+                resource = json.loads(member.read(MAX_CLINICAL_BYTES + 1))
+        except (ValueError, zipfile.BadZipFile, OSError):
+            unread += 1
+            continue
+        made = fhir_observation(resource, today)
+        if made is None:
+            unread += 1
+        else:
+            labs.append(made)
+    return labs, unread
+
+
+def fhir_observation(resource: Any, today: date) -> Observation | None:
+    """A recognised lab value from one FHIR Observation resource (LOINC code or name), else None."""
+    if not isinstance(resource, dict) or resource.get("resourceType") != "Observation":
+        return None
+    code: dict[str, Any] = resource["code"] if isinstance(resource.get("code"), dict) else {}
+    codings = [c for c in code.get("coding") or [] if isinstance(c, dict)]
+    measure = next((_BY_LOINC[str(c.get("code"))] for c in codings if str(c.get("code")) in _BY_LOINC), None)
+    name = str(code.get("text") or next((c.get("display") for c in codings if c.get("display")), "") or "")
+    measure = measure or measure_named(name)
+    quantity = resource.get("valueQuantity")
+    if measure is None or measure.kind != "lab" or not isinstance(quantity, dict):
+        return None
+    day = _day(str(resource.get("effectiveDateTime") or resource.get("issued") or ""), today)
+    value = quantity.get("value")
+    if day is None or not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    made = _observation(measure, name or measure.name, float(value), str(quantity.get("unit") or quantity.get("code") or ""),
+                        day, "apple-health")
+    return made if isinstance(made, Observation) else None
+
+
+def read_upload(filename: str, stream: IO[bytes], *, today: date | None = None) -> Parsed:
+    """Read one uploaded file by its kind (.zip, .xml or .csv); refuse anything else."""
+    suffix = PurePosixPath(filename.lower()).suffix
+    if suffix == ".zip":
+        return read_export_zip(stream, today=today)
+    if suffix == ".xml":
+        return read_export_xml(stream, today=today)
+    if suffix == ".csv":
+        return read_csv(stream.read(MAX_CSV_BYTES + 1), today=today)
+    raise HealthDataError("Upload export.zip or export.xml from Apple Health, or a CSV made from the template.")
+
+
+# --- Reading them back ------------------------------------------------------------------------------------------
+
+def latest_labs(observations: Iterable[Observation]) -> dict[str, Observation]:
+    """The most recent value of each lab (ties: the first given)."""
+    latest: dict[str, Observation] = {}
+    for o in observations:
+        if o.kind == "lab" and (o.key not in latest or o.observed_on > latest[o.key].observed_on):
+            latest[o.key] = o
+    return latest
+
+
+def activity_estimate(observations: Iterable[Observation]) -> str | None:
+    """A sentence estimating activity from the median daily steps of the last 30 days with data; never an ECOG."""
+    days = {o.observed_on: o.std_value for o in observations if o.kind == "steps"}
+    if not days:
+        return None
+    last = max(days)
+    recent = sorted(v for d, v in days.items() if d > last - timedelta(days=30))
+    span = f"{min(d for d in days if d > last - timedelta(days=30)).isoformat()} to {last.isoformat()}"
+    if len(recent) < 7:
+        return (f"Only {len(recent)} day{'s' if len(recent) != 1 else ''} of step counts in the 30 days to "
+                f"{last.isoformat()}: too few to estimate how active you are.")
+    median = statistics.median(recent)
+    band = ("mostly sitting (under 5,000)" if median < 5000 else "low activity (5,000–7,499)" if median < 7500
+            else "somewhat active (7,500–9,999)" if median < 10000 else "active (10,000 or more)")
+    return (f"About {round(median, -2):,.0f} steps a day (median of {len(recent)} days with step counts, {span}): "
+            f"{band} by a common step-count scale. This is an estimate of activity from your phone or watch, not an "
+            "ECOG performance status score; your doctor assesses that.")

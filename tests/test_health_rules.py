@@ -1,0 +1,100 @@
+"""Eligibility rules judging lab limits from uploaded lab values: the latest value, unit conversion, ULN limits."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.assistant.guided import GuidedAssistant
+from services.assistant.session import AssistantSession
+from services.eligibility.labels import Label
+from services.eligibility.patient import LabValue, PatientProfile
+from services.eligibility.rules import evaluate
+from tests.memory_backend import MemoryBackend
+
+LABS = (
+    LabValue("creatinine", 1.9, "mg/dL", "2026-01-15", "csv", "Creatinine"),
+    LabValue("creatinine", 1.1, "mg/dL", "2026-10-02", "csv", "Creatinine"),
+    LabValue("hemoglobin", 10.5, "g/dL", "2026-09-30", "apple-health", "Haemoglobin"),
+    LabValue("platelets", 250.0, "×10^9/L", "2026-09-30", "csv", "Platelets"),
+    LabValue("anc", 1.2, "×10^9/L", "2026-09-30", "csv", "ANC"),
+    LabValue("bilirubin", 0.8, "mg/dL", "2026-09-30", "csv", "Total bilirubin"),
+    LabValue("hba1c", 7.0, "%", "2026-09-01", "csv", "HbA1c"),
+)
+PATIENT = PatientProfile(age_years=62, sex="male", conditions=("non-small cell lung cancer",), labs=LABS)
+
+
+@pytest.mark.parametrize(("kind", "criterion", "label", "reason"), [
+    ("inclusion", "Creatinine ≤ 1.5 mg/dL", Label.MET,
+     "Your creatinine of 1.1 mg/dL on 2026-10-02 is within the limit of ≤ 1.5 mg/dL."),
+    ("inclusion", "Serum creatinine <= 133 µmol/L", Label.MET,
+     "Your creatinine of 1.1 mg/dL on 2026-10-02 (97.2 µmol/L) is within the limit of ≤ 133 µmol/L."),
+    ("inclusion", "Serum creatinine ≤ 88 umol/L", Label.NOT_MET,
+     "Your creatinine of 1.1 mg/dL on 2026-10-02 (97.2 umol/L) is outside the limit of ≤ 88 umol/L."),
+    ("exclusion", "Serum creatinine > 2.0 mg/dL", Label.NOT_MET,
+     "Your creatinine of 1.1 mg/dL on 2026-10-02 is not in the range this exclusion describes: > 2.0 mg/dL."),
+    ("inclusion", "creatinine ≤ 1.5", Label.MET,
+     "Your creatinine of 1.1 mg/dL on 2026-10-02 is within the limit of ≤ 1.5 (no unit read with the limit; taken as "
+     "mg/dL)."),
+    ("inclusion", "Hemoglobin ≥ 9.0 g/dL", Label.MET,
+     "Your haemoglobin of 10.5 g/dL on 2026-09-30 is within the limit of ≥ 9.0 g/dL."),
+    ("inclusion", "Hemoglobin ≥ 110 g/L", Label.NOT_MET,
+     "Your haemoglobin of 10.5 g/dL on 2026-09-30 (105 g/L) is outside the limit of ≥ 110 g/L."),
+    ("inclusion", "Platelets ≥ 100,000/mm3", Label.MET,
+     "Your platelet count of 250 ×10^9/L on 2026-09-30 (250,000 /mm3) is within the limit of ≥ 100,000 /mm3."),
+    ("inclusion", "HbA1c >= 7.5% and <= 10%", Label.NOT_MET,
+     "Your HbA1c of 7 % on 2026-09-01 is outside the limit of ≥ 7.5 and ≤ 10 %."),
+    ("inclusion", "HbA1c ≤ 64 mmol/mol", Label.MET,
+     "Your HbA1c of 7 % on 2026-09-01 (53 mmol/mol) is within the limit of ≤ 64 mmol/mol."),
+    ("inclusion", "Absolute neutrophil count (ANC) ≥ 1500/µL", Label.NOT_MET,
+     "Your absolute neutrophil count of 1.2 ×10^9/L on 2026-09-30 (1,200 /µL) is outside the limit of ≥ 1500 /µL."),
+    ("inclusion", "Total bilirubin ≤ 1.5 × ULN", Label.NOT_ENOUGH_INFO,
+     "The trial's limit (total bilirubin ≤ 1.5 × ULN) is a multiple of the upper limit of normal at its own "
+     "laboratory, which is not known here, so your total bilirubin of 0.8 mg/dL on 2026-09-30 cannot be checked "
+     "against it. Ask the trial team."),
+    ("inclusion", "Serum creatinine less than 1.5 times the upper normal limit", Label.NOT_ENOUGH_INFO,
+     "The trial's limit (creatinine < 1.5 times the upper normal limit) is a multiple of the upper limit of normal at "
+     "its own laboratory, which is not known here, so your creatinine of 1.1 mg/dL on 2026-10-02 cannot be checked "
+     "against it. Ask the trial team."),
+    ("inclusion", "Serum creatinine <=1.25 times of the upper limit of normal value", Label.NOT_ENOUGH_INFO, None),
+    ("inclusion", "Creatinine ≤ 1.5 ULN", Label.NOT_ENOUGH_INFO, None),
+    ("inclusion", "AST and ALT ≤ 2.5 x ULN", Label.NOT_ENOUGH_INFO,
+     "The trial asks for ALT ≤ 2.5 x ULN; your uploaded records have no ALT result."),
+    ("inclusion", "Adequate organ function: ANC ≥ 1.5 x 10^9/L, platelets ≥ 100 x 10^9/L, creatinine ≤ 1.5 mg/dL",
+     Label.NOT_MET, "Your absolute neutrophil count of 1.2 ×10^9/L on 2026-09-30 is outside the limit of ≥ 1.5 x 10^9/L."),
+])
+def test_health_rules_judge_lab_limits_from_the_latest_upload(kind: str, criterion: str, label: Label,
+                                                               reason: str | None) -> None:
+    judgement = evaluate(criterion, kind, PATIENT)  # type: ignore[arg-type]
+
+    assert judgement.label == label
+    if reason is not None:
+        assert judgement.reason == reason
+
+
+def test_health_rules_without_uploads_are_unchanged() -> None:
+    bare = PatientProfile(age_years=62, sex="male", conditions=("non-small cell lung cancer",))
+    judgement = evaluate("Creatinine ≤ 1.5 mg/dL", "inclusion", bare)
+    assert (judgement.label, judgement.reason) == (
+        Label.NOT_ENOUGH_INFO, "Your answers and uploaded health records do not give this test result.")
+    # A note still reads its own values, and an upload does not reach a note.
+    note = "0. A 62-year-old man with lung cancer.\n1. Hemoglobin 8.1 g/dL."
+    assert evaluate("Hemoglobin ≥ 9.0 g/dL", "inclusion", note).label == Label.NOT_MET
+
+
+def test_health_rules_reach_the_guided_check() -> None:
+    session = AssistantSession()
+    session.patient_profile = {"diagnosis": "non-small cell lung cancer", "age": 62, "sex": "male"}
+    asked: list[str] = []
+
+    def labs(token: str) -> tuple[LabValue, ...]:
+        asked.append(token)
+        return LABS
+
+    helper = GuidedAssistant(MemoryBackend(), labs=labs)
+    patient = helper.patient(session)
+    assert asked == [session.id] and patient.labs == LABS
+    _, criteria = helper.judge({"inclusion": ["Serum creatinine ≤ 1.5 mg/dL"], "exclusion": []}, patient)
+    [lab] = [c for c in criteria if c["criterion"] == "Serum creatinine ≤ 1.5 mg/dL"]
+    assert lab["status"] == "met"
+    assert lab["reason"] == "Your creatinine of 1.1 mg/dL on 2026-10-02 is within the limit of ≤ 1.5 mg/dL."
+    assert GuidedAssistant(MemoryBackend()).patient(session).labs == ()
