@@ -283,15 +283,20 @@ def _fair_share(items: Sequence[T], limit: int, trial: Callable[[T], str]) -> li
 
 @dataclass(frozen=True)
 class Question:
-    """A question for one role, naming the trial and the criterion (a short quote) it comes from."""
+    """A question for one role, naming the trial and the criteria (short quotes) it comes from; ``about`` stands
+    in for a criterion when the question is about the trial as a whole or its site."""
 
     nct_id: str
-    criterion: str
+    criteria: tuple[str, ...]
     text: str
+    about: str = ""
 
     def line(self) -> str:
         """The question as the report prints it: NCT id — “criterion”: question."""
-        return _short(f"{self.nct_id} — “{_short(self.criterion, 90)}”: {self.text}", 2 * MAX_QUESTION_CHARS)
+        named = "; ".join(f"“{_short(c, 130 if len(self.criteria) == 1 else 70)}”" for c in self.criteria[:2])
+        if len(self.criteria) > 2:
+            named += f" and {len(self.criteria) - 2} more"
+        return _short(f"{self.nct_id} — {named or self.about}: {self.text}", 2 * MAX_QUESTION_CHARS)
 
 
 @dataclass(frozen=True)
@@ -344,35 +349,48 @@ class CareTeam:
 Builder = Callable[[RoleFacts], list[Question]]
 
 
+_EMBEDDED_QUOTE = re.compile(r"\s*—\s*“[^”]*”\s*\?$")
+
+
 def _question_for(item: CriterionItem) -> Question | None:
     asked = patient_question(item.criterion, "exclusion" if item.kind == "exclusion" else "inclusion")
-    return Question(item.nct_id, item.plain, asked.text) if asked else None
+    # The line names the criterion already; the question need not quote it a second time.
+    return Question(item.nct_id, (item.plain,), _EMBEDDED_QUOTE.sub("?", asked.text)) if asked else None
 
 
-def _from_items(facts: RoleFacts, extra: Callable[[CriterionItem], str | None] | None = None) -> list[Question]:
+_BLOOD_TESTS = "Are my recent blood test results within the trial's limits, and can I have copies to bring?"
+
+
+def _from_items(facts: RoleFacts, own: Callable[[CriterionItem], str | None] | None = None, *,
+                first: bool = False) -> list[Question]:
+    """The rules' question for each of the role's criteria; ``own`` words a role's own question, before the
+    shared wording when ``first``, else only where the shared wording has none."""
     out: list[Question] = []
     for item in facts.items:
-        question = _question_for(item)
-        if question is None and extra is not None and (text := extra(item)):
-            question = Question(item.nct_id, item.plain, text)
+        mine = own(item) if own is not None else None
+        question = (Question(item.nct_id, (item.plain,), mine) if mine and first else None) or _question_for(item)
+        if question is None and mine:
+            question = Question(item.nct_id, (item.plain,), mine)
         if question is not None:
             out.append(question)
     return _dedupe(out)
 
 
 def _dedupe(questions: Sequence[Question]) -> list[Question]:
-    """One question per trial and wording (the first criterion names it), at most MAX_PER_ROLE, trials in turn."""
-    seen: dict[tuple[str, str], Question] = {}
+    """One question per trial and wording, naming every criterion it covers; at most MAX_PER_ROLE, trials in turn."""
+    seen: dict[tuple[str, str], list[Question]] = {}
     for q in questions:
-        seen.setdefault((q.nct_id, q.text), q)
-    return _fair_share(list(seen.values()), MAX_PER_ROLE, lambda q: q.nct_id)
+        seen.setdefault((q.nct_id, q.text), []).append(q)
+    merged = [Question(qs[0].nct_id, tuple(dict.fromkeys(c for q in qs for c in q.criteria)), qs[0].text)
+              for qs in seen.values()]
+    return _fair_share(merged, MAX_PER_ROLE, lambda q: q.nct_id)
 
 
 def rules_specialist(facts: RoleFacts) -> list[Question]:
     """Disease, stage, treatment and activity questions; last, whether each trial is a reasonable option at all."""
     out = _from_items(facts)[: MAX_PER_ROLE - 1]
-    out += [Question(t, "the trial as a whole", f"Given my treatment so far, would joining {t} be a reasonable "
-                                                "option for me?") for t in facts.trials]
+    out += [Question(t, (), f"Given my treatment so far, would joining {t} be a reasonable option for me?",
+                     "the trial as a whole") for t in facts.trials]
     return out[: MAX_PER_ROLE + len(facts.trials) - 1]
 
 
@@ -383,7 +401,7 @@ def rules_radiology(facts: RoleFacts) -> list[Question]:
 
 def rules_pathology_lab(facts: RoleFacts) -> list[Question]:
     """Questions about tumour tests, biomarkers and blood-test limits."""
-    return _from_items(facts)
+    return _from_items(facts, lambda i: _BLOOD_TESTS if i.category == "lab" else None, first=True)
 
 
 def rules_primary_care(facts: RoleFacts) -> list[Question]:
@@ -403,11 +421,10 @@ def rules_trial_team(facts: RoleFacts) -> list[Question]:
     """Questions about consent, visits, pregnancy rules, and for each trial its nearest site and costs."""
     out = _from_items(facts, _team_question)[: MAX_PER_ROLE - 1]
     for site in facts.sites:
-        where = _short(site.get("nearest_site") or "", 120)
-        out.append(Question(str(site.get("nct_id")), "nearest site",
-                            f"How often would I need to come to {where}, and is help with travel or costs available?"
-                            if where else "Which site would I go to, how often, and is help with travel or costs "
-                                          "available?"))
+        where = _short(site.get("nearest_site") or "", 160)
+        asked = (f"How often would I need to come to {where}, and is help with travel or costs available?" if where
+                 else "Which site would I go to, how often, and is help with travel or costs available?")
+        out.append(Question(str(site.get("nct_id")), (), asked, "nearest site"))
     return out[: MAX_PER_ROLE + len(facts.sites) - 1]
 
 
@@ -457,7 +474,7 @@ def parse_questions(text: str, facts: RoleFacts) -> tuple[list[Question], int]:
         if item is None or not 8 <= len(asked) <= MAX_QUESTION_CHARS or not asked.endswith("?"):
             dropped += 1
             continue
-        out.append(Question(item.nct_id, item.plain, asked))
+        out.append(Question(item.nct_id, (item.plain,), asked))
     kept = _dedupe(out)
     return kept, dropped + len(out) - len(kept)
 
@@ -478,6 +495,16 @@ def model_questions(client: ModelClient, facts: RoleFacts, *, model: str = DEFAU
 _STOP = frozenset({"disease", "diseases", "disorder", "history", "chronic", "acute", "type", "with", "from", "other",
                    "severe", "mild", "controlled", "uncontrolled", "condition", "conditions", "stage", "cancer",
                    "positive", "negative", "mutation", "therapy", "treatment", "level", "high", "blood", "syndrome"})
+
+
+# Conditions that commonly decide whether a treatment is safe: a patient's fact of this kind that a trial's criteria
+# never mention is worth a question. Other facts stay silent (the reviewer is conservative).
+_SERIOUS = re.compile(r"hepatitis|\bHIV\b|heart failure|cardiomyopath|heart attack|myocardial|stroke|kidney|renal|"
+                      r"dialysis|liver|cirrhosis|autoimmun|lupus|crohn|colitis|rheumatoid|interstitial lung|"
+                      r"pneumonitis|pulmonary fibrosis|transplant|epilep|seizure|tubercul|pregnan|immunodeficien|"
+                      r"cancer|carcinoma|lymphoma|leuka?emia|melanoma", re.I)
+_GENE = re.compile(r"\b(EGFR|ALK|ROS-?1|KRAS|NRAS|BRAF|MET|RET|NTRK\d?|HER-?2|ERBB2|BRCA\d?|PIK3CA|IDH\d|FGFR\d?|"
+                   r"PD-?L1|MSI-?H|dMMR|ESR1|AR-V7)\b", re.I)
 
 
 def _words(text: str) -> set[str]:
@@ -541,16 +568,19 @@ def review(profile: Mapping[str, Any], selected: Sequence[Mapping[str, Any]]) ->
                 mine.append(Flag(nct, "safety", f"{quote}: the pregnancy and birth-control rules apply to you; ask "
                                                 "the trial team what they require."))
                 continue
-            if c.get("type") == "inclusion" and (category == "biomarker" or (
+            if status == "not_enough_information" and c.get("type") == "inclusion" and (category == "biomarker" or (
                     category == "disease" and re.search(r"\bstag(e|ing)\b", text, re.I) and not profile.get("stage"))):
                 mine.append(Flag(nct, "missing", f"{quote}: this decides whether you can join, and we do not know it "
                                                  "yet. Ask for the report that shows it."))
         if criteria and not any(c.get("criterion") == FULL_CRITERIA for c in criteria):
             every = " ".join(str(c["criterion"]) for c in criteria)
-            for fact in conditions + markers:
-                if not _mentions(every, fact):
-                    mine.append(Flag(nct, "new", f"You told us about “{_short(fact, 60)}”; none of this trial's "
-                                                 "criteria mention it. Ask whether it matters for this trial."))
+            names_markers = any(category_of(str(c["criterion"])) == "biomarker" and _GENE.search(str(c["criterion"]))
+                                for c in criteria)
+            new = [f for f in conditions if _SERIOUS.search(f)] + (
+                [m for m in markers if _GENE.search(m)] if names_markers else [])
+            mine += [Flag(nct, "new", f"You told us about “{_short(fact, 60)}”; none of this trial's criteria mention "
+                                      "it. Ask whether it matters for this trial.")
+                     for fact in new if not _mentions(every, fact)]
         kinds = {"conflict": 0, "safety": 1, "missing": 2, "new": 3}
         mine.sort(key=lambda f: kinds[f.kind])
         flags += list(dict.fromkeys(mine))[:MAX_FLAGS_PER_TRIAL]
@@ -591,7 +621,7 @@ def build(profile: Mapping[str, Any], selected: Sequence[Mapping[str, Any]], *, 
         answer = answers.get(role)
         if isinstance(answer, tuple) and answer[0]:
             kept, dropped = answer
-            extra = [q for q in rules if q.criterion in ("the trial as a whole", "nearest site")]
+            extra = [q for q in rules if q.about]
             note = f"{dropped} of the model's questions did not name a criterion it was shown and were left out." \
                 if dropped else ""
             groups.append(Group(role, facts.title, tuple(kept + extra), "model", note))
