@@ -541,6 +541,28 @@ def trial_inputs(backend: TrialBackend, profile: Mapping[str, Any], matches: Ite
     return {"trial_details": details, "adverse_events": events, "nearest_sites": sites}
 
 
+MAX_CARE_GROUPS = 8
+MAX_CARE_QUESTIONS = 12
+
+
+def care_groups(care_team: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The care team's question groups as the template shows them (titles, notes and questions as plain text)."""
+    out = []
+    for group in list(care_team.get("groups") or [])[:MAX_CARE_GROUPS]:
+        questions = [q for q in (trials.text(q) for q in list(group.get("questions") or [])[:MAX_CARE_QUESTIONS]) if q]
+        title = trials.text(group.get("title"))
+        if title and questions:
+            out.append({"title": title, "questions": questions, "note": trials.text(group.get("note")),
+                        "by_model": group.get("source") == "model"})
+    return out
+
+
+def review_rows(flags: Any) -> list[tuple[str, str]]:
+    """A trial's reviewer points as (label, text) rows; none when the reviewer had nothing to say."""
+    return [(trials.text(f.get("label")), trials.text(f.get("text"))) for f in list(flags or [])[:8]
+            if isinstance(f, Mapping) and trials.text(f.get("text"))]
+
+
 def _environment() -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
@@ -572,9 +594,13 @@ def render_report(
         view = trial_view(i, match, details_by_id.get(nct_id), events_by_id.get(nct_id), sites_by_id.get(nct_id),
                           today)
         view.update(contact_view(request.patient_profile, match, details_by_id.get(nct_id), sites_by_id.get(nct_id)))
+        view["review"] = review_rows((request.care_team.get("review") or {}).get(nct_id))
         views.append(view)
     facts = dict(request.search_facts or {})
     groups = [(trials.text(topic), [q for q in (trials.text(q) for q in qs) if q]) for topic, qs in request.question_groups]
+    team = care_groups(request.care_team)
+    asked = " ".join(q for g in team for q in g["questions"]).lower()
+    questions = [q for q in (trials.text(q) for q in request.questions_for_doctor) if q]
     context = {
         "generated_on": f"{today:%B} {today.day}, {today.year}",
         "summary": _paragraphs(request.summary),
@@ -582,7 +608,9 @@ def render_report(
         "question_groups": [(t, qs) for t, qs in groups if t and qs],
         "profile": profile_rows(request.patient_profile, request.intake_answers),
         "trials": views,
-        "questions": [q for q in (trials.text(q) for q in request.questions_for_doctor) if q],
+        "care_groups": team,
+        # With the care team's groups, the flat list adds only questions they do not already ask.
+        "questions": [q for q in questions if q.lower() not in asked] if team else questions,
         "glossary": _glossary(request.glossary, views),
         "disclaimer": DISCLAIMER,
     }

@@ -374,6 +374,9 @@ class ReportRequest:
     glossary: tuple[Mapping[str, str], ...]
     question_groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
     search_facts: Mapping[str, Any] = field(default_factory=dict)
+    # Questions by who can answer them and the reviewer's points per trial (services.assistant.careteam's
+    # CareTeam.as_report()); empty in requests made before it existed, which show question_groups instead.
+    care_team: Mapping[str, Any] = field(default_factory=dict)
 
 
 class ReportOutput(TypedDict):

@@ -134,8 +134,21 @@ def test_assistant_guided_whole_flow_on_memory_backend() -> None:
     report = guide.make_report(session)
 
     assert [r.trials for r in backend.reports] == [({**(session.matched("NCT00000002") or {})},)]
-    assert backend.reports[0].questions_for_doctor[-1] == (
-        "Given my treatment so far, would joining NCT00000002 be a reasonable option for me?")
+    # Questions by who can answer them, each naming the trial and the criterion; nothing for the reviewer to flag.
+    assert [(g["title"], g["questions"]) for g in backend.reports[0].care_team["groups"]] == [
+        ("Your oncologist (diagnosis, stage, treatments)", [
+            "NCT00000002 — “Receiving chemotherapy.”: Does my treatment so far match what this trial asks for?",
+            "NCT00000002 — the trial as a whole: Given my treatment so far, would joining NCT00000002 be a reasonable "
+            "option for me?"]),
+        ("Your family doctor (other health problems and medicines)", [
+            "NCT00000002 — “Heart condition that limits exercise.”: Could I have anything this trial leaves out?"]),
+        ("The trial team (visits, travel, consent, pregnancy rules)", [
+            "NCT00000002 — nearest site: How often would I need to come to City University Clinic, Cambridge, MA, "
+            "United States — about 2.7 miles away, and is help with travel or costs available?"]),
+    ]
+    assert backend.reports[0].care_team["review"] == {}
+    assert "Given my treatment so far, would joining NCT00000002 be a reasonable option for me?" in (
+        backend.reports[0].questions_for_doctor)
     assert [e["type"] for e in report.events] == ["report_ready", "phase"]
     assert (session.phase, session.flags) == ("followup", dict.fromkeys(session.flags, True))
     assert [e.role for e in session.chat_log()] == ["user", "assistant"] * 5

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from services.assistant import careteam
 from services.assistant.handlers import (
     ACTIVITY_LEVELS,
     MAX_SEARCH_PAGES,
@@ -29,7 +30,7 @@ from services.eligibility.labels import Label
 from services.eligibility.match import criterion_status, structured_criteria
 from services.eligibility.parser import CriterionKind
 from services.eligibility.patient import LabValue, PatientProfile
-from services.eligibility.plain import grouped_questions, plain_criterion
+from services.eligibility.plain import plain_criterion
 from services.eligibility.rules import evaluate
 from services.eligibility.scoring import CriterionResult, gap_checklist, trial_verdict
 from services.errors import BadInput
@@ -563,10 +564,10 @@ class GuidedAssistant:
             self._call(session, "update_session_phase", {"phase": "report", "reason": "report requested"}, step)
         self._status(step, "Writing your report…")
         selected = [m for i in session.selected_nct_ids if (m := session.matched(i)) is not None]
-        groups = self.question_groups(selected)
+        # The report tool groups the questions by who can answer them (services.assistant.careteam); the flat list
+        # is the same questions' wording, which the report does not repeat.
         self._call(session, "generate_report", {"summary": self.report_summary(session),
-                                                "questions_for_doctor": [q for _, qs in groups for q in qs],
-                                                "question_groups": [{"topic": t, "questions": qs} for t, qs in groups],
+                                                "questions_for_doctor": self.questions(session.patient_profile, selected),
                                                 "glossary": self.glossary(session, selected)}, step)
         if session.phase != "followup":
             self._call(session, "update_session_phase", {"phase": "followup", "reason": "report written"}, step)
@@ -589,29 +590,15 @@ class GuidedAssistant:
         return truncate(text, 2000) or ""
 
     @staticmethod
-    def question_groups(selected: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[str]]]:
-        """Questions for the doctor grouped by topic: the selected trials' open questions, what to bring, and
-        whether the trials suit the patient at all."""
-        items: list[dict[str, str]] = []
-        for match in selected:
-            for item in match.get("unknowns") or []:
-                if item["kind"] == "question":
-                    items.append({"topic": item.get("topic") or "Other health problems", "text": item["text"]})
-        records = list(dict.fromkeys(item["text"] for m in selected for item in m.get("unknowns") or []
-                                     if item["kind"] == "record"))
-        if records:
-            listed = "; ".join(r[0].lower() + r[1:] for r in records[:4])
-            items.append({"topic": "Tests and records to bring",
-                          "text": truncate(f"Can you help me gather these for the trial team: {listed}?", 300) or ""})
-        ids = ", ".join(m["nct_id"] for m in selected)
-        items.append({"topic": "Taking part",
-                      "text": f"Given my treatment so far, would joining {ids} be a reasonable option for me?"})
-        return [(topic, [truncate(q, 300) or "" for q in qs]) for topic, qs in grouped_questions(items, limit=14)]
+    def question_groups(profile: Mapping[str, Any], selected: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[str]]]:
+        """Questions for the doctor grouped by who can answer them (rules): each names its trial and criterion."""
+        return [(g.title, [q.line() for q in g.questions]) for g in careteam.build(profile, selected).groups]
 
-    @classmethod
-    def questions(cls, selected: Sequence[Mapping[str, Any]]) -> list[str]:
-        """The questions for the doctor as one list, topic by topic."""
-        return [q for _, qs in cls.question_groups(selected) for q in qs]
+    @staticmethod
+    def questions(profile: Mapping[str, Any], selected: Sequence[Mapping[str, Any]]) -> list[str]:
+        """The care team's questions as one short list (their wording only, repeats removed, at most 15)."""
+        texts = [q.text for g in careteam.build(profile, selected).groups for q in g.questions]
+        return [truncate(t, 300) or "" for t in dict.fromkeys(texts)][:15]
 
     @staticmethod
     def glossary(session: AssistantSession, selected: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:

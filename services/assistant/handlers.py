@@ -9,12 +9,14 @@ from collections.abc import Mapping
 from datetime import date
 from typing import Any
 
+from services.assistant import careteam
 from services.assistant.registry import ToolContext, ToolError
 from services.assistant.session import AssistantSession
 from services.dashboard import condition as condition_model
 from services.data.provenance import NOT_IN_COPY
 from services.eligibility.scoring import fit_from_statuses, rank_key, reach_note, within_reach
 from services.freshness import status_note
+from services.llm import count_usage
 from services.trials import (
     CRITERIA_MISSING,
     DEFAULT_STATUSES,
@@ -321,6 +323,11 @@ def search_facts(session: AssistantSession) -> dict[str, Any]:
     }
 
 
+def _count_call(ctx: ToolContext, reply: Mapping[str, Any]) -> None:
+    with ctx.lock:
+        ctx.session.usage.add(count_usage(reply).as_dict(), calls=1)
+
+
 def generate_report(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     session = ctx.session
     with ctx.lock:
@@ -336,6 +343,14 @@ def generate_report(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
                     f"{nct_id} was selected but has no saved match; score it with save_matched_trials first."
                 )
             trials.append(dict(match))
+        profile = dict(session.patient_profile)
+    # Questions by who can answer them: one short model call per role in Claude mode, rules in guided mode.
+    if ctx.model is not None:
+        ctx.status("Preparing questions for each of the people who can answer them (your specialist, radiology, "
+                   "the lab, your family doctor, the trial team)…")
+    team = careteam.build(profile, trials, client=ctx.model, model=session.settings.model,
+                          on_reply=lambda reply: _count_call(ctx, reply))
+    with ctx.lock:
         request = ReportRequest(
             session_id=session.id,
             patient_profile=dict(session.patient_profile),
@@ -346,6 +361,7 @@ def generate_report(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
             glossary=tuple(dict(g) for g in args["glossary"]),
             question_groups=tuple((g["topic"], tuple(g["questions"])) for g in args.get("question_groups") or []),
             search_facts=search_facts(session),
+            care_team=team.as_report(),
         )
     output = ctx.backend.generate_report(request)
     with ctx.lock:

@@ -111,7 +111,7 @@ class Orchestrator:
         calls = lookups = 0
         error: str | None = None
         wants_tools = False
-        ctx = ToolContext(session, self.backend)
+        ctx = ToolContext(session, self.backend, model=self.llm)
         while True:
             if calls >= self.max_model_calls:
                 if wants_tools:

@@ -15,6 +15,7 @@ from typing import Any
 from services.assistant.session import AssistantSession
 from services.assistant.validation import check_schema, validate
 from services.errors import TrialLandscapeError
+from services.llm import ModelClient
 from services.trials import NCT_RE, TrialBackend
 
 log = logging.getLogger(__name__)
@@ -28,7 +29,8 @@ class ToolError(Exception):
 
 @dataclass
 class ToolContext:
-    """What a tool handler may touch: the session (under lock), the backend, event and status queues."""
+    """What a tool handler may touch: the session (under lock), the backend, event and status queues, and the model
+    client when the turn has one."""
 
     session: AssistantSession
     backend: TrialBackend
@@ -36,6 +38,7 @@ class ToolContext:
     statuses: queue.SimpleQueue[str] = field(default_factory=queue.SimpleQueue)
     events: list[dict[str, Any]] = field(default_factory=list)
     today: date | None = None  # the date status freshness is judged on (None: the real today)
+    model: ModelClient | None = None  # the Messages API client of a Claude-mode turn (None in guided mode)
 
     def emit(self, event: dict[str, Any]) -> None:
         """Queue a UI event; the page gets it after this turn's text."""
@@ -47,7 +50,7 @@ class ToolContext:
 
     def for_call(self) -> ToolContext:
         """A context for one tool call: shared session, lock and status queue; its own event list."""
-        return ToolContext(self.session, self.backend, self.lock, self.statuses, [], self.today)
+        return ToolContext(self.session, self.backend, self.lock, self.statuses, [], self.today, self.model)
 
 
 Handler = Callable[[dict[str, Any], ToolContext], dict[str, Any]]
