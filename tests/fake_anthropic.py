@@ -55,6 +55,7 @@ class _State:
     headers: list[dict[str, str]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    routes: list[tuple[Callable[[dict[str, Any]], bool], Responder]] = field(default_factory=list)
 
 
 def text_block(text: str) -> Block:
@@ -93,7 +94,8 @@ class FakeAnthropic:
                 with state.lock:
                     state.requests.append(body)
                     state.headers.append({k.lower(): v for k, v in self.headers.items()})
-                    item = state.script.popleft() if state.script else None
+                    routed = next((r for accepts, r in state.routes if accepts(body)), None)
+                    item = routed or (state.script.popleft() if state.script else None)
                 if item is None:
                     self._send_json(
                         400,
@@ -175,6 +177,13 @@ class FakeAnthropic:
         """Queue one scripted reply, error or responder function."""
         with self._state.lock:
             self._state.script.append(item)
+        return self
+
+    def route(self, accepts: Callable[[dict[str, Any]], bool], responder: Responder) -> FakeAnthropic:
+        """Answer every request that `accepts` (a predicate on the request body) with `responder`, outside the
+        script (for side calls whose number or order the script should not depend on)."""
+        with self._state.lock:
+            self._state.routes.append((accepts, responder))
         return self
 
     def add_text(self, text: str) -> FakeAnthropic:

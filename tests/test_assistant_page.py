@@ -127,8 +127,18 @@ class LungScript:
             "questions_for_doctor": ["Has my tumour been tested for EGFR and ALK?", "Is my cancer measurable on a scan?"],
             "glossary": [{"term": "NSCLC", "meaning": "Non-small cell lung cancer, the most common kind."}]}))
 
+    @staticmethod
+    def care_team(body: dict[str, Any]) -> ScriptedTurn:
+        """A care-team role's call (outside the script): one question on the first criterion it was shown."""
+        facts = json.loads(body["messages"][0]["content"].split("<facts>", 1)[1].split("</facts>", 1)[0])
+        first = facts["criteria"][0]
+        return ScriptedTurn([text_block(json.dumps({"questions": [
+            {"criterion_id": first["id"], "question": f"What do my records say about this for {first['nct_id']}?"}]}))])
+
     def queue(self, fake: FakeAnthropic) -> None:
         """Every reply of the conversation, in order (two or more per patient message)."""
+        fake.route(lambda body: str(body.get("system", "")).startswith("You help a patient prepare questions"),
+                   self.care_team)
         fake.add_tools(("emit_widget", {"field": "diagnosis", "question": "Which kind of lung cancer is it?",
                                         "widget_type": "single_select", "allow_other": True,
                                         "options": ["Non-small cell lung cancer (NSCLC)", "Small cell lung cancer",
@@ -228,8 +238,15 @@ def test_assistant_page_full_conversation_through_fake_api(db: Any, fake: FakeAn
     assert (session.phase, session.selected_nct_ids) == ("followup", chosen)
     assert set(NCT_RE.findall(session.report_html or "")) == set(chosen)
     assert fake.remaining == 0
+    # The report groups its questions by who can answer them, worded by one model call per role that had criteria.
+    roles = [r for r in fake.requests if str(r.get("system", "")).startswith("You help a patient prepare questions")]
+    assert roles and "Questions for your doctor, by who can answer them" in (session.report_html or "")
+    for r in roles:
+        first = json.loads(r["messages"][0]["content"].split("<facts>", 1)[1].split("</facts>", 1)[0])["criteria"][0]
+        assert f"What do my records say about this for {first['nct_id']}?" in (session.report_html or "")
     # Every phase's own prompt was used, and every tool call had arguments the schema accepts.
-    used = {p for r in fake.requests for p in CONVERSATION_PHASES if f"# Phase: {p}" in r["system"][1]["text"]}
+    used = {p for r in fake.requests if r not in roles for p in CONVERSATION_PHASES
+            if f"# Phase: {p}" in r["system"][1]["text"]}
     assert used == set(CONVERSATION_PHASES)
     registry = build_registry()
     calls = [b for m in session.messages if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use"]
