@@ -124,6 +124,8 @@ def role_title(role: Role, diagnosis: str) -> str:
 # --- routing a criterion to a category ----------------------------------------------------------------------
 
 _LIFE_EXPECTANCY = re.compile(r"\blife expectancy\b", re.I)
+_OTHER_STUDY = re.compile(r"\b(?:another|other|any) (?:\w+ ){0,2}(?:trials?|stud(?:y|ies))\b|"
+                          r"\bparticipat\w* in (?:a |an |any )?(?:\w+ ){0,2}(?:trials?|stud(?:y|ies))\b", re.I)
 _BIOMARKER = re.compile(r"\b(histolog\w*|cytolog\w*|patholog\w*|biops\w*|mutations?|mutant|mutated|biomarkers?|"
                         r"wild[- ]type|rearrange\w*|fusions?|amplif\w*|overexpress\w*|genotyp\w*|genetic|"
                         r"hormone receptor|PD-?L1|HER-?2|BRCA\d?|EGFR|ALK|ROS-?1|KRAS|NRAS|BRAF|NTRK|RET|MSI-?H|dMMR|"
@@ -162,14 +164,16 @@ def category_of(text: str) -> str:
         return "activity"
     if topic == "Treatments you have had":
         return "medicine" if _MEDICINE.search(text) else "treatment"
+    if _OTHER_STUDY.search(text):
+        return "logistics"
     if _BIOMARKER.search(text):
         return "biomarker"
+    if _HEART.search(text):  # before labs: a QTc limit reads like a lab value but is an ECG
+        return "heart"
     if _LAB.search(text) or _LAB_VALUE.search(text) or _ORGAN_FUNCTION.search(text):
         return "lab"
     if _IMAGING.search(text) or _MEASURABLE.search(text):
         return "imaging"
-    if _HEART.search(text):
-        return "heart"
     if topic == "Your diagnosis and tumour tests":
         return "disease"
     if _MEDICINE.search(text):
@@ -622,8 +626,7 @@ def build(profile: Mapping[str, Any], selected: Sequence[Mapping[str, Any]], *, 
         if isinstance(answer, tuple) and answer[0]:
             kept, dropped = answer
             extra = [q for q in rules if q.about]
-            note = f"{dropped} of the model's questions did not name a criterion it was shown and were left out." \
-                if dropped else ""
+            note = f"{dropped} of the model's questions could not be used and were left out." if dropped else ""
             groups.append(Group(role, facts.title, tuple(kept + extra), "model", note))
         elif answer is not None:
             why = answer if isinstance(answer, str) else "none of the model's questions could be used"
