@@ -514,3 +514,51 @@ def test_report_how_we_searched_states_radius_searches_and_missing_criteria() ->
     questions = html.split('id="questions"')[1].split("</section>")[0]
     assert re.findall(r"<h3>([^<]+)</h3>", questions) == ["Your daily activity", "Taking part"]
     assert "missing from this app's copy of the registry (not from the registry itself)" in html
+
+
+def test_report_groups_questions_by_who_can_answer_them_and_shows_review_points() -> None:
+    from services.assistant import careteam
+
+    profile = {"diagnosis": "non-small cell lung cancer", "age": 62, "sex": "male",
+               "other_conditions": ["heart failure"]}
+    trials_ = tuple({"nct_id": n, "verdict": "uncertain", "fit_score": 40, "summary": "S", "unknowns": [],
+                     "nearest_site": "Harbor Clinic, Santa Barbara, CA", "criteria": [
+                         {"type": "inclusion", "criterion": c, "status": s, "plain": c, "reason": "R."}
+                         for c, s in cs]}
+                    for n, cs in (("NCT00000001", [("Measurable disease per RECIST 1.1", "not_enough_information"),
+                                                   ("Stage IV disease <b>bold</b>", "not_met"),
+                                                   ("History of heart failure", "met")]),
+                                  ("NCT00000002", [("Absolute neutrophil count ≥ 1.5 x 10^9/L", "needs_discussion"),
+                                                   ("History of heart failure", "met")])))
+    team = careteam.build(profile, trials_).as_report()
+    team["groups"][1]["source"], team["groups"][1]["note"] = "model", "1 of the model's questions could not be used."
+    request = ReportRequest(
+        session_id="s" * 43, patient_profile=profile, intake_answers={}, trials=trials_, summary="S",
+        questions_for_doctor=("Can my tumour be measured on scans the way trials need (RECIST)?",
+                              "Should I <i>wait</i> before choosing?"),
+        glossary=(), question_groups=(("Old topic", ("Old question?",)),), care_team=team)
+    html = render_report(request, generated_on=DAY)
+    check_html(html)
+    questions = html.split('id="questions"')[1].split("</section>")[0]
+    assert element_texts(questions, "h2") == ["Questions for your doctor, by who can answer them"]
+    assert element_texts(questions, "h3") == [
+        "Your oncologist (diagnosis, stage, treatments)", "Radiology (your scans)",
+        "Pathology and laboratory (tumour tests, biomarkers, blood tests)",
+        "The trial team (visits, travel, consent, pregnancy rules)", "More questions"]
+    items = element_texts(questions, "li")
+    assert "NCT00000001 — “Measurable disease per RECIST 1.1”: Can my tumour be measured on scans the way trials need " \
+           "(RECIST)?" in items
+    assert ("NCT00000002 — “Absolute neutrophil count ≥ 1.5 x 10^9/L”: Are my recent blood test results within the "
+            "trial's limits, and can I have copies to bring?") in items
+    # The flat list adds only what the groups do not ask already; the old topic groups give way to the care team.
+    assert items[-1] == "Should I <i>wait</i> before choosing?" and "&lt;i&gt;wait&lt;/i&gt;" in questions
+    assert "Old topic" not in html and items.count("Can my tumour be measured on scans the way trials need (RECIST)?") == 0
+    assert "Worded by the AI assistant from this part of your answers only. 1 of the model's questions could not be " \
+           "used." in element_texts(questions, "p")
+    # The reviewer's points stand under the trial they are about; a trial with none has no such heading.
+    first, second = html.split('id="trial-NCT00000002"')
+    first = first.split('id="trial-NCT00000001"')[1]
+    assert "Points to check before you go further" in first and "Points to check" not in second.split("</article>")[0]
+    assert element_texts(first.split("Points to check before you go further")[1].split("</ul>")[0], "li") == [
+        "Conflict: “Stage IV disease <b>bold</b>”: your answers suggest you do not pass this line. R."]
+    assert "<b>bold" not in html
