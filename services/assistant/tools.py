@@ -235,7 +235,8 @@ def build_registry() -> ToolRegistry:
         Tool(
             "generate_report",
             "Write the printable report for the trials the patient selected, with your summary, "
-            "questions for their doctor and a glossary.",
+            "questions for their doctor and a glossary. The app adds questions grouped by who can answer "
+            "them (specialist, radiology, lab, family doctor, trial team) and a reviewer's points per trial.",
             _obj(
                 {
                     "summary": {"type": "string", "maxLength": 2000},
@@ -247,7 +248,8 @@ def build_registry() -> ToolRegistry:
                     },
                     "question_groups": {
                         "type": "array",
-                        "description": "Optional: the same questions grouped by topic, in the order to show them.",
+                        "description": "Leave out: read only from reports made before the app grouped the "
+                                       "questions by who can answer them (it now does that itself).",
                         "items": _obj(
                             {
                                 "topic": {"type": "string", "maxLength": 80},
