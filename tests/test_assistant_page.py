@@ -327,6 +327,10 @@ def test_assistant_page_guided_mode_end_to_end(db: Any, monkeypatch: pytest.Monk
                                   "Houston, TX. I found your trial " + chosen[0])
     assert "A message to the study team" in (session.report_html or "")
     assert "I am a 55-year-old woman with type 2 diabetes" in (session.report_html or "")
+    # The report shown on the page groups its questions by who can answer them, the diabetes doctor first.
+    assert "Questions for your doctor, by who can answer them" in (session.report_html or "")
+    assert "<h3>Your endocrinologist (diagnosis, stage, treatments)</h3>" in (session.report_html or "")
+    assert f"{chosen[0]} — the trial as a whole: Given my treatment so far" in (session.report_html or "")
     _click(at, "asst_pdf_make")
     _ok(at)
     assert [b.label for b in at.get("download_button")] == ["Download report (HTML)", "Download report (PDF)",

@@ -179,6 +179,16 @@ def test_careteam_rules_questions_name_trial_and_criterion() -> None:
         "NCT07654321 — “Untreated brain metastases”: Do my scans or reports show anything this trial leaves out?",
     ]
     team_lines = [q.line() for q in next(g for g in team.groups if g.role == "trial_team").questions]
+    assert team_lines[:2] == [
+        "NCT01234567 — “Willing and able to comply with scheduled visits”: What does this ask of me in practice: "
+        "visits, tests, time and travel?",
+        "NCT01234567 — “Women of childbearing potential must use contraception”: Do the trial's pregnancy and "
+        "birth-control rules apply to me, and what would I need to do?"]
+    rest = careteam.build(PROFILE, [_match("NCT01234567", [
+        ("inclusion", "Other inclusion/exclusion criteria are specified in the protocol", "not_enough_information")])])
+    assert [q.line() for g in rest.groups if g.role == "trial_team" for q in g.questions][0] == (
+        "NCT01234567 — “Other inclusion/exclusion criteria are specified in the protocol”: What are this trial's full "
+        "eligibility criteria, and could you go through them with me?")
     assert ("NCT01234567 — nearest site: How often would I need to come to Harbor Clinic, Santa Barbara, CA — about "
             "50 miles away, and is help with travel or costs available?") in team_lines
     title = next(g.title for g in team.groups if g.role == "specialist")

@@ -124,6 +124,8 @@ def role_title(role: Role, diagnosis: str) -> str:
 # --- routing a criterion to a category ----------------------------------------------------------------------
 
 _LIFE_EXPECTANCY = re.compile(r"\blife expectancy\b", re.I)
+_PROTOCOL_REST = re.compile(r"\bother (?:inclusion|exclusion|eligibility)(?:\s*/\s*(?:inclusion|exclusion))? criteria\b",
+                            re.I)
 _OTHER_STUDY = re.compile(r"\b(?:another|other|any) (?:\w+ ){0,2}(?:trials?|stud(?:y|ies))\b|"
                           r"\bparticipat\w* in (?:a |an |any )?(?:\w+ ){0,2}(?:trials?|stud(?:y|ies))\b", re.I)
 _BIOMARKER = re.compile(r"\b(histolog\w*|cytolog\w*|patholog\w*|biops\w*|mutations?|mutant|mutated|biomarkers?|"
@@ -158,7 +160,7 @@ def category_of(text: str) -> str:
         return "reproductive"
     if _LIFE_EXPECTANCY.search(text):
         return "disease"
-    if topic == "Taking part" or text.startswith(FULL_CRITERIA):
+    if topic == "Taking part" or text.startswith(FULL_CRITERIA) or _PROTOCOL_REST.search(text):
         return "logistics"
     if topic == "Your daily activity":
         return "activity"
@@ -365,16 +367,16 @@ def _question_for(item: CriterionItem) -> Question | None:
 _BLOOD_TESTS = "Are my recent blood test results within the trial's limits, and can I have copies to bring?"
 
 
-def _from_items(facts: RoleFacts, own: Callable[[CriterionItem], str | None] | None = None, *,
-                first: bool = False) -> list[Question]:
-    """The rules' question for each of the role's criteria; ``own`` words a role's own question, before the
-    shared wording when ``first``, else only where the shared wording has none."""
+def _from_items(facts: RoleFacts, first: Callable[[CriterionItem], str | None] | None = None,
+                fallback: Callable[[CriterionItem], str | None] | None = None) -> list[Question]:
+    """The rules' question for each of the role's criteria: the role's own wording (``first``) where it has one,
+    else the shared patient question, else the role's ``fallback`` wording."""
     out: list[Question] = []
     for item in facts.items:
-        mine = own(item) if own is not None else None
-        question = (Question(item.nct_id, (item.plain,), mine) if mine and first else None) or _question_for(item)
-        if question is None and mine:
-            question = Question(item.nct_id, (item.plain,), mine)
+        own = first(item) if first is not None else None
+        question = Question(item.nct_id, (item.plain,), own) if own else _question_for(item)
+        if question is None and fallback is not None and (text := fallback(item)):
+            question = Question(item.nct_id, (item.plain,), text)
         if question is not None:
             out.append(question)
     return _dedupe(out)
@@ -405,7 +407,7 @@ def rules_radiology(facts: RoleFacts) -> list[Question]:
 
 def rules_pathology_lab(facts: RoleFacts) -> list[Question]:
     """Questions about tumour tests, biomarkers and blood-test limits."""
-    return _from_items(facts, lambda i: _BLOOD_TESTS if i.category == "lab" else None, first=True)
+    return _from_items(facts, lambda i: _BLOOD_TESTS if i.category == "lab" else None)
 
 
 def rules_primary_care(facts: RoleFacts) -> list[Question]:
@@ -413,17 +415,21 @@ def rules_primary_care(facts: RoleFacts) -> list[Question]:
     return _from_items(facts)
 
 
-def _team_question(item: CriterionItem) -> str | None:
+def _whole_list(item: CriterionItem) -> str | None:
+    if item.criterion.startswith(FULL_CRITERIA) or _PROTOCOL_REST.search(item.criterion):
+        return "What are this trial's full eligibility criteria, and could you go through them with me?"
+    return None
+
+
+def _team_question(item: CriterionItem) -> str:
     if item.category == "logistics":
-        if item.criterion.startswith(FULL_CRITERIA):
-            return "What are this trial's full eligibility criteria, and could you go through them with me?"
         return "What does this ask of me in practice: visits, tests, time and travel?"
     return "What do the trial's pregnancy and birth-control rules mean for me?"
 
 
 def rules_trial_team(facts: RoleFacts) -> list[Question]:
     """Questions about consent, visits, pregnancy rules, and for each trial its nearest site and costs."""
-    out = _from_items(facts, _team_question)[: MAX_PER_ROLE - 1]
+    out = _from_items(facts, _whole_list, _team_question)[: MAX_PER_ROLE - 1]
     for site in facts.sites:
         where = _short(site.get("nearest_site") or "", 160)
         asked = (f"How often would I need to come to {where}, and is help with travel or costs available?" if where
