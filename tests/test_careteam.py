@@ -400,3 +400,30 @@ def test_careteam_nsclc_report_groups_questions_by_specialist(nsclc: AssistantSe
     for m in selected:  # hepatitis B is serious: flagged exactly where the trial's criteria never mention it
         silent = "hepatitis" in " ".join(c["criterion"] for c in m["criteria"]).lower()
         assert any(f.nct_id == m["nct_id"] and "“hepatitis B”" in f.text for f in team.flags) != silent
+
+
+def test_careteam_report_tool_asks_the_model_per_role_in_claude_mode(fake: FakeAnthropic) -> None:
+    from services.assistant import build_registry
+    from services.assistant.registry import ToolContext
+    from tests.memory_backend import MemoryBackend
+
+    fake.route(lambda body: True, lambda body: _answer(body, {"trial_team": "prose"}))
+    session = AssistantSession(phase="report")
+    session.patient_profile = dict(PROFILE)
+    session.matched_trials = [{**m, "fit_score": 40} for m in SELECTED]
+    session.selected_nct_ids = [m["nct_id"] for m in SELECTED]
+    backend = MemoryBackend()
+    ctx = ToolContext(session, backend, model=_client(fake))
+    args = {"summary": "S.", "questions_for_doctor": ["Is now a good time to join a trial?"], "glossary": []}
+
+    outcome = build_registry().run("generate_report", args, ctx)
+
+    assert not outcome.is_error, outcome.content
+    assert len(fake.requests) == len(ROLES) and session.usage.model_calls == len(ROLES)
+    assert ctx.statuses.get_nowait().startswith("Preparing questions for each of the people who can answer them")
+    groups = {g["role"]: g for g in backend.reports[0].care_team["groups"]}
+    assert [g["source"] for g in groups.values()] == ["model", "model", "model", "model", "rules"]
+    assert groups["trial_team"]["note"] == "Written by fixed rules: the model's answer could not be read."
+    assert groups["radiology"]["questions"][0] == "NCT01234567 — “Measurable disease per RECIST 1.1”: radiology: what " \
+                                                  "does my record show about c5?"
+    assert set(backend.reports[0].care_team["review"]) == {"NCT01234567", "NCT07654321"}
