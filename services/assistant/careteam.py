@@ -325,7 +325,7 @@ class Flag:
     text: str
 
 
-FLAG_LABELS = {"conflict": "Conflict", "safety": "Safety point", "missing": "Missing, and it decides",
+FLAG_LABELS = {"conflict": "Conflict", "safety": "Safety point", "missing": "Still unknown, and it decides",
                "new": "Not covered by the criteria"}
 
 
