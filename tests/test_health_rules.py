@@ -98,3 +98,40 @@ def test_health_rules_reach_the_guided_check() -> None:
     assert lab["status"] == "met"
     assert lab["reason"] == "Your creatinine of 1.1 mg/dL on 2026-10-02 is within the limit of ≤ 1.5 mg/dL."
     assert GuidedAssistant(MemoryBackend()).patient(session).labs == ()
+
+
+WELL = PatientProfile(age_years=62, sex="male", conditions=("non-small cell lung cancer",), labs=(
+    LabValue("hemoglobin", 13.1, "g/dL", "2026-10-03", "apple-health", "Hemoglobin"),
+    LabValue("anc", 3.2, "×10^9/L", "2026-10-02", "csv", "ANC"),
+    LabValue("platelets", 210.0, "×10^9/L", "2026-10-02", "csv", "Platelets"),
+    LabValue("creatinine", 0.9, "mg/dL", "2026-10-02", "apple-health", "Creatinine")))
+MARROW = ("Inadequate bone marrow reserve as demonstrated by any of the following: Absolute neutrophil count "
+          "<1.5 × 10^9/L; Platelet count <100 × 10^9/L; Haemoglobin <90 g/L")
+
+
+def test_health_rules_an_exclusion_list_is_not_settled_by_the_values_known_when_others_are_missing() -> None:
+    """Any one limit of an exclusion list keeps people out: three values inside their limits and one limit with
+    no value (ALT, relative to the lab's upper limit of normal) leave it open, naming what was checked."""
+    j = evaluate(MARROW + "; Alanine transferase >2.5 times the upper limit of normal (ULN)", "exclusion", WELL)
+    assert j.label == Label.NOT_ENOUGH_INFO
+    assert j.reason.startswith("Your haemoglobin of 13.1 g/dL on 2026-10-03 (131 g/L) is not in the range this "
+                               "exclusion describes: < 90 g/L.")
+    assert "Your absolute neutrophil count of 3.2 ×10^9/L on 2026-10-02" in j.reason
+    assert j.reason.endswith("your uploaded records have no ALT result.")
+
+
+def test_health_rules_every_limit_of_a_list_checked_names_each_value() -> None:
+    out = evaluate(MARROW, "exclusion", WELL)
+    assert out.label == Label.NOT_MET
+    assert [s.split(" of ")[0] for s in out.reason.split("Your ")[1:]] == ["haemoglobin", "platelet count",
+                                                                           "absolute neutrophil count"]
+    inclusion = evaluate("Adequate organ function: ANC ≥ 1.5 × 10^9/L, platelets ≥ 100 × 10^9/L, haemoglobin ≥ 9 "
+                         "g/dL, creatinine ≤ 1.5 mg/dL", "inclusion", WELL)
+    assert inclusion.label == Label.MET  # the four limits are the whole line
+    assert inclusion.reason.count("Your ") == 4 and "creatinine of 0.9 mg/dL on 2026-10-02" in inclusion.reason
+    low = PatientProfile(age_years=62, sex="male", labs=(LabValue("platelets", 80.0, "×10^9/L", "2026-10-02"),))
+    # One value inside an excluded range decides, whatever the other limits say or lack.
+    for labs in (low.labs, low.labs + WELL.labs[:2]):
+        out = evaluate(MARROW, "exclusion", PatientProfile(age_years=62, sex="male", labs=labs))
+        assert (out.label, out.reason) == (Label.MET, "Your platelet count of 80 ×10^9/L on 2026-10-02 is in the range "
+                                                      "this exclusion describes: < 100 × 10^9/L.")

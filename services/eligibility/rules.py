@@ -787,7 +787,7 @@ _MEASURES = (
     ),
     _Measure(
         "platelets", "platelet count",
-        re.compile(r"\bplatelets?(?: count)?\b[^.;]{0,20}?" + _OP + r"\s*(?P<n>\d{1,3}(?:[,.]\d{3})?)\s*(?P<u>x ?10\^?9/l|/mm3|/ul|/µl|/mm\^?3)?", re.I),
+        re.compile(r"\bplatelets?(?: count)?\b[^.;]{0,20}?" + _OP + r"\s*(?P<n>\d{1,3}(?:[,.]\d{3})?)\s*(?P<u>(?:x|×) ?10\^?9 ?/ ?l|/mm3|/ul|/µl|/mm\^?3)?", re.I),
         re.compile(r"\bplatelets?(?: count)?\b[^.;0-9]{0,15}?(?P<n>\d{1,3}(?:[,.]\d{3})?)\s*(?P<u>x ?10\^?9/l|/mm3|/ul)?", re.I),
         {"": 1.0},
     ),
@@ -1662,6 +1662,8 @@ def evaluate(criterion_text: str | None, kind: CriterionKind, patient: Patient) 
         is_subject = not leftover and all(f.aspect == "sex" and f.truth is not False for f in findings)
         if pregnancy.truth is not None or is_subject:
             findings.append(pregnancy)
+    if organ is not None and findings and all(f.aspect == "measure" for f in findings):
+        leftover = []  # a line about organ function and its lab limits only: the limits are the whole criterion
     return _combine(findings, leftover, kind, facts)
 
 
@@ -1859,6 +1861,18 @@ def _combine(findings: list[_Finding], leftover: list[str], kind: CriterionKind,
     true = [f for f in findings if f.truth is True]
     unknown = [f for f in findings if f.truth is None]
 
+    if kind == "exclusion" and all(f.aspect in ("measure", "lab") for f in findings) and any(
+            f.aspect == "measure" for f in findings):
+        # Lab limits in an exclusion are a list that keeps people out when any one of them holds ("any of the
+        # following"): one value inside its range decides; values inside their limits settle nothing while another
+        # limit has no value.
+        evidence = tuple(sorted({i for f in findings for i in f.evidence}))
+        if true:
+            return Judgement(Label.MET, " ".join(f.reason for f in true[:4]), evidence)
+        known = " ".join(f.reason for f in false[:4])
+        if unknown:
+            return Judgement(Label.NOT_ENOUGH_INFO, f"{known} {unknown[0].reason}".strip(), evidence)
+        return Judgement(Label.NOT_MET, known, evidence)
     if false:
         first = false[0]
         if kind == "exclusion" and first.descriptor and (len(findings) > len(false) or leftover):
@@ -1871,7 +1885,8 @@ def _combine(findings: list[_Finding], leftover: list[str], kind: CriterionKind,
 
     if true and not unknown and not leftover:
         evidence = tuple(sorted({i for f in true for i in f.evidence}))
-        return Judgement(Label.MET, " ".join(f.reason for f in true[:2]), evidence)
+        named = 4 if all(f.aspect == "measure" for f in true) else 2  # each lab limit and the value it was met by
+        return Judgement(Label.MET, " ".join(f.reason for f in true[:named]), evidence)
 
     if kind == "exclusion" and facts.complete_record and not any(f.open_question for f in unknown):
         # A complete case summary that does not mention something an exclusion needs: the exclusion does not apply.
