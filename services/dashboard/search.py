@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from services.dashboard.engine import PAGE_CAP, Engine, engine_for, ids_cte, near_cte
@@ -38,8 +39,8 @@ def matching_trials(f: Filters, *, sort: str = "start_date", descending: bool = 
     rows = db.fetch_df(f"{cte}{near_cte(f, params)}\n{load_sql('trials_page')}", params, timeout_ms=60_000)
     if rows.empty:
         return rows
-    position = {nct: i for i, nct in enumerate(ids)}
-    order = sorted(range(len(rows)), key=lambda i: position.get(str(rows["nct_id"].iat[i]), len(ids)))
+    position = pd.Index(ids).get_indexer(rows["nct_id"].astype(str))  # each row's place in the engine's order
+    order = np.argsort(np.where(position < 0, len(ids), position), kind="stable")
     return rows.iloc[order].reset_index(drop=True)
 
 
