@@ -449,12 +449,19 @@ class FacetStore:
         """Distinct site positions; code nloc means "no coordinates"."""
         return len(self.loc_lat) - 1
 
-    def loc_miles(self, place: geo.Place, radius_miles: float | None = None) -> np.ndarray:
+    def loc_miles(self, place: geo.Place, radius_miles: float | None = None,
+                  positions: np.ndarray | None = None) -> np.ndarray:
         """Great-circle miles from the place to every position (NaN without coordinates, or outside the radius
-        when one is given: bounding box first, then the exact distance)."""
+        when one is given: bounding box first, then the exact distance; or, without a radius, when not among the
+        `positions` given)."""
         lat, lon = self.loc_lat, self.loc_lon
         if radius_miles is None:
-            ok = np.flatnonzero(~np.isnan(lat))
+            wanted = ~np.isnan(lat)
+            if positions is not None:
+                chosen = np.zeros(lat.size, dtype=bool)
+                chosen[positions] = True
+                wanted &= chosen
+            ok = np.flatnonzero(wanted)
         else:
             min_lat, max_lat, min_lon, max_lon = geo.bounding_box(place.lat, place.lon, radius_miles)
             ok = np.flatnonzero((lat >= min_lat) & (lat <= max_lat) & (lon >= min_lon) & (lon <= max_lon))
@@ -514,14 +521,24 @@ class FacetStore:
         """The studies matching every filter."""
         return self._all(self.clause_masks(f, db))
 
-    def nearest_miles(self, place: geo.Place | None, mask: np.ndarray) -> np.ndarray:
+    def nearest_miles(self, place: geo.Place | None, mask: np.ndarray, radius_miles: float | None = None
+                      ) -> np.ndarray:
         """Miles from the place to each matching study's nearest located site (NaN: no such site, not matching, or
-        no place) — engine.near_cte's nearest_miles, for the Trials table's distance sort."""
+        no place) — engine.near_cte's nearest_miles, for the Trials table's distance sort.
+
+        With `radius_miles`, every matching study has a site within it (the near filter): then only those sites
+        are measured (a bounding box first), not every site of the registry."""
         out = np.full(self.n, np.inf)
         if place is not None:
-            miles = self.loc_miles(place)[self.site_loc]  # NaN for sites without coordinates
-            keep = mask[self.site_row] & ~np.isnan(miles)
-            np.minimum.at(out, self.site_row[keep], miles[keep])
+            if radius_miles is not None:
+                sites, miles = self.near_sites(place, radius_miles)
+            else:  # the positions of the matching studies' sites only
+                sites = np.flatnonzero(mask[self.site_row])
+                locs = self.site_loc[sites]
+                miles = self.loc_miles(place, positions=locs)[locs]  # NaN for sites without coordinates
+            rows = self.site_row[sites]
+            keep = mask[rows] & ~np.isnan(miles)
+            np.minimum.at(out, rows[keep], miles[keep])
         out[np.isinf(out)] = np.nan
         return out
 
