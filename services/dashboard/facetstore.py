@@ -926,11 +926,9 @@ def _mean_rounded(micro_sums: np.ndarray, n: np.ndarray) -> list[float]:
     AACT stores coordinates as numeric(10,6), so sums of micro-degree integers are exact (float64 holds every
     integer below 2**53; a cell's sum stays far below) and so is the mean; rounding is half away from zero.
     """
-    out = []
-    for total, count in zip(micro_sums.tolist(), n.tolist(), strict=True):
-        s, d = int(total), 10 * int(count)  # the mean in units of 1e-5 degrees is s / d
-        q = (2 * abs(s) + d) // (2 * d)
-        out.append((q if s >= 0 else -q) / 100_000)
+    s, d = micro_sums.astype(np.int64), 10 * n.astype(np.int64)  # the mean in units of 1e-5 degrees is s / d
+    q = (2 * np.abs(s) + d) // (2 * d)
+    out: list[float] = (np.where(s >= 0, q, -q) / 100_000).tolist()  # q is exact in float64: one correct rounding
     return out
 
 
@@ -1039,13 +1037,11 @@ def map_frames(store: FacetStore, f: Filters, db: Database, *, only_in_area: boo
         used[locs] = True
         used_locs = np.flatnonzero(used).astype(np.int32)
         del used
-        cell = grid_steps[-1]
-        for step in grid_steps:
-            cells, ncells = store.loc_cells(step)
+        for cell in grid_steps:  # the finest step that fits (else the coarsest)
+            cells, ncells = store.loc_cells(cell)
             if _count_distinct(cells[used_locs], ncells) <= point_limit:
-                cell = step
                 break
-        points = _grid(store, loc_sites, locs, loc_miles, cell)
+        points = _grid(store, loc_sites, locs, loc_miles, cells, ncells)
     else:
         points = _site_rows(db, store.site_id[loc_sites[:max(1, point_limit)]], place)
     nearest = None
@@ -1076,12 +1072,12 @@ def _site_rows(db: Database, ids: np.ndarray, place: geo.Place | None) -> pd.Dat
 
 
 def _grid(store: FacetStore, sites: np.ndarray, locs: np.ndarray, loc_miles: np.ndarray | None,
-          cell: float) -> pd.DataFrame:
-    """map_site_grid.sql in numpy, over located sites (in site-id order) and their positions."""
+          cells: np.ndarray, ncells: int) -> pd.DataFrame:
+    """map_site_grid.sql in numpy, over located sites (in site-id order) and their positions, with each position's
+    cell (FacetStore.loc_cells)."""
     cols = ["lat", "lon", "sites", "trials", "status", "city", "country", "min_miles"]
     if sites.size == 0:
         return pd.DataFrame(columns=cols)
-    cells, ncells = store.loc_cells(cell)
     site_cells = cells[locs]
     del cells
     used = np.zeros(ncells + 1, dtype=bool)
