@@ -95,6 +95,8 @@ def test_export_json_is_byte_for_byte_json_dumps_with_indent_one():
         pd.DataFrame({"a%s": [[1, "x", [2, {"k": None}]], []], "%": [float("inf"), float("nan")],
                       "w": [np.int64(7), pd.NA], "s": pd.Series(["a", None], dtype="str"),
                       "ts": pd.to_datetime(["2020-01-01 05:06", None]), "o": [dt.datetime(2020, 1, 1, 5), {"k": 1}]}),
+        pd.DataFrame({"m": [float("nan"), "s"], "nb": pd.Series([True, None], dtype="boolean"),
+                      "c": pd.Categorical(["x", None]), "none": [None, None], "f": [0.1, 2.0]}),
         pd.DataFrame([[1, 2], [3, 4]], columns=["a", "a"]), pd.DataFrame(index=range(2)), pd.DataFrame({"a": []}),
     ]
     for df in frames:

@@ -10,6 +10,7 @@ from json.encoder import encode_basestring
 from typing import Any
 
 import pandas as pd
+from pandas.api.types import is_numeric_dtype, is_string_dtype
 
 FORMATS = {"csv": "text/csv", "json": "application/json"}
 
@@ -45,7 +46,8 @@ def _json_float(value: float) -> str:
     return float.__repr__(value) if math.isfinite(value) else ("Infinity" if value > 0 else "-Infinity")
 
 
-# JSON text of the plain scalar types, as json.dumps writes them; anything else goes through _plain.
+# The types json's C encoder writes as json.dumps(indent=1) does, and the JSON text of common values one by one.
+_PLAIN_TYPES = {str, int, float, bool, type(None)}
 _SCALAR_JSON: dict[type, Callable[[Any], str]] = {
     str: encode_basestring, int: int.__repr__, float: _json_float, bool: lambda b: "true" if b else "false",
     type(None): lambda _: "null", dt.date: lambda d: f'"{d.isoformat()}"', dt.datetime: lambda d: f'"{d.isoformat()}"',
@@ -57,12 +59,14 @@ def _json_text(value: Any) -> str:
     return json.dumps(_plain(value), ensure_ascii=False, indent=1).replace("\n", "\n  ")
 
 
-def _json_column(values: list[Any]) -> list[str]:
-    """Each value's JSON text (one encoder for the whole column when its values share a plain type)."""
+def _json_column(col: pd.Series) -> list[str]:
+    """Each value's JSON text, as _plain makes it. A column of plain scalars is written by json's C encoder in one
+    call with a newline between values (JSON text never holds a raw newline); other columns value by value."""
+    typed = col.dtype != object and (is_string_dtype(col.dtype) or is_numeric_dtype(col.dtype))
+    values = (col.astype(object).where(col.notna(), None) if typed else col).tolist()  # typed: NaN/NA → None
     kinds = set(map(type, values))
-    encode = _SCALAR_JSON.get(kinds.pop()) if len(kinds) == 1 else None
-    if encode is not None:
-        return list(map(encode, values))
+    if kinds <= _PLAIN_TYPES and (typed or float not in kinds):  # (an object column's NaN must become null)
+        return json.dumps(values, ensure_ascii=False, separators=("\n", ":"))[1:-1].split("\n")
     return [_SCALAR_JSON.get(type(v), _json_text)(v) for v in values]
 
 
@@ -75,7 +79,7 @@ def to_json_bytes(df: pd.DataFrame) -> bytes:
     if len(df) == 0:
         return b"[]"
     index = {str(k): i for i, k in enumerate(df.columns)}  # a repeated name keeps its first place, last value
-    columns = [_json_column(df.iloc[:, i].tolist()) for i in index.values()]
+    columns = [_json_column(df.iloc[:, i]) for i in index.values()]
     # One object per row: '%s' for each value; a '%' in a column name is escaped for the % operator.
     row = " {\n" + ",\n".join("  " + encode_basestring(k).replace("%", "%%") + ": %s" for k in index) + "\n }"
     if not columns:
