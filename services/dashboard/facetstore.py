@@ -1133,6 +1133,8 @@ def _state_values(store: FacetStore, sites: np.ndarray, rows: np.ndarray) -> pd.
     us = country.code_of("United States")
     pr = country.code_of("Puerto Rico")
     c = country.codes[sites]
+    here = np.flatnonzero((c == us) | (c == pr))  # US and Puerto Rico sites only (a code of -1 matches none)
+    sites, rows, c = sites[here], rows[here], c[here]
     s = state.codes[sites]
     named = state.lut(lambda v: v.strip(" ") != "")[s]
     in_us = (c == us) & named if us >= 0 else np.zeros(sites.size, dtype=bool)
