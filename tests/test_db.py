@@ -47,6 +47,16 @@ def test_db_fetch_many_runs_concurrently_and_isolates_failures(db):
     assert max(out[k]["t0"].iloc[0] for k in "abc") < min(out[k]["t1"].iloc[0] for k in "abc")
 
 
+def test_db_fetch_df_parts_types_the_rows_as_one_query_would(db):
+    """A part whose column is all NULL does not turn the whole column into objects: the rows are typed together."""
+    parts = [("SELECT 1 AS n, 'a' AS t UNION ALL SELECT 2, 'b'", None), ("SELECT CAST(NULL AS int) AS n, 'c' AS t", None)]
+    together = db.fetch_df_parts(parts)
+    assert together.equals(db.fetch_df(" UNION ALL ".join(f"({sql})" for sql, _ in parts)))
+    assert together["n"].dtype == "float64" and together["t"].tolist() == ["a", "b", "c"]
+    with pytest.raises(QueryFailed):
+        db.fetch_df_parts([("SELECT 1 AS n", None), ("SELECT no_such_column FROM ctgov.studies", None)])
+
+
 def test_db_read_only_mode_refuses_writes(db):
     studies = db.fetch_value("SELECT count(*) FROM ctgov.studies")
     ro = Database(db.url, read_only=True)

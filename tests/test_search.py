@@ -83,6 +83,16 @@ def test_search_matching_trials_sorts_and_counts_the_same_set(db):
     assert list(page2["nct_id"]) == list(rows["nct_id"][25:50])
 
 
+def test_search_long_pages_read_in_parts_are_the_same_frame(db, monkeypatch):
+    f = Filters(status=())
+    for sort, descending in (("start_date", True), ("enrollment", False), ("title", True)):
+        whole = search.matching_trials(f, sort=sort, descending=descending, limit=search.EXPORT_CAP, db=db)
+        monkeypatch.setattr(search, "PART_ROWS", 7)  # every page of 28 rows or more is read in four parts
+        parted = search.matching_trials(f, sort=sort, descending=descending, limit=search.EXPORT_CAP, db=db)
+        monkeypatch.undo()
+        assert len(whole) > 100 and parted.equals(whole)
+
+
 def test_search_nearest_miles_is_the_closest_site_of_each_trial(db):
     f = Filters(near="Boston, MA", radius=50, status=())
     place = f.place()

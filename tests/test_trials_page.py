@@ -86,6 +86,25 @@ def test_export_csv_and_json_round_trip_every_row():
     assert export.file_name("my trials!", "json", dt.date(2026, 1, 2)) == "my-trials-2026-01-02.json"
 
 
+def test_export_json_is_byte_for_byte_json_dumps_with_indent_one():
+    import numpy as np
+
+    frames = [
+        pd.DataFrame({"nct_id": ["NCT1", "NCT2"], "n": [1.5, None], "d": [dt.date(2020, 1, 2), None],
+                      "t": ['comma, "quote"\nnext', "ü\u2028<b>"], "b": [True, False], "i": [3, -4]}),
+        pd.DataFrame({"a%s": [[1, "x", [2, {"k": None}]], []], "%": [float("inf"), float("nan")],
+                      "w": [np.int64(7), pd.NA], "s": pd.Series(["a", None], dtype="str"),
+                      "ts": pd.to_datetime(["2020-01-01 05:06", None]), "o": [dt.datetime(2020, 1, 1, 5), {"k": 1}]}),
+        pd.DataFrame({"m": [float("nan"), "s"], "nb": pd.Series([True, None], dtype="boolean"),
+                      "c": pd.Categorical(["x", None]), "none": [None, None], "f": [0.1, 2.0]}),
+        pd.DataFrame([[1, 2], [3, 4]], columns=["a", "a"]), pd.DataFrame(index=range(2)), pd.DataFrame({"a": []}),
+    ]
+    for df in frames:
+        records = [{str(k): export._plain(v) for k, v in zip(df.columns, row, strict=True)}
+                   for row in df.itertuples(index=False, name=None)]
+        assert export.to_json_bytes(df) == json.dumps(records, ensure_ascii=False, indent=1).encode("utf-8")
+
+
 def test_trialview_export_rows_hold_every_matching_trial(db):
     f = Filters(condition="lung cancer", status=())
     rows = trialview.export_rows(f, "start_date", True)

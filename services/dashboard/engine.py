@@ -448,7 +448,8 @@ class MemoryEngine:
                                                            stop=stop).tolist()]
         # The distance sort: each matching trial's nearest site from the filter's place, from the store's sites.
         return [v.decode() for v in store.sorted_page(mask, sort, descending=descending, start=start, stop=stop,
-                                                       values=store.nearest_miles(f.place(), mask)).tolist()]
+                                                       values=store.nearest_miles(f.place(), mask,
+                                                                                  f.radius_miles())).tolist()]
 
     def search_page(self, f: Filters, origin: tuple[float, float] | None, radius_miles: float | None, *,
                     limit: int, offset: int) -> tuple[list[str], int] | None:
@@ -465,7 +466,7 @@ class MemoryEngine:
         rows = np.flatnonzero(mask)
         if rows.size == 0:
             return [], 0
-        miles = store.nearest_miles(place, mask)[rows]
+        miles = store.nearest_miles(place, mask, None if radius_miles is None else float(radius_miles))[rows]
         codes = np.array([0 if v == "RECRUITING" else 1 if v == "NOT_YET_RECRUITING" else 2
                           for v in (str(x).replace(" ", "_").upper() if x is not None else ""
                                     for x in store.status.labels)], dtype=np.int8)

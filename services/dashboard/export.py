@@ -5,9 +5,12 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+from collections.abc import Callable
+from json.encoder import encode_basestring
 from typing import Any
 
 import pandas as pd
+from pandas.api.types import is_numeric_dtype, is_string_dtype
 
 FORMATS = {"csv": "text/csv", "json": "application/json"}
 
@@ -37,11 +40,51 @@ def to_csv_bytes(df: pd.DataFrame) -> bytes:
     return df.to_csv(index=False, date_format="%Y-%m-%d").encode("utf-8")
 
 
+def _json_float(value: float) -> str:
+    if value != value:  # NaN: missing
+        return "null"
+    return float.__repr__(value) if math.isfinite(value) else ("Infinity" if value > 0 else "-Infinity")
+
+
+# The types json's C encoder writes as json.dumps(indent=1) does, and the JSON text of common values one by one.
+_PLAIN_TYPES = {str, int, float, bool, type(None)}
+_SCALAR_JSON: dict[type, Callable[[Any], str]] = {
+    str: encode_basestring, int: int.__repr__, float: _json_float, bool: lambda b: "true" if b else "false",
+    type(None): lambda _: "null", dt.date: lambda d: f'"{d.isoformat()}"', dt.datetime: lambda d: f'"{d.isoformat()}"',
+}
+
+
+def _json_text(value: Any) -> str:
+    # A list value sits two levels deep in the output: indent its lines to match json.dumps(indent=1).
+    return json.dumps(_plain(value), ensure_ascii=False, indent=1).replace("\n", "\n  ")
+
+
+def _json_column(col: pd.Series) -> list[str]:
+    """Each value's JSON text, as _plain makes it. A column of plain scalars is written by json's C encoder in one
+    call with a newline between values (JSON text never holds a raw newline); other columns value by value."""
+    typed = col.dtype != object and (is_string_dtype(col.dtype) or is_numeric_dtype(col.dtype))
+    values = (col.astype(object).where(col.notna(), None) if typed else col).tolist()  # typed: NaN/NA → None
+    kinds = set(map(type, values))
+    if kinds <= _PLAIN_TYPES and (typed or float not in kinds):  # (an object column's NaN must become null)
+        return json.dumps(values, ensure_ascii=False, separators=("\n", ":"))[1:-1].split("\n")
+    return [_SCALAR_JSON.get(type(v), _json_text)(v) for v in values]
+
+
 def to_json_bytes(df: pd.DataFrame) -> bytes:
-    """UTF-8 JSON: a list of one object per row, keys in column order; missing values are null."""
-    records = [{str(k): _plain(v) for k, v in zip(df.columns, row, strict=True)}
-               for row in df.itertuples(index=False, name=None)]
-    return json.dumps(records, ensure_ascii=False, indent=1).encode("utf-8")
+    """UTF-8 JSON: a list of one object per row, keys in column order; missing values are null.
+
+    The same bytes as json.dumps(records, ensure_ascii=False, indent=1), written a column at a time (json's
+    indenting encoder is pure Python and took seconds for an export of 66,000 trials).
+    """
+    if len(df) == 0:
+        return b"[]"
+    index = {str(k): i for i, k in enumerate(df.columns)}  # a repeated name keeps its first place, last value
+    columns = [_json_column(df.iloc[:, i]) for i in index.values()]
+    # One object per row: '%s' for each value; a '%' in a column name is escaped for the % operator.
+    row = " {\n" + ",\n".join("  " + encode_basestring(k).replace("%", "%%") + ": %s" for k in index) + "\n }"
+    if not columns:
+        return ("[\n" + ",\n".join([" {}"] * len(df)) + "\n]").encode("utf-8")
+    return ("[\n" + ",\n".join([row % values for values in zip(*columns, strict=True)]) + "\n]").encode("utf-8")
 
 
 def to_bytes(df: pd.DataFrame, fmt: str) -> bytes:

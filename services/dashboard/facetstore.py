@@ -449,12 +449,19 @@ class FacetStore:
         """Distinct site positions; code nloc means "no coordinates"."""
         return len(self.loc_lat) - 1
 
-    def loc_miles(self, place: geo.Place, radius_miles: float | None = None) -> np.ndarray:
+    def loc_miles(self, place: geo.Place, radius_miles: float | None = None,
+                  positions: np.ndarray | None = None) -> np.ndarray:
         """Great-circle miles from the place to every position (NaN without coordinates, or outside the radius
-        when one is given: bounding box first, then the exact distance)."""
+        when one is given: bounding box first, then the exact distance; or, without a radius, when not among the
+        `positions` given)."""
         lat, lon = self.loc_lat, self.loc_lon
         if radius_miles is None:
-            ok = np.flatnonzero(~np.isnan(lat))
+            wanted = ~np.isnan(lat)
+            if positions is not None:
+                chosen = np.zeros(lat.size, dtype=bool)
+                chosen[positions] = True
+                wanted &= chosen
+            ok = np.flatnonzero(wanted)
         else:
             min_lat, max_lat, min_lon, max_lon = geo.bounding_box(place.lat, place.lon, radius_miles)
             ok = np.flatnonzero((lat >= min_lat) & (lat <= max_lat) & (lon >= min_lon) & (lon <= max_lon))
@@ -514,14 +521,24 @@ class FacetStore:
         """The studies matching every filter."""
         return self._all(self.clause_masks(f, db))
 
-    def nearest_miles(self, place: geo.Place | None, mask: np.ndarray) -> np.ndarray:
+    def nearest_miles(self, place: geo.Place | None, mask: np.ndarray, radius_miles: float | None = None
+                      ) -> np.ndarray:
         """Miles from the place to each matching study's nearest located site (NaN: no such site, not matching, or
-        no place) — engine.near_cte's nearest_miles, for the Trials table's distance sort."""
+        no place) — engine.near_cte's nearest_miles, for the Trials table's distance sort.
+
+        With `radius_miles`, every matching study has a site within it (the near filter): then only those sites
+        are measured (a bounding box first), not every site of the registry."""
         out = np.full(self.n, np.inf)
         if place is not None:
-            miles = self.loc_miles(place)[self.site_loc]  # NaN for sites without coordinates
-            keep = mask[self.site_row] & ~np.isnan(miles)
-            np.minimum.at(out, self.site_row[keep], miles[keep])
+            if radius_miles is not None:
+                sites, miles = self.near_sites(place, radius_miles)
+            else:  # the positions of the matching studies' sites only
+                sites = np.flatnonzero(mask[self.site_row])
+                locs = self.site_loc[sites]
+                miles = self.loc_miles(place, positions=locs)[locs]  # NaN for sites without coordinates
+            rows = self.site_row[sites]
+            keep = mask[rows] & ~np.isnan(miles)
+            np.minimum.at(out, rows[keep], miles[keep])
         out[np.isinf(out)] = np.nan
         return out
 
@@ -909,11 +926,9 @@ def _mean_rounded(micro_sums: np.ndarray, n: np.ndarray) -> list[float]:
     AACT stores coordinates as numeric(10,6), so sums of micro-degree integers are exact (float64 holds every
     integer below 2**53; a cell's sum stays far below) and so is the mean; rounding is half away from zero.
     """
-    out = []
-    for total, count in zip(micro_sums.tolist(), n.tolist(), strict=True):
-        s, d = int(total), 10 * int(count)  # the mean in units of 1e-5 degrees is s / d
-        q = (2 * abs(s) + d) // (2 * d)
-        out.append((q if s >= 0 else -q) / 100_000)
+    s, d = micro_sums.astype(np.int64), 10 * n.astype(np.int64)  # the mean in units of 1e-5 degrees is s / d
+    q = (2 * np.abs(s) + d) // (2 * d)
+    out: list[float] = (np.where(s >= 0, q, -q) / 100_000).tolist()  # q is exact in float64: one correct rounding
     return out
 
 
@@ -1022,13 +1037,11 @@ def map_frames(store: FacetStore, f: Filters, db: Database, *, only_in_area: boo
         used[locs] = True
         used_locs = np.flatnonzero(used).astype(np.int32)
         del used
-        cell = grid_steps[-1]
-        for step in grid_steps:
-            cells, ncells = store.loc_cells(step)
+        for cell in grid_steps:  # the finest step that fits (else the coarsest)
+            cells, ncells = store.loc_cells(cell)
             if _count_distinct(cells[used_locs], ncells) <= point_limit:
-                cell = step
                 break
-        points = _grid(store, loc_sites, locs, loc_miles, cell)
+        points = _grid(store, loc_sites, locs, loc_miles, cells, ncells)
     else:
         points = _site_rows(db, store.site_id[loc_sites[:max(1, point_limit)]], place)
     nearest = None
@@ -1059,12 +1072,12 @@ def _site_rows(db: Database, ids: np.ndarray, place: geo.Place | None) -> pd.Dat
 
 
 def _grid(store: FacetStore, sites: np.ndarray, locs: np.ndarray, loc_miles: np.ndarray | None,
-          cell: float) -> pd.DataFrame:
-    """map_site_grid.sql in numpy, over located sites (in site-id order) and their positions."""
+          cells: np.ndarray, ncells: int) -> pd.DataFrame:
+    """map_site_grid.sql in numpy, over located sites (in site-id order) and their positions, with each position's
+    cell (FacetStore.loc_cells)."""
     cols = ["lat", "lon", "sites", "trials", "status", "city", "country", "min_miles"]
     if sites.size == 0:
         return pd.DataFrame(columns=cols)
-    cells, ncells = store.loc_cells(cell)
     site_cells = cells[locs]
     del cells
     used = np.zeros(ncells + 1, dtype=bool)
@@ -1120,6 +1133,8 @@ def _state_values(store: FacetStore, sites: np.ndarray, rows: np.ndarray) -> pd.
     us = country.code_of("United States")
     pr = country.code_of("Puerto Rico")
     c = country.codes[sites]
+    here = np.flatnonzero((c == us) | (c == pr))  # US and Puerto Rico sites only (a code of -1 matches none)
+    sites, rows, c = sites[here], rows[here], c[here]
     s = state.codes[sites]
     named = state.lut(lambda v: v.strip(" ") != "")[s]
     in_us = (c == us) & named if us >= 0 else np.zeros(sites.size, dtype=bool)

@@ -8,7 +8,7 @@ import logging
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -106,9 +106,21 @@ def map_data(f: Filters, only_in_area: bool = True, point_limit: int = POINT_LIM
 
 
 # ---- shaping --------------------------------------------------------------------------------------
+# Statuses are a handful of distinct values over thousands of map rows: each is spelled out once.
+@lru_cache(maxsize=256)
 def status_colour(status: str | None) -> RGB:
     """Colour of a site or trial status (any AACT spelling)."""
     return STATUS_COLOURS.get(canonical("status", status) or "", OTHER_COLOUR)
+
+
+@lru_cache(maxsize=256)
+def _cell_status(status: str | None) -> str:
+    return canonical("status", status) or "UNKNOWN"
+
+
+@lru_cache(maxsize=256)
+def _status_label(status: str) -> str:
+    return label("status", status)
 
 
 def _text(value: Any) -> str:
@@ -159,13 +171,13 @@ def shape_cells(df: pd.DataFrame) -> pd.DataFrame:
         for col in ("color", "weight", "t_title", "t_sub", "t_l1", "t_l2"):
             out[col] = pd.Series(dtype=object)
         return out
-    out["status"] = [canonical("status", s) or "UNKNOWN" for s in out["status"]]
+    out["status"] = [_cell_status(s) for s in out["status"]]
     out["color"] = [list(status_colour(s)) for s in out["status"]]
     out["weight"] = out["sites"].astype(int)
     out["t_title"] = [f"{int(s):,} site{'s' if int(s) != 1 else ''} · {int(t):,} trial{'s' if int(t) != 1 else ''}"
                       for s, t in zip(out["sites"], out["trials"], strict=True)]
     out["t_sub"] = ["around " + _where(c, None, k) for c, k in zip(out["city"], out["country"], strict=True)]
-    out["t_l1"] = ["mostly " + label("status", s) for s in out["status"]]
+    out["t_l1"] = ["mostly " + _status_label(s) for s in out["status"]]
     out["t_l2"] = "grouped: zoom in with filters (or a place) to see each site"
     return out
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pandas as pd
@@ -68,10 +68,17 @@ def export_frame(df: pd.DataFrame) -> pd.DataFrame:
     out = df.copy()
     out.insert(1, "url", [ctgov_url(n) for n in out["nct_id"]])
     if "phase" in out:
-        out["phase_label"] = [label("phase", p) if _text(p) else "" for p in out["phase"]]
+        out["phase_label"] = _labels(out["phase"], lambda p: label("phase", p) if _text(p) else "")
     if "status" in out:
-        out["status_label"] = [label("status", s) for s in out["status"]]
+        out["status_label"] = _labels(out["status"], lambda s: label("status", s))
     return out
+
+
+def _labels(values: Sequence[Any], spell: Callable[[Any], str]) -> list[str]:
+    """spell(value) for each value, computed once per distinct value (an export repeats a few phases and statuses
+    over tens of thousands of rows)."""
+    memo: dict[Any, str] = {}
+    return [memo[v] if v in memo else memo.setdefault(v, spell(v)) for v in values]
 
 
 def _date(value: Any, kind: Any = None) -> str:

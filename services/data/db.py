@@ -387,6 +387,16 @@ class Database:
             raise unavailable[0]
         return out
 
+    def fetch_df_parts(self, queries: Sequence[tuple[str, Mapping[str, Any] | None]], *,
+                       timeout_ms: int | None = None) -> pd.DataFrame:
+        """Run read queries that return the same columns concurrently (bounded by the pool); return all their rows,
+        in query order, as one DataFrame typed as if a single query had returned them. The first error is raised."""
+        async def gather() -> list[tuple[list[str], list[tuple[Any, ...]], bool]]:
+            return await asyncio.gather(*(self._fetch(sql, params, timeout_ms) for sql, params in queries))
+
+        parts = self._sync(gather())
+        return _frame(parts[0][0] if parts else [], [row for _, rows, _ in parts for row in rows])
+
     def copy_csv(self, sql: str, params: Mapping[str, Any] | None = None, *,
                  timeout_ms: int | None = None) -> io.BufferedReader:
         """Run one read query through `COPY (…) TO STDOUT`; return its rows as a readable CSV stream.
