@@ -76,6 +76,18 @@ def test_eligibility_rules_age_inside_and_outside() -> None:
     assert evaluate("Younger than 18 years of age", "exclusion", NOTE).label == Label.NOT_MET
 
 
+@pytest.mark.parametrize("text", [
+    "Congenital long QT syndrome, family history of long QT syndrome, unexplained sudden death under 40 years of age in "
+    "first-degree relatives or patients with any factors that increase the risk of QTc prolongation",
+    "Family history of colorectal cancer before age 50",
+    "Sudden cardiac death before the age of 35 in a close relative",
+])
+def test_eligibility_rules_an_age_of_the_relatives_is_not_the_patients(text: str) -> None:
+    """A 62-year-old is not "outside the range under 40" of an exclusion about relatives who died young."""
+    j = evaluate(text, "exclusion", PatientProfile(age_years=62, sex="male"))
+    assert j.label == Label.NOT_ENOUGH_INFO and "Age 62" not in j.reason
+
+
 def test_eligibility_rules_whole_years_at_upper_bound() -> None:
     seventeen_and_a_half = PatientProfile(age_years=17.5)
     assert label("Aged 1 to 17 years", "inclusion", seventeen_and_a_half) == Label.MET

@@ -451,10 +451,22 @@ def parse_age_range(text: str) -> tuple[AgeRange | None, list[tuple[int, int]]]:
     return None, []
 
 
+# An age that describes the patient's relatives: "sudden death under 40 years of age in first-degree relatives",
+# "family history of colon cancer before age 50".
+_RELATIVES_AFTER = re.compile(r"^\W*(?:of age\W*)?(?:in|among|of)\s+(?:a\s+|any\s+|one or more\s+)?"
+                              r"(?:(?:first|second)[- ]degree\s+|close\s+|blood\s+)?(?:relatives?|family|siblings?|"
+                              r"parents?|brothers?|sisters?|mother|father|offspring)\b", re.I)
+_FAMILY_BEFORE = re.compile(r"\bfamily (?:history|member)|\brelatives?\b", re.I)
+
+
 def _age_finding(text: str, facts: PatientFacts) -> tuple[_Finding | None, list[tuple[int, int]]]:
     age_range, spans = parse_age_range(text)
     if age_range is None:
         return None, []
+    start, end = spans[0]
+    clause = re.split(r"[;.]", text[:start])[-1]
+    if _RELATIVES_AFTER.search(text[end:end + 60]) or _FAMILY_BEFORE.search(clause):
+        return None, []  # the age is the relatives', not the patient's
     if facts.age_years is None:
         return _Finding("age", None, f"The trial asks for age {age_range.describe()}, and the age is not known.",
                         descriptor=True, open_question=True), spans
