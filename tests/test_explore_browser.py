@@ -78,9 +78,13 @@ def test_explore_in_chromium(db, tmp_path):
             _wait_for_metric(page, "Matching trials", f"{after.kpis['matching_trials']:,}")
             _wait_for_charts(page)
             assert _metric(page, "Recruiting now") == f"{after.kpis['recruiting']:,}"
+            # The share link and the address bar follow the filter at the end of the run that drew it (under load
+            # a moment after the numbers): wait for them, then read.
+            page.wait_for_function("() => { const c = document.querySelector('[data-testid=stSidebar] code');"
+                                   " return !!c && c.innerText.trim().endsWith('?phase=PHASE2')"
+                                   " && location.search === '?phase=PHASE2'; }", timeout=120_000)
             link = page.locator("[data-testid=stSidebar] code").first.inner_text().strip()
-            assert link.endswith("?phase=PHASE2")
-            assert page.evaluate("location.search") == "?phase=PHASE2"
+            assert link.endswith("?phase=PHASE2") and page.evaluate("location.search") == "?phase=PHASE2"
 
             # The share link in a fresh browser (no session) gives the same view.
             fresh = browser.new_context(viewport={"width": 1500, "height": 1200}).new_page()
