@@ -214,8 +214,8 @@ def zip_with_names(names: list[str]) -> bytes:
     with zipfile.ZipFile(out, "w") as zf:
         zf.writestr("apple_health_export/export.xml", small_export())
         for name in names:
-            info = zipfile.ZipInfo("placeholder")
-            info.filename = name  # as a hostile archive stores it; ZipInfo() would not clean it either way
+            info = zipfile.ZipInfo(name)
+            info.filename = name  # exactly as a hostile archive stores it (no normalising of separators)
             zf.writestr(info, b"<x/>")
     return out.getvalue()
 
