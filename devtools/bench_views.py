@@ -1,0 +1,73 @@
+"""`bench views`: cold p50 of each researcher view (comparison, timeline, feasibility, planning benchmarks, …)
+for the representative filters, on the sample or at registry scale.
+
+Each view is one entry in `VIEWS`: a name and a function of (filters, database, engine) that computes what its
+page shows, without any result cache. Add a view by adding its function here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from devtools.bench import DASHBOARD_FILTERS, parse_query, summarize, time_calls
+from services.dashboard.filters import Filters
+
+VIEWS_TARGET_S = 1.0  # the p50 each view must stay under for every representative filter at 575,000 studies
+
+
+def _dashboard(f: Filters, db: Any, eng: Any) -> Any:
+    """Explore's dashboard: the reference every other view is compared with."""
+    from services.dashboard import stats
+
+    return stats.dashboard(f, db=db, engine=eng)
+
+
+VIEWS: dict[str, Callable[[Filters, Any, Any], Any]] = {
+    "dashboard": _dashboard,
+}
+
+
+def bench_views(db: Any, *, runs: int = 5, names: Sequence[str] | None = None, engine_name: str = "auto",
+                filters: Sequence[tuple[str, str]] = DASHBOARD_FILTERS,
+                target_s: float = VIEWS_TARGET_S) -> dict[str, Any]:
+    """Time each named view (all when None) for each representative filter; p50 over `runs` cold calls."""
+    from services.dashboard import engine
+    from services.data import geo
+
+    eng = engine.by_name(db, engine_name)
+    geo.warm_up()  # built once per process: start-up, not view time
+    db.health()
+    eng.count(parse_query("status=ANY"))  # the in-process store's load is start-up, not view time
+    unknown = [n for n in names or () if n not in VIEWS]
+    if unknown:
+        raise ValueError(f"unknown view(s): {', '.join(unknown)}; known: {', '.join(VIEWS)}")
+    rows: list[dict[str, Any]] = []
+    for view in names or list(VIEWS):
+        fn = VIEWS[view]
+        for label, query in filters:
+            f = parse_query(query)
+            try:
+                times, _ = time_calls(lambda f=f, fn=fn: fn(f, db, eng), runs)
+            except Exception as err:  # noqa: BLE001 - a failing view is reported and the others still timed
+                rows.append({"view": view, "filter": label, "query": query, "error": f"{type(err).__name__}: {err}"})
+                continue
+            rows.append({"view": view, "filter": label, "query": query, **summarize(times)})
+    timed = [r for r in rows if "p50_s" in r]
+    worst = max((r["p50_s"] for r in timed), default=0.0)
+    return {"benchmark": "views", "database": db.label, "engine": eng.kind, "runs": runs, "target_p50_s": target_s,
+            "worst_p50_s": worst, "ok": worst <= target_s and len(timed) == len(rows), "rows": rows}
+
+
+def views_table(result: dict[str, Any]) -> str:
+    """The result as a text table, one line per view and filter."""
+    lines = [f"views benchmark on {result['database']} ({result['engine']} engine): p50 over {result['runs']} "
+             f"cold runs (target ≤ {result['target_p50_s']:.2f} s)",
+             f"{'view':<14}{'filter':<26}{'p50 s':>9}{'p90 s':>9}{'max s':>9}"]
+    for r in result["rows"]:
+        if "error" in r:
+            lines.append(f"{r['view']:<14}{r['filter']:<26}  ERROR {r['error']}")
+        else:
+            lines.append(f"{r['view']:<14}{r['filter']:<26}{r['p50_s']:>9.3f}{r['p90_s']:>9.3f}{r['max_s']:>9.3f}")
+    lines.append(f"worst p50: {result['worst_p50_s']:.3f} s — {'OK' if result['ok'] else 'OVER TARGET'}")
+    return "\n".join(lines)
