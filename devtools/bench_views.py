@@ -47,8 +47,12 @@ def bench_views(db: Any, *, runs: int = 5, names: Sequence[str] | None = None, e
         fn = VIEWS[view]
         for label, query in filters:
             f = parse_query(query)
+
+            def call(f: Filters = f, fn: Callable[[Filters, Any, Any], Any] = fn) -> Any:
+                return fn(f, db, eng)
+
             try:
-                times, _ = time_calls(lambda f=f, fn=fn: fn(f, db, eng), runs)
+                times, _ = time_calls(call, runs)
             except Exception as err:  # noqa: BLE001 - a failing view is reported and the others still timed
                 rows.append({"view": view, "filter": label, "query": query, "error": f"{type(err).__name__}: {err}"})
                 continue
