@@ -23,8 +23,16 @@ def _dashboard(f: Filters, db: Any, eng: Any) -> Any:
     return stats.dashboard(f, db=db, engine=eng)
 
 
+def _relevance(f: Filters, db: Any, eng: Any) -> Any:
+    """The Trials table's first page sorted by relevance (with no condition text it falls back to start date)."""
+    from services.dashboard import search
+
+    return search.matching_trials(f, sort="relevance", descending=True, limit=50, db=db, engine=eng)
+
+
 VIEWS: dict[str, Callable[[Filters, Any, Any], Any]] = {
     "dashboard": _dashboard,
+    "relevance": _relevance,
 }
 
 

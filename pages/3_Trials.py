@@ -227,12 +227,17 @@ if compare_raw:
 with health.database_errors():
     total = ui_state.cached(search.count_trials, f)
 
-sorts = [k for k in trialview.SORT_LABELS if k != "nearest_miles" or place is not None]
-default_sort = "nearest_miles" if place is not None else sorts[0]
+sorts, default_sort = trialview.sorts_for(f, near=place is not None)
 # Sort, direction, page size, page and ticked rows live in the URL (and the share link) and in this session's
 # memory, so a link reopens this exact page of the table and a visit to a trial's details comes back to it.
-if st.session_state.get("trials_sort") not in (None, *sorts):
-    del st.session_state["trials_sort"]
+# A sort nobody chose follows the default when the filters change it (typing a condition brings relevance).
+previous_default = st.session_state.get("trials_sort_default", default_sort)
+st.session_state["trials_sort_default"] = default_sort
+if st.session_state.get("trials_sort") not in (None, *sorts) or (
+        default_sort != previous_default and st.session_state.get("trials_sort") in (None, previous_default)):
+    st.session_state.pop("trials_sort", None)
+    if ui_state.view_memory("sort") not in sorts or ui_state.view_memory("sort") == previous_default:
+        ui_state.set_view_param("sort", default_sort, default_sort)
 ui_state.view_widget("trials_sort", "sort", default_sort, lambda v: v if v in sorts else None)
 c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
 sort = c1.selectbox("Sort by", sorts, format_func=trialview.SORT_LABELS.get, key="trials_sort")
@@ -258,9 +263,10 @@ with health.database_errors():
 
 first = (page - 1) * size + 1 if total else 0
 st.caption(f"**{total:,} matching trials** · showing {first:,}–{(page - 1) * size + len(rows):,}, sorted by "
-           f"{trialview.SORT_LABELS[sort].lower()} ({'descending' if descending else 'ascending'}; that column "
-           "stands next to the NCT id). Click an NCT id to open the trial here; ↗ opens it on ClinicalTrials.gov. "
-           "Tick rows to compare two to four.")
+           f"{trialview.SORT_LABELS[sort].lower()} ({'descending' if descending else 'ascending'}; "
+           + (trialview.RELEVANCE_NOTE if sort == "relevance" else "that column stands next to the NCT id.")
+           + ") Click an NCT id to open the trial here; ↗ opens it on ClinicalTrials.gov. Tick rows to compare two "
+           "to four.")
 table = trialview.trials_table(rows, f.unit)
 ticked = trialview.parse_compare(ui_state.view_memory("sel", "") or st.query_params.get("sel", ""))[0]
 event = st.dataframe(

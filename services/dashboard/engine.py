@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
+from services.dashboard import relevance
 from services.dashboard.facetstore import MapFrames
 from services.dashboard.filters import (
     FUNNEL_FIELDS,
@@ -31,6 +32,7 @@ from services.dashboard.filters import (
     age_years_sql,
     distance_sql,
     filter_clauses,
+    near_sql,
     where_sql,
 )
 from services.data import geo
@@ -52,6 +54,9 @@ SORTS: dict[str, str] = {
     "lead_sponsor": "sp.name", "enrollment": "s.enrollment", "start_date": "s.start_date",
     "sites": "(SELECT count(*) FROM ctgov.facilities f WHERE f.nct_id = s.nct_id)",
     "nearest_miles": "nd.nearest_miles",
+    # Relevance to the condition text (services/dashboard/relevance.py, both engines); without a text to rank by,
+    # this expression (start date) orders instead.
+    "relevance": "s.start_date",
 }
 PAGE_CAP = 100_000  # the most rows one page (an export) may hold
 # Sorts the in-process store does itself: numbers, and texts by their rank in the database's collation.
@@ -166,6 +171,15 @@ def _ordered_page(db: Database, f: Filters, cte: str, params: dict[str, Any], *,
     return [str(r["nct_id"]) for r in db.fetch_rows(sql, params, timeout_ms=PAGE_TIMEOUT_MS)]
 
 
+def relevance_page(db: Database, f: Filters, select: str, params: dict[str, Any], *, descending: bool, limit: int,
+                   offset: int, gate: float | None = None) -> tuple[list[str], int]:
+    """One page in relevance order of the trials `select` gives (each engine's matching ids), and how many were
+    ranked; the same SQL for both engines, so they give the same order."""
+    cte, p = as_cte(select), dict(params)
+    return relevance.page(db, str(relevance.text_of(f)), cte, p, descending=descending,
+                          limit=max(1, min(int(limit), PAGE_CAP)), offset=offset, gate=gate)
+
+
 def area_params(f: Filters, *, only_in_area: bool = True) -> dict[str, Any]:
     """Bound parameters of map_area.sql for a filter (place, radius, countries, states)."""
     place = f.place()
@@ -234,12 +248,24 @@ class SqlEngine:
         return [str(r["nct_id"]) for r in rows]
 
     def trial_page(self, f: Filters, *, sort: str, descending: bool, limit: int, offset: int) -> list[str]:
+        if sort == relevance.RELEVANCE and relevance.text_of(f):
+            select, found = base_select(f)
+            return relevance_page(self.db, f, select, found, descending=descending, limit=limit, offset=offset)[0]
         cte, params = base_cte(f)
         return _ordered_page(self.db, f, cte, params, sort=sort, descending=descending, limit=limit, offset=offset)
 
     def search_page(self, f: Filters, origin: tuple[float, float] | None, radius_miles: float | None, *,
                     limit: int, offset: int) -> tuple[list[str], int] | None:
-        return None  # assistant_search_page.sql orders the matches in the database
+        if not relevance.text_of(f):
+            return None  # assistant_search_page.sql orders the matches in the database
+        select, found = base_select(f)
+        params = dict(found)
+        if origin is not None and radius_miles is not None:  # trials with a site within the radius
+            place = geo.Place("origin", origin[0], origin[1], "point", "", None, None)
+            select = (f"SELECT q.nct_id FROM ({select}) q WHERE EXISTS (SELECT 1 FROM ctgov.facilities f "
+                      f"WHERE f.nct_id = q.nct_id AND {near_sql(place, float(radius_miles), params)})")
+        return relevance_page(self.db, f, select, params, descending=True, limit=limit, offset=offset,
+                              gate=relevance.GATE)
 
     def country_names(self) -> list[str]:
         return [str(r["name"]) for r in self.db.fetch_rows(load_sql("country_names"))]
@@ -435,10 +461,13 @@ class MemoryEngine:
         store = self._ready()
         if store is None:
             return self._sql.trial_page(f, sort=sort, descending=descending, limit=limit, offset=offset)
+        if sort == relevance.RELEVANCE and relevance.text_of(f):
+            select, params = ids_select(self.matching_ids(f))
+            return relevance_page(self.db, f, select, params, descending=descending, limit=limit, offset=offset)[0]
         mask = store.mask(f, self.db)
         start = max(0, int(offset))
         stop = start + max(1, min(int(limit), PAGE_CAP))
-        if sort not in SORTS:
+        if sort not in SORTS or sort == relevance.RELEVANCE:
             sort = "start_date"
         if sort == "nct_id":  # the store's own order
             ids = store.nct[mask]
@@ -466,6 +495,10 @@ class MemoryEngine:
         rows = np.flatnonzero(mask)
         if rows.size == 0:
             return [], 0
+        if relevance.text_of(f):  # a condition: the relevance order, past its gate
+            select, params = ids_select([v.decode() for v in store.nct[rows].tolist()])
+            return relevance_page(self.db, f, select, params, descending=True, limit=limit, offset=offset,
+                                  gate=relevance.GATE)
         miles = store.nearest_miles(place, mask, None if radius_miles is None else float(radius_miles))[rows]
         codes = np.array([0 if v == "RECRUITING" else 1 if v == "NOT_YET_RECRUITING" else 2
                           for v in (str(x).replace(" ", "_").upper() if x is not None else ""

@@ -20,8 +20,11 @@ PAGE_SIZES = (25, 50, 100)
 SORT_LABELS = {
     "start_date": "Start date", "nct_id": "NCT id", "title": "Title", "phase": "Phase", "status": "Status",
     "lead_sponsor": "Lead sponsor", "enrollment": "Enrollment", "sites": "Number of sites",
-    "nearest_miles": "Nearest site",
+    "nearest_miles": "Nearest site", "relevance": "Relevance",
 }
+RELEVANCE_NOTE = ("descending is most relevant first: the full-text rank of each trial's title, conditions, "
+                  "keywords, MeSH terms and summary for the condition and its synonyms, fused with how its own "
+                  "conditions match it.")
 TABLE_COLUMNS = ["link", "title", "phase", "status", "conditions", "lead_sponsor", "enrollment", "start_date",
                  "sites", "nearest"]
 
@@ -374,6 +377,17 @@ def criteria_markdown(items: Sequence[Any]) -> str:
 # Table column of each sort key (nct_id and title sort their own leading columns).
 SORT_COLUMN = {"start_date": "start_date", "phase": "phase", "status": "status", "lead_sponsor": "lead_sponsor",
                "enrollment": "enrollment", "sites": "sites", "nearest_miles": "nearest"}
+
+
+def sorts_for(f: Any, *, near: bool) -> tuple[list[str], str]:
+    """The Trials table's sorts for a filter (relevance first when it has a condition text, the nearest site only
+    with a place) and the default: relevance with a text, else the nearest site with a place, else start date."""
+    from services.dashboard.relevance import RELEVANCE, text_of
+
+    sorts = [k for k in SORT_LABELS if k != RELEVANCE and (k != "nearest_miles" or near)]
+    if text_of(f):
+        return [RELEVANCE, *sorts], RELEVANCE
+    return sorts, "nearest_miles" if near else sorts[0]
 
 
 def table_column_order(sort: str, *, near: bool) -> list[str]:

@@ -33,7 +33,16 @@ REFERENCES: dict[str, tuple[tuple[str, str], ...]] = {
 assert set(REFERENCES) == ID_TABLES
 
 # Run after every import, in the import's transaction: fresh planner statistics, then the derived tables.
-AFTER_IMPORT: list[str] = [load_sql("analyze_ctgov"), load_sql("refresh_study_facets")]
+# The text-search documents of every study (app.study_search, sql/schema/065_app_search.sql) for the relevance order.
+REFRESH_SEARCH = ("TRUNCATE app.study_search;\nWITH m AS (SELECT nct_id FROM ctgov.studies), "
+                  "terms AS (" + load_sql("search_terms") + "\n)\nINSERT INTO app.study_search "
+                  "(nct_id, doc, condition_terms, mesh_terms, ancestor_terms, keyword_terms)\n"
+                  "SELECT d.nct_id, d.doc, coalesce(terms.condition_terms, '{}'), coalesce(terms.mesh_terms, '{}'), "
+                  "coalesce(terms.ancestor_terms, '{}'), coalesce(terms.keyword_terms, '{}') FROM (\n"
+                  + load_sql("search_documents") + "\n) d LEFT JOIN terms ON terms.nct_id = d.nct_id"
+                  + ";\nANALYZE app.study_search;\nINSERT INTO app.meta (key, value) VALUES ('search_refreshed_at', "
+                  "now()::text) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now();")
+AFTER_IMPORT: list[str] = [load_sql("analyze_ctgov"), load_sql("refresh_study_facets"), REFRESH_SEARCH]
 
 
 @dataclass(frozen=True)

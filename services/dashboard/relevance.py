@@ -1,0 +1,122 @@
+"""The relevance order of the matching trials for a condition text, the same for both engines.
+
+Two rankings of the matching trials are fused by reciprocal rank fusion (RRF, k = 60):
+- the *text rank*: PostgreSQL full-text `ts_rank` of each trial's weighted document (title and condition names
+  A, keywords and its own MeSH terms B, brief summary C; app.study_search, or built on the fly from ctgov) against
+  a query made of the condition's expansion — every alternative the concept model gives (synonyms, abbreviations,
+  narrower MeSH headings), so "NSCLC" and "non-small cell lung cancer" ask exactly the same query;
+- the *concept score*: how the trial's own terms match that expansion — a condition name matches (2) plus the
+  share of its condition names that match (0–1, a trial about this condition above one listing it among many),
+  one of its own MeSH terms (1), a MeSH ancestor AACT added (0.5), a keyword (0.5).
+Every matching trial has a concept score (it matched through one of those terms), only some have a text rank, so
+the fused score — 1/(k + concept rank) + 1/(k + text rank) when there is one — exists for every candidate, and the
+gate (`GATE`, used by the assistant's search) is on it: a trial passes when it is in the best concept tier or
+its text rank makes up for a lower one.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from services.dashboard import condition
+from services.data.db import Database, load_sql
+
+RELEVANCE = "relevance"  # the sort's name (Trials table, URL `sort=relevance`)
+RRF_K = 60.0
+# Least fused score the assistant's search keeps: what the first concept tier alone scores.
+GATE = 1.0 / (RRF_K + 1.0)
+TIMEOUT_MS = 60_000
+_LEXEME = re.compile(r"[^0-9a-z\u00c0-\u024f]+")
+
+
+def text_of(f: Any) -> str | None:
+    """The text a filter ranks by: its condition (None when it names nothing)."""
+    text = getattr(f, "condition", None)
+    return text if text and condition.expand(text).alternatives else None
+
+
+def tsquery(text: str) -> str:
+    """to_tsquery text of a condition's expansion: one group per alternative (all its words, each word any form of
+    its spelling group), OR-ed; built from folded words with every character but letters and digits removed, so
+    nothing typed can change the query's syntax. Sorted, so equal expansions give the same query."""
+    groups: set[str] = set()
+    for alt in condition.expand(text).alternatives:
+        parts = []
+        for word in alt.words:
+            members = sorted({m for m in (_LEXEME.sub("", f) for f in condition.forms(word)) if m})
+            if members:
+                parts.append("(" + " | ".join(members) + ")" if len(members) > 1 else members[0])
+        if parts:
+            groups.add(" & ".join(sorted(parts)))
+    return " | ".join(f"({g})" for g in sorted(groups))
+
+
+# The concept score from its parts (hit/share/own/ancestor/keyword), rounded so both forms below tie alike.
+_SCORE = ("round(CAST(2 * {hit}::int + coalesce({share}, 0) + {own}::int + 0.5 * {ancestor}::int"
+          " + 0.5 * {keyword}::int AS numeric), 6)")
+
+
+def concept_cte(text: str, params: dict[str, Any], *, stored: bool) -> str:
+    """`, concept AS (…)`: every matching trial's (CTE m) concept-match score for the condition text. Stored: array
+    tests on the term ids of app.study_search (CTE docs) against the dictionary's matching terms; else the same
+    test on ctgov's terms split on the fly (a database without derived tables). Both give the same scores."""
+    expansion = condition.expand(text)
+    if stored:
+        match = condition.match_sql("t.words", expansion, params, "rel")
+        return (f", rel_terms AS (SELECT coalesce(array_agg(t.term_id), '{{}}') AS ids FROM app.terms t WHERE {match})"
+                ", concept AS (SELECT d.nct_id, " + _SCORE.format(
+                    hit="(d.condition_terms && r.ids)",
+                    share="(SELECT count(*) FROM unnest(d.condition_terms) u WHERE u = ANY(r.ids))::float8"
+                          " / nullif(cardinality(d.condition_terms), 0)",
+                    own="(d.mesh_terms && r.ids)", ancestor="(d.ancestor_terms && r.ids)",
+                    keyword="(d.keyword_terms && r.ids)") + " AS score FROM docs d, rel_terms r)")
+    cond = condition.match_sql(condition.words_sql("x.downcase_name"), expansion, params, "rel")
+    mesh = condition.match_sql(condition.words_sql("x.downcase_mesh_term"), expansion, params, "rel")
+    keyword = ("(EXISTS (SELECT 1 FROM ctgov.keywords x WHERE x.nct_id = m.nct_id AND x.downcase_name IS NOT NULL "
+               f"AND ({cond})))")
+    return (", concept AS (SELECT m.nct_id, " + _SCORE.format(
+                hit="coalesce(c.hit, false)", share="c.share", own="coalesce(b.own, false)",
+                ancestor="coalesce(b.ancestor, false)", keyword=keyword) + " AS score FROM m"
+            f" LEFT JOIN LATERAL (SELECT bool_or({cond}) AS hit, avg(({cond})::int)::float8 AS share"
+            " FROM ctgov.conditions x WHERE x.nct_id = m.nct_id AND x.downcase_name IS NOT NULL) c ON true"
+            f" LEFT JOIN LATERAL (SELECT bool_or(x.mesh_type = 'mesh-list' AND ({mesh})) AS own,"
+            f" bool_or(x.mesh_type <> 'mesh-list' AND ({mesh})) AS ancestor"
+            " FROM ctgov.browse_conditions x WHERE x.nct_id = m.nct_id AND x.downcase_mesh_term IS NOT NULL) b ON true)")
+
+
+def stored_documents(db: Database) -> bool:
+    """Whether app.study_search is built (after an import); else the documents are made from ctgov on the fly."""
+    return db.fetch_value("SELECT to_regclass('app.study_search') IS NOT NULL AND to_regclass('app.meta') IS NOT "
+                          "NULL AND EXISTS (SELECT 1 FROM app.meta WHERE key = 'search_refreshed_at')",
+                          timeout_ms=5_000) is True
+
+
+def order_sql(db: Database, text: str, cte: str, params: dict[str, Any], *, descending: bool, limit: int,
+              offset: int, gate: float | None = None, stored: bool | None = None) -> tuple[str, dict[str, Any]]:
+    """The statement of relevance_order.sql over the CTE `cte` (WITH m AS …) of matching trials; `stored` (default:
+    whether app.study_search is built) reads the stored documents, else makes them from ctgov."""
+    p = dict(params)
+    if stored is None:
+        stored = stored_documents(db)
+    docs = (", docs AS (SELECT d.* FROM app.study_search d WHERE d.nct_id IN (SELECT nct_id FROM m))"
+            if stored else f", docs AS ({load_sql('search_documents')}\n)")
+    concept = concept_cte(text, p, stored=stored)
+    p.update({"tsq": tsquery(text), "k": RRF_K, "gate": gate, "descending": descending,
+              "limit": max(1, int(limit)), "offset": max(0, int(offset))})
+    return f"{cte}{docs}{concept}\n{load_sql('relevance_order')}", p
+
+
+def ranked(db: Database, text: str, cte: str, params: dict[str, Any], *, descending: bool = True, limit: int,
+           offset: int = 0, gate: float | None = None, stored: bool | None = None) -> list[dict[str, Any]]:
+    """Rows of relevance_order.sql: nct_id, total, fused, text_rank, concept_score, best first when descending."""
+    sql, p = order_sql(db, text, cte, params, descending=descending, limit=limit, offset=offset, gate=gate,
+                       stored=stored)
+    return [dict(r) for r in db.fetch_rows(sql, p, timeout_ms=TIMEOUT_MS)]
+
+
+def page(db: Database, text: str, cte: str, params: dict[str, Any], *, descending: bool, limit: int,
+         offset: int, gate: float | None = None) -> tuple[list[str], int]:
+    """One page of NCT ids in relevance order and the number of trials ranked (past the gate when one is given)."""
+    rows = ranked(db, text, cte, params, descending=descending, limit=limit, offset=offset, gate=gate)
+    return [str(r["nct_id"]) for r in rows], int(rows[0]["total"]) if rows else 0
