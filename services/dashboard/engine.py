@@ -172,12 +172,12 @@ def _ordered_page(db: Database, f: Filters, cte: str, params: dict[str, Any], *,
 
 
 def relevance_page(db: Database, f: Filters, select: str, params: dict[str, Any], *, descending: bool, limit: int,
-                   offset: int, gate: float | None = None) -> tuple[list[str], int]:
+                   offset: int, gated: bool = False) -> tuple[list[str], int]:
     """One page in relevance order of the trials `select` gives (each engine's matching ids), and how many were
     ranked; the same SQL for both engines, so they give the same order."""
     cte, p = as_cte(select), dict(params)
     return relevance.page(db, str(relevance.text_of(f)), cte, p, descending=descending,
-                          limit=max(1, min(int(limit), PAGE_CAP)), offset=offset, gate=gate)
+                          limit=max(1, min(int(limit), PAGE_CAP)), offset=offset, gated=gated)
 
 
 def area_params(f: Filters, *, only_in_area: bool = True) -> dict[str, Any]:
@@ -265,7 +265,7 @@ class SqlEngine:
             select = (f"SELECT q.nct_id FROM ({select}) q WHERE EXISTS (SELECT 1 FROM ctgov.facilities f "
                       f"WHERE f.nct_id = q.nct_id AND {near_sql(place, float(radius_miles), params)})")
         return relevance_page(self.db, f, select, params, descending=True, limit=limit, offset=offset,
-                              gate=relevance.GATE)
+                              gated=True)
 
     def country_names(self) -> list[str]:
         return [str(r["name"]) for r in self.db.fetch_rows(load_sql("country_names"))]
@@ -498,7 +498,7 @@ class MemoryEngine:
         if relevance.text_of(f):  # a condition: the relevance order, past its gate
             select, params = ids_select([v.decode() for v in store.nct[rows].tolist()])
             return relevance_page(self.db, f, select, params, descending=True, limit=limit, offset=offset,
-                                  gate=relevance.GATE)
+                                  gated=True)
         miles = store.nearest_miles(place, mask, None if radius_miles is None else float(radius_miles))[rows]
         codes = np.array([0 if v == "RECRUITING" else 1 if v == "NOT_YET_RECRUITING" else 2
                           for v in (str(x).replace(" ", "_").upper() if x is not None else ""

@@ -10,8 +10,9 @@ Two rankings of the matching trials are fused by reciprocal rank fusion (RRF, k 
   one of its own MeSH terms (1), a MeSH ancestor AACT added (0.5), a keyword (0.5).
 Every matching trial has a concept score (it matched through one of those terms), only some have a text rank, so
 the fused score — 1/(k + concept rank) + 1/(k + text rank) when there is one — exists for every candidate, and the
-gate (`GATE`, used by the assistant's search) is on it: a trial passes when it is in the best concept tier or
-its text rank makes up for a lower one.
+gate (used by the assistant's search) is on it: of n candidates, a trial passes when its fused score is at least
+2/(k + n), what one ranked last in both lists would score — so it passes with any text hit, or without one when it
+is in the top half of the concept ranking; a trial with no text evidence and a weak concept match is left out.
 """
 
 from __future__ import annotations
@@ -24,8 +25,6 @@ from services.data.db import Database, load_sql
 
 RELEVANCE = "relevance"  # the sort's name (Trials table, URL `sort=relevance`)
 RRF_K = 60.0
-# Least fused score the assistant's search keeps: what the first concept tier alone scores.
-GATE = 1.0 / (RRF_K + 1.0)
 TIMEOUT_MS = 60_000
 _LEXEME = re.compile(r"[^0-9a-z\u00c0-\u024f]+")
 
@@ -93,7 +92,7 @@ def stored_documents(db: Database) -> bool:
 
 
 def order_sql(db: Database, text: str, cte: str, params: dict[str, Any], *, descending: bool, limit: int,
-              offset: int, gate: float | None = None, stored: bool | None = None) -> tuple[str, dict[str, Any]]:
+              offset: int, gated: bool = False, stored: bool | None = None) -> tuple[str, dict[str, Any]]:
     """The statement of relevance_order.sql over the CTE `cte` (WITH m AS …) of matching trials; `stored` (default:
     whether app.study_search is built) reads the stored documents, else makes them from ctgov."""
     p = dict(params)
@@ -102,21 +101,21 @@ def order_sql(db: Database, text: str, cte: str, params: dict[str, Any], *, desc
     docs = (", docs AS (SELECT d.* FROM app.study_search d WHERE d.nct_id IN (SELECT nct_id FROM m))"
             if stored else f", docs AS ({load_sql('search_documents')}\n)")
     concept = concept_cte(text, p, stored=stored)
-    p.update({"tsq": tsquery(text), "k": RRF_K, "gate": gate, "descending": descending,
+    p.update({"tsq": tsquery(text), "k": RRF_K, "gated": gated, "descending": descending,
               "limit": max(1, int(limit)), "offset": max(0, int(offset))})
     return f"{cte}{docs}{concept}\n{load_sql('relevance_order')}", p
 
 
 def ranked(db: Database, text: str, cte: str, params: dict[str, Any], *, descending: bool = True, limit: int,
-           offset: int = 0, gate: float | None = None, stored: bool | None = None) -> list[dict[str, Any]]:
+           offset: int = 0, gated: bool = False, stored: bool | None = None) -> list[dict[str, Any]]:
     """Rows of relevance_order.sql: nct_id, total, fused, text_rank, concept_score, best first when descending."""
-    sql, p = order_sql(db, text, cte, params, descending=descending, limit=limit, offset=offset, gate=gate,
+    sql, p = order_sql(db, text, cte, params, descending=descending, limit=limit, offset=offset, gated=gated,
                        stored=stored)
     return [dict(r) for r in db.fetch_rows(sql, p, timeout_ms=TIMEOUT_MS)]
 
 
 def page(db: Database, text: str, cte: str, params: dict[str, Any], *, descending: bool, limit: int,
-         offset: int, gate: float | None = None) -> tuple[list[str], int]:
+         offset: int, gated: bool = False) -> tuple[list[str], int]:
     """One page of NCT ids in relevance order and the number of trials ranked (past the gate when one is given)."""
-    rows = ranked(db, text, cte, params, descending=descending, limit=limit, offset=offset, gate=gate)
+    rows = ranked(db, text, cte, params, descending=descending, limit=limit, offset=offset, gated=gated)
     return [str(r["nct_id"]) for r in rows], int(rows[0]["total"]) if rows else 0

@@ -2,7 +2,9 @@
 -- each trial's search document and its condition-concept score (services/dashboard/relevance.py).
 -- Needs CTEs m(nct_id) (the matching trials), docs(nct_id, doc) (their search documents) and
 -- concept(nct_id, score) (every matching trial's concept-match score). Parameters: :tsq (to_tsquery text),
--- :k (fusion constant), :gate (least fused score kept; NULL keeps all), :descending (most relevant first),
+-- :k (fusion constant), :gated (keep only trials scoring at least 2/(k + n) for n candidates: what a trial ranked
+-- last in both lists would score, so a trial passes with any text hit or in the top half of the concept ranking),
+-- :descending (most relevant first),
 -- :limit, :offset. Output: nct_id, total (trials past the gate), fused, text_rank (NULL: no text hit), concept_score.
 , txt AS (
     SELECT d.nct_id, ts_rank('{0.1, 0.2, 0.4, 1.0}', d.doc, q.query, 1) AS r
@@ -10,7 +12,7 @@
     WHERE d.doc @@ q.query
 )
 , ranked AS (
-    SELECT c.nct_id, c.score AS concept_score, t.r AS text_rank,
+    SELECT c.nct_id, c.score AS concept_score, t.r AS text_rank, count(*) OVER () AS n,
            1.0 / (CAST(:k AS float8) + rank() OVER (ORDER BY c.score DESC))
            + CASE WHEN t.r IS NULL THEN 0
                   ELSE 1.0 / (CAST(:k AS float8) + rank() OVER (ORDER BY t.r DESC NULLS LAST)) END AS fused
@@ -19,6 +21,6 @@
 )
 SELECT nct_id, count(*) OVER () AS total, fused, text_rank, concept_score
 FROM ranked
-WHERE CAST(:gate AS float8) IS NULL OR fused >= CAST(:gate AS float8)
+WHERE NOT CAST(:gated AS boolean) OR fused >= 2.0 / (CAST(:k AS float8) + n)
 ORDER BY CASE WHEN CAST(:descending AS boolean) THEN -fused ELSE fused END, nct_id
 LIMIT :limit OFFSET :offset
