@@ -115,7 +115,9 @@ def test_assistant_search_in_process_order_is_the_sql_order(db, monkeypatch, kw)
     assert engine.engine_for(db).kind == "memory"
     query = TrialQuery(**kw)
     in_process = DatabaseBackend(db).search_trials(query)
-    monkeypatch.setattr(engine.MemoryEngine, "search_page", lambda self, *a, **k: None)  # SQL orders instead
+    # SQL orders instead: the SQL engine's relevance order with a condition, else assistant_search_page.sql.
+    monkeypatch.setattr(engine.MemoryEngine, "search_page",
+                        lambda self, *a, **k: engine.SqlEngine(self.db).search_page(*a, **k))
     in_sql = DatabaseBackend(db).search_trials(query)
     assert in_process == in_sql
     assert in_process["total"] > 0

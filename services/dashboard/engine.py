@@ -484,7 +484,7 @@ class MemoryEngine:
                     limit: int, offset: int) -> tuple[list[str], int] | None:
         store = self._ready()
         if store is None:
-            return None
+            return self._sql.search_page(f, origin, radius_miles, limit=limit, offset=offset)
         mask = store.mask(f, self.db)
         place = None if origin is None else geo.Place("origin", origin[0], origin[1], "point", "", None, None)
         if place is not None and radius_miles is not None:  # trials with a site within the radius

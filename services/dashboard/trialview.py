@@ -22,7 +22,7 @@ SORT_LABELS = {
     "lead_sponsor": "Lead sponsor", "enrollment": "Enrollment", "sites": "Number of sites",
     "nearest_miles": "Nearest site", "relevance": "Relevance",
 }
-RELEVANCE_NOTE = ("descending is most relevant first: the full-text rank of each trial's title, conditions, "
+RELEVANCE_NOTE = ("most relevant first: the full-text rank of each trial's title, conditions, "
                   "keywords, MeSH terms and summary for the condition and its synonyms, fused with how its own "
                   "conditions match it.")
 TABLE_COLUMNS = ["link", "title", "phase", "status", "conditions", "lead_sponsor", "enrollment", "start_date",
