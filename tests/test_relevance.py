@@ -126,6 +126,21 @@ def test_assistant_search_uses_the_relevance_order_past_the_gate(db):
         assert eng.search_page(f, None, None, limit=20, offset=20) == (passing[20:40], len(passing))
 
 
+def test_assistant_search_with_a_place_keeps_the_gated_trials_nearest_first(db):
+    f = Filters(condition="leukemia", status=())
+    rows = _rows(db, f)
+    passing = {r["nct_id"] for r in rows if r["fused"] >= 2.0 / (relevance.RRF_K + len(rows))}
+    query = TrialQuery(condition="leukemia", statuses=(), latitude=42.3601, longitude=-71.0589, limit=50)
+    page = DatabaseBackend(db).search_trials(query)
+    assert page["total"] == len(passing) and len(page["trials"]) == 50
+    assert {t["nct_id"] for t in page["trials"]} <= passing
+    miles = [t["nearest_site"]["distance_miles"] for t in page["trials"] if t.get("nearest_site")]
+    assert miles == sorted(miles)
+    for eng in (engine.MemoryEngine(db), engine.SqlEngine(db)):
+        assert eng.search_page(f, (42.3601, -71.0589), None, limit=30, offset=10) == (
+            [t["nct_id"] for t in page["trials"]][10:40], len(passing))
+
+
 def test_assistant_search_without_a_condition_keeps_its_order(db):
     f = Filters(status=("RECRUITING",), phase=("PHASE3",))
     assert engine.SqlEngine(db).search_page(f, None, None, limit=10, offset=0) is None

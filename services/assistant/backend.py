@@ -122,8 +122,8 @@ class DatabaseBackend:
     # ------------------------------------------------------------------ search
 
     def search_trials(self, query: TrialQuery) -> SearchPage:
-        """Trials matching the query through the shared filter SQL: with a condition in relevance order past its
-        gate (services/dashboard/relevance.py), else nearest site first when an origin is given."""
+        """Trials matching the query through the shared filter SQL: with a condition only those past the relevance
+        gate (services/dashboard/relevance.py), in relevance order; nearest site first when an origin is given."""
         eng = engine_for(self.db)  # the database's engine
         f = query_filters(query)
         origin = (query.latitude, query.longitude) if query.latitude is not None and query.longitude is not None else None

@@ -264,8 +264,20 @@ class SqlEngine:
             place = geo.Place("origin", origin[0], origin[1], "point", "", None, None)
             select = (f"SELECT q.nct_id FROM ({select}) q WHERE EXISTS (SELECT 1 FROM ctgov.facilities f "
                       f"WHERE f.nct_id = q.nct_id AND {near_sql(place, float(radius_miles), params)})")
-        return relevance_page(self.db, f, select, params, descending=True, limit=limit, offset=offset,
-                              gated=True)
+        if origin is None:
+            return relevance_page(self.db, f, select, params, descending=True, limit=limit, offset=offset,
+                                  gated=True)
+        # With the patient's place: the trials past the relevance gate, nearest site first (assistant_search_page.sql).
+        gated, total = relevance_page(self.db, f, select, params, descending=True, limit=PAGE_CAP, offset=0,
+                                      gated=True)
+        if not gated:
+            return [], 0
+        cte, page_params = ids_cte(gated)
+        page_params.update({"near_lat": origin[0], "near_lon": origin[1], "limit": max(1, int(limit)),
+                            "offset": max(0, int(offset))})
+        rows = self.db.fetch_rows(f"{cte}\n{load_sql('assistant_search_page')}", page_params,
+                                  timeout_ms=PAGE_TIMEOUT_MS)
+        return [str(r["nct_id"]) for r in rows], total
 
     def country_names(self) -> list[str]:
         return [str(r["name"]) for r in self.db.fetch_rows(load_sql("country_names"))]
@@ -495,10 +507,19 @@ class MemoryEngine:
         rows = np.flatnonzero(mask)
         if rows.size == 0:
             return [], 0
-        if relevance.text_of(f):  # a condition: the relevance order, past its gate
+        if relevance.text_of(f):  # a condition: the relevance order past its gate, nearest first with a place
             select, params = ids_select([v.decode() for v in store.nct[rows].tolist()])
-            return relevance_page(self.db, f, select, params, descending=True, limit=limit, offset=offset,
-                                  gated=True)
+            if place is None:
+                return relevance_page(self.db, f, select, params, descending=True, limit=limit, offset=offset,
+                                      gated=True)
+            gated, _ = relevance_page(self.db, f, select, params, descending=True, limit=PAGE_CAP, offset=0,
+                                      gated=True)
+            keep = np.isin(store.nct[rows], np.array([g.encode() for g in gated], dtype=store.nct.dtype))
+            mask = np.zeros(store.n, dtype=bool)
+            mask[rows[keep]] = True
+            rows = rows[keep]
+            if rows.size == 0:
+                return [], 0
         miles = store.nearest_miles(place, mask, None if radius_miles is None else float(radius_miles))[rows]
         codes = np.array([0 if v == "RECRUITING" else 1 if v == "NOT_YET_RECRUITING" else 2
                           for v in (str(x).replace(" ", "_").upper() if x is not None else ""
