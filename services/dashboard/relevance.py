@@ -58,7 +58,7 @@ _SCORE = ("round(CAST(2 * {hit}::int + coalesce({share}, 0) + {own}::int + 0.5 *
 
 def concept_cte(text: str, params: dict[str, Any], *, stored: bool) -> str:
     """`, concept AS (…)`: every matching trial's (CTE m) concept-match score for the condition text. Stored: array
-    tests on the term ids of app.study_search (CTE docs) against the dictionary's matching terms; else the same
+    tests on the term ids of app.study_search (CTE term_ids) against the dictionary's matching terms; else the same
     test on ctgov's terms split on the fly (a database without derived tables). Both give the same scores."""
     expansion = condition.expand(text)
     if stored:
@@ -69,7 +69,7 @@ def concept_cte(text: str, params: dict[str, Any], *, stored: bool) -> str:
                     share="(SELECT count(*) FROM unnest(d.condition_terms) u WHERE u = ANY(r.ids))::float8"
                           " / nullif(cardinality(d.condition_terms), 0)",
                     own="(d.mesh_terms && r.ids)", ancestor="(d.ancestor_terms && r.ids)",
-                    keyword="(d.keyword_terms && r.ids)") + " AS score FROM docs d, rel_terms r)")
+                    keyword="(d.keyword_terms && r.ids)") + " AS score FROM term_ids d, rel_terms r)")
     cond = condition.match_sql(condition.words_sql("x.downcase_name"), expansion, params, "rel")
     mesh = condition.match_sql(condition.words_sql("x.downcase_mesh_term"), expansion, params, "rel")
     keyword = ("(EXISTS (SELECT 1 FROM ctgov.keywords x WHERE x.nct_id = m.nct_id AND x.downcase_name IS NOT NULL "
@@ -98,7 +98,11 @@ def order_sql(db: Database, text: str, cte: str, params: dict[str, Any], *, desc
     p = dict(params)
     if stored is None:
         stored = stored_documents(db)
-    docs = (", docs AS (SELECT d.* FROM app.study_search d WHERE d.nct_id IN (SELECT nct_id FROM m))"
+    # docs(nct_id, doc) for the text rank; the stored term ids in their own CTE, so that each is read once and
+    # inlined (a CTE holding the documents too would be materialised: tens of MB for a common condition).
+    docs = (", docs AS (SELECT d.nct_id, d.doc FROM app.study_search d WHERE d.nct_id IN (SELECT nct_id FROM m))"
+            ", term_ids AS (SELECT d.nct_id, d.condition_terms, d.mesh_terms, d.ancestor_terms, d.keyword_terms "
+            "FROM app.study_search d WHERE d.nct_id IN (SELECT nct_id FROM m))"
             if stored else f", docs AS ({load_sql('search_documents')}\n)")
     concept = concept_cte(text, p, stored=stored)
     p.update({"tsq": tsquery(text), "k": RRF_K, "gated": gated, "descending": descending,

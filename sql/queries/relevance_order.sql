@@ -1,7 +1,7 @@
 -- Relevance order of the matching trials for a condition text: reciprocal rank fusion of the full-text rank of
 -- each trial's search document and its condition-concept score (services/dashboard/relevance.py).
 -- Needs CTEs m(nct_id) (the matching trials), docs(nct_id, doc) (their search documents) and
--- concept(nct_id, score) (every matching trial's concept-match score). Parameters: :tsq (to_tsquery text),
+-- concept(nct_id, score) (every matching trial's concept-match score), each CTE read once. Parameters: :tsq (to_tsquery text),
 -- :k (fusion constant), :gated (keep only trials scoring at least 2/(k + n) for n candidates: what a trial ranked
 -- last in both lists would score, so a trial passes with any text hit or in the top half of the concept ranking),
 -- :descending (most relevant first),
