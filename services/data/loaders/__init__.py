@@ -33,7 +33,7 @@ REFERENCES: dict[str, tuple[tuple[str, str], ...]] = {
 assert set(REFERENCES) == ID_TABLES
 
 # Run after every import, in the import's transaction: fresh planner statistics, then the derived tables.
-# The text-search documents of every study (app.study_search, sql/schema/065_app_search.sql) for the relevance order.
+# The text-search documents of every study (app.study_search, sql/schema/068_app_search.sql) for the relevance order.
 REFRESH_SEARCH = ("TRUNCATE app.study_search;\nWITH m AS (SELECT nct_id FROM ctgov.studies), "
                   "terms AS (" + load_sql("search_terms") + "\n)\nINSERT INTO app.study_search "
                   "(nct_id, doc, condition_terms, mesh_terms, ancestor_terms, keyword_terms)\n"
