@@ -88,16 +88,9 @@ for start in range(0, len(sections), 2):
 st.subheader("The comparison table")
 table = compare.comparison_frame(c)
 st.caption("One row per value: A's and B's trials and shares (in %, of what the last column says), and B − A in "
-           "trials and in percentage points. Empty = unknown (outside that side's top list, or no share). The "
-           "first two rows say what A and B are.")
-st.dataframe(table, hide_index=True, height=420, column_config={
-    "a_trials": st.column_config.NumberColumn("A trials", format="localized"),
-    "b_trials": st.column_config.NumberColumn("B trials", format="localized"),
-    "a_share_pct": st.column_config.NumberColumn("A %", format="%.1f"),
-    "b_share_pct": st.column_config.NumberColumn("B %", format="%.1f"),
-    "difference_trials": st.column_config.NumberColumn("B − A trials", format="localized"),
-    "difference_pp": st.column_config.NumberColumn("B − A pp", format="%+.1f"),
-})
+           "trials and in percentage points. — = unknown (outside that side's top list) or no share. The downloads "
+           "also name A and B in their first two rows.")
+st.dataframe(compare.display_frame(table), hide_index=True, height=420)
 for col, fmt in zip(st.columns(4)[:2], export.FORMATS, strict=True):
     col.download_button(f"Comparison {fmt.upper()}", key=f"compare_{fmt}", data=export.to_bytes(table, fmt),
                         file_name=export.file_name("comparison", fmt), mime=export.FORMATS[fmt], icon="⬇️",

@@ -267,3 +267,25 @@ def test_compare_page_patient_answers_stay_out_of_the_b_link(db):
     assert "b.age" not in params and "age" not in params and params["b.country"] == ["Japan"]
     assert "leave out your answers" in " ".join(c.value for c in at.caption)
     assert ui_state.SHARE_PATIENT_KEY  # the opt-in is the same checkbox as A's
+
+
+def test_bench_views_times_the_comparison_for_every_representative_filter(db):
+    from devtools.bench import DASHBOARD_FILTERS
+    from devtools.bench_views import bench_views
+
+    result = bench_views(db, runs=1, names=["compare"])
+    assert [(r["view"], r["filter"]) for r in result["rows"]] == [("compare", label) for label, _ in DASHBOARD_FILTERS]
+    assert all(r["p50_s"] > 0 for r in result["rows"]), result["rows"]
+
+
+def test_comparison_display_frame_says_unknown_and_signs_differences():
+    a = stats.Dashboard(Filters(), {"matching_trials": 1200}, [], {"conditions": [
+        {"value": "x", "label": "X", "count": 1000}]})
+    b = stats.Dashboard(Filters(status=()), {"matching_trials": 1000}, [], {"conditions": [
+        {"value": "y", "label": "Y", "count": 5}]})
+    shown = compare.display_frame(compare.comparison_frame(compare.Comparison(a, b, compare.comparison_rows(a, b))))
+    first = shown.iloc[0].to_dict()
+    assert first == {"Section": "Key figures", "Value": "Matching trials", "A": "1,200", "A %": "—", "B": "1,000",
+                     "B %": "—", "B − A": "-200", "B − A (pp)": "—", "Share of": ""}
+    x = shown[shown["Value"] == "X"].iloc[0].to_dict()
+    assert (x["A"], x["A %"], x["B"], x["B − A"]) == ("1,000", "83.3", "—", "—")

@@ -526,6 +526,8 @@ def compare_figure(title: str, style: str, rows: Sequence[Any], measure: str = "
             else:
                 hover.append(f"{lab}<br><b>{n:,}</b>" + (f" ({100 * s:.1f} {share_of})" if s is not None else ""))
         text = [("" if v is None else f"{v:,.1f}%" if measure == "share" else f"{int(v):,}") for v in values]
+        if style != "hbar" and len(rows) > 12:  # a long run of years: numbers on every bar would overlap (hover)
+            text = [""] * len(rows)
         common = {"name": inert.plotly_text(names[side]), "marker": {"color": SIDE_COLORS[side]},
                   "customdata": [[r.value if not isinstance(r.value, tuple) else r.value[0], h]
                                  for r, h in zip(rows, hover, strict=True)],

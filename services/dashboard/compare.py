@@ -224,6 +224,24 @@ def comparison_frame(c: Comparison) -> pd.DataFrame:
     return df
 
 
+def display_frame(table: pd.DataFrame) -> pd.DataFrame:
+    """The comparison table for reading on the page: numbers as text with thousands separators, "—" where
+    unknown, B − A signed; without the two filter-set rows (the page states A and B above)."""
+    body = table[table["section"] != "filters"]
+
+    def num(v: Any, fmt: str) -> str:
+        return "—" if v is None or pd.isna(v) else format(v, fmt)
+
+    return pd.DataFrame({
+        "Section": body["title"], "Value": body["label"],
+        "A": [num(v, ",") for v in body["a_trials"]], "A %": [num(v, ".1f") for v in body["a_share_pct"]],
+        "B": [num(v, ",") for v in body["b_trials"]], "B %": [num(v, ".1f") for v in body["b_share_pct"]],
+        "B − A": [num(v, "+,") for v in body["difference_trials"]],
+        "B − A (pp)": [num(v, "+.1f") for v in body["difference_pp"]],
+        "Share of": body["share_of"].fillna(""),
+    })
+
+
 # ---- filter set B in the URL ----------------------------------------------------------------
 def b_query(fb: Filters) -> dict[str, list[str]]:
     """Filter set B as URL parameters: the usual ones with the `b.` prefix (defaults left out)."""
