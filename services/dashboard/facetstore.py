@@ -430,7 +430,9 @@ class FacetStore:
         """Rows whose NCT id a SELECT of NCT ids returns (run in the database; None: nothing to search for)."""
         if sub is None:
             return np.zeros(self.n, dtype=bool)
-        buffer = db.copy_csv(f"SELECT DISTINCT q.nct_id FROM ({sub}) q", params, timeout_ms=LOOKUP_TIMEOUT_MS)
+        # No DISTINCT: setting a row's mask twice is harmless, while PostgreSQL 15 hashed 209,000 distinct ids of
+        # "diabetes" at 575,000 studies into 174,000 spilled batches (143 s; 0.5 s without it).
+        buffer = db.copy_csv(f"SELECT q.nct_id FROM ({sub}) q", params, timeout_ms=LOOKUP_TIMEOUT_MS)
         ids = pd.read_csv(buffer, dtype={"nct_id": "S16"}, na_values=["\\N"], keep_default_na=False)
         mask = np.zeros(self.n, dtype=bool)
         mask[self.rows_of(ids["nct_id"].dropna().to_numpy().astype("S16"))] = True
