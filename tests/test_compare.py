@@ -209,7 +209,8 @@ def test_compare_page_from_a_link_shows_both_sets(db):
     assert inert.md_line(compare.b_words(fb)) in " ".join(c.value for c in at.sidebar.caption)
     assert [b.label for b in at.get("download_button")] == ["Comparison CSV", "Comparison JSON"]
     table = at.dataframe[0].value
-    assert len(table) == len(compare.compare(fa, fb, stats.cached_dashboard).rows) + 2
+    rows = compare.compare(fa, fb, stats.cached_dashboard).rows
+    assert len(table) == len(rows) and list(table["Value"]) == [r.label for r in rows]
 
 
 def test_compare_page_bad_b_params_give_notices(db):

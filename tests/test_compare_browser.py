@@ -57,8 +57,8 @@ def test_compare_share_link_in_chromium(db, tmp_path):
         assert page.locator("[data-testid=stException]").count() == 0
         assert page.locator("[data-testid=stAlert]").filter(has_text="not used").count() == 0  # a clean link
         # Each chart has an A and a B series, named in its legend.
-        assert page.locator(".js-plotly-plot").first.locator("g.legend").inner_text().split("\n")[:2] == [
-            "A (sidebar)", "B (this page)"]
+        legend = page.locator(".js-plotly-plot").first.locator("g.legend text.legendtext").all_text_contents()
+        assert legend == ["A (sidebar)", "B (this page)"]
         # The page's share link and the address bar are the URL that was opened.
         page.wait_for_function(
             "q => { const c = document.querySelector('[data-testid=stSidebar] code');"
@@ -72,8 +72,8 @@ def test_compare_share_link_in_chromium(db, tmp_path):
         fresh = browser.new_context(viewport={"width": 1400, "height": 1200}).new_page()
         fresh.goto(link.replace("localhost", "127.0.0.1"), wait_until="networkidle")
         _wait_for_page(fresh, want)
-        assert fresh.get_by_label("Condition").nth(1).input_value() == "diabetes"  # B's panel (the sidebar is 0)
-        assert fresh.get_by_label("Condition").nth(0).input_value() == "lung cancer"
+        assert fresh.locator("[data-testid=stMain]").get_by_role("textbox", name="Condition").input_value() == "diabetes"  # B
+        assert fresh.locator("[data-testid=stSidebar]").get_by_role("textbox", name="Condition").input_value() == "lung cancer"
         fresh.wait_for_function("q => location.search === '?' + q", arg=QUERY, timeout=120_000)
         fresh.screenshot(path=str(shots / "compare-reopened.png"))
         browser.close()
