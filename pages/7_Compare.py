@@ -35,20 +35,21 @@ with right, st.container(border=True):
     st.markdown("**Filter set B**")
     comparison.render_b_panel(st.container(), fb)
 
-with health.database_errors(), ui_state.facets_loading_notice(), \
+with left, health.database_errors(), ui_state.facets_loading_notice(), \
         st.spinner("Computing both landscapes…", show_time=True):
     c = compare.compare(fa, fb, stats.cached_dashboard)
 
-# KPIs: A's row, then B's with the difference to A.
-for side, d in (("A", c.a), ("B", c.b)):
-    row = st.container(horizontal=True, gap="small")
+# KPIs beside B's panel: per figure A, then B with its difference to A.
+with left:
     for key, label in compare.KPIS:
-        value = d.kpis.get(key)
-        delta = None
-        if side == "B" and value is not None and c.a.kpis.get(key) is not None:
-            delta = f"{value - c.a.kpis[key]:+,} vs A"
-        row.metric(f"{side} · {label}", f"{value:,}" if value is not None else "—", delta=delta,
-                   delta_color="off", border=True, width="stretch")
+        row = st.container(horizontal=True, gap="small")
+        for side, d in (("A", c.a), ("B", c.b)):
+            value = d.kpis.get(key)
+            delta = None
+            if side == "B" and value is not None and c.a.kpis.get(key) is not None:
+                delta = f"{value - c.a.kpis[key]:+,} vs A"
+            row.metric(f"{side} · {label}", f"{value:,}" if value is not None else "—", delta=delta,
+                       delta_color="off", border=True, width="stretch")
 
 errors = c.errors
 if errors:
