@@ -290,3 +290,9 @@ def test_comparison_display_frame_says_unknown_and_signs_differences():
                      "B %": "—", "B − A": "-200", "B − A (pp)": "—", "Share of": ""}
     x = shown[shown["Value"] == "X"].iloc[0].to_dict()
     assert (x["A"], x["A %"], x["B"], x["B − A"]) == ("1,000", "83.3", "—", "—")
+
+
+def test_compare_figure_leaves_room_for_the_longest_number():
+    rows = [compare.Row("phase", "Phase", "PHASE2", "Phase 2", 3, 1, 1.0, 0.25, compare.SHARE_OF_MATCHING)]
+    fig = charts.compare_figure("Phase", "hbar", rows, "share")
+    assert list(fig.data[0].text) == ["100.0%"] and fig.layout.xaxis.range == (0, 100.0 * 1.18)

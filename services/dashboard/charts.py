@@ -538,11 +538,13 @@ def compare_figure(title: str, style: str, rows: Sequence[Any], measure: str = "
         else:
             traces.append(go.Bar(x=ticks, y=values, **common))
     axis_title = MEASURES[measure] if measure == "count" else share_of or MEASURES[measure]
+    top = max((v for t in traces for v in (t.x if style == "hbar" else t.y) if v is not None), default=0)
     if style == "hbar":
         return _figure(traces, title, 110 + 2 * BAR_PX * max(len(rows), 2), _LEGEND_BELOW, {
             "barmode": "group", "bargap": 0.2, "bargroupgap": 0.05,
             "yaxis": {"title": None, "autorange": "reversed", "type": "category"},
-            "xaxis": {"title": None, "rangemode": "tozero", "showticklabels": False, "showgrid": False},
+            # Room at the right for the longest bar's number ("100.0%" was cut off at the frame).
+            "xaxis": {"title": None, "range": [0, (top or 1) * 1.18], "showticklabels": False, "showgrid": False},
         })
     many = len(rows) > 12
     return _figure(traces, title, 370, _LEGEND_BELOW, {
