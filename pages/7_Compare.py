@@ -11,7 +11,8 @@ from services.ui import state as ui_state
 health.ensure_database()
 fa = ui_state.page_setup("Compare", "⚖️")
 fb = comparison.current_b()
-ui_state.show_notices()  # B's notices (a link's b. parameters that were not understood)
+ui_state.view_widget("compare_measure", "bars", "count", lambda v: v if v in charts.MEASURES else None)
+ui_state.show_notices()  # B's notices (a link's b. parameters that were not understood) and the bars setting's
 comparison.write_url(fb)
 names = {"A": "A (sidebar)", "B": "B (this page)"}
 
@@ -57,11 +58,12 @@ if errors:
     st.warning(f"Some numbers could not be computed in time ({failed}); the rest of the page is complete.", icon="⏱️")
     st.button("Try those again", key="compare_retry")
 
-measure = st.segmented_control("Bars show", ["count", "share"], default="count", key="compare_measure",
+measure = st.segmented_control("Bars show", list(charts.MEASURES), key="compare_measure",
                                format_func=lambda m: {"count": "Trials", "share": "Share (%)"}[m],
                                help="Shares put landscapes of different sizes on one scale: each bar is a share "
                                     "of its own side's matching trials (closed trials for 'How closed trials ended',"
                                     " that year's finished trials for results reported).") or "count"
+ui_state.set_view_param("bars", measure, "count")
 
 sections = ["funnel", *(spec.facet for spec in charts.CHARTS)]
 for start in range(0, len(sections), 2):

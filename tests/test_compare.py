@@ -208,20 +208,29 @@ def test_compare_page_from_a_link_shows_both_sets(db):
                                 "b.phase": ["PHASE3"]}
     assert inert.md_line(compare.b_words(fb)) in " ".join(c.value for c in at.sidebar.caption)
     assert [b.label for b in at.get("download_button")] == ["Comparison CSV", "Comparison JSON"]
+    # What the bars show is part of the link too.
+    at.segmented_control(key="compare_measure").set_value("share").run()
+    assert _link_params(at)["bars"] == ["share"] and at.query_params.get("bars") == "share"
+    again = _page({"condition": "lung cancer", "status": "ANY", "b.condition": "diabetes", "bars": "share"})
+    assert again.segmented_control(key="compare_measure").value == "share"
+    phase = json.loads(again.get("plotly_chart")[1].proto.spec)["data"][0]
+    assert all(t.endswith("%") or t == "" for t in phase["text"])
     table = at.dataframe[0].value
     rows = compare.compare(fa, fb, stats.cached_dashboard).rows
     assert len(table) == len(rows) and list(table["Value"]) == [r.label for r in rows]
 
 
 def test_compare_page_bad_b_params_give_notices(db):
-    at = _page({"b.phase": "PHASE9", "b.nonsense": "1", "b.condition": "asthma", "bogus": "2"})
+    at = _page({"b.phase": "PHASE9", "b.nonsense": "1", "b.condition": "asthma", "bogus": "2", "bars": "pies"})
     a_box, b_box = (w.value for w in at.warning)
     assert a_box.endswith("- " + inert.md_line("Ignored unknown parameter “bogus”."))  # A's notice, not B's
     assert "b.nonsense" not in a_box and "PHASE9" not in a_box
     assert "- " + inert.md_line("Filter set B: Ignored unknown parameter “b.nonsense”.") in b_box
     assert "- " + inert.md_line("Filter set B: Ignored phase: unknown value(s) PHASE9") in b_box
+    assert "- " + inert.md_line("Ignored bars: “pies”.") in b_box and at.segmented_control[0].value == "count"
     assert at.session_state["compare_b"] == Filters(condition="asthma")
     assert at.query_params.get("b.condition") == "asthma" and "b.nonsense" not in at.query_params
+    assert "bars" not in at.query_params
 
 
 def test_compare_page_b_edits_copy_swap_reset(db):
