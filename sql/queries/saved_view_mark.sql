@@ -1,0 +1,16 @@
+-- Mark a view opened: its baseline becomes the latest snapshot generation and the trials matching it now, read in
+-- one statement so both describe the same data. The caller prepends `WITH m AS (…)` (the matching NCT ids).
+-- The baseline is NULL when the data is not the latest snapshot's (changed by a route that keeps none).
+-- Parameters: id. Output: baseline, opened_at.
+, latest AS (
+    SELECT g.generation FROM app.snapshot_generations g
+    WHERE g.generation = (SELECT max(generation) FROM app.snapshot_generations)
+      AND g.facets_stamp IS NOT DISTINCT FROM (SELECT value FROM app.meta WHERE key = 'facets_refreshed_at')
+      AND g.studies = (SELECT count(*) FROM ctgov.studies)
+)
+UPDATE app.saved_views v
+SET baseline = (SELECT generation FROM latest),
+    baseline_ids = CASE WHEN EXISTS (SELECT 1 FROM latest) THEN ARRAY(SELECT nct_id FROM m ORDER BY nct_id) END,
+    opened_at = now()
+WHERE v.id = :id
+RETURNING v.baseline, v.opened_at

@@ -1,0 +1,226 @@
+"""Saved views that report what changed: the real importer on a slice of the sample, a real PostgreSQL of the test's
+own, the page's service and `python -m services watch --json` (a subprocess) agreeing on exactly the changes made."""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import itertools
+import json
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from services.dashboard import savedviews
+from services.dashboard.filters import Filters
+from services.data.db import Database, load_sql
+from services.data.loaders import import_ctgov_json
+from services.data.runtime import SAMPLE_FILES
+from services.errors import BadInput
+from tests import scratch_server, session_cleanup
+from tests.conftest import PROJECT, TEST_DATA_DIR
+
+SLICE = 60
+
+
+def _nct(study: dict[str, Any]) -> str:
+    return str(study["protocolSection"]["identificationModule"]["nctId"])
+
+
+def _status(study: dict[str, Any]) -> str:
+    return str(study["protocolSection"]["statusModule"]["overallStatus"])
+
+
+def _has_results(study: dict[str, Any]) -> bool:
+    return bool(study.get("hasResults")) or "resultsFirstPostDateStruct" in study["protocolSection"]["statusModule"]
+
+
+def _countries(study: dict[str, Any]) -> list[str]:
+    locations = (study["protocolSection"].get("contactsLocationsModule") or {}).get("locations") or []
+    return [str(loc["country"]) for loc in locations if loc.get("country")]
+
+
+def _write(path: Path, studies: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(s, ensure_ascii=False) + "\n" for s in studies), encoding="utf-8")
+    return path
+
+
+class World:
+    """The scratch database after the baseline import, with the studies the modified copy changes."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.url = scratch_server.prepare(folder, studies=SLICE)  # the real importer: this is the baseline import
+        self.db = Database(self.url, label="saved-views scratch")
+        source = dict(SAMPLE_FILES)["ctgov-json"]
+        with gzip.open(source, "rt", encoding="utf-8") as fh:
+            self.studies = [json.loads(line) for line in itertools.islice((x for x in fh if x.strip()), SLICE + 1)]
+        self.base, self.extra = self.studies[:SLICE], self.studies[SLICE]
+        self.status_changed = next(s for s in self.base if _status(s) == "RECRUITING")
+        self.given_results = next(s for s in self.base if not _has_results(s) and s is not self.status_changed)
+
+    def modified_copy(self) -> Path:
+        """The slice again with one status changed, one study given results, and one study added."""
+        studies = copy.deepcopy(self.base)
+        for s in studies:
+            if _nct(s) == _nct(self.status_changed):
+                s["protocolSection"]["statusModule"]["overallStatus"] = "TERMINATED"
+                s["protocolSection"]["statusModule"]["whyStopped"] = "Sponsor decision"
+            if _nct(s) == _nct(self.given_results):
+                s["hasResults"] = True
+                s["protocolSection"]["statusModule"]["resultsFirstPostDateStruct"] = {"date": "2026-10-01",
+                                                                                      "type": "ACTUAL"}
+        return _write(self.folder / "modified.jsonl", [*studies, self.extra])
+
+
+@pytest.fixture(scope="module")
+def world() -> Iterator[World]:
+    folder = TEST_DATA_DIR / f"views-{uuid.uuid4().hex[:8]}"
+    try:
+        w = World(folder)
+        yield w
+        w.db.close()
+    finally:
+        session_cleanup.stop_postgres_under(folder)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _watch_cli(url: str, *args: str) -> dict[str, Any]:
+    env = {**os.environ, "DATABASE_URL": url}
+    done = subprocess.run([sys.executable, "-m", "services", "watch", "--json", *args], cwd=PROJECT, env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def _changes(report: dict[str, Any]) -> list[tuple[str, str, str | None, str | None]]:
+    return sorted((c["kind"], c["nct_id"], c["before"], c["after"]) for c in report["changes"])
+
+
+def test_saved_views_report_exactly_the_three_changes_from_service_and_watch(world):
+    db = world.db
+    any_status = Filters(status=())
+    view = savedviews.save_view(db, "All of the slice", any_status, page="Trials")
+    assert view.baseline == 1 and view.page == "Trials"
+    before = savedviews.change_report(db, view)
+    assert before.known and before.total == 0 and before.summary() == "no changes"
+
+    report = import_ctgov_json(db, world.modified_copy())
+    assert report.studies == SLICE + 1
+    assert db.fetch_value("SELECT max(generation) FROM app.snapshot_generations") == 2
+
+    got = savedviews.change_report(db, savedviews.get_view(db, view.id))
+    assert got.known and (got.baseline, got.latest) == (1, 2)
+    expected = sorted([
+        ("new_trial", _nct(world.extra), None, savedviews._status(_status(world.extra))),
+        ("results", _nct(world.given_results), None, "first posted 2026-10-01"),
+        ("status", _nct(world.status_changed), "Recruiting", "Terminated"),
+    ])
+    assert sorted((c.kind, c.nct_id, c.before, c.after) for c in got.changes) == expected
+    assert got.counts == {"new_trial": 1, "status": 1, "results": 1, "sites": 0, "removed": 0}
+    assert {c.nct_id: c.title for c in got.changes}[_nct(world.extra)] == \
+        world.extra["protocolSection"]["identificationModule"]["briefTitle"]
+
+    out = _watch_cli(world.url)
+    assert out["data_current"] is True and out["marked_seen"] is False and out["latest_generation"] == 2
+    (listed,) = out["views"]
+    assert listed["name"] == "All of the slice" and listed["known"] is True
+    assert _changes(listed) == expected
+    assert {c["nct_id"]: c["url"] for c in listed["changes"]} == {
+        n: f"https://clinicaltrials.gov/study/{n}" for _, n, _, _ in expected}
+    assert {c["app_path"] for c in listed["changes"]} == {f"Trials?nct={n}" for _, n, _, _ in expected}
+    # watch leaves the baseline alone unless asked; --mark-seen moves it (and the next report is empty).
+    assert savedviews.get_view(db, view.id).baseline == 1
+    assert _changes(_watch_cli(world.url, "--mark-seen")["views"][0]) == expected
+    assert savedviews.get_view(db, view.id).baseline == 2
+    assert _watch_cli(world.url)["views"][0]["counts"] == dict.fromkeys(savedviews.KINDS, 0)
+
+
+def test_saved_views_status_filter_still_reports_a_trial_that_left_it(world):
+    db = world.db
+    recruiting = savedviews.save_view(db, "Recruiting", Filters(status=("RECRUITING",)))
+    changed = copy.deepcopy(world.extra)
+    changed["protocolSection"]["statusModule"]["overallStatus"] = "RECRUITING"
+    import_ctgov_json(db, _write(world.folder / "extra-recruiting.jsonl", [changed]))
+    opened = savedviews.mark_opened(db, recruiting)
+    changed["protocolSection"]["statusModule"]["overallStatus"] = "COMPLETED"
+    import_ctgov_json(db, _write(world.folder / "extra-completed.jsonl", [changed]))
+    got = savedviews.change_report(db, opened)
+    assert [(c.kind, c.nct_id, c.before, c.after) for c in got.changes] == [
+        ("status", _nct(world.extra), "Recruiting", "Completed")]
+    savedviews.delete_view(db, recruiting.id)
+
+
+def test_saved_views_new_sites_in_the_watched_country(world):
+    db = world.db
+    study = next(s for s in world.base if _countries(s))
+    country = _countries(study)[0]
+    view = savedviews.save_view(db, "Sites", Filters(status=()), watch_country=country)
+    grown = copy.deepcopy(study)
+    locations = grown["protocolSection"]["contactsLocationsModule"]["locations"]
+    locations.append({**next(loc for loc in locations if loc.get("country") == country), "facility": "Another site"})
+    import_ctgov_json(db, _write(world.folder / "sites.jsonl", [grown]))
+    got = savedviews.change_report(db, view)
+    n = _countries(study).count(country)
+    assert [(c.kind, c.nct_id, c.country, c.before, c.after) for c in got.changes] == [
+        ("sites", _nct(study), country, f"{n} sites", f"{n + 1} sites")]
+    savedviews.delete_view(db, view.id)
+
+
+def test_saved_views_cannot_tell_after_an_import_by_another_route(world):
+    db = world.db
+    view = savedviews.save_view(db, "Other route", Filters(status=()))
+    # Data changed without the importer (a restore, synth, a hand-run refresh): no snapshot records it.
+    db.execute("UPDATE ctgov.studies SET overall_status = 'WITHDRAWN' WHERE nct_id = :n",
+               {"n": _nct(world.given_results)})
+    db.execute_script(load_sql("refresh_study_facets"))
+    got = savedviews.change_report(db, view)
+    assert not got.known and got.changes == () and "route that records none" in got.reason
+    assert got.summary() == "cannot tell what changed"
+    out = _watch_cli(world.url)
+    assert out["data_current"] is False and all(not v["known"] for v in out["views"])
+    # Opening the view now cannot take a baseline either; the next real import makes the data current again.
+    assert savedviews.mark_opened(db, view).baseline is None
+    import_ctgov_json(db, _write(world.folder / "again.jsonl", [world.given_results]))
+    assert savedviews.snapshot_state(db).current
+    assert "last opened when the data had no current snapshot" in savedviews.change_report(
+        db, savedviews.get_view(db, view.id)).reason
+    savedviews.delete_view(db, view.id)
+
+
+def test_saved_views_snapshots_stay_bounded(world):
+    db = world.db
+    kept = {int(r["generation"]) for r in db.fetch_rows("SELECT generation FROM app.snapshot_generations")}
+    latest = int(db.fetch_value("SELECT max(generation) FROM app.snapshot_generations"))
+    baselines = {int(r["baseline"]) for r in db.fetch_rows(
+        "SELECT baseline FROM app.saved_views WHERE baseline IS NOT NULL")}
+    assert kept == baselines | {latest}
+    # One version per study and generation kept at most, and every open version is the study's current state.
+    assert db.fetch_value("SELECT count(*) FROM app.study_versions WHERE valid_to IS NULL") == \
+        db.fetch_value("SELECT count(*) FROM ctgov.studies")
+    for view in savedviews.list_views(db):
+        savedviews.delete_view(db, view.id)
+    assert db.fetch_value("SELECT count(*) FROM app.snapshot_generations") == 1
+    assert db.fetch_value("SELECT count(*) FROM app.study_versions") == \
+        db.fetch_value("SELECT count(*) FROM ctgov.studies")
+
+
+def test_saved_views_never_store_patient_answers_and_cap_names(world):
+    db = world.db
+    f = Filters(condition="asthma", age=52.0, sex="FEMALE", near="Boston, MA", radius=30.0, phase=("PHASE2",))
+    view = savedviews.save_view(db, "  <b>x</b>\n" + "y" * 200, f, without=("age", "sex", "near", "condition"))
+    assert view.name == "<b>x</b> " + "y" * (savedviews.MAX_NAME - 9)
+    assert len(view.name) == savedviews.MAX_NAME
+    assert view.filters() == Filters(phase=("PHASE2",))
+    stored = db.fetch_value("SELECT query FROM app.saved_views WHERE id = :id", {"id": view.id})
+    assert stored == "phase=PHASE2" and "52" not in stored and "Boston" not in stored
+    with pytest.raises(BadInput):
+        savedviews.save_view(db, " \n\t ", f)
+    savedviews.delete_view(db, view.id)
