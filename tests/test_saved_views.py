@@ -8,6 +8,7 @@ import gzip
 import itertools
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -125,6 +126,7 @@ def test_saved_views_report_exactly_the_three_changes_from_service_and_watch(wor
     ])
     assert sorted((c.kind, c.nct_id, c.before, c.after) for c in got.changes) == expected
     assert got.counts == {"new_trial": 1, "status": 1, "results": 1, "sites": 0, "removed": 0}
+    assert got.summary() == "1 new trial, 1 status change, 1 trial with results posted"
     assert {c.nct_id: c.title for c in got.changes}[_nct(world.extra)] == \
         world.extra["protocolSection"]["identificationModule"]["briefTitle"]
 
@@ -224,3 +226,100 @@ def test_saved_views_never_store_patient_answers_and_cap_names(world):
     with pytest.raises(BadInput):
         savedviews.save_view(db, " \n\t ", f)
     savedviews.delete_view(db, view.id)
+
+
+# ---- the sidebar under AppTest, on the same scratch database ---------------------------------------------------
+HOSTILE = "<img src=x onerror=alert(1)> **bold** [link](https://evil.example) $x$"
+
+
+@pytest.fixture()
+def app_on_world(world, monkeypatch) -> Iterator[World]:
+    from services.data import runtime
+    from services.ui import savedviews as ui_views
+    from services.ui import state as ui_state
+
+    monkeypatch.setenv("DATABASE_URL", world.url)
+    runtime.reset()
+    ui_state.clear_cache()
+    ui_views._state_cache.clear()
+    yield world
+    runtime.reset()
+    ui_state.clear_cache()
+    ui_views._state_cache.clear()
+
+
+def _app_at(page: str):  # noqa: ANN202 - streamlit.testing.v1.AppTest
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(PROJECT / "navigation.py"), default_timeout=120)
+    at.run()
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_saved_views_sidebar_save_list_open_report_delete(app_on_world):
+    from services import inert
+    from services.ui import savedviews as ui_views
+
+    world = app_on_world
+    db = world.db
+    at = _app_at("pages/2_Map.py")
+    assert ui_views.SHARED_NOTE in [c.value for c in at.sidebar.caption]
+    at.text_input(key="sv_name").input(HOSTILE)
+    at.button(key="sv_save").click().run()
+    assert not at.exception, at.exception
+    (view,) = savedviews.list_views(db)
+    assert (view.name, view.page, view.filters()) == (HOSTILE, "Map", Filters())
+    assert at.button(key=f"sv_open_{view.id}").label == inert.md_line(HOSTILE)
+    assert not re.search(r"(?<!\\)[<*\[$]", at.button(key=f"sv_open_{view.id}").label)  # every one escaped
+    assert [c.value for c in at.sidebar.caption if c.value.startswith("Map ·")] == ["Map · no changes"]
+
+    # A newer import: the recruiting trial of the slice (open, so in the default view) is suspended.
+    study = copy.deepcopy(world.given_results)
+    study["protocolSection"]["statusModule"]["overallStatus"] = "RECRUITING"
+    import_ctgov_json(db, _write(world.folder / "ui-1.jsonl", [study]))
+    view = savedviews.get_view(db, view.id)
+    savedviews.mark_opened(db, view)
+    study["protocolSection"]["statusModule"]["overallStatus"] = "SUSPENDED"
+    import_ctgov_json(db, _write(world.folder / "ui-2.jsonl", [study]))
+    ui_views._state_cache.clear()
+
+    at = _app_at("pages/1_Explore.py")
+    assert [c.value for c in at.sidebar.caption if c.value.startswith("Map ·")] == ["Map · 1 status change"]
+    at.button(key=f"sv_open_{view.id}").click().run()
+    assert not at.exception, at.exception
+    # Opened: its page (Map) with its filters, the report above the page, the baseline moved to the latest import.
+    assert at.session_state["sidebar_page"] == "Map"
+    report = at.session_state[ui_views.REPORT_KEY]
+    assert report.known and [(c.kind, c.nct_id, c.before, c.after) for c in report.changes] == [
+        ("status", _nct(study), "Recruiting", "Suspended")]
+    frame = at.dataframe[0].value
+    assert frame.to_dict("records") == [{
+        "change": "Status changed", "trial": f"Trials?nct={_nct(study)}",
+        "title": study["protocolSection"]["identificationModule"]["briefTitle"], "before": "Recruiting",
+        "after": "Suspended", "registry": f"https://clinicaltrials.gov/study/{_nct(study)}"}]
+    header = next(m.value for m in at.markdown if m.value.startswith("**What changed in"))
+    assert inert.md_line(HOSTILE) in header and not re.search(r"(?<!\\)<", header)
+    latest = db.fetch_value("SELECT max(generation) FROM app.snapshot_generations")
+    assert savedviews.get_view(db, view.id).baseline == latest
+    at.button(key="sv_close_report").click().run()
+    assert not at.dataframe and at.session_state[ui_views.REPORT_KEY] is None
+
+    at.button(key=f"sv_del_{view.id}").click().run()
+    at.button(key=f"sv_yes_{view.id}").click().run()
+    assert not at.exception, at.exception
+    assert savedviews.list_views(db) == []
+    assert f"sv_open_{view.id}" not in [b.key for b in at.button]
+
+
+def test_saved_views_page_files_match_navigation():
+    import ast
+
+    from services.ui import savedviews as ui_views
+
+    tree = ast.parse((PROJECT / "navigation.py").read_text(encoding="utf-8"))
+    pages = next(ast.literal_eval(n.value) for n in ast.walk(tree)
+                 if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "PAGES")
+    assert {label: path for path, label in pages if label in ui_views.PAGE_FILES} == ui_views.PAGE_FILES
+    assert set(ui_views.PAGE_FILES) == set(savedviews.PAGES)

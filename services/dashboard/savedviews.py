@@ -29,10 +29,14 @@ from services.inert import CTGOV_STUDY
 
 MAX_NAME = 80  # characters of a view's name
 MAX_VIEWS = 200  # saved views in one database
-PAGES = ("Explore", "Map", "Trials", "Assistant", "SQL", "Data")  # navigation.py's labels
+PAGES = ("Explore", "Map", "Trials", "Assistant")  # the pages with the filter sidebar (navigation.py labels)
 KINDS = ("new_trial", "status", "results", "sites", "removed")
 KIND_TITLES = {"new_trial": "New trials", "status": "Status changes", "results": "Results posted",
                "sites": "New sites", "removed": "No longer in the data"}
+_COUNTED = {"new_trial": ("new trial", "new trials"), "status": ("status change", "status changes"),
+            "results": ("trial with results posted", "trials with results posted"),
+            "sites": ("trial with new sites", "trials with new sites"),
+            "removed": ("trial no longer in the data", "trials no longer in the data")}
 ITEM_LIMIT = 200  # changes listed per kind (the counts are always complete)
 
 
@@ -106,7 +110,7 @@ class ChangeReport:
             return "cannot tell what changed"
         if not self.total:
             return "no changes"
-        return ", ".join(f"{n:,} {KIND_TITLES[k].lower()}" for k, n in self.counts.items() if n)
+        return ", ".join(f"{n:,} {_COUNTED[k][n != 1]}" for k, n in self.counts.items() if n)
 
     def as_dict(self) -> dict[str, Any]:
         v = self.view

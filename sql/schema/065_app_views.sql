@@ -39,4 +39,3 @@ CREATE TABLE IF NOT EXISTS app.study_versions (
 );
 CREATE INDEX IF NOT EXISTS ix_study_versions_from ON app.study_versions (valid_from);
 CREATE INDEX IF NOT EXISTS ix_study_versions_to ON app.study_versions (valid_to) WHERE valid_to IS NOT NULL;
-CREATE INDEX IF NOT EXISTS ix_study_versions_open ON app.study_versions (nct_id) WHERE valid_to IS NULL;
