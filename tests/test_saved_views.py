@@ -323,3 +323,14 @@ def test_saved_views_page_files_match_navigation():
                  if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "PAGES")
     assert {label: path for path, label in pages if label in ui_views.PAGE_FILES} == ui_views.PAGE_FILES
     assert set(ui_views.PAGE_FILES) == set(savedviews.PAGES)
+
+
+def test_saved_views_bench_snapshot_adds_no_versions_when_nothing_changed(world):
+    from devtools.bench_snapshots import STEPS, bench_snapshot
+
+    latest = int(world.db.fetch_value("SELECT max(generation) FROM app.snapshot_generations"))
+    result = bench_snapshot(world.db)
+    assert set(result["seconds"]) == set(STEPS)
+    assert (result["generation"], result["versions_added"], result["generations_kept"]) == (latest + 1, 0, 1)
+    assert result["versions"] == result["studies"] == SLICE + 1
+    assert savedviews.snapshot_state(world.db).current
