@@ -172,7 +172,7 @@ def test_saved_views_new_sites_in_the_watched_country(world):
     got = savedviews.change_report(db, view)
     n = _countries(study).count(country)
     assert [(c.kind, c.nct_id, c.country, c.before, c.after) for c in got.changes] == [
-        ("sites", _nct(study), country, f"{n} sites", f"{n + 1} sites")]
+        ("sites", _nct(study), country, savedviews._count_sites(n), f"{n + 1} sites")]
     savedviews.delete_view(db, view.id)
 
 
@@ -266,6 +266,7 @@ def test_saved_views_sidebar_save_list_open_report_delete(app_on_world):
     db = world.db
     at = _app_at("pages/2_Map.py")
     assert ui_views.SHARED_NOTE in [c.value for c in at.sidebar.caption]
+    assert [e.label for e in at.sidebar.expander if e.label == "Saved views"] == ["Saved views"]
     at.text_input(key="sv_name").input(HOSTILE)
     at.button(key="sv_save").click().run()
     assert not at.exception, at.exception

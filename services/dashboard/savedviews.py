@@ -194,14 +194,35 @@ def mark_opened(db: Database, view: SavedView, *, app_db: Database | None = None
     """Move the view's baseline to the latest snapshot (the trials matching it now); returns the view as stored."""
     app_db = app_db or db
     if app_db is db and not db.read_only:
-        select, params = base_select(view.filters())
-        app_db.fetch_rows(f"{as_cte(select)}\n{load_sql('saved_view_mark')}", {**params, "id": view.id})
+        select, params, stamp = _matched_now(db, view.filters())
+        app_db.fetch_rows(f"{as_cte(select)}\n{load_sql('saved_view_mark')}",
+                          {**params, "id": view.id, "stamp": stamp}, timeout_ms=120_000)
     else:  # the views live apart from the trial data (a read-only AACT): no snapshot to stand on
         app_db.execute("UPDATE app.saved_views SET baseline = NULL, baseline_ids = NULL, opened_at = now() "
                        "WHERE id = :id", {"id": view.id})
     _prune(db)
     found = get_view(app_db, view.id)
     return found if found is not None else view
+
+
+def _matched_now(db: Database, f: Filters) -> tuple[str, dict[str, Any], str | None]:
+    """SELECT of the NCT ids matching f now, its parameters, and the derived tables' stamp it was computed from.
+
+    The in-process engine's ids when its store is loaded and current (a fraction of a second at registry scale);
+    else SQL on the base tables, which the marking statement then reads in its own snapshot (stamp None)."""
+    from services.dashboard import facetstore
+    from services.dashboard.engine import engine_for, ids_select
+
+    eng = engine_for(db)
+    if eng.kind == "memory" and not eng.loading():
+        store = facetstore.store_for(db)
+        current = db.fetch_value("SELECT value FROM app.meta WHERE key = 'facets_refreshed_at'")
+        if store.refreshed_at == current:
+            ids = [v.decode() for v in store.nct[store.mask(f, db)].tolist()]
+            select, params = ids_select(ids)
+            return select, params, store.refreshed_at
+    select, params = base_select(f)
+    return select, params, None
 
 
 def _prune(db: Database) -> None:
@@ -240,6 +261,10 @@ def snapshot_state(db: Database) -> SnapshotState:
 
 def _sites(countries: Sequence[str] | None, counts: Sequence[int] | None) -> dict[str, int]:
     return dict(zip(countries or (), counts or (), strict=False))
+
+
+def _count_sites(n: int) -> str:
+    return f"{n:,} site" if n == 1 else f"{n:,} sites"
 
 
 def _status(value: str | None) -> str:
@@ -307,8 +332,8 @@ def change_report(db: Database, view: SavedView, *, app_db: Database | None = No
             after = _sites(r["countries_after"], r["country_sites_after"])
             for country in watched:
                 if after.get(country, 0) > before.get(country, 0):
-                    found.append((nct, "sites", f"{before.get(country, 0)} sites",
-                                  f"{after.get(country, 0)} sites", country))
+                    found.append((nct, "sites", _count_sites(before.get(country, 0)),
+                                  _count_sites(after.get(country, 0)), country))
     counts = {k: sum(1 for c in found if c[1] == k) for k in KINDS}
     listed = [c for k in KINDS for c in [c for c in found if c[1] == k][:limit]]
     titles = {str(r["nct_id"]): str(r["brief_title"] or "") for r in db.fetch_rows(

@@ -117,8 +117,10 @@ def render_panel(sidebar: Any) -> None:
             st.caption(f"Saved views are not available: {inert.md_line(err)}")
         return
     report = st.session_state.get(REPORT_KEY)
-    with sidebar.expander(f"Saved views ({len(views)})", expanded=report is not None):
-        st.caption(SHARED_NOTE)
+    message = st.session_state.pop(_K + "message", None)
+    # A fixed label: Streamlit keeps an expander open across reruns only while its label stays the same.
+    with sidebar.expander("Saved views", expanded=report is not None or message is not None):
+        st.caption(f"{len(views)} saved. {SHARED_NOTE}" if views else SHARED_NOTE)
         state = _snapshot_state() if views else None
         confirm = st.session_state.get(_CONFIRM_KEY)
         for view in views[:SHOWN_VIEWS]:
@@ -148,7 +150,6 @@ def render_panel(sidebar: Any) -> None:
                      format_func=lambda c: c or "the view's country filter (if any)")
         st.button("Save view", key=_K + "save", on_click=_save, width="stretch")
         st.caption(PRIVACY_NOTE)
-        message = st.session_state.pop(_K + "message", None)
         if message:
             (st.success if message[0] == "ok" else st.error)(inert.md_line(message[1]))
 
