@@ -87,8 +87,11 @@ def _ask_delete(view_id: int) -> None:
 
 def _delete(view_id: int) -> None:
     db, app_db = _dbs()
+    view = savedviews.get_view(app_db, view_id)
     savedviews.delete_view(db, view_id, app_db=app_db)
     st.session_state[_CONFIRM_KEY] = None
+    if view is not None:
+        st.session_state[_K + "message"] = ("ok", f"Deleted “{view.name}”.")
     report = st.session_state.get(REPORT_KEY)
     if report is not None and report.view.id == view_id:
         st.session_state[REPORT_KEY] = None
@@ -119,16 +122,17 @@ def render_panel(sidebar: Any) -> None:
     report = st.session_state.get(REPORT_KEY)
     message = st.session_state.pop(_K + "message", None)
     # A fixed label: Streamlit keeps an expander open across reruns only while its label stays the same.
-    with sidebar.expander("Saved views", expanded=report is not None or message is not None):
+    confirm = st.session_state.get(_CONFIRM_KEY)
+    with sidebar.expander("Saved views", expanded=report is not None or message is not None or confirm is not None):
         st.caption(f"{len(views)} saved. {SHARED_NOTE}" if views else SHARED_NOTE)
         state = _snapshot_state() if views else None
-        confirm = st.session_state.get(_CONFIRM_KEY)
         for view in views[:SHOWN_VIEWS]:
             left, right = st.columns([5, 1], vertical_alignment="center")
             left.button(inert.md_line(view.name), key=f"{_K}open_{view.id}", on_click=_open, args=(view.id,),
                         help=f"Open on {view.page}: " + "; ".join(inert.md_line(x) for x in view.filters().describe()),
                         width="stretch")
-            right.button("✕", key=f"{_K}del_{view.id}", on_click=_ask_delete, args=(view.id,),
+            right.button(":material/delete:", key=f"{_K}del_{view.id}", on_click=_ask_delete, args=(view.id,),
+                         type="tertiary",
                          help="Delete this view (for everyone using this database)")
             try:
                 summary = ui_state.cached(view_report, view, state.latest if state else None).summary()
