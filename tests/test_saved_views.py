@@ -335,3 +335,23 @@ def test_saved_views_bench_snapshot_adds_no_versions_when_nothing_changed(world)
     assert (result["generation"], result["versions_added"], result["generations_kept"]) == (latest + 1, 0, 1)
     assert result["versions"] == result["studies"] == SLICE + 1
     assert savedviews.snapshot_state(world.db).current
+
+
+def test_saved_views_sidebar_never_saves_patient_answers_even_when_the_link_may(app_on_world):
+    from services.ui import state as ui_state
+
+    db = app_on_world.db
+    at = _app_at("pages/1_Explore.py")
+    f = Filters(condition="asthma", age=52.0, sex="FEMALE", phase=("PHASE2",))
+    at.session_state["filters"] = f
+    at.session_state["widget_sync"] = None
+    at.session_state["patient_values"] = {"condition": "asthma", "age": 52.0, "sex": "FEMALE"}
+    at.session_state[ui_state.SHARE_PATIENT_KEY] = True  # the visitor let the share link carry their answers
+    at.run()
+    at.text_input(key="sv_name").input("Mine")
+    at.button(key="sv_save").click().run()
+    assert not at.exception, at.exception
+    (view,) = savedviews.list_views(db)
+    assert view.filters() == Filters(phase=("PHASE2",)) and view.query == "phase=PHASE2"
+    assert "age=52" in next(c.value for c in at.sidebar.code)  # the link does carry them: the view does not
+    savedviews.delete_view(db, view.id)
