@@ -355,3 +355,30 @@ def test_saved_views_sidebar_never_saves_patient_answers_even_when_the_link_may(
     assert view.filters() == Filters(phase=("PHASE2",)) and view.query == "phase=PHASE2"
     assert "age=52" in next(c.value for c in at.sidebar.code)  # the link does carry them: the view does not
     savedviews.delete_view(db, view.id)
+
+
+def test_saved_views_same_report_from_either_engine(world, monkeypatch):
+    from services.dashboard import engine, facetstore
+
+    db = world.db
+    study, extra = copy.deepcopy(world.status_changed), copy.deepcopy(world.extra)
+    study["protocolSection"]["statusModule"]["overallStatus"] = extra["protocolSection"]["statusModule"][
+        "overallStatus"] = "RECRUITING"
+    import_ctgov_json(db, _write(world.folder / "engines-1.jsonl", [study, extra]))
+    view = savedviews.save_view(db, "Engines", Filters())  # open statuses: a suspended trial leaves the view
+    study["protocolSection"]["statusModule"]["overallStatus"] = "SUSPENDED"
+    extra["hasResults"] = True
+    extra["protocolSection"]["statusModule"]["resultsFirstPostDateStruct"] = {"date": "2026-11-20", "type": "ACTUAL"}
+    import_ctgov_json(db, _write(world.folder / "engines-2.jsonl", [study, extra]))
+    facetstore._checked.pop(db.url, None)  # ask for the derived tables' stamp now, not within the next 5 s
+    engine.forget(db)
+    assert savedviews._current_store(db) is not None
+    memory = savedviews.change_report(db, view)
+    monkeypatch.setenv(engine.ENGINE_SETTING, "sql")
+    engine.forget(db)
+    assert savedviews._current_store(db) is None
+    sql = savedviews.change_report(db, view)
+    engine.forget(db)
+    assert memory.changes == sql.changes
+    assert [(c.kind, c.nct_id) for c in memory.changes] == [("status", _nct(study)), ("results", _nct(extra))]
+    savedviews.delete_view(db, view.id)

@@ -210,19 +210,28 @@ def _matched_now(db: Database, f: Filters) -> tuple[str, dict[str, Any], str | N
 
     The in-process engine's ids when its store is loaded and current (a fraction of a second at registry scale);
     else SQL on the base tables, which the marking statement then reads in its own snapshot (stamp None)."""
-    from services.dashboard import facetstore
-    from services.dashboard.engine import engine_for, ids_select
+    from services.dashboard.engine import ids_select
 
-    eng = engine_for(db)
-    if eng.kind == "memory" and not eng.loading():
-        store = facetstore.store_for(db)
-        current = db.fetch_value("SELECT value FROM app.meta WHERE key = 'facets_refreshed_at'")
-        if store.refreshed_at == current:
-            ids = [v.decode() for v in store.nct[store.mask(f, db)].tolist()]
-            select, params = ids_select(ids)
-            return select, params, store.refreshed_at
+    store = _current_store(db)
+    if store is not None:
+        select, params = ids_select([v.decode() for v in store.nct[store.mask(f, db)].tolist()])
+        return select, params, store.refreshed_at
     select, params = base_select(f)
     return select, params, None
+
+
+def _current_store(db: Database) -> Any:
+    """The in-process engine's store when it is loaded and describes the data as it is now, else None."""
+    from services.dashboard import facetstore
+    from services.dashboard.engine import engine_for
+
+    eng = engine_for(db)
+    # A server answers from SQL while its store loads in the background; a command loads it (or maps its cache).
+    if eng.kind != "memory" or (getattr(eng, "serve_sql_while_loading", False) and eng.loading()):
+        return None
+    store = facetstore.store_for(db)
+    current = db.fetch_value("SELECT value FROM app.meta WHERE key = 'facets_refreshed_at'")
+    return store if store.refreshed_at == current else None
 
 
 def _prune(db: Database) -> None:
@@ -274,6 +283,10 @@ def _status(value: str | None) -> str:
 def _matching(db: Database, f: Filters, ids: list[str]) -> set[str]:
     if not ids:
         return set()
+    store = _current_store(db)
+    if store is not None:  # the in-process engine's mask: a fraction of a second whatever the filters
+        matched = {v.decode() for v in store.nct[store.mask(f, db)].tolist()}
+        return matched.intersection(ids)
     parts = where_sql(f)
     parts.add("s.nct_id = ANY(CAST(:only_ids AS text[]))", only_ids=ids)
     rows = db.fetch_rows(f"SELECT s.nct_id FROM ctgov.studies s WHERE {parts.sql()}", parts.params,
@@ -304,8 +317,10 @@ def change_report(db: Database, view: SavedView, *, app_db: Database | None = No
                          timeout_ms=120_000)
     ids = [str(r["nct_id"]) for r in rows]
     now = _matching(db, view.filters(), ids)
+    # Only a trial that does not match now needs the baseline's list (did it match then?).
+    gone = [n for n in ids if n not in now]
     then = {str(r["nct_id"]) for r in app_db.fetch_rows(load_sql("saved_view_baseline_members"),
-                                                         {"id": view.id, "ids": ids})}
+                                                         {"id": view.id, "ids": gone})} if gone else set()
     watched = view.countries()
     found: list[tuple[str, str, str | None, str | None, str | None]] = []  # nct, kind, before, after, country
     for r in rows:
