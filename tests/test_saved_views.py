@@ -382,3 +382,24 @@ def test_saved_views_same_report_from_either_engine(world, monkeypatch):
     assert memory.changes == sql.changes
     assert [(c.kind, c.nct_id) for c in memory.changes] == [("status", _nct(study)), ("results", _nct(extra))]
     savedviews.delete_view(db, view.id)
+
+
+def test_saved_views_watch_text_form(app_on_world, capsys):
+    from services.cli import main
+
+    world = app_on_world
+    db = world.db
+    view = savedviews.save_view(db, "Text\x1b[31m form", Filters(status=()))
+    study = copy.deepcopy(world.base[-1])
+    study["protocolSection"]["statusModule"]["overallStatus"] = "WITHDRAWN"
+    import_ctgov_json(db, _write(world.folder / "text.jsonl", [study]))
+    assert main(["watch"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out
+    lines = out.splitlines()
+    assert lines[0] == "== Text[31m form (Explore; Status: any)"  # the escape character was dropped when saved
+    assert lines[1].startswith("   since the import of ") and lines[1].endswith(": 1 status change")
+    assert lines[2].startswith(f"   - Status changes: {_nct(study)} ")
+    assert lines[2].endswith(f" → Withdrawn)  https://clinicaltrials.gov/study/{_nct(study)}")
+    assert savedviews.get_view(db, view.id).baseline == view.baseline  # watch moved nothing
+    savedviews.delete_view(db, view.id)

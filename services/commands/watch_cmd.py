@@ -39,7 +39,7 @@ def _text(result: dict[str, Any]) -> str:
         if not view["known"]:
             lines.append(f"   cannot tell what changed: {view['reason']}")
             continue
-        lines.append(f"   since {view['since']:%Y-%m-%d %H:%M} UTC: {view['summary']}")
+        lines.append(f"   since the import of {view['since']:%Y-%m-%d %H:%M} UTC: {view['summary']}")
         for change in view["changes"]:
             what = savedviews.KIND_TITLES[change["kind"]]
             detail = " → ".join(x for x in (change["before"], change["after"]) if x)

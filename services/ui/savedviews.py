@@ -180,7 +180,7 @@ def show_report() -> None:
     if report is None:
         return
     with st.container(border=True, key="saved_view_report_box"):
-        since = f" since {report.since:%Y-%m-%d %H:%M} UTC" if report.since else ""
+        since = f" since the import of {report.since:%Y-%m-%d %H:%M} UTC" if report.since else ""
         st.markdown(f"**What changed in “{inert.md_line(report.view.name)}”{since}** — "
                     f"{inert.md_line(report.summary())}")
         if not report.known:
