@@ -188,13 +188,24 @@ def test_saved_views_cannot_tell_after_an_import_by_another_route(world):
     assert got.summary() == "cannot tell what changed"
     out = _watch_cli(world.url)
     assert out["data_current"] is False and all(not v["known"] for v in out["views"])
-    # Opening the view now cannot take a baseline either; the next real import makes the data current again.
-    assert savedviews.mark_opened(db, view).baseline is None
-    import_ctgov_json(db, _write(world.folder / "again.jsonl", [world.given_results]))
+    # Opening the view now keeps its baseline; the next real import is compared with it (the other route's change
+    # included: the study is withdrawn in the data the import leaves alone).
+    assert savedviews.mark_opened(db, view).baseline == view.baseline
+    import_ctgov_json(db, _write(world.folder / "again.jsonl", [world.extra]))
     assert savedviews.snapshot_state(db).current
-    assert "last opened when the data had no current snapshot" in savedviews.change_report(
-        db, savedviews.get_view(db, view.id)).reason
+    after = savedviews.change_report(db, savedviews.get_view(db, view.id))
+    assert after.known and ("status", _nct(world.given_results), "Withdrawn") in [
+        (c.kind, c.nct_id, c.after) for c in after.changes]
+    # A view saved while the data is not current has no baseline until it is opened after an import.
+    db.execute_script(load_sql("refresh_study_facets"))
+    fresh = savedviews.save_view(db, "Saved meanwhile", Filters(status=()))
+    assert fresh.baseline is None
+    assert "route that records none" in savedviews.change_report(db, fresh).reason
+    import_ctgov_json(db, _write(world.folder / "again-2.jsonl", [world.extra]))
+    assert "last opened when the data had no current snapshot" in savedviews.change_report(db, fresh).reason
+    assert savedviews.mark_opened(db, fresh).baseline is not None
     savedviews.delete_view(db, view.id)
+    savedviews.delete_view(db, fresh.id)
 
 
 def test_saved_views_snapshots_stay_bounded(world):

@@ -191,15 +191,17 @@ def delete_view(db: Database, view_id: int, *, app_db: Database | None = None) -
 
 
 def mark_opened(db: Database, view: SavedView, *, app_db: Database | None = None) -> SavedView:
-    """Move the view's baseline to the latest snapshot (the trials matching it now); returns the view as stored."""
+    """Move the view's baseline to the latest snapshot (the trials matching it now); returns the view as stored.
+
+    While the data is not the latest snapshot's (changed by a route that keeps none) the baseline stays where it
+    is, so the next import's snapshot is compared with it."""
     app_db = app_db or db
     if app_db is db and not db.read_only:
         select, params, stamp = _matched_now(db, view.filters())
         app_db.fetch_rows(f"{as_cte(select)}\n{load_sql('saved_view_mark')}",
                           {**params, "id": view.id, "stamp": stamp}, timeout_ms=120_000)
     else:  # the views live apart from the trial data (a read-only AACT): no snapshot to stand on
-        app_db.execute("UPDATE app.saved_views SET baseline = NULL, baseline_ids = NULL, opened_at = now() "
-                       "WHERE id = :id", {"id": view.id})
+        app_db.execute("UPDATE app.saved_views SET opened_at = now() WHERE id = :id", {"id": view.id})
     _prune(db)
     found = get_view(app_db, view.id)
     return found if found is not None else view

@@ -40,7 +40,7 @@ def _snapshot_state() -> savedviews.SnapshotState:
     return _state_cache.get_or_compute("state", lambda: savedviews.snapshot_state(runtime.get_db()))
 
 
-def view_report(view: savedviews.SavedView, latest: int | None) -> savedviews.ChangeReport:
+def view_report(view: savedviews.SavedView, latest: int | None, current: bool) -> savedviews.ChangeReport:
     """A view's change report up to the latest snapshot (the pages' cache keys it on the view and that generation)."""
     db, app_db = _dbs()
     return savedviews.change_report(db, view, app_db=app_db, state=_snapshot_state())
@@ -135,7 +135,8 @@ def render_panel(sidebar: Any) -> None:
                          type="tertiary",
                          help="Delete this view (for everyone using this database)")
             try:
-                summary = ui_state.cached(view_report, view, state.latest if state else None).summary()
+                summary = ui_state.cached(view_report, view, state.latest if state else None,
+                                          bool(state and state.current)).summary()
             except TrialLandscapeError as err:
                 summary = f"could not check: {err}"
             st.caption(f"{view.page} · {inert.md_line(summary)}")
@@ -201,5 +202,8 @@ def show_report() -> None:
         else:
             st.caption("Nothing this view watches changed (new trials, status, results posted, new sites in the "
                        "watched countries).")
-        st.caption("The view now counts as opened: its next report starts from the current import.")
+        if report.known:
+            st.caption("The view now counts as opened: its next report starts from the current import.")
+        else:
+            st.caption("The view keeps its baseline: the next import is compared with it.")
         st.button("Close", key=_K + "close_report", on_click=_close_report)
