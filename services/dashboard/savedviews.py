@@ -261,11 +261,11 @@ def snapshot_state(db: Database) -> SnapshotState:
                                                 "read-only AACT), so what changed cannot be told")
     if row["generation"] is None:
         return SnapshotState(None, None, False, "no import has recorded a snapshot in this database yet (the data "
-                                                "was loaded by a route that keeps none, such as `synth` or a restore)")
+                                                "was loaded by a route that keeps none, such as synth or a restore)")
     if row["facets_stamp"] != row["current_stamp"] or int(row["studies"]) != int(row["current_studies"]):
         return SnapshotState(int(row["generation"]), row["taken_at"], False,
                              "the data was changed after the last snapshot by a route that records none (not "
-                             "`python -m services import`), so what changed since then cannot be told; the next "
+                             "python -m services import), so what changed since then cannot be told; the next "
                              "import records a new snapshot")
     return SnapshotState(int(row["generation"]), row["taken_at"], True)
 
