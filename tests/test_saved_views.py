@@ -414,3 +414,36 @@ def test_saved_views_watch_text_form(app_on_world, capsys):
     assert lines[2].endswith(f" → Withdrawn)  https://clinicaltrials.gov/study/{_nct(study)}")
     assert savedviews.get_view(db, view.id).baseline == view.baseline  # watch moved nothing
     savedviews.delete_view(db, view.id)
+
+
+def test_saved_views_csv_and_aact_flat_imports_keep_snapshots_too(world):
+    import zipfile
+
+    from services.data.loaders import import_aact, import_ctgov_csv
+
+    db = world.db
+    view = savedviews.save_view(db, "Flat files", Filters(status=()), watch_country="Japan")
+    csv = world.folder / "ctg-studies.csv"
+    csv.write_text("NCT Number,Study Title,Study Status,Conditions,Locations\n"
+                   "NCT09999991,Test study,RECRUITING,Type 2 Diabetes,\"Site B, Osaka, Japan\"\n", encoding="utf-8")
+    import_ctgov_csv(db, csv)
+
+    def export(name: str, status: str, sites: int) -> Path:
+        path = world.folder / name
+        with zipfile.ZipFile(path, "w") as zf:
+            zf.writestr("studies.txt", f"nct_id|brief_title|overall_status\nNCT09999992|Flat study|{status}\n")
+            zf.writestr("facilities.txt", "id|nct_id|name|city|country\n" + "".join(
+                f"{900000001 + i}|NCT09999992|Site {i}|Tokyo|Japan\n" for i in range(sites)))
+        return path
+
+    import_aact(db, export("export-1.zip", "RECRUITING", 1))
+    got = savedviews.change_report(db, savedviews.get_view(db, view.id))
+    assert [(c.kind, c.nct_id, c.after) for c in got.changes] == [
+        ("new_trial", "NCT09999991", "Recruiting"), ("new_trial", "NCT09999992", "Recruiting")]
+    opened = savedviews.mark_opened(db, view)
+    import_aact(db, export("export-2.zip", "COMPLETED", 2))
+    got = savedviews.change_report(db, opened)
+    assert [(c.kind, c.nct_id, c.before, c.after, c.country) for c in got.changes] == [
+        ("status", "NCT09999992", "Recruiting", "Completed", None),
+        ("sites", "NCT09999992", "1 site", "2 sites", "Japan")]
+    savedviews.delete_view(db, view.id)
