@@ -138,11 +138,17 @@ def page_setup(title: str, icon: str = "🧭", *, sidebar: bool = True) -> Filte
         st.session_state["widget_sync"] = None
     st.session_state.pop(_SHARE_SLOT, None)
     read_url_once()
+    if sidebar:
+        from services.ui import savedviews as ui_views
+
+        ui_views.switch_if_opened(title)  # a saved view opened on another page goes to its own page
     f = current_filters()
     _write_url(f)
     if sidebar:
         f = render_sidebar()
     show_notices()
+    if sidebar:
+        ui_views.show_report()
     return f
 
 
@@ -268,6 +274,9 @@ def render_sidebar() -> Filters:
     sb.header("Filters")
     filter_widgets(sb, _W, f, _from_widgets)
     sb.button("Reset filters", on_click=_reset_filters, width="stretch")
+    from services.ui import savedviews as ui_views
+
+    ui_views.render_panel(sb)
     # The link is written at the end of the page (footer), once the page has put its view into the URL.
     st.session_state[_SHARE_SLOT] = sb.container()
     return current_filters()
@@ -388,6 +397,11 @@ def view_memory(param: str, default: Any = None) -> Any:
     """The last value this session gave a view setting (default when none)."""
     init_state()
     return st.session_state["view_memory"].get(param, default)
+
+
+def view_query_params() -> dict[str, list[str]]:
+    """The page's view settings in the URL (map mode, Trials sort, …), never the assistant's session link."""
+    return {k: v for k, v in _query_dict().items() if is_view_param(k) and k != "session"}
 
 
 def share_query(with_filters: bool = True) -> tuple[str, list[str], list[str]]:
