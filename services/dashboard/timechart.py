@@ -1,0 +1,185 @@
+"""Pure chart builders for the Timeline page: a Gantt chart of a few hundred trials and the quarters' stacked bars.
+
+Nothing here touches Streamlit or the database. The Gantt's bars carry the trial's NCT id in `customdata[0]`
+(a click opens the trial, as charts.clicked_values reads it) and each row's label links to the Trials page.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from services import inert
+from services.dashboard.charts import COLORS, NOT_GIVEN, color_for, short_label
+from services.dashboard.timeline import phase_key, phase_label, quarter_label, quarter_of, quarter_start
+from services.data.normalize import label
+
+NCT = re.compile(r"NCT\d{8}")
+ROW_PX = 18  # height of one trial's row in the Gantt chart
+# Colours of phase combinations (between their parts' colours), beside charts.COLORS["phase"].
+COMBINED_PHASES = {"PHASE1/PHASE2": "#4F8FC6", "PHASE2/PHASE3": "#28639F"}
+# How a segment's dates are drawn: solid when actual, hatched when estimated, dotted when no type is given.
+MARK_STYLE: dict[str, dict[str, Any]] = {
+    "actual": {"opacity": 1.0, "pattern": {"shape": ""}},
+    "estimated": {"opacity": 0.55, "pattern": {"shape": "/", "fgcolor": "#FFFFFF", "size": 6, "solidity": 0.35}},
+    "unknown": {"opacity": 0.75, "pattern": {"shape": ".", "fgcolor": "#FFFFFF", "size": 5, "solidity": 0.3}},
+}
+MARK_LEGEND = {"actual": "Solid: actual dates", "estimated": "Hatched: estimated (planned) dates",
+               "unknown": "Dotted: date type not given"}
+TAIL_SHARE = 0.01  # the aggregated chart first shows the quarters with at least this share of the busiest one
+PART_WIDTH = {"primary": 0.8, "follow-up": 0.4}  # start → primary completion thick, → completion thin
+
+
+def trial_link(nct_id: str, text: str) -> str:
+    """A link to the trial on the Trials page (the Map tables' `Trials?nct=` link) in plotly's pseudo-HTML; the
+    text is registry text made inert; an id that is not an NCT id gets no link."""
+    shown = inert.plotly_text(text)
+    return f'<a href="Trials?nct={nct_id}" target="_self">{shown}</a>' if NCT.fullmatch(nct_id) else shown
+
+
+def _color(kind: str, value: str) -> str:
+    if kind == "phase":
+        return COMBINED_PHASES.get(value) or color_for("phase", value)
+    return color_for("status", value)
+
+
+def _color_label(kind: str, value: str) -> str:
+    return phase_label(value) if kind == "phase" else label("status", value)
+
+
+def _days_ms(a: Any, b: Any) -> float:
+    return float((pd.Timestamp(b) - pd.Timestamp(a)) / pd.Timedelta(milliseconds=1))
+
+
+def gantt_figure(bars: pd.DataFrame, color_by: str, group_by: str, today: dt.date) -> go.Figure:
+    """One row per trial (grouped), a thick bar from start to primary completion and a thin one on to completion;
+    colour by phase or status; solid, hatched or dotted by the dates' type; the row label links to the trial."""
+    if bars.empty:
+        fig = go.Figure()
+        fig.update_layout(height=160, annotations=[{"text": "No matching trial has the dates for a bar.",
+                                                    "showarrow": False, "x": 0.5, "y": 0.5, "xref": "paper",
+                                                    "yref": "paper"}],
+                          xaxis={"visible": False}, yaxis={"visible": False})
+        return fig
+    first = bars.drop_duplicates("nct_id").sort_values("row")
+    n_rows = len(first)
+    traces: list[go.Bar] = []
+    colors = sorted(bars["color"].unique(), key=phase_key if color_by == "phase" else
+                    (lambda v: list(COLORS["status"]).index(v) if v in COLORS["status"] else 99))
+    for value in colors:
+        shown = False
+        for mark in ("actual", "estimated", "unknown"):
+            for part in ("primary", "follow-up"):
+                seg = bars[(bars["color"] == value) & (bars["mark"] == mark) & (bars["part"] == part)]
+                if seg.empty:
+                    continue
+                style = MARK_STYLE[mark]
+                hover = [f"<b>{inert.plotly_text(n)}</b> "
+                         f"{_hover_text(t)}<br>{'Start → primary completion' if p == 'primary' else 'Primary completion → completion'}: "
+                         f"{s} → {e} ({m})<br>{phase_label(ph)} · {label('status', st)}"
+                         for n, t, p, s, e, m, ph, st in zip(seg["nct_id"], seg["title"], seg["part"], seg["start"],
+                                                              seg["end"], seg["mark"], seg["phase"], seg["status"],
+                                                              strict=True)]
+                traces.append(go.Bar(
+                    orientation="h", y=seg["row"].tolist(), base=[str(s) for s in seg["start"]],
+                    x=[_days_ms(s, e) for s, e in zip(seg["start"], seg["end"], strict=True)],
+                    width=PART_WIDTH[part], customdata=[[n] for n in seg["nct_id"]],
+                    marker={"color": _color(color_by, value), "opacity": style["opacity"],
+                            "pattern": style["pattern"], "line": {"width": 0}},
+                    name=_color_label(color_by, value), legendgroup=f"c:{value}", showlegend=not shown,
+                    hovertext=hover, hoverinfo="text"))
+                shown = True
+    marks = [m for m in ("actual", "estimated", "unknown") if (bars["mark"] == m).any()]
+    for mark in marks:  # the legend's explanation of the fills: empty traces in grey
+        traces.append(go.Bar(orientation="h", x=[None], y=[None], name=MARK_LEGEND[mark], legendgroup=f"m:{mark}",
+                             marker={"color": NOT_GIVEN, "opacity": MARK_STYLE[mark]["opacity"],
+                                     "pattern": MARK_STYLE[mark]["pattern"]}, hoverinfo="skip", showlegend=True))
+    ticks = [trial_link(n, f"{n} · {short_label(t or '', 28)}") for n, t in zip(first["nct_id"], first["title"],
+                                                                               strict=True)]
+    shapes: list[dict[str, Any]] = []
+    notes: list[dict[str, Any]] = []
+    groups = first.groupby("group", sort=False)["row"].agg(["min", "max"]).sort_values("min")
+    for i, (group, span) in enumerate(groups.iterrows()):
+        if i % 2 == 0:
+            shapes.append({"type": "rect", "xref": "paper", "x0": 0, "x1": 1, "yref": "y",
+                           "y0": span["min"] - 0.5, "y1": span["max"] + 0.5, "fillcolor": "#EEF2F7",
+                           "line": {"width": 0}, "layer": "below"})
+        name = phase_label(str(group)) if group_by == "phase" else str(group)
+        notes.append({"text": f"<b>{inert.plotly_text(short_label(name, 60))}</b> ({int(span['max'] - span['min'] + 1)})",
+                      "xref": "paper", "x": 1.0, "xanchor": "right", "yref": "y", "y": span["min"] - 0.45,
+                      "yanchor": "top", "showarrow": False, "font": {"size": 10, "color": "#3B4252"},
+                      "bgcolor": "rgba(255,255,255,0.75)"})
+    shapes.append({"type": "line", "xref": "x", "x0": str(today), "x1": str(today), "yref": "paper", "y0": 0,
+                   "y1": 1, "line": {"color": "#C8323C", "width": 1, "dash": "dot"}})
+    notes.append({"text": "today", "xref": "x", "x": str(today), "yref": "paper", "y": 1.0, "yanchor": "bottom",
+                  "showarrow": False, "font": {"size": 10, "color": "#C8323C"}})
+    height = max(260, 120 + ROW_PX * n_rows)
+    return go.Figure(data=traces, layout={
+        "height": height, "barmode": "overlay", "bargap": 0.2, "dragmode": False,
+        "clickmode": "event+select", "hoverlabel": {"namelength": -1},
+        "margin": {"l": 8, "r": 8, "t": 40, "b": 8},
+        "xaxis": {"type": "date", "side": "top", "automargin": True, "fixedrange": True, "gridcolor": "#E5E9F0"},
+        "yaxis": {"tickmode": "array", "tickvals": list(range(n_rows)), "ticktext": ticks, "autorange": "reversed",
+                  "range": [n_rows - 0.5, -0.5], "automargin": True, "fixedrange": True, "tickfont": {"size": 10}},
+        "shapes": shapes, "annotations": notes, "showlegend": True,
+        "legend": {"orientation": "h", "x": 0, "xanchor": "left", "y": 1.0, "yref": "container",
+                   "yanchor": "top", "font": {"size": 11}},
+    })
+
+
+def _hover_text(title: str) -> str:
+    return inert.plotly_text(short_label(title or "", 70))
+
+
+def active_figure(active: pd.DataFrame, today: dt.date) -> go.Figure:
+    """Trials active in each quarter, stacked by phase, with today's quarter marked (later quarters count trials
+    by their planned dates)."""
+    if active.empty:
+        fig = go.Figure()
+        fig.update_layout(height=160, annotations=[{"text": "No matching trial has a start and an end date.",
+                                                    "showarrow": False, "x": 0.5, "y": 0.5, "xref": "paper",
+                                                    "yref": "paper"}],
+                          xaxis={"visible": False}, yaxis={"visible": False})
+        return fig
+    traces = []
+    for phase in sorted(active["phase"].unique(), key=phase_key):
+        part = active[active["phase"] == phase]
+        traces.append(go.Bar(x=[quarter_start(int(q)).isoformat() for q in part["quarter"]], y=part["active"].tolist(),
+                             name=phase_label(phase), marker={"color": _color("phase", phase), "line": {"width": 0}},
+                             customdata=[[lab] for lab in part["label"]],
+                             hovertemplate="%{customdata[0]}: %{y:,} active<extra>" + inert.plotly_text(phase_label(phase))
+                                           + "</extra>"))
+    quarters = sorted(int(q) for q in active["quarter"].unique())
+    now = quarter_of(today)
+    shapes, notes = [], []
+    totals = active.groupby("quarter")["active"].sum()
+    busy = totals[totals >= TAIL_SHARE * totals.max()].index
+    lo, hi = int(busy.min()), int(busy.max())
+    x_range = None
+    if lo > quarters[0] or hi < quarters[-1]:  # long thin tails (a few trials dated decades away) squash the rest
+        x_range = [str(quarter_start(lo) - dt.timedelta(days=46)), str(quarter_start(hi) + dt.timedelta(days=46))]
+        notes.append({"text": f"Shown: {quarter_label(lo)} – {quarter_label(hi)}, the quarters with at least "
+                              f"{TAIL_SHARE:.0%} of the busiest one's trials (data run {quarter_label(quarters[0])} – "
+                              f"{quarter_label(quarters[-1])}). Drag to zoom; double-click for all.",
+                      "xref": "paper", "x": 1.0, "xanchor": "right", "yref": "paper", "y": 1.0, "yanchor": "bottom",
+                      "showarrow": False, "font": {"size": 10, "color": "#4C566A"}})
+    if quarters[0] <= now <= quarters[-1]:
+        shapes.append({"type": "line", "xref": "x", "x0": str(today), "x1": str(today), "yref": "paper", "y0": 0,
+                       "y1": 1, "line": {"color": "#C8323C", "width": 1.5, "dash": "dot"}})
+        notes.append({"text": "today → planned dates", "xref": "x", "x": str(today), "xanchor": "left",
+                      "yref": "paper", "y": 0.98, "yanchor": "top", "showarrow": False,
+                      "font": {"size": 10, "color": "#C8323C"}})
+    return go.Figure(data=traces, layout={
+        "height": 460, "barmode": "stack", "bargap": 0.05, "dragmode": "zoom",
+        "margin": {"l": 8, "r": 8, "t": 30, "b": 8}, "hoverlabel": {"namelength": -1},
+        "xaxis": {"type": "date", "automargin": True, "range": x_range, "autorange": x_range is None,
+                  "title": {"text": "Quarter (one bar per quarter)"}},
+        "yaxis": {"title": {"text": "Trials active"}, "automargin": True, "fixedrange": True},
+        "shapes": shapes, "annotations": notes, "showlegend": True,
+        "legend": {"orientation": "h", "x": 0, "xanchor": "left", "y": -0.18, "yanchor": "top", "font": {"size": 11},
+                   "traceorder": "normal"},
+    })
