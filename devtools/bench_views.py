@@ -23,8 +23,24 @@ def _dashboard(f: Filters, db: Any, eng: Any) -> Any:
     return stats.dashboard(f, db=db, engine=eng)
 
 
+def _timeline(f: Filters, db: Any, eng: Any) -> Any:
+    """The Timeline page's aggregated timeline (trials active per quarter by phase), whatever the count."""
+    from services.dashboard import timeline
+
+    return timeline.timeline(f, db=db, engine=eng, bar_limit=0)
+
+
+def _planning(f: Filters, db: Any, eng: Any) -> Any:
+    """The Timeline page's planning benchmarks (table, stop reasons, what was left out)."""
+    from services.dashboard import planning
+
+    return planning.benchmarks(f, db=db, engine=eng)
+
+
 VIEWS: dict[str, Callable[[Filters, Any, Any], Any]] = {
     "dashboard": _dashboard,
+    "timeline": _timeline,
+    "planning": _planning,
 }
 
 

@@ -109,8 +109,7 @@ def frames_from_store(store: Any, mask: np.ndarray) -> tuple[pd.DataFrame, pd.Da
             "closed": int((sel & closed).sum()), "terminated": int((sel & terminated).sum())}
 
     out = [group(phase == code, False, store.phases.labels[code]) for code in np.unique(phase).tolist()]
-    if rows.size:  # GROUPING SETS gives the all-phases row only when some row matches
-        out.append(group(np.ones(rows.size, dtype=bool), True, None))
+    out.append(group(np.ones(rows.size, dtype=bool), True, None))  # GROUPING SETS' () row: there even when empty
     bench = pd.DataFrame(out, columns=list(RAW_COLUMNS))
     why = store.why_stopped
     n = np.bincount(why.codes[rows[terminated]], minlength=why.size)

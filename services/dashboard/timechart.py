@@ -14,7 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from services import inert
-from services.dashboard.charts import COLORS, NOT_GIVEN, color_for, short_label
+from services.dashboard.charts import COLORS, color_for, short_label
 from services.dashboard.timeline import phase_key, phase_label, quarter_label, quarter_of, quarter_start
 from services.data.normalize import label
 
@@ -25,8 +25,8 @@ COMBINED_PHASES = {"PHASE1/PHASE2": "#4F8FC6", "PHASE2/PHASE3": "#28639F"}
 # How a segment's dates are drawn: solid when actual, hatched when estimated, dotted when no type is given.
 MARK_STYLE: dict[str, dict[str, Any]] = {
     "actual": {"opacity": 1.0, "pattern": {"shape": ""}},
-    "estimated": {"opacity": 0.55, "pattern": {"shape": "/", "fgcolor": "#FFFFFF", "size": 6, "solidity": 0.35}},
-    "unknown": {"opacity": 0.75, "pattern": {"shape": ".", "fgcolor": "#FFFFFF", "size": 5, "solidity": 0.3}},
+    "estimated": {"opacity": 0.7, "pattern": {"shape": "/", "fgcolor": "#FFFFFF", "size": 6, "solidity": 0.4}},
+    "unknown": {"opacity": 0.85, "pattern": {"shape": ".", "fgcolor": "#FFFFFF", "size": 5, "solidity": 0.35}},
 }
 MARK_LEGEND = {"actual": "Solid: actual dates", "estimated": "Hatched: estimated (planned) dates",
                "unknown": "Dotted: date type not given"}
@@ -56,8 +56,9 @@ def _days_ms(a: Any, b: Any) -> float:
 
 
 def gantt_figure(bars: pd.DataFrame, color_by: str, group_by: str, today: dt.date) -> go.Figure:
-    """One row per trial (grouped), a thick bar from start to primary completion and a thin one on to completion;
-    colour by phase or status; solid, hatched or dotted by the dates' type; the row label links to the trial."""
+    """One row per trial under a header row per group, a thick bar from start to primary completion and a thin one
+    on to completion; colour by phase or status; solid, hatched or dotted by the dates' type; the row label links to
+    the trial and a bar carries its NCT id (customdata) for a click."""
     if bars.empty:
         fig = go.Figure()
         fig.update_layout(height=160, annotations=[{"text": "No matching trial has the dates for a bar.",
@@ -66,69 +67,77 @@ def gantt_figure(bars: pd.DataFrame, color_by: str, group_by: str, today: dt.dat
                           xaxis={"visible": False}, yaxis={"visible": False})
         return fig
     first = bars.drop_duplicates("nct_id").sort_values("row")
-    n_rows = len(first)
+    # y position: the trial's row plus one header row for its group and each group before it
+    group_no = {g: i for i, g in enumerate(dict.fromkeys(first["group"]))}
+    y_of = {n: int(r) + group_no[g] + 1 for n, r, g in zip(first["nct_id"], first["row"], first["group"], strict=True)}
+    n_rows = len(first) + len(group_no)
     traces: list[go.Bar] = []
     colors = sorted(bars["color"].unique(), key=phase_key if color_by == "phase" else
                     (lambda v: list(COLORS["status"]).index(v) if v in COLORS["status"] else 99))
     for value in colors:
-        shown = False
+        color = _color(color_by, value)
         for mark in ("actual", "estimated", "unknown"):
             for part in ("primary", "follow-up"):
                 seg = bars[(bars["color"] == value) & (bars["mark"] == mark) & (bars["part"] == part)]
                 if seg.empty:
                     continue
-                style = MARK_STYLE[mark]
-                hover = [f"<b>{inert.plotly_text(n)}</b> "
-                         f"{_hover_text(t)}<br>{'Start → primary completion' if p == 'primary' else 'Primary completion → completion'}: "
-                         f"{s} → {e} ({m})<br>{phase_label(ph)} · {label('status', st)}"
+                hover = [f"<b>{inert.plotly_text(n)}</b> {_hover_text(t)}<br>"
+                         f"{'Start → primary completion' if p == 'primary' else 'Primary completion → completion'}: "
+                         f"{s} → {e} ({m} dates)<br>{phase_label(ph)} · {label('status', st)}"
                          for n, t, p, s, e, m, ph, st in zip(seg["nct_id"], seg["title"], seg["part"], seg["start"],
                                                               seg["end"], seg["mark"], seg["phase"], seg["status"],
                                                               strict=True)]
                 traces.append(go.Bar(
-                    orientation="h", y=seg["row"].tolist(), base=[str(s) for s in seg["start"]],
+                    orientation="h", y=[y_of[n] for n in seg["nct_id"]], base=[str(s) for s in seg["start"]],
                     x=[_days_ms(s, e) for s, e in zip(seg["start"], seg["end"], strict=True)],
                     width=PART_WIDTH[part], customdata=[[n] for n in seg["nct_id"]],
-                    marker={"color": _color(color_by, value), "opacity": style["opacity"],
-                            "pattern": style["pattern"], "line": {"width": 0}},
-                    name=_color_label(color_by, value), legendgroup=f"c:{value}", showlegend=not shown,
-                    hovertext=hover, hoverinfo="text"))
-                shown = True
-    marks = [m for m in ("actual", "estimated", "unknown") if (bars["mark"] == m).any()]
-    for mark in marks:  # the legend's explanation of the fills: empty traces in grey
-        traces.append(go.Bar(orientation="h", x=[None], y=[None], name=MARK_LEGEND[mark], legendgroup=f"m:{mark}",
-                             marker={"color": NOT_GIVEN, "opacity": MARK_STYLE[mark]["opacity"],
-                                     "pattern": MARK_STYLE[mark]["pattern"]}, hoverinfo="skip", showlegend=True))
-    ticks = [trial_link(n, f"{n} · {short_label(t or '', 28)}") for n, t in zip(first["nct_id"], first["title"],
-                                                                               strict=True)]
+                    marker=_marker(color, mark), name=_color_label(color_by, value), legendgroup=f"c:{value}",
+                    showlegend=False, hovertext=hover, hoverinfo="text"))
+    legend = [go.Bar(orientation="h", x=[None], y=[None], name=_color_label(color_by, v), legendgroup=f"c:{v}",
+                     marker=_marker(_color(color_by, v), "actual"), hoverinfo="skip", showlegend=True)
+              for v in colors]
+    legend += [go.Bar(orientation="h", x=[None], y=[None], name=MARK_LEGEND[m], legendgroup=f"m:{m}",
+                      marker=_marker("#5E6675", m), hoverinfo="skip", showlegend=True)
+               for m in ("actual", "estimated", "unknown") if (bars["mark"] == m).any()]
+    tickvals: list[int] = []
+    ticktext: list[str] = []
     shapes: list[dict[str, Any]] = []
-    notes: list[dict[str, Any]] = []
-    groups = first.groupby("group", sort=False)["row"].agg(["min", "max"]).sort_values("min")
-    for i, (group, span) in enumerate(groups.iterrows()):
-        if i % 2 == 0:
-            shapes.append({"type": "rect", "xref": "paper", "x0": 0, "x1": 1, "yref": "y",
-                           "y0": span["min"] - 0.5, "y1": span["max"] + 0.5, "fillcolor": "#EEF2F7",
-                           "line": {"width": 0}, "layer": "below"})
+    for group, members in first.groupby("group", sort=False):
+        top = min(y_of[n] for n in members["nct_id"]) - 1
         name = phase_label(str(group)) if group_by == "phase" else str(group)
-        notes.append({"text": f"<b>{inert.plotly_text(short_label(name, 60))}</b> ({int(span['max'] - span['min'] + 1)})",
-                      "xref": "paper", "x": 1.0, "xanchor": "right", "yref": "y", "y": span["min"] - 0.45,
-                      "yanchor": "top", "showarrow": False, "font": {"size": 10, "color": "#3B4252"},
-                      "bgcolor": "rgba(255,255,255,0.75)"})
+        tickvals.append(top)
+        ticktext.append(f"<b>{inert.plotly_text(short_label(name, 40))}</b> ({len(members)})")
+        for n, t in zip(members["nct_id"], members["title"], strict=True):
+            tickvals.append(y_of[n])
+            ticktext.append(trial_link(n, f"{n} · {short_label(t or '', 28)}"))
+        if group_no[group] % 2 == 0:
+            shapes.append({"type": "rect", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": top - 0.5,
+                           "y1": top + len(members) + 0.5, "fillcolor": "#EEF2F7", "line": {"width": 0},
+                           "layer": "below"})
     shapes.append({"type": "line", "xref": "x", "x0": str(today), "x1": str(today), "yref": "paper", "y0": 0,
                    "y1": 1, "line": {"color": "#C8323C", "width": 1, "dash": "dot"}})
-    notes.append({"text": "today", "xref": "x", "x": str(today), "yref": "paper", "y": 1.0, "yanchor": "bottom",
-                  "showarrow": False, "font": {"size": 10, "color": "#C8323C"}})
-    height = max(260, 120 + ROW_PX * n_rows)
-    return go.Figure(data=traces, layout={
-        "height": height, "barmode": "overlay", "bargap": 0.2, "dragmode": False,
-        "clickmode": "event+select", "hoverlabel": {"namelength": -1},
-        "margin": {"l": 8, "r": 8, "t": 40, "b": 8},
-        "xaxis": {"type": "date", "side": "top", "automargin": True, "fixedrange": True, "gridcolor": "#E5E9F0"},
-        "yaxis": {"tickmode": "array", "tickvals": list(range(n_rows)), "ticktext": ticks, "autorange": "reversed",
-                  "range": [n_rows - 0.5, -0.5], "automargin": True, "fixedrange": True, "tickfont": {"size": 10}},
+    notes = [{"text": "today", "xref": "x", "x": str(today), "yref": "paper", "y": 0, "yanchor": "top",
+              "showarrow": False, "font": {"size": 10, "color": "#C8323C"}}]
+    height = max(300, 150 + ROW_PX * n_rows)
+    return go.Figure(data=[*traces, *legend], layout={
+        "height": height, "barmode": "overlay", "dragmode": False, "clickmode": "event+select",
+        "hoverlabel": {"namelength": -1}, "margin": {"l": 8, "r": 8, "t": 120, "b": 24},
+        "xaxis": {"type": "date", "side": "top", "fixedrange": True, "gridcolor": "#E5E9F0"},
+        "yaxis": {"tickmode": "array", "tickvals": tickvals, "ticktext": ticktext, "range": [n_rows - 0.5, -0.5],
+                  "automargin": True, "fixedrange": True, "tickfont": {"size": 10}},
         "shapes": shapes, "annotations": notes, "showlegend": True,
-        "legend": {"orientation": "h", "x": 0, "xanchor": "left", "y": 1.0, "yref": "container",
-                   "yanchor": "top", "font": {"size": 11}},
+        "legend": {"orientation": "h", "x": 0, "xanchor": "left", "y": 1.0, "yref": "container", "yanchor": "top",
+                   "font": {"size": 11}, "traceorder": "normal"},
     })
+
+
+def _marker(color: str, mark: str) -> dict[str, Any]:
+    """A bar's fill: the colour solid (actual), or under white hatching (estimated) or dots (type not given)."""
+    style = MARK_STYLE[mark]
+    pattern = dict(style["pattern"])
+    if pattern.get("shape"):
+        pattern.update({"bgcolor": color, "fillmode": "replace"})
+    return {"color": color, "opacity": style["opacity"], "pattern": pattern, "line": {"width": 0}}
 
 
 def _hover_text(title: str) -> str:
