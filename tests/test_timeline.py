@@ -86,9 +86,9 @@ def test_timeline_gantt_figure_links_and_legend():
     data = [t for t in fig.data if not t.showlegend]
     assert [list(t.customdata[0]) for t in data] == [["NCT00000001"], ["NCT00000001"]]
     assert [t.marker.pattern.shape for t in data] == ["", "/"]
-    ticks = list(fig.layout.yaxis.ticktext)
-    assert ticks[0] == "<b>&lt;b&gt;Beta&lt;/b&gt;</b> (1)"  # registry text stays text
-    assert ticks[1].startswith('<a href="Trials?nct=NCT00000001" target="_self">NCT00000001')
+    labels = [a.text for a in fig.layout.annotations if a.xref == "paper"]
+    assert labels[0] == "<b>&lt;b&gt;Beta&lt;/b&gt;</b> (1)"  # registry text stays text
+    assert labels[1].startswith('<a href="Trials?nct=NCT00000001" target="_self">NCT00000001')
 
 
 def test_planning_quantiles_equal_postgres_percentile_cont(db):

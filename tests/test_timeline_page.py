@@ -58,8 +58,8 @@ def test_timeline_page_bars_for_few_trials_and_view_in_url(db):
     bars = [t for t in spec["data"] if t.get("customdata")]
     assert sorted({c[0] for t in bars for c in t["customdata"]}) == sorted(set(want.bars["nct_id"]))
     assert len([c for t in bars for c in t["customdata"]]) == len(want.bars)  # one bar per segment
-    ticks = spec["layout"]["yaxis"]["ticktext"]
-    assert sum('href="Trials?nct=' in t for t in ticks) == want.shown
+    labels = [a["text"] for a in spec["layout"]["annotations"]]
+    assert sum('href="Trials?nct=' in t for t in labels) == want.shown
     assert at.radio(key="tl_colour").value == "status" and at.radio(key="tl_group").value == "phase"
     assert at.query_params["colour_by"] == "status" and at.query_params["group_by"] == "phase"
     legend = [t["name"] for t in spec["data"] if t.get("showlegend")]

@@ -20,6 +20,7 @@ from services.data.normalize import label
 
 NCT = re.compile(r"NCT\d{8}")
 ROW_PX = 18  # height of one trial's row in the Gantt chart
+LABEL_PX = 250  # width of the Gantt's left margin, where the row labels are
 # Colours of phase combinations (between their parts' colours), beside charts.COLORS["phase"].
 COMBINED_PHASES = {"PHASE1/PHASE2": "#4F8FC6", "PHASE2/PHASE3": "#28639F"}
 # How a segment's dates are drawn: solid when actual, hatched when estimated, dotted when no type is given.
@@ -99,36 +100,41 @@ def gantt_figure(bars: pd.DataFrame, color_by: str, group_by: str, today: dt.dat
     legend += [go.Bar(orientation="h", x=[None], y=[None], name=MARK_LEGEND[m], legendgroup=f"m:{m}",
                       marker=_marker("#5E6675", m), hoverinfo="skip", showlegend=True)
                for m in ("actual", "estimated", "unknown") if (bars["mark"] == m).any()]
-    tickvals: list[int] = []
-    ticktext: list[str] = []
+    # The row labels are annotations in the margin, not tick labels: plotly draws annotations on its top layer,
+    # where a link is clickable (tick labels lie under the chart's event layer).
+    labels: list[dict[str, Any]] = []
     shapes: list[dict[str, Any]] = []
     for group, members in first.groupby("group", sort=False):
         top = min(y_of[n] for n in members["nct_id"]) - 1
         name = phase_label(str(group)) if group_by == "phase" else str(group)
-        tickvals.append(top)
-        ticktext.append(f"<b>{inert.plotly_text(short_label(name, 40))}</b> ({len(members)})")
+        labels.append(_row_label(top, f"<b>{inert.plotly_text(short_label(name, 40))}</b> ({len(members)})"))
         for n, t in zip(members["nct_id"], members["title"], strict=True):
-            tickvals.append(y_of[n])
-            ticktext.append(trial_link(n, f"{n} · {short_label(t or '', 28)}"))
+            labels.append(_row_label(y_of[n], trial_link(n, f"{n} · {short_label(t or '', 28)}")))
         if group_no[group] % 2 == 0:
             shapes.append({"type": "rect", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": top - 0.5,
                            "y1": top + len(members) + 0.5, "fillcolor": "#EEF2F7", "line": {"width": 0},
                            "layer": "below"})
     shapes.append({"type": "line", "xref": "x", "x0": str(today), "x1": str(today), "yref": "paper", "y0": 0,
                    "y1": 1, "line": {"color": "#C8323C", "width": 1, "dash": "dot"}})
-    notes = [{"text": "today", "xref": "x", "x": str(today), "yref": "paper", "y": 0, "yanchor": "top",
-              "showarrow": False, "font": {"size": 10, "color": "#C8323C"}}]
+    notes = [*labels, {"text": "today", "xref": "x", "x": str(today), "yref": "paper", "y": 0, "yanchor": "top",
+                       "showarrow": False, "font": {"size": 10, "color": "#C8323C"}}]
     height = max(300, 150 + ROW_PX * n_rows)
     return go.Figure(data=[*traces, *legend], layout={
         "height": height, "barmode": "overlay", "dragmode": False, "clickmode": "event+select",
-        "hoverlabel": {"namelength": -1}, "margin": {"l": 8, "r": 8, "t": 120, "b": 24},
+        "hoverlabel": {"namelength": -1}, "margin": {"l": LABEL_PX, "r": 8, "t": 120, "b": 24},
         "xaxis": {"type": "date", "side": "top", "fixedrange": True, "gridcolor": "#E5E9F0"},
-        "yaxis": {"tickmode": "array", "tickvals": tickvals, "ticktext": ticktext, "range": [n_rows - 0.5, -0.5],
-                  "automargin": True, "fixedrange": True, "tickfont": {"size": 10}},
+        "yaxis": {"showticklabels": False, "showgrid": False, "zeroline": False, "range": [n_rows - 0.5, -0.5],
+                  "fixedrange": True},
         "shapes": shapes, "annotations": notes, "showlegend": True,
         "legend": {"orientation": "h", "x": 0, "xanchor": "left", "y": 1.0, "yref": "container", "yanchor": "top",
                    "font": {"size": 11}, "traceorder": "normal"},
     })
+
+
+def _row_label(y: int, text: str) -> dict[str, Any]:
+    """A row's label in the left margin (an annotation, so that its link can be clicked)."""
+    return {"text": text, "xref": "paper", "x": 0, "xanchor": "right", "xshift": -6, "yref": "y", "y": y,
+            "yanchor": "middle", "showarrow": False, "font": {"size": 10}, "align": "right"}
 
 
 def _marker(color: str, mark: str) -> dict[str, Any]:
