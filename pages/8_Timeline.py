@@ -65,12 +65,12 @@ else:
     st.caption(f"{t['trials']:,} trials match every filter but status (any status counts here). Each cell: median "
                "(25th–75th percentile); the n beside it is the number of trials behind it.")
     shown = planning.display_table(plan.table)
-    n_cols = {c: st.column_config.NumberColumn("n", width="small", format="%d",
+    n_cols = {c: st.column_config.NumberColumn("n", width="small", format="localized",
                                                 help=f"Trials behind the number at the left ({c[3:-1]})")
               for c in shown.columns if c.startswith("n (")}
     st.dataframe(shown, hide_index=True, width="stretch", key="planning_table",
-                 column_config={"Phase": st.column_config.TextColumn("Phase", width="medium"),
-                                "Trials": st.column_config.NumberColumn("Trials", width="small", format="%d"),
+                 column_config={"Phase": st.column_config.TextColumn("Phase", width="medium", pinned=True),
+                                "Trials": st.column_config.NumberColumn("Trials", width="small", format="localized"),
                                 **n_cols})
     st.markdown("**Left out**\n\n" + "\n".join(f"- {inert.md_line(line)}" for line in plan.excluded))
     st.caption(planning.METHOD)

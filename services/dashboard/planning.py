@@ -240,8 +240,8 @@ def display_table(table: pd.DataFrame) -> pd.DataFrame:
             "Enrollment": cell(r, "enrollment", 0), "n (enrollment)": r["enrollment_n"],
             "Duration, months": cell(r, "duration_months", 1), "n (duration)": r["duration_months_n"],
             "Sites": cell(r, "sites", 0), "n (sites)": r["sites_n"],
-            "Enrolled per site per month": cell(r, "enrolled_per_site_month", 2),
-            "n (per site)": r["enrolled_per_site_month_n"],
+            "Enrolled / site / month": cell(r, "enrolled_per_site_month", 2),
+            "n (per site / month)": r["enrolled_per_site_month_n"],
             "Terminated": "—" if share is None or pd.isna(share) else f"{share:.1%}",
             "n (closed)": r["closed"]})
     return pd.DataFrame(out)
