@@ -58,7 +58,10 @@ class Planning:
 def quantiles(values: np.ndarray) -> list[float] | None:
     """percentile_cont(ARRAY[0.25, 0.5, 0.75]) of the values (NaN ignored; None when there are none): the same
     float arithmetic as PostgreSQL (lo + p × (hi − lo) between the ranks floor and ceil of q × (n − 1))."""
-    x = np.sort(values[~np.isnan(values)])
+    return _sorted_quantiles(np.sort(values[~np.isnan(values)]))
+
+
+def _sorted_quantiles(x: np.ndarray) -> list[float] | None:
     if x.size == 0:
         return None
     out = []
@@ -70,10 +73,24 @@ def quantiles(values: np.ndarray) -> list[float] | None:
     return out
 
 
+def _grouped_quantiles(groups: np.ndarray, values: np.ndarray, size: int) -> tuple[list[Any], list[float] | None]:
+    """Quantiles of the values (NaN left out) per group code, and of all of them: one sort for every group."""
+    keep = ~np.isnan(values)
+    v = values[keep]
+    by_value = np.argsort(v)
+    v, g = v[by_value], groups[keep][by_value]
+    by_group = np.argsort(g, kind="stable")  # small integers: a fast stable sort keeps each group's values in order
+    gs, vs = g[by_group], v[by_group]
+    bounds = np.searchsorted(gs, np.arange(size + 1))
+    per = [_sorted_quantiles(vs[bounds[i]:bounds[i + 1]]) for i in range(size)]
+    return per, _sorted_quantiles(v)
+
+
 # ---- the engines' raw frames ----------------------------------------------------------------------
 def frames_from_store(store: Any, mask: np.ndarray) -> tuple[pd.DataFrame, pd.DataFrame]:
     """planning_benchmarks.sql and planning_why_stopped.sql over the in-process store (same rows, same numbers)."""
     rows = np.flatnonzero(mask)
+    size = store.phases.size
     phase = store.phases.codes[rows]
     enroll = store.enrollment[rows]
     enroll_est = store.enrollment_actual[rows] == 0
@@ -89,27 +106,23 @@ def frames_from_store(store: Any, mask: np.ndarray) -> tuple[pd.DataFrame, pd.Da
     status = store.status.codes[rows]
     closed = store.status.lut(lambda v: v in CLOSED)[status]
     terminated = store.status.lut(lambda v: v == "TERMINATED")[status]
-
-    def group(sel: np.ndarray, whole: bool, value: Any) -> dict[str, Any]:
-        return {
-            "whole": whole, "phase": value, "trials": int(sel.sum()),
-            "enroll_n": int((sel & ~np.isnan(enroll_ok)).sum()),
-            "enroll_estimated": int((sel & ~np.isnan(enroll) & enroll_est).sum()),
-            "enroll_missing": int((sel & np.isnan(enroll)).sum()),
-            "enroll_q": quantiles(enroll_ok[sel]),
-            "duration_n": int((sel & ~np.isnan(days_ok)).sum()),
-            "duration_no_start": int((sel & np.isnan(start)).sum()),
-            "duration_no_primary": int((sel & ~np.isnan(start) & np.isnan(pc)).sum()),
-            "duration_estimated": int((sel & both & dates_est).sum()),
-            "duration_negative": int((sel & both & ~dates_est & (pc < start)).sum()),
-            "duration_q": quantiles(days_ok[sel]),
-            "sites_n": int((sel & (sites > 0)).sum()), "sites_none": int((sel & (sites == 0)).sum()),
-            "sites_q": quantiles(np.where(sel & (sites > 0), sites, np.nan)),
-            "rate_n": int((sel & has_rate).sum()), "rate_q": quantiles(rate[sel]),
-            "closed": int((sel & closed).sum()), "terminated": int((sel & terminated).sum())}
-
-    out = [group(phase == code, False, store.phases.labels[code]) for code in np.unique(phase).tolist()]
-    out.append(group(np.ones(rows.size, dtype=bool), True, None))  # GROUPING SETS' () row: there even when empty
+    counts = {name: np.bincount(phase[cond] if cond is not None else phase, minlength=size) for name, cond in (
+        ("trials", None), ("enroll_n", ~np.isnan(enroll_ok)), ("enroll_estimated", ~np.isnan(enroll) & enroll_est),
+        ("enroll_missing", np.isnan(enroll)), ("duration_n", ~np.isnan(days_ok)),
+        ("duration_no_start", np.isnan(start)), ("duration_no_primary", ~np.isnan(start) & np.isnan(pc)),
+        ("duration_estimated", both & dates_est), ("duration_negative", both & ~dates_est & (pc < start)),
+        ("sites_n", sites > 0), ("sites_none", sites == 0), ("rate_n", has_rate), ("closed", closed),
+        ("terminated", terminated))}
+    q = {name: _grouped_quantiles(phase, values, size) for name, values in (
+        ("enroll_q", enroll_ok), ("duration_q", days_ok), ("sites_q", np.where(sites > 0, sites, np.nan)),
+        ("rate_q", rate))}
+    out = []
+    for code in np.flatnonzero(counts["trials"]).tolist():
+        out.append({"whole": False, "phase": store.phases.labels[code],
+                    **{name: int(n[code]) for name, n in counts.items()},
+                    **{name: per[code] for name, (per, _) in q.items()}})
+    out.append({"whole": True, "phase": None, **{name: int(n.sum()) for name, n in counts.items()},
+                **{name: whole for name, (_, whole) in q.items()}})  # GROUPING SETS' () row: there even when empty
     bench = pd.DataFrame(out, columns=list(RAW_COLUMNS))
     why = store.why_stopped
     n = np.bincount(why.codes[rows[terminated]], minlength=why.size)

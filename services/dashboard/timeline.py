@@ -234,12 +234,13 @@ def timeline(f: Filters, group_by: str = "sponsor", color_by: str = "phase", *, 
     eng = engine or engine_for(db)
     group_by = group_by if group_by in GROUPS else GROUPS[0]
     color_by = color_by if color_by in COLOR_BY else COLOR_BY[0]
-    total = eng.count(f)
+    spans = eng.timeline_spans(f)  # every matching trial is in one span (dates or not): their sum is the count
+    total = int(spans["n"].sum()) if len(spans) else 0
     if total <= bar_limit:
         select, params = eng.matched_select(f)
         bars, excluded = bar_segments(trial_rows(db, select, params), group_by, color_by)
         return Timeline(total, "bars", bars, pd.DataFrame(), excluded, int(bars["nct_id"].nunique()))
-    active, excluded = active_by_quarter(eng.timeline_spans(f))
+    active, excluded = active_by_quarter(spans)
     return Timeline(total, "aggregated", pd.DataFrame(), active, excluded, total - sum(excluded.values()))
 
 
