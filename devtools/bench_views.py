@@ -23,6 +23,16 @@ def _dashboard(f: Filters, db: Any, eng: Any) -> Any:
     return stats.dashboard(f, db=db, engine=eng)
 
 
+COMPARE_B = "status=ANY"  # the comparison's fixed filter set B: the "none" filter (every study)
+
+
+def _compare(f: Filters, db: Any, eng: Any) -> Any:
+    """Compare page: A = the representative filter, B = every study; both dashboards at once, then the rows."""
+    from services.dashboard import compare, stats
+
+    return compare.compare(f, parse_query(COMPARE_B), lambda x: stats.dashboard(x, db=db, engine=eng))
+
+
 def _timeline(f: Filters, db: Any, eng: Any) -> Any:
     """The Timeline page's aggregated timeline (trials active per quarter by phase), whatever the count."""
     from services.dashboard import timeline
@@ -39,6 +49,7 @@ def _planning(f: Filters, db: Any, eng: Any) -> Any:
 
 VIEWS: dict[str, Callable[[Filters, Any, Any], Any]] = {
     "dashboard": _dashboard,
+    "compare": _compare,
     "timeline": _timeline,
     "planning": _planning,
 }

@@ -621,7 +621,8 @@ def prepare_after_import(db: Database) -> float | None:
     if engine_for(db).kind != "memory" or not facetstore.cache_enabled():
         return None
     started = time.perf_counter()
-    facetstore.store_for(db)  # loads the new generation and writes its cache
+    facetstore.store_for(db)  # loads the new generation and writes its cache (in the folder and the database)
+    facetstore.keep_copy(db)
     return round(time.perf_counter() - started, 1)
 
 
