@@ -57,11 +57,27 @@ def _saved_view_open(f: Filters, db: Any, eng: Any) -> Any:
     return savedviews.mark_opened(db, _bench_view(f, db))
 
 
+def _timeline(f: Filters, db: Any, eng: Any) -> Any:
+    """The Timeline page's aggregated timeline (trials active per quarter by phase), whatever the count."""
+    from services.dashboard import timeline
+
+    return timeline.timeline(f, db=db, engine=eng, bar_limit=0)
+
+
+def _planning(f: Filters, db: Any, eng: Any) -> Any:
+    """The Timeline page's planning benchmarks (table, stop reasons, what was left out)."""
+    from services.dashboard import planning
+
+    return planning.benchmarks(f, db=db, engine=eng)
+
+
 VIEWS: dict[str, Callable[[Filters, Any, Any], Any]] = {
     "dashboard": _dashboard,
     "compare": _compare,
     "saved_view_changes": _saved_view_changes,
     "saved_view_open": _saved_view_open,
+    "timeline": _timeline,
+    "planning": _planning,
 }
 
 

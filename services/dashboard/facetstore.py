@@ -298,9 +298,10 @@ class FacetStore:
         self.from_cache = False  # True when mapped from the start cache (read_cache) instead of loaded by COPY
         _tune_allocator()
         started = time.perf_counter()
-        names = ("facetstore_studies", "facetstore_lists", "facetstore_conditions", "facetstore_interventions",
-                 "facetstore_collaboration")
-        loaders = {"facetstore_studies": self._load_studies, "facetstore_lists": self._load_lists,
+        names = ("facetstore_studies", "facetstore_dates", "facetstore_lists", "facetstore_conditions",
+                 "facetstore_interventions", "facetstore_collaboration")
+        loaders = {"facetstore_studies": self._load_studies, "facetstore_dates": self._load_dates,
+                   "facetstore_lists": self._load_lists,
                    "facetstore_conditions": self._load_conditions,
                    "facetstore_interventions": self._load_interventions,
                    "facetstore_collaboration": self._load_collaboration}
@@ -353,6 +354,23 @@ class FacetStore:
         self.sites_bucket = np.searchsorted(SITE_EDGES, self.n_sites, side="left").astype(np.int8)
         self.collab_bucket = np.searchsorted(COLLAB_EDGES, df["n_collaborators"].to_numpy(np.int64),
                                              side="left").astype(np.int8)
+
+    def _load_dates(self, buffer: io.BufferedReader) -> None:
+        """Primary completion and completion dates (days since 1970; NaN: not given) and the actual/estimated mark
+        of each date and of the enrollment (int8: 1 actual, 0 estimated, -1 no type given), for the timeline and
+        the planning benchmarks. Aligned to the studies' rows by NCT id."""
+        marks = ("start_actual", "primary_actual", "completion_actual", "enrollment_actual")
+        df = _read(buffer, list(marks), {"nct_id": "S16", "primary_day": np.float64, "completion_day": np.float64})
+        pos, known = self._positions(df["nct_id"].to_numpy().astype("S16"))
+        rows = pos[known]
+        for name in ("primary_day", "completion_day"):
+            out = np.full(self.n, np.nan)
+            out[rows] = df[name].to_numpy(np.float64)[known]
+            setattr(self, name, out)
+        for name in marks:
+            flags = np.full(self.n, -1, dtype=np.int8)
+            flags[rows] = _flag(df[name])[known]
+            setattr(self, name, flags)
 
     def _load_lists(self, buffer: io.BufferedReader) -> None:
         df = _read(buffer, ["kind", "v"], {"i": np.int32})
@@ -658,7 +676,7 @@ class FacetStore:
 
 # ---- the start cache: the arrays on disk, memory-mapped at start ------------------------------------
 CACHE_SETTING = "TRIAL_LANDSCAPE_FACET_CACHE"  # "0" turns the start cache off (always load by COPY)
-CACHE_FORMAT = 1  # bump when the store's attributes change shape
+CACHE_FORMAT = 2  # bump when the store's attributes change shape (2: the timeline's dates and their marks)
 _TRANSIENT = ("_loc_cells", "load_seconds", "from_cache")  # per process, never written
 
 

@@ -344,7 +344,8 @@ _SHARE_SLOT = "_share_slot"
 _VIEW_WORDS = {"map": "map mode", "colour": "map colouring", "area": "map area setting", "tiles": "street tiles",
                "sort": "sort order", "desc": "sort direction", "rows": "rows per page", "page": "page number",
                "sel": "ticked trials", "nct": "the trial shown", "compare": "the trials compared",
-               "sql": "the SQL query", "bars": "what the comparison's bars show"}
+               "sql": "the SQL query", "bars": "what the comparison's bars show",
+               "colour_by": "the timeline's colours", "group_by": "the timeline's grouping"}
 
 
 def view_widget(key: str, param: str, default: Any, parse: Callable[[str], Any]) -> None:
