@@ -32,7 +32,6 @@ REFERENCES: dict[str, tuple[tuple[str, str], ...]] = {
 }
 assert set(REFERENCES) == ID_TABLES
 
-# Run after every import, in the import's transaction: fresh planner statistics, then the derived tables.
 # The text-search documents of every study (app.study_search, sql/schema/068_app_search.sql) for the relevance order.
 REFRESH_SEARCH = ("TRUNCATE app.study_search;\nWITH m AS (SELECT nct_id FROM ctgov.studies), "
                   "terms AS (" + load_sql("search_terms") + "\n)\nINSERT INTO app.study_search "
@@ -42,7 +41,11 @@ REFRESH_SEARCH = ("TRUNCATE app.study_search;\nWITH m AS (SELECT nct_id FROM ctg
                   + load_sql("search_documents") + "\n) d LEFT JOIN terms ON terms.nct_id = d.nct_id"
                   + ";\nANALYZE app.study_search;\nINSERT INTO app.meta (key, value) VALUES ('search_refreshed_at', "
                   "now()::text) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now();")
-AFTER_IMPORT: list[str] = [load_sql("analyze_ctgov"), load_sql("refresh_study_facets"), REFRESH_SEARCH]
+# Run after every import, in the import's transaction: fresh planner statistics, the derived tables, the snapshot
+# generation saved views compare against (services/dashboard/savedviews.py), pruned to what views still need, and
+# the search documents.
+AFTER_IMPORT: list[str] = [load_sql("analyze_ctgov"), load_sql("refresh_study_facets"), load_sql("snapshot_studies"),
+                           load_sql("prune_snapshots"), REFRESH_SEARCH]
 
 
 @dataclass(frozen=True)
