@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from services.data import sitename
 from services.data.db import Database, load_sql
 from services.data.loaders import aact_flat, ctgov_csv, ctgov_json, sources
 from services.data.loaders.coerce import FieldError
@@ -33,7 +34,7 @@ REFERENCES: dict[str, tuple[tuple[str, str], ...]] = {
 assert set(REFERENCES) == ID_TABLES
 
 # Run after every import, in the import's transaction: fresh planner statistics, then the derived tables.
-AFTER_IMPORT: list[str] = [load_sql("analyze_ctgov"), load_sql("refresh_study_facets")]
+AFTER_IMPORT: list[str] = [load_sql("analyze_ctgov"), load_sql("refresh_study_facets"), sitename.refresh_sql()]
 
 
 @dataclass(frozen=True)
