@@ -10,6 +10,7 @@ PAGES = [
     ("home.py", "Home"),
     ("pages/1_Explore.py", "Explore"),
     ("pages/2_Map.py", "Map"),
+    ("pages/9_Sites.py", "Sites"),
     ("pages/3_Trials.py", "Trials"),
     ("pages/4_Assistant.py", "Assistant"),
     ("pages/5_SQL.py", "SQL"),

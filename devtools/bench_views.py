@@ -23,8 +23,16 @@ def _dashboard(f: Filters, db: Any, eng: Any) -> Any:
     return stats.dashboard(f, db=db, engine=eng)
 
 
+def _feasibility(f: Filters, db: Any, eng: Any) -> Any:
+    """The Sites page: the facility groups with the most matching trials, their details and names."""
+    from services.dashboard import feasibility
+
+    return feasibility.site_table(f, db=db, engine=eng)
+
+
 VIEWS: dict[str, Callable[[Filters, Any, Any], Any]] = {
     "dashboard": _dashboard,
+    "feasibility": _feasibility,
 }
 
 

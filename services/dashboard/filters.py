@@ -217,7 +217,7 @@ class Filters:
 # Parameters that describe the view rather than the filters (map mode, Trials sort/page/selection, the trial or
 # comparison shown, the SQL text; "sql.<name>" are the SQL query's parameters): not filters, so not "unknown".
 VIEW_PARAMS = frozenset({"nct", "page", "tab", "session", "compare", "view", "map", "colour", "area", "tiles",
-                         "sort", "desc", "rows", "sel", "sql"})
+                         "sort", "desc", "rows", "sel", "sql", "rank", "from"})
 SQL_PARAM_PREFIX = "sql."
 
 

@@ -319,7 +319,7 @@ _SHARE_SLOT = "_share_slot"
 _VIEW_WORDS = {"map": "map mode", "colour": "map colouring", "area": "map area setting", "tiles": "street tiles",
                "sort": "sort order", "desc": "sort direction", "rows": "rows per page", "page": "page number",
                "sel": "ticked trials", "nct": "the trial shown", "compare": "the trials compared",
-               "sql": "the SQL query"}
+               "sql": "the SQL query", "rank": "the sites' ranking", "from": "the place distances are measured from"}
 
 
 def view_widget(key: str, param: str, default: Any, parse: Callable[[str], Any]) -> None:
