@@ -415,6 +415,11 @@ class FacetStore:
         self.site_state: Coded = coded["state"]
         self.site_city: Coded = coded["city"]
         self.site_status: Coded = coded["shown_status"]
+        # The first site of each (facility group, study), and the first recruiting one: the Sites page counts distinct
+        # studies per group by summing these flags instead of sorting millions of pairs per view.
+        self.site_pair_first = _first_of_pairs(self.site_group, self.site_row, self.n)
+        recruiting = _recruiting_lut(self.site_status)[self.site_status.codes]
+        self.site_pair_recruiting = _first_of_pairs(np.where(recruiting, self.site_group, -1), self.site_row, self.n)
 
     # ---- filters ----------------------------------------------------------------------------------
     def _positions(self, nct_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -659,7 +664,7 @@ class FacetStore:
 
 # ---- the start cache: the arrays on disk, memory-mapped at start ------------------------------------
 CACHE_SETTING = "TRIAL_LANDSCAPE_FACET_CACHE"  # "0" turns the start cache off (always load by COPY)
-CACHE_FORMAT = 2  # bump when the store's attributes change shape (2: site_group)
+CACHE_FORMAT = 3  # bump when the store's attributes change shape (2, 3: the Sites page's site group and pair flags)
 _TRANSIENT = ("_loc_cells", "load_seconds", "from_cache")  # per process, never written
 
 
@@ -1174,6 +1179,17 @@ DETAIL_COLUMNS = ["site_id", "kind", "value", "n", "of"]
 TOP_DETAILS = 3  # lead sponsors and investigators listed per group
 
 
+def _first_of_pairs(groups: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:
+    """True at the first site (in site order) of each (group, study) pair; never for a group below 0."""
+    out = np.zeros(groups.size, dtype=bool)
+    keep = np.flatnonzero(groups >= 0)
+    key = groups[keep].astype(np.int64) * (n + 1) + rows[keep]
+    order = np.argsort(key, kind="stable")
+    sorted_key = key[order]
+    out[keep[order[np.r_[True, sorted_key[1:] != sorted_key[:-1]]]]] = True
+    return out
+
+
 def _recruiting_lut(coded: Coded) -> np.ndarray:
     """Which shown statuses say "recruiting" (SQL: upper(btrim(status)) = 'RECRUITING')."""
     return coded.lut(lambda v: str(v).strip(" ").upper() == "RECRUITING")
@@ -1191,19 +1207,8 @@ def site_frames(store: FacetStore, f: Filters, db: Database, place: geo.Place | 
     ng = store.n_site_groups
     g = store.site_group[named]
     rows = store.site_row[named]
-    rec = _recruiting_lut(store.site_status)[store.site_status.codes[named]]
-    # One sort gives both counts: distinct (group, study) pairs, and those pairs with a recruiting site.
-    width = store.n + 1
-    key = g.astype(np.int64) * width + rows
-    key *= 2
-    key += rec
-    combos = _distinct_sorted(key, in_place=True)
-    del key
-    pair = combos >> 1
-    first = np.r_[True, pair[1:] != pair[:-1]] if pair.size else np.zeros(0, dtype=bool)
-    trials = np.bincount(pair[first] // width, minlength=ng)
-    recruiting = np.bincount(pair[(combos & 1) == 1] // width, minlength=ng)
-    del combos, pair, first
+    trials = np.bincount(g[store.site_pair_first[named]], minlength=ng)
+    recruiting = np.bincount(g[store.site_pair_recruiting[named]], minlength=ng)
     present = np.flatnonzero(trials)
     totals["groups"] = int(present.size)
     miles = np.full(ng, np.inf)
@@ -1226,6 +1231,7 @@ def site_frames(store: FacetStore, f: Filters, db: Database, place: geo.Place | 
     chosen[top] = True
     keep = chosen[g]
     s2, g2, rows2, loc2 = named[keep], g[keep], rows[keep], located[keep]
+    firsts = store.site_pair_first[s2]  # one site per (group, study): the details count each study once
     big = np.iinfo(np.int64).max
     rep = np.full(ng, big, dtype=np.int64)
     np.minimum.at(rep, g2, store.site_id[s2].astype(np.int64))
@@ -1235,8 +1241,9 @@ def site_frames(store: FacetStore, f: Filters, db: Database, place: geo.Place | 
         "site_id": rep[top].tolist(), "trials": trials[top].tolist(), "recruiting": recruiting[top].tolist(),
         "miles": miles[top].tolist(), "point_id": [None if p == big else int(p) for p in point[top].tolist()]},
         columns=GROUP_COLUMNS)
-    details = [_group_counts(g2, rows2, store.phase_raw, rep, "phase", keep_null=True),
-               _group_counts(g2, rows2, store.lead_sponsor, rep, "sponsor", keep_null=False, top=TOP_DETAILS)]
+    details = [_group_counts(g2[firsts], rows2[firsts], store.phase_raw, rep, "phase", keep_null=True),
+               _group_counts(g2[firsts], rows2[firsts], store.lead_sponsor, rep, "sponsor", keep_null=False,
+                             top=TOP_DETAILS)]
     if investigators and s2.size:
         details.append(_investigators(db, store.site_id[s2], rep[g2], rows2))
     frames = [d for d in details if len(d)]
@@ -1246,14 +1253,11 @@ def site_frames(store: FacetStore, f: Filters, db: Database, place: geo.Place | 
 
 def _group_counts(groups: np.ndarray, rows: np.ndarray, coded: Coded, rep: np.ndarray, kind: str, *,
                   keep_null: bool, top: int | None = None) -> pd.DataFrame:
-    """Distinct studies per (group, study value): the groups' phases or lead sponsors; with `top`, only each group's
-    first `top` values (most studies, then byte order), and `of` how many values the group has."""
+    """Studies per (group, study value) from one row per (group, study): the groups' phases or lead sponsors; with
+    `top`, only each group's first `top` values (most studies, then byte order), and `of` how many the group has."""
     if groups.size == 0:
         return pd.DataFrame(columns=DETAIL_COLUMNS)
-    width = int(rows.max()) + 1
-    pairs = _distinct_sorted(groups.astype(np.int64) * width + rows)
-    pg, pr = pairs // width, pairs % width
-    codes = coded.codes[pr]
+    pg, codes = groups.astype(np.int64), coded.codes[rows]  # one row per (group, study): no duplicates to drop
     if not keep_null:
         pg, codes = pg[codes != coded.null], codes[codes != coded.null]
     keys, n = _runs(pg * coded.size + codes)
