@@ -50,9 +50,12 @@ else:
     st.caption(f"{totals['groups']:,} sites (facility groups) from {totals['sites']:,} named facility rows of the "
                f"matching trials; showing the first {len(rows):,}, ranked by "
                f"{feasibility.ORDER_LABELS[table.order].lower()}."
-               + (f" {totals['unnamed']:,} facility rows without a name are not listed." if totals["unnamed"] else "")
+               + (f" {totals['unnamed']:,} facility row{'s' if totals['unnamed'] != 1 else ''} without a name "
+                  f"{'are' if totals['unnamed'] != 1 else 'is'} not listed." if totals["unnamed"] else "")
                + where)
+    # The generic-name flag beside the name: a "Research Site" row may be several hospitals of that city.
     shown = rows.drop(columns=["lat", "lon", "site_id"])
+    shown = shown[["rank", "facility", "generic", *[c for c in shown.columns if c not in ("rank", "facility", "generic")]]]
     if table.place is None:
         shown = shown.drop(columns=["distance"])
     if not table.has_investigators:

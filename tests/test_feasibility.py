@@ -128,8 +128,8 @@ def test_feasibility_km_and_export(db):
         miles.rows["distance"].iloc[0] * geo.KM_PER_MILE, abs=0.11)
     data = export.to_bytes(feasibility.export_frame(table), "csv")
     back = pd.read_csv(io.BytesIO(data))
-    assert list(back.columns) == ["rank", "facility", "city", "state", "country", "trials", "recruiting",
-                                  "distance_km", "phases", "sponsors", "investigators", "generic", "lat", "lon"]
+    assert list(back.columns) == ["rank", "facility", "trials", "recruiting", "distance_km", "city", "state",
+                                  "country", "phases", "sponsors", "investigators", "generic", "lat", "lon"]
     assert list(back["trials"]) == list(table.rows["trials"])
     rows = json.loads(export.to_bytes(feasibility.export_frame(miles), "json"))
     assert rows[0]["facility"] == miles.rows["facility"].iloc[0] and "distance_mi" in rows[0]

@@ -17,7 +17,7 @@ from services.data.normalize import PHASES, canonical, label
 
 LIMIT = 200  # facility groups listed (and drawn)
 ORDER_LABELS = {"trials": "Most matching trials", "recruiting": "Most recruiting now", "distance": "Nearest"}
-COLUMNS = ["rank", "facility", "city", "state", "country", "trials", "recruiting", "distance", "phases", "sponsors",
+COLUMNS = ["rank", "facility", "trials", "recruiting", "distance", "city", "state", "country", "phases", "sponsors",
            "investigators", "generic", "lat", "lon", "site_id"]
 
 
