@@ -209,3 +209,16 @@ def test_sites_page_share_link_holds_ranking_and_place(db):
     link = next(c.value for c in at.code if "?" in c.value)
     query = parse_qs(link.split("?", 1)[1])
     assert query["rank"] == ["distance"] and query["from"] == ["Boston, MA"] and query["condition"] == ["diabetes"]
+
+
+def test_feasibility_map_points_escape_record_text():
+    from services.dashboard import mapdeck
+
+    rows = pd.DataFrame([{"rank": 1, "facility": "<img src=x onerror=alert(1)> & Co", "trials": 3, "recruiting": 1,
+                          "distance": 2.5, "city": "<b>Town</b>", "state": None, "country": "X", "phases": "",
+                          "sponsors": "<script>s</script> (3)", "investigators": "", "generic": False, "lat": 1.0,
+                          "lon": 2.0, "site_id": 7}], columns=feasibility.COLUMNS)
+    point = mapdeck.group_points(rows).iloc[0]
+    assert point["t_title"] == "#1 &lt;img src=x onerror=alert(1)&gt; &amp; Co"
+    assert "<" not in point["t_sub"] + point["t_l2"] and "2.5 mi away" in point["t_sub"]
+    assert point["t_l1"] == "3 matching trials · 1 recruiting now" and point["color"] == [26, 150, 65]

@@ -12,6 +12,7 @@ import pandas as pd
 import pydeck as pdk
 from pydeck.bindings import json_tools
 
+from services import inert
 from services.cache import SingleFlightCache
 from services.dashboard import sitemap
 
@@ -237,6 +238,8 @@ def group_points(rows: pd.DataFrame, unit: str = "mi") -> pd.DataFrame:
                  for t, r in zip(located["trials"], located["recruiting"], strict=True)],
         "t_l2": [sitemap._short(sitemap._text(p)) for p in located["sponsors"]],
     })
+    for col in ("t_title", "t_sub", "t_l1", "t_l2"):  # the tooltip template is HTML: record text stays text
+        out[col] = [inert.html_text(v) for v in out[col]]
     return out.reset_index(drop=True)
 
 
