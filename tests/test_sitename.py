@@ -113,3 +113,15 @@ def test_sitename_derived_table_holds_every_named_facility_in_key_order(db):
     by_id = {int(g): k for g, k in zip(df["group_id"], keys, strict=True) if g is not None}
     ordered = [by_id[g] for g in sorted(by_id)]
     assert ordered == sorted(ordered, key=lambda k: k.encode("utf-8"))  # group ids follow the key's byte order
+
+
+def test_sitename_ensure_built_fills_the_table_of_a_database_imported_before_it(db):
+    assert sitename.ensure_built(db) is False  # the sample's import built it
+    before = db.fetch_df("SELECT facility_id, group_id FROM app.site_groups ORDER BY facility_id")
+    stamp = db.fetch_value("SELECT value FROM app.meta WHERE key = 'facets_refreshed_at'")
+    db.execute("TRUNCATE app.site_groups, app.site_group_keys")  # as a database imported before the table existed
+    assert sitename.ensure_built(db) is True
+    after = db.fetch_df("SELECT facility_id, group_id FROM app.site_groups ORDER BY facility_id")
+    assert after.equals(before)
+    # The in-process engine reloads (its start cache is keyed by this stamp) and sees the groups.
+    assert db.fetch_value("SELECT value FROM app.meta WHERE key = 'facets_refreshed_at'") != stamp
