@@ -1,4 +1,4 @@
-"""Trial Landscape — the navigation (served by app.py): the pages, labelled Home, Explore, Map, …"""
+"""Trial Landscape — the navigation (served by app.py): the pages, labelled Home, Explore, Compare, Map, …"""
 
 from pathlib import Path
 
@@ -9,8 +9,10 @@ HERE = Path(__file__).parent
 PAGES = [
     ("home.py", "Home"),
     ("pages/1_Explore.py", "Explore"),
+    ("pages/7_Compare.py", "Compare"),
     ("pages/2_Map.py", "Map"),
     ("pages/9_Sites.py", "Sites"),
+    ("pages/8_Timeline.py", "Timeline"),
     ("pages/3_Trials.py", "Trials"),
     ("pages/4_Assistant.py", "Assistant"),
     ("pages/5_SQL.py", "SQL"),

@@ -23,6 +23,54 @@ def _dashboard(f: Filters, db: Any, eng: Any) -> Any:
     return stats.dashboard(f, db=db, engine=eng)
 
 
+COMPARE_B = "status=ANY"  # the comparison's fixed filter set B: the "none" filter (every study)
+
+
+def _compare(f: Filters, db: Any, eng: Any) -> Any:
+    """Compare page: A = the representative filter, B = every study; both dashboards at once, then the rows."""
+    from services.dashboard import compare, stats
+
+    return compare.compare(f, parse_query(COMPARE_B), lambda x: stats.dashboard(x, db=db, engine=eng))
+
+
+def _bench_view(f: Filters, db: Any) -> Any:
+    """The saved view "bench: <query>" of these filters (saved on first use, so its baseline is that import)."""
+    from services.dashboard import savedviews
+
+    name = f"bench: {f.query_string()}"[:savedviews.MAX_NAME]
+    found = next((v for v in savedviews.list_views(db) if v.name == name), None)
+    return found or savedviews.save_view(db, name, f)
+
+
+def _saved_view_changes(f: Filters, db: Any, eng: Any) -> Any:
+    """A saved view's change report from its baseline to the latest snapshot (what its sidebar line and `watch`
+    compute). Run once to save the views, import (or `bench snapshot` after changing data), run again."""
+    from services.dashboard import savedviews
+
+    return savedviews.change_report(db, _bench_view(f, db))
+
+
+def _saved_view_open(f: Filters, db: Any, eng: Any) -> Any:
+    """Opening a saved view: its baseline moves to the latest snapshot with the NCT ids matching it now."""
+    from services.dashboard import savedviews
+
+    return savedviews.mark_opened(db, _bench_view(f, db))
+
+
+def _timeline(f: Filters, db: Any, eng: Any) -> Any:
+    """The Timeline page's aggregated timeline (trials active per quarter by phase), whatever the count."""
+    from services.dashboard import timeline
+
+    return timeline.timeline(f, db=db, engine=eng, bar_limit=0)
+
+
+def _planning(f: Filters, db: Any, eng: Any) -> Any:
+    """The Timeline page's planning benchmarks (table, stop reasons, what was left out)."""
+    from services.dashboard import planning
+
+    return planning.benchmarks(f, db=db, engine=eng)
+
+
 def _feasibility(f: Filters, db: Any, eng: Any) -> Any:
     """The Sites page: the facility groups with the most matching trials, their details and names."""
     from services.dashboard import feasibility
@@ -32,6 +80,11 @@ def _feasibility(f: Filters, db: Any, eng: Any) -> Any:
 
 VIEWS: dict[str, Callable[[Filters, Any, Any], Any]] = {
     "dashboard": _dashboard,
+    "compare": _compare,
+    "saved_view_changes": _saved_view_changes,
+    "saved_view_open": _saved_view_open,
+    "timeline": _timeline,
+    "planning": _planning,
     "feasibility": _feasibility,
 }
 

@@ -75,3 +75,31 @@ def test_bench_dashboard_command(db, capsys):
 def test_bench_dashboard_command_refuses_few_runs(capsys):
     assert main(["bench", "dashboard", "--runs", "2"]) == 2
     assert "at least 5" in capsys.readouterr().err
+
+
+def test_bench_views_times_every_view_for_every_filter(db):
+    from devtools import bench_views
+
+    result = bench_views.bench_views(db, runs=5, names=["dashboard"], target_s=60.0)
+    assert [(r["view"], r["query"]) for r in result["rows"]] == [("dashboard", q) for _, q in bench.DASHBOARD_FILTERS]
+    assert all(r["runs"] == 5 and r["min_s"] <= r["p50_s"] <= r["max_s"] for r in result["rows"])
+    assert result["ok"] is True and "worst p50" in bench_views.views_table(result)
+
+
+def test_bench_views_reports_a_failing_view_and_goes_on(db, monkeypatch):
+    from devtools import bench_views
+
+    def broken(f, db, eng):
+        raise RuntimeError("no such column")
+
+    monkeypatch.setitem(bench_views.VIEWS, "broken", broken)
+    result = bench_views.bench_views(db, runs=5, names=["broken", "dashboard"], target_s=60.0)
+    errors = [r for r in result["rows"] if "error" in r]
+    assert len(errors) == len(bench.DASHBOARD_FILTERS) and "no such column" in errors[0]["error"]
+    assert len(result["rows"]) == 2 * len(bench.DASHBOARD_FILTERS) and result["ok"] is False
+    assert "ERROR" in bench_views.views_table(result)
+
+
+def test_bench_views_command_refuses_an_unknown_view(capsys):
+    assert main(["bench", "views", "--views", "nonsense"]) == 2
+    assert "unknown view" in capsys.readouterr().err

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from services.dashboard import facetstore, stats
+from services.dashboard import facetcopy, facetstore, stats
 from services.dashboard.filters import Filters
 from services.data.db import Database
 from tests import scratch_server
@@ -46,6 +46,16 @@ def _fresh(db: Database) -> facetstore.FacetStore:
 
 def _generations(root: Path) -> list[str]:
     return sorted(p.name for p in root.iterdir()) if root.exists() else []
+
+
+def _copies(db: Database) -> list[str]:
+    """The keys of the start-cache copies the database holds."""
+    return [str(r["key"]) for r in db.fetch_rows("SELECT DISTINCT key FROM app.facet_copy ORDER BY key")]
+
+
+def _drop_copy(db: Database) -> None:
+    """No copy in the database either: what a database written before the copies existed looks like."""
+    db.execute("DELETE FROM app.facet_copy")
 
 
 def test_cache_root_is_next_to_the_embedded_servers_data(scratch):
@@ -154,6 +164,7 @@ def test_an_import_replaces_the_cached_generation(scratch, tmp_path):
     after = facetstore.store_for(db)
     assert after.refreshed_at != before.refreshed_at and after.from_cache is False
     assert _generations(root) == [facetstore.cache_key(after.refreshed_at)]  # the old generation is gone
+    assert _copies(db) == [facetstore.cache_key(after.refreshed_at)]  # from the database's copy too
     assert _fresh(db).from_cache is True
 
 
@@ -180,6 +191,7 @@ def test_the_import_command_writes_the_new_generations_cache(scratch, tmp_path):
 def test_a_corrupt_cache_is_ignored_and_rebuilt(scratch, damage, caplog):
     db, root = scratch
     stamp = _fresh(db).refreshed_at
+    _drop_copy(db)
     folder = root / facetstore.cache_key(stamp)
     manifest = json.loads((folder / "manifest.json").read_text())
     if damage == "truncated array":
@@ -203,6 +215,7 @@ def test_a_half_written_cache_is_never_read(scratch):
     stamp = _fresh(db).refreshed_at
     key = facetstore.cache_key(stamp)
     facetstore.shutil.rmtree(root / key)
+    _drop_copy(db)
     (root / f".tmp-{key}-crashed").mkdir()  # what a writer killed mid-way leaves: never under the final name
     (root / f".tmp-{key}-crashed" / "nct.npy").write_bytes(b"\x93NUMPY")
     assert facetstore.read_cache(root, stamp) is None
@@ -221,6 +234,7 @@ def test_server_serves_sql_while_the_store_loads_then_the_mapped_cache(scratch):
     db, root = scratch
     stamp = _fresh(db).refreshed_at
     facetstore.shutil.rmtree(root / facetstore.cache_key(stamp))
+    _drop_copy(db)  # neither the folder nor the database's copy: the arrays must be loaded by COPY
     facetstore.forget()
     server = engine.MemoryEngine(db)
     server.serve_sql_while_loading = True  # what warm() sets at a server's start
@@ -242,3 +256,108 @@ def test_server_serves_sql_while_the_store_loads_then_the_mapped_cache(scratch):
     facetstore.forget()  # a restart with the cache present: the first call maps it, no SQL detour
     first = stats.dashboard(f, engine=server, timeout_ms=60_000)
     assert first.mode == "memory" and facetstore.store_for(db).from_cache is True
+
+
+# ---- the copy in the database (services/dashboard/facetcopy.py) -------------------------------------------------
+def test_a_load_by_copy_keeps_the_cache_in_the_database_too(scratch):
+    db, root = scratch
+    _drop_copy(db)
+    for old in _generations(root):
+        facetstore.shutil.rmtree(root / old)
+    loaded = _fresh(db)
+    assert loaded.from_cache is False
+    key = facetstore.cache_key(loaded.refreshed_at)
+    assert _copies(db) == [key]
+    folder = root / key
+    for path in folder.iterdir():  # byte for byte what the folder holds, in pieces
+        kept = b"".join(bytes(r["data"]) for r in db.fetch_rows(
+            "SELECT data FROM app.facet_copy WHERE key = :k AND name = :n ORDER BY part", {"k": key, "n": path.name}))
+        assert kept == path.read_bytes(), path.name
+
+
+def test_a_host_without_the_folder_fetches_the_databases_copy_instead_of_copying(scratch):
+    db, root = scratch
+    loaded = _fresh(db)
+    key = facetstore.cache_key(loaded.refreshed_at)
+    assert facetcopy.available(db, key)
+    facetstore.shutil.rmtree(root / key)  # a fresh container, another host, a deleted folder
+    code = ("import json, sys; from services.dashboard import facetstore; from services.data.db import Database\n"
+            "copies = []; orig = Database.copy_csv\n"
+            "def counted(self, *a, **k):\n    copies.append(1); return orig(self, *a, **k)\n"
+            "Database.copy_csv = counted\n"
+            "s = facetstore.store_for(Database(sys.argv[1]))\n"
+            "print(json.dumps({'from_cache': s.from_cache, 'copies': len(copies), 'n': s.n}))\n")
+    out = subprocess.run([sys.executable, "-c", code, db.url], cwd=PROJECT, capture_output=True, text=True,
+                         timeout=300, env=dict(os.environ), check=True)
+    child = json.loads(out.stdout.strip().splitlines()[-1])
+    assert child == {"from_cache": True, "copies": 0, "n": loaded.n}
+    assert (root / key / "manifest.json").is_file()  # fetched into this host's folder: the next start maps it
+    fetched = _fresh(db)
+    for name, value in vars(loaded).items():
+        if name not in facetstore._TRANSIENT:
+            assert _same(getattr(fetched, name), value), name
+
+
+@pytest.mark.parametrize("damage", ["short piece", "no manifest", "missing file"])
+def test_a_damaged_database_copy_is_ignored_and_replaced(scratch, damage, caplog):
+    db, root = scratch
+    key = facetstore.cache_key(_fresh(db).refreshed_at)
+    facetstore.shutil.rmtree(root / key)
+    if damage == "short piece":
+        db.execute("UPDATE app.facet_copy SET data = substring(data FROM 1 FOR 10) WHERE key = :k AND name = 'nct.npy'",
+                   {"k": key})
+    elif damage == "no manifest":
+        db.execute("DELETE FROM app.facet_copy WHERE key = :k AND name = 'manifest.json'", {"k": key})
+    else:
+        db.execute("DELETE FROM app.facet_copy WHERE key = :k AND name = 'site_row.npy'", {"k": key})
+    rebuilt = _fresh(db)
+    assert rebuilt.from_cache is False  # loaded by COPY, the numbers from the database itself
+    if damage != "no manifest":  # without its manifest the copy is not there at all: nothing to warn about
+        assert "could not fetch the facet start cache" in caplog.text
+    assert not list(root.glob(".tmp-*"))  # nothing half-fetched left behind
+    assert _copies(db) == [key] and facetcopy.fetch(db, root / "elsewhere", key) is not None  # whole again
+
+
+def test_a_half_published_copy_is_never_read(scratch):
+    db, root = scratch
+    key = facetstore.cache_key(_fresh(db).refreshed_at)
+    facetstore.shutil.rmtree(root / key)
+    _drop_copy(db)
+    # What a writer killed mid-way leaves: pieces under its private key, never under the public one.
+    db.execute("INSERT INTO app.facet_copy (key, name, part, data) VALUES ('.tmp-crashed', 'manifest.json', 0, :d)",
+               {"d": b"{}"})
+    assert not facetcopy.available(db, key) and facetcopy.fetch(db, root, key) is None
+    assert _fresh(db).from_cache is False
+    assert _copies(db) == [key]  # the next publish removed the crashed writer's pieces
+
+
+def test_a_server_start_with_only_the_databases_copy_never_serves_sql(scratch):
+    from services.dashboard import engine
+
+    db, root = scratch
+    stamp = _fresh(db).refreshed_at
+    facetstore.shutil.rmtree(root / facetstore.cache_key(stamp))
+    facetstore.forget()
+    server = engine.MemoryEngine(db)
+    server.serve_sql_while_loading = True  # what warm() sets at a server's start
+    first = stats.dashboard(Filters(), engine=server, timeout_ms=60_000)
+    assert first.mode == "memory" and facetstore.store_for(db).from_cache is True
+
+
+def test_keep_copy_publishes_a_folder_written_before_the_database_kept_copies(scratch):
+    db, root = scratch
+    key = facetstore.cache_key(_fresh(db).refreshed_at)
+    _drop_copy(db)
+    facetstore.keep_copy(db)
+    assert _copies(db) == [key]
+
+
+def test_a_read_only_database_keeps_no_copy_and_says_why(scratch, tmp_path, caplog):
+    db, root = scratch
+    folder = root / facetstore.cache_key(_fresh(db).refreshed_at)
+    reader = Database(db.url, label="read only", read_only=True)
+    try:
+        assert facetcopy.publish(reader, folder) is False
+    finally:
+        reader.close()
+    assert "could not keep the facet start cache in the database" in caplog.text

@@ -5,7 +5,9 @@ a dev requirement): the seconds from launching the server until its health check
 numbers, and until Explore has drawn every chart with the script finished. Without --data-dir the first run uses
 a fresh folder (the first start: database, sample, geocoding) and the second run the same folder again (a later
 start). --synthetic serves the generator's registry-scale database (nothing is wiped), with the in-process engine's
-start cache kept or, with --stale-cache, removed before each start. --busy keeps one core busy with a spinning process for the whole measurement, as on a shared machine.
+start cache kept or, with --stale-cache, its folder removed before each start (the server fetches the database's
+copy of it), or with --without-database-copy too (the arrays load by COPY while SQL serves). --busy keeps one core
+busy with a spinning process for the whole measurement, as on a shared machine.
 """
 
 from __future__ import annotations
@@ -53,6 +55,9 @@ def register_bench(bench_subparsers: Any) -> None:
     parser.add_argument("--stale-cache", action="store_true",
                         help="remove the in-process engine's start cache before each start (a start after new data: "
                              "SQL serves while the arrays load in the background); default: keep it")
+    parser.add_argument("--without-database-copy", action="store_true",
+                        help="with --stale-cache: remove the database's copy of the start cache too (a database "
+                             "whose arrays no one has built yet: they load by COPY while SQL serves)")
     parser.add_argument("--runs", type=int, default=1, help="later starts to time (default: %(default)s)")
     parser.add_argument("--explore-first", action="store_true",
                         help="open Explore straight away (a shared Explore link) instead of Home, then Explore")
@@ -64,8 +69,11 @@ def register_bench(bench_subparsers: Any) -> None:
 def handle(args: argparse.Namespace) -> int:
     if not Path(CHROMIUM).exists():
         raise BadInput(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium).")
+    if args.without_database_copy and not args.stale_cache:
+        raise BadInput("--without-database-copy goes with --stale-cache.")
     if not 1 <= args.runs <= 10:
         raise BadInput("--runs must be between 1 and 10.")
+    load_before = os.getloadavg()[0]  # other work on the machine, before this benchmark adds its own
     spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.busy else None
     try:
         runs: list[dict[str, Any]] = []
@@ -82,7 +90,8 @@ def handle(args: argparse.Namespace) -> int:
     finally:
         if spinner is not None:
             stop_process(spinner)
-    result = {"busy": args.busy, "cpus": os.cpu_count(), "load_before": os.getloadavg()[0], "runs": runs}
+    result = {"busy": args.busy, "cpus": os.cpu_count(), "load_before": load_before,
+              "load_after": os.getloadavg()[0], "runs": runs}
     print(json.dumps(result, indent=2) if args.json else _text(result))
     return 0
 
@@ -107,8 +116,11 @@ def _registry_starts(args: argparse.Namespace) -> list[dict[str, Any]]:
     for _ in range(args.runs):
         if args.stale_cache and root.exists():
             shutil.rmtree(root)
+        if args.stale_cache and args.without_database_copy:
+            db.execute("DELETE FROM app.facet_copy")
         cached = root.exists() and any(root.glob("*/manifest.json"))
-        run = time_start(data_dir, "stale cache" if args.stale_cache else "cache", extra,
+        kind = "cache" if not args.stale_cache else "no cache" if args.without_database_copy else "db copy only"
+        run = time_start(data_dir, kind, extra,
                          explore_first=args.explore_first)
         run["cache_present"] = cached
         run["cache_after"] = root.exists() and any(root.glob("*/manifest.json"))
@@ -191,8 +203,9 @@ def _settled_at(page: Any) -> float:
 
 
 def _text(result: dict[str, Any]) -> str:
-    lines = [f"{'busy' if result['busy'] else 'quiet'} machine ({result['cpus']} CPUs, load "
-             f"{result['load_before']:.1f} before): seconds from `streamlit run app.py`"]
+    lines = [f"{'one core kept busy' if result['busy'] else 'no load added'} ({result['cpus']} CPUs, load average "
+             f"{result['load_before']:.1f} before, {result.get('load_after', 0.0):.1f} after): seconds from "
+             "`streamlit run app.py`"]
     lines.append(f"  {'start':<12} {'health':>7} {'Home':>7} {'Explore':>8} {'total':>6} charts")
     for r in result["runs"]:
         lines.append(f"  {r['kind']:<12} {r['health_s']:>7} {r['home_s'] or '-':>7} {r['explore_s']:>8} "

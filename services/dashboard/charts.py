@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import plotly.graph_objects as go
@@ -484,3 +484,87 @@ def clicked_values(fig: go.Figure, selection: Mapping[str, Any] | None) -> list[
         if value is not None and value not in values:
             values.append(value)
     return values
+
+
+# ---- two landscapes side by side (Compare page) -------------------------------------------------
+SIDE_COLORS = {"A": "#3E7CB1", "B": "#E07B39"}  # filter set A blue, B orange: the same on every compare chart
+MEASURES = {"count": "Trials", "share": "Share (%)"}
+
+
+def _side_values(rows: Sequence[Any], side: str, measure: str) -> list[float | None]:
+    if measure == "share":
+        return [None if getattr(r, f"{side.lower()}_share") is None else round(100 * getattr(r, f"{side.lower()}_share"), 1)
+                for r in rows]
+    return [getattr(r, f"{side.lower()}_count") for r in rows]
+
+
+def compare_figure(title: str, style: str, rows: Sequence[Any], measure: str = "count",
+                   names: Mapping[str, str] | None = None) -> go.Figure:
+    """Grouped bars of one section of a comparison (services/dashboard/compare.Row): A and B side by side.
+
+    style "hbar" draws a ranked list as horizontal bars (A's order, then values only B has); any other style draws
+    vertical bars in the section's order. measure "share" draws each side's share (rows without a share draw
+    counts); a count unknown on one side (outside its top list) draws no bar and says so on hover.
+    """
+    names = names or {"A": "A", "B": "B"}
+    if not rows:
+        return empty_figure(title, "Neither filter set has a value here.")
+    if measure == "share" and all(r.a_share is None and r.b_share is None for r in rows):
+        measure = "count"
+    labels = [inert.plotly_text(r.label) for r in rows]
+    ticks = distinct_labels(labels) if style == "hbar" else [wrap_label(lab) for lab in labels]
+    share_of = next((r.share_of for r in rows if r.share_of), "")
+    traces = []
+    for side in ("A", "B"):
+        values = _side_values(rows, side, measure)
+        counts = [getattr(r, f"{side.lower()}_count") for r in rows]
+        shares = [getattr(r, f"{side.lower()}_share") for r in rows]
+        hover = []
+        for lab, n, s in zip(labels, counts, shares, strict=True):
+            if n is None:
+                hover.append(f"{lab}<br>not in {side}'s top list (not counted)")
+            else:
+                hover.append(f"{lab}<br><b>{n:,}</b>" + (f" ({100 * s:.1f} {share_of})" if s is not None else ""))
+        text = [("" if v is None else f"{v:,.1f}%" if measure == "share" else f"{int(v):,}") for v in values]
+        if style != "hbar" and len(rows) > 12:  # a long run of years: numbers on every bar would overlap (hover)
+            text = [""] * len(rows)
+        common = {"name": inert.plotly_text(names[side]), "marker": {"color": SIDE_COLORS[side]},
+                  "customdata": [[r.value if not isinstance(r.value, tuple) else r.value[0], h]
+                                 for r, h in zip(rows, hover, strict=True)],
+                  "hovertemplate": "%{customdata[1]}<extra>" + side + "</extra>", "text": text,
+                  "textposition": "outside", "cliponaxis": False}
+        if style == "hbar":
+            traces.append(go.Bar(y=ticks, x=values, orientation="h", **common))
+        else:
+            traces.append(go.Bar(x=ticks, y=values, **common))
+    axis_title = MEASURES[measure] if measure == "count" else share_of or MEASURES[measure]
+    top = max((v for t in traces for v in (t.x if style == "hbar" else t.y) if v is not None), default=0)
+    if style == "hbar":
+        return _figure(traces, title, 110 + 2 * BAR_PX * max(len(rows), 2), _LEGEND_BELOW, {
+            "barmode": "group", "bargap": 0.2, "bargroupgap": 0.05,
+            "yaxis": {"title": None, "autorange": "reversed", "type": "category"},
+            # Room at the right for the longest bar's number ("100.0%" was cut off at the frame).
+            "xaxis": {"title": None, "range": [0, (top or 1) * 1.18], "showticklabels": False, "showgrid": False},
+        })
+    many = len(rows) > 12
+    return _figure(traces, title, 370, _LEGEND_BELOW, {
+        "barmode": "group", "bargap": _gap(len(rows)), "bargroupgap": 0.05,
+        "xaxis": {"title": None, "type": "category", "tickfont": {"size": 10 if many else 11}},
+        "yaxis": {"title": axis_title, "rangemode": "tozero"},
+    })
+
+
+def compare_style(section: str) -> str:
+    """How a comparison section is drawn: ranked lists horizontally, ordered categories and years vertically."""
+    if section in ("kpis", "funnel"):
+        return "hbar"
+    spec = CHART_BY_FACET[section]
+    return "hbar" if spec.style == "hbar" else "bar"
+
+
+def shared_compare_figure(title: str, section: str, rows: Sequence[Any], measure: str,
+                          names: Mapping[str, str]) -> go.Figure:
+    """compare_figure shared across visitors and reruns (same rows, measure and names → same object)."""
+    key = [asdict(r) for r in rows] + [{"measure": measure, "names": tuple(sorted(names.items())), "title": title}]
+    return _shared(f"__compare_{section}__", key,
+                   lambda: compare_figure(title, compare_style(section), rows, measure, names))

@@ -114,6 +114,13 @@ class Engine(Protocol):
     def country_names(self) -> list[str]:
         """Countries that have studies (removed ones excluded), most studies first, then by name."""
 
+    def timeline_spans(self, f: Filters) -> pd.DataFrame:
+        """How many matching trials share a phase, a start quarter and an end quarter (timeline_spans.sql)."""
+
+    def planning_frames(self, f: Filters) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """Planning benchmarks per phase and in all (planning_benchmarks.sql) and the terminated matching trials'
+        reasons for stopping (planning_why_stopped.sql)."""
+
     def loading(self) -> bool:
         """True while the engine is still getting ready in this process (the in-process store's first load)."""
 
@@ -251,6 +258,16 @@ class SqlEngine:
 
     def country_names(self) -> list[str]:
         return [str(r["name"]) for r in self.db.fetch_rows(load_sql("country_names"))]
+
+    def timeline_spans(self, f: Filters) -> pd.DataFrame:
+        from services.dashboard import timeline
+
+        return timeline.spans_sql(self.db, *base_cte(f))
+
+    def planning_frames(self, f: Filters) -> tuple[pd.DataFrame, pd.DataFrame]:
+        from services.dashboard import planning
+
+        return planning.frames_sql(self.db, *base_cte(f))
 
     def loading(self) -> bool:
         return False
@@ -531,6 +548,22 @@ class MemoryEngine:
 
         return not facetstore.is_loaded(self.db)
 
+    def timeline_spans(self, f: Filters) -> pd.DataFrame:
+        from services.dashboard import timeline
+
+        store = self._ready()
+        if store is None:
+            return self._sql.timeline_spans(f)
+        return timeline.spans_from_store(store, store.mask(f, self.db))
+
+    def planning_frames(self, f: Filters) -> tuple[pd.DataFrame, pd.DataFrame]:
+        from services.dashboard import planning
+
+        store = self._ready()
+        if store is None:
+            return self._sql.planning_frames(f)
+        return planning.frames_from_store(store, store.mask(f, self.db))
+
     def warm(self) -> None:
         from services.dashboard import facetstore
 
@@ -634,7 +667,8 @@ def prepare_after_import(db: Database) -> float | None:
     if engine_for(db).kind != "memory" or not facetstore.cache_enabled():
         return None
     started = time.perf_counter()
-    facetstore.store_for(db)  # loads the new generation and writes its cache
+    facetstore.store_for(db)  # loads the new generation and writes its cache (in the folder and the database)
+    facetstore.keep_copy(db)
     return round(time.perf_counter() - started, 1)
 
 

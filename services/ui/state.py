@@ -17,7 +17,7 @@ import streamlit as st
 from services import inert
 from services.cache import SingleFlightCache
 from services.dashboard import stats
-from services.dashboard.filters import Filters, is_view_param
+from services.dashboard.filters import COMPARE_PARAM_PREFIX, Filters, is_view_param
 from services.data import runtime
 from services.data.normalize import FUNDER_CLASSES, LABELS, OPEN_STATUSES, PHASES, STATUSES, STUDY_TYPES
 from services.errors import TrialLandscapeError
@@ -138,11 +138,17 @@ def page_setup(title: str, icon: str = "🧭", *, sidebar: bool = True) -> Filte
         st.session_state["widget_sync"] = None
     st.session_state.pop(_SHARE_SLOT, None)
     read_url_once()
+    if sidebar:
+        from services.ui import savedviews as ui_views
+
+        ui_views.switch_if_opened(title)  # a saved view opened on another page goes to its own page
     f = current_filters()
     _write_url(f)
     if sidebar:
         f = render_sidebar()
     show_notices()
+    if sidebar:
+        ui_views.show_report()
     return f
 
 
@@ -173,16 +179,28 @@ def _widget_values(f: Filters) -> dict[str, Any]:
     }
 
 
-def _seed_widgets(f: Filters) -> None:
+def seed_filter_widgets(prefix: str, f: Filters, sync_key: str) -> None:
+    """Give a filter panel's widgets (keys `prefix` + name) the values of `f`, unless they already show it."""
     key = f.query_string()
-    if st.session_state.get("widget_sync") == key and all(_W + k in st.session_state for k in _widget_values(f)):
+    if st.session_state.get(sync_key) == key and all(prefix + k in st.session_state for k in _widget_values(f)):
         return
     for name, value in _widget_values(f).items():
-        st.session_state[_W + name] = value
-    st.session_state["widget_sync"] = key
+        st.session_state[prefix + name] = value
+    st.session_state[sync_key] = key
+
+
+def _seed_widgets(f: Filters) -> None:
+    seed_filter_widgets(_W, f, "widget_sync")
 
 
 def _from_widgets() -> None:
+    f, notices = filters_from_widgets(_W)
+    st.session_state["widget_sync"] = None
+    set_filters(f, notices)
+
+
+def filters_from_widgets(prefix: str) -> tuple[Filters, list[str]]:
+    """The filters a filter panel's widgets (keys `prefix` + name) hold, with notices for what was not used."""
     s = st.session_state
     params: dict[str, Any] = {}
 
@@ -190,36 +208,34 @@ def _from_widgets() -> None:
         if value not in (None, "", []):
             params[key] = value if isinstance(value, list) else [str(value)]
 
-    put("condition", s[_W + "condition"].strip())
-    put("intervention", s[_W + "intervention"].strip())
-    status = s[_W + "status"]
+    put("condition", s[prefix + "condition"].strip())
+    put("intervention", s[prefix + "intervention"].strip())
+    status = s[prefix + "status"]
     params["status"] = status if status else ["ANY"]
-    put("phase", s[_W + "phase"])
-    put("type", s[_W + "study_type"])
-    put("funder", s[_W + "funder_class"])
-    put("sponsor", s[_W + "sponsor"].strip())
-    put("country", s[_W + "country"])
-    put("state", s[_W + "state"])
-    if s[_W + "near"].strip():
-        put("near", s[_W + "near"].strip())
-        put("radius", s[_W + "radius"])
-        put("unit", s[_W + "unit"])
-    put("age", s[_W + "age"])
-    if s[_W + "sex"] != "ANY":
-        put("sex", s[_W + "sex"])
-    if s[_W + "healthy"] != "ANY":
-        put("healthy", s[_W + "healthy"].lower())
-    put("start_from", s[_W + "start_from"])
-    put("start_to", s[_W + "start_to"])
-    put("enroll_min", s[_W + "enroll_min"])
-    put("enroll_max", s[_W + "enroll_max"])
-    if s[_W + "results"] != "ANY":
-        put("results", s[_W + "results"].lower())
-    if s[_W + "fda"] != "ANY":
-        put("fda", s[_W + "fda"].lower())
-    f, notices = Filters.from_query(params)
-    st.session_state["widget_sync"] = None
-    set_filters(f, notices)
+    put("phase", s[prefix + "phase"])
+    put("type", s[prefix + "study_type"])
+    put("funder", s[prefix + "funder_class"])
+    put("sponsor", s[prefix + "sponsor"].strip())
+    put("country", s[prefix + "country"])
+    put("state", s[prefix + "state"])
+    if s[prefix + "near"].strip():
+        put("near", s[prefix + "near"].strip())
+        put("radius", s[prefix + "radius"])
+        put("unit", s[prefix + "unit"])
+    put("age", s[prefix + "age"])
+    if s[prefix + "sex"] != "ANY":
+        put("sex", s[prefix + "sex"])
+    if s[prefix + "healthy"] != "ANY":
+        put("healthy", s[prefix + "healthy"].lower())
+    put("start_from", s[prefix + "start_from"])
+    put("start_to", s[prefix + "start_to"])
+    put("enroll_min", s[prefix + "enroll_min"])
+    put("enroll_max", s[prefix + "enroll_max"])
+    if s[prefix + "results"] != "ANY":
+        put("results", s[prefix + "results"].lower())
+    if s[prefix + "fda"] != "ANY":
+        put("fda", s[prefix + "fda"].lower())
+    return Filters.from_query(params)
 
 
 def _reset_filters() -> None:
@@ -256,62 +272,71 @@ def render_sidebar() -> Filters:
     # five default statuses ("Available") behind a scroll.
     sb.markdown(_SIDEBAR_CSS, unsafe_allow_html=True)
     sb.header("Filters")
-    sb.text_input("Condition", key=_W + "condition", on_change=_from_widgets, max_chars=200,
+    filter_widgets(sb, _W, f, _from_widgets)
+    sb.button("Reset filters", on_click=_reset_filters, width="stretch")
+    from services.ui import savedviews as ui_views
+
+    ui_views.render_panel(sb)
+    # The link is written at the end of the page (footer), once the page has put its view into the URL.
+    st.session_state[_SHARE_SLOT] = sb.container()
+    return current_filters()
+
+
+def filter_widgets(where: Any, prefix: str, f: Filters, on_change: Callable[[], None]) -> None:
+    """Every filter's widget (keys `prefix` + name) in a container (the sidebar, or a page's second filter set);
+    `on_change` runs after any edit (read the panel with filters_from_widgets(prefix))."""
+    where.text_input("Condition", key=prefix + "condition", on_change=on_change, max_chars=200,
                   placeholder="e.g. lung cancer, T2D, Ewing sarcoma",
                   help="Matches condition names, MeSH terms and keywords, in any word order; spelling variants, "
                        "abbreviations and narrower MeSH terms are included.")
-    _condition_expansion(sb, f.condition)
-    sb.text_input("Intervention", key=_W + "intervention", on_change=_from_widgets, max_chars=200,
+    _condition_expansion(where, f.condition)
+    where.text_input("Intervention", key=prefix + "intervention", on_change=on_change, max_chars=200,
                   placeholder="e.g. pembrolizumab, metformin")
-    sb.multiselect("Status", list(STATUSES), key=_W + "status", on_change=_from_widgets,
+    where.multiselect("Status", list(STATUSES), key=prefix + "status", on_change=on_change,
                    format_func=_label("status"), help="Empty = any status. Default: trials open to enrolment.")
-    with sb.expander("Place", expanded=bool(f.near)):
-        st.text_input("Near", key=_W + "near", on_change=_from_widgets, max_chars=200,
+    with where.expander("Place", expanded=bool(f.near)):
+        st.text_input("Near", key=prefix + "near", on_change=on_change, max_chars=200,
                       placeholder="City, state/country or US ZIP")
         c1, c2 = st.columns([3, 2])
-        c1.number_input("Radius", min_value=1.0, max_value=20000.0, step=25.0, key=_W + "radius",
-                        on_change=_from_widgets)
-        c2.selectbox("Unit", ["mi", "km"], key=_W + "unit", on_change=_from_widgets)
-        st.multiselect("Country", country_options(), key=_W + "country", on_change=_from_widgets)
+        c1.number_input("Radius", min_value=1.0, max_value=20000.0, step=25.0, key=prefix + "radius",
+                        on_change=on_change)
+        c2.selectbox("Unit", ["mi", "km"], key=prefix + "unit", on_change=on_change)
+        st.multiselect("Country", country_options(), key=prefix + "country", on_change=on_change)
         from services.dashboard.filters import STATE_VALUES
 
-        st.multiselect("US state", list(STATE_VALUES), key=_W + "state", on_change=_from_widgets)
-    with sb.expander("Patient", expanded=f.age is not None or bool(f.sex)):
-        st.number_input("Age (years)", min_value=0.0, max_value=120.0, step=1.0, value=None, key=_W + "age",
-                        on_change=_from_widgets, placeholder="any age")
-        st.selectbox("Sex", ["ANY", "FEMALE", "MALE"], key=_W + "sex", on_change=_from_widgets,
+        st.multiselect("US state", list(STATE_VALUES), key=prefix + "state", on_change=on_change)
+    with where.expander("Patient", expanded=f.age is not None or bool(f.sex)):
+        st.number_input("Age (years)", min_value=0.0, max_value=120.0, step=1.0, value=None, key=prefix + "age",
+                        on_change=on_change, placeholder="any age")
+        st.selectbox("Sex", ["ANY", "FEMALE", "MALE"], key=prefix + "sex", on_change=on_change,
                      format_func=lambda v: {"ANY": "Any", "FEMALE": "Female", "MALE": "Male"}[v])
-        st.selectbox("Healthy volunteers", ["ANY", "YES", "NO"], key=_W + "healthy", on_change=_from_widgets,
+        st.selectbox("Healthy volunteers", ["ANY", "YES", "NO"], key=prefix + "healthy", on_change=on_change,
                       format_func=lambda v: {"ANY": "Any", "YES": "Accepts healthy volunteers",
                                              "NO": "Patients only"}[v])
-    with sb.expander("Study design", expanded=bool(f.phase or f.study_type or f.funder_class or f.sponsor)):
-        st.multiselect("Phase", [p for p in PHASES], key=_W + "phase", on_change=_from_widgets,
+    with where.expander("Study design", expanded=bool(f.phase or f.study_type or f.funder_class or f.sponsor)):
+        st.multiselect("Phase", [p for p in PHASES], key=prefix + "phase", on_change=on_change,
                        format_func=_label("phase"))
-        st.multiselect("Study type", list(STUDY_TYPES), key=_W + "study_type", on_change=_from_widgets,
+        st.multiselect("Study type", list(STUDY_TYPES), key=prefix + "study_type", on_change=on_change,
                        format_func=_label("study_type"))
-        st.multiselect("Funder class", list(FUNDER_CLASSES), key=_W + "funder_class", on_change=_from_widgets,
+        st.multiselect("Funder class", list(FUNDER_CLASSES), key=prefix + "funder_class", on_change=on_change,
                        format_func=_label("funder_class"))
-        st.text_input("Lead sponsor", key=_W + "sponsor", on_change=_from_widgets, max_chars=200)
+        st.text_input("Lead sponsor", key=prefix + "sponsor", on_change=on_change, max_chars=200)
         c1, c2 = st.columns(2)
-        c1.number_input("Start from", min_value=1900, max_value=2100, step=1, value=None, key=_W + "start_from",
-                        on_change=_from_widgets, placeholder="year")
-        c2.number_input("Start to", min_value=1900, max_value=2100, step=1, value=None, key=_W + "start_to",
-                        on_change=_from_widgets, placeholder="year")
-        c1.number_input("Enrollment ≥", min_value=0, step=10, value=None, key=_W + "enroll_min",
-                        on_change=_from_widgets, placeholder="any")
-        c2.number_input("Enrollment ≤", min_value=0, step=10, value=None, key=_W + "enroll_max",
-                        on_change=_from_widgets, placeholder="any")
-        st.selectbox("Results posted", ["ANY", "YES", "NO"], key=_W + "results", on_change=_from_widgets,
+        c1.number_input("Start from", min_value=1900, max_value=2100, step=1, value=None, key=prefix + "start_from",
+                        on_change=on_change, placeholder="year")
+        c2.number_input("Start to", min_value=1900, max_value=2100, step=1, value=None, key=prefix + "start_to",
+                        on_change=on_change, placeholder="year")
+        c1.number_input("Enrollment ≥", min_value=0, step=10, value=None, key=prefix + "enroll_min",
+                        on_change=on_change, placeholder="any")
+        c2.number_input("Enrollment ≤", min_value=0, step=10, value=None, key=prefix + "enroll_max",
+                        on_change=on_change, placeholder="any")
+        st.selectbox("Results posted", ["ANY", "YES", "NO"], key=prefix + "results", on_change=on_change,
                      format_func=lambda v: {"ANY": "Any", "YES": "Has results", "NO": "No results"}[v])
-        st.selectbox("FDA-regulated", ["ANY", "YES", "NO"], key=_W + "fda", on_change=_from_widgets,
+        st.selectbox("FDA-regulated", ["ANY", "YES", "NO"], key=prefix + "fda", on_change=on_change,
                      format_func=lambda v: {"ANY": "Any", "YES": "FDA-regulated drug or device",
                                             "NO": "Not FDA-regulated"}[v],
                      help="The registry's flags for a drug or device regulated by the US FDA; trials that give "
                           "neither flag (older records, CSV rows) are left out of both answers.")
-    sb.button("Reset filters", on_click=_reset_filters, width="stretch")
-    # The link is written at the end of the page (footer), once the page has put its view into the URL.
-    st.session_state[_SHARE_SLOT] = sb.container()
-    return current_filters()
 
 
 # ---- the view in the URL and the share link -------------------------------------------------------
@@ -319,7 +344,9 @@ _SHARE_SLOT = "_share_slot"
 _VIEW_WORDS = {"map": "map mode", "colour": "map colouring", "area": "map area setting", "tiles": "street tiles",
                "sort": "sort order", "desc": "sort direction", "rows": "rows per page", "page": "page number",
                "sel": "ticked trials", "nct": "the trial shown", "compare": "the trials compared",
-               "sql": "the SQL query", "rank": "the sites' ranking", "from": "the place distances are measured from"}
+               "sql": "the SQL query", "bars": "what the comparison's bars show",
+               "colour_by": "the timeline's colours", "group_by": "the timeline's grouping", "rank": "the sites' ranking",
+               "from": "the place distances are measured from"}
 
 
 def view_widget(key: str, param: str, default: Any, parse: Callable[[str], Any]) -> None:
@@ -374,6 +401,11 @@ def view_memory(param: str, default: Any = None) -> Any:
     return st.session_state["view_memory"].get(param, default)
 
 
+def view_query_params() -> dict[str, list[str]]:
+    """The page's view settings in the URL (map mode, Trials sort, …), never the assistant's session link."""
+    return {k: v for k, v in _query_dict().items() if is_view_param(k) and k != "session"}
+
+
 def share_query(with_filters: bool = True) -> tuple[str, list[str], list[str]]:
     """The share link's query string, the words for what it holds, and the patient answers it leaves out."""
     from urllib.parse import quote
@@ -384,7 +416,12 @@ def share_query(with_filters: bool = True) -> tuple[str, list[str], list[str]]:
     holds = [inert.md_line(line) for line in shared.describe()] if with_filters else []
     view = [(k, v) for k, vs in _query_dict().items() if is_view_param(k) and k != "session" for v in vs]
     parts += [f"{quote(k, safe='')}={quote(v, safe='')}" for k, v in view]
-    holds += list(dict.fromkeys(_VIEW_WORDS.get(k, "the query's parameters") for k, _ in view))
+    holds += list(dict.fromkeys(_VIEW_WORDS.get(k, "the query's parameters") for k, _ in view
+                                if not k.startswith(COMPARE_PARAM_PREFIX)))
+    if any(k.startswith(COMPARE_PARAM_PREFIX) for k, _ in view):  # the Compare page's filter set B
+        from services.dashboard import compare
+
+        holds.append(inert.md_line(compare.b_words(compare.b_from_query(_query_dict())[0])))
     return "&".join(parts), holds, left_out
 
 

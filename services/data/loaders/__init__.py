@@ -33,8 +33,11 @@ REFERENCES: dict[str, tuple[tuple[str, str], ...]] = {
 }
 assert set(REFERENCES) == ID_TABLES
 
-# Run after every import, in the import's transaction: fresh planner statistics, then the derived tables.
-AFTER_IMPORT: list[str] = [load_sql("analyze_ctgov"), load_sql("refresh_study_facets"), sitename.refresh_sql()]
+# Run after every import, in the import's transaction: fresh planner statistics, the derived tables (study facets, site
+# groups), then the snapshot generation saved views compare against (services/dashboard/savedviews.py), pruned to what
+# views still need.
+AFTER_IMPORT: list[str] = [load_sql("analyze_ctgov"), load_sql("refresh_study_facets"), sitename.refresh_sql(),
+                           load_sql("snapshot_studies"), load_sql("prune_snapshots")]
 
 
 @dataclass(frozen=True)
