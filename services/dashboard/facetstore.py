@@ -685,8 +685,8 @@ class FacetStore:
 
 # ---- the start cache: the arrays on disk, memory-mapped at start ------------------------------------
 CACHE_SETTING = "TRIAL_LANDSCAPE_FACET_CACHE"  # "0" turns the start cache off (always load by COPY)
-CACHE_FORMAT = 3  # bump when the store's attributes change shape (2: the timeline's dates and their marks; 3: the Sites
-# page's site group and pair flags)
+CACHE_FORMAT = 4  # bump when the store's attributes change shape (2: the timeline's dates and their marks; 3: the Sites
+# page's site group and pair flags, before the merge; 4: both)
 _TRANSIENT = ("_loc_cells", "load_seconds", "from_cache")  # per process, never written
 
 
