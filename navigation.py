@@ -11,6 +11,7 @@ PAGES = [
     ("pages/1_Explore.py", "Explore"),
     ("pages/7_Compare.py", "Compare"),
     ("pages/2_Map.py", "Map"),
+    ("pages/9_Sites.py", "Sites"),
     ("pages/8_Timeline.py", "Timeline"),
     ("pages/3_Trials.py", "Trials"),
     ("pages/4_Assistant.py", "Assistant"),

@@ -78,6 +78,13 @@ def _planning(f: Filters, db: Any, eng: Any) -> Any:
     return planning.benchmarks(f, db=db, engine=eng)
 
 
+def _feasibility(f: Filters, db: Any, eng: Any) -> Any:
+    """The Sites page: the facility groups with the most matching trials, their details and names."""
+    from services.dashboard import feasibility
+
+    return feasibility.site_table(f, db=db, engine=eng)
+
+
 VIEWS: dict[str, Callable[[Filters, Any, Any], Any]] = {
     "dashboard": _dashboard,
     "compare": _compare,
@@ -86,6 +93,7 @@ VIEWS: dict[str, Callable[[Filters, Any, Any], Any]] = {
     "timeline": _timeline,
     "planning": _planning,
     "relevance": _relevance,
+    "feasibility": _feasibility,
 }
 
 

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from services.data import geo
+from services.data import geo, sitename
 from services.data.db import Database, load_sql
 from services.data.loaders import REFRESH_SEARCH
 
@@ -254,7 +254,8 @@ def write(db: Database, tables: dict[str, pd.DataFrame]) -> dict[str, int]:
         r"CREATE (?:UNIQUE )?INDEX IF NOT EXISTS (\w+) ON ctgov\.", index_ddl)]
     counts = db.replace_rows({}, {}, csv_tables=csv_tables,
                              before=["SET LOCAL maintenance_work_mem = '512MB'", truncate, *drops],
-                             after=[index_ddl, load_sql("refresh_study_facets"), REFRESH_SEARCH], timeout_ms=3_600_000)
+                             after=[index_ddl, load_sql("refresh_study_facets"), sitename.refresh_sql(),
+                                    REFRESH_SEARCH], timeout_ms=3_600_000)
     return {k.split(".", 1)[1]: v for k, v in counts.items()}
 
 

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from services.dashboard import relevance
-from services.dashboard.facetstore import MapFrames
+from services.dashboard.facetstore import DETAIL_COLUMNS, GROUP_COLUMNS, TOP_DETAILS, MapFrames, SiteFrames
 from services.dashboard.filters import (
     FUNNEL_FIELDS,
     Filters,
@@ -58,6 +58,9 @@ SORTS: dict[str, str] = {
     # this expression (start date) orders instead.
     "relevance": "s.start_date",
 }
+# The Sites page's ranks (facetstore.SITE_ORDERS) over feasibility_site_groups.sql; ties by group key.
+SITE_ORDER_SQL = {"trials": "trials DESC, recruiting DESC", "recruiting": "recruiting DESC, trials DESC",
+                  "distance": "miles ASC NULLS LAST, trials DESC"}
 PAGE_CAP = 100_000  # the most rows one page (an export) may hold
 # Sorts the in-process store does itself: numbers, and texts by their rank in the database's collation.
 MEMORY_SORTS = ("sites", "enrollment", "start_date", "title", "phase", "status", "lead_sponsor")
@@ -99,6 +102,11 @@ class Engine(Protocol):
     def map_frames(self, f: Filters, *, only_in_area: bool, point_limit: int, nearest_limit: int,
                    grid_steps: tuple[float, ...], timeout_ms: int) -> MapFrames:
         """Summary, points or grid cells, nearest sites and country/state values of the matching trials' sites."""
+
+    def site_frames(self, f: Filters, place: geo.Place | None, *, order: str, limit: int,
+                    investigators: bool) -> SiteFrames:
+        """The Sites page: the matching trials' facility groups ranked by `order` (facetstore.SITE_ORDERS), the first
+        `limit` of them with their phases, lead sponsors and (when asked) investigators."""
 
     def trial_page(self, f: Filters, *, sort: str, descending: bool, limit: int, offset: int) -> list[str]:
         """NCT ids of one page of matching trials under a whitelisted sort (ties by NCT id)."""
@@ -340,6 +348,34 @@ class SqlEngine:
                   if isinstance(funnel_df, pd.DataFrame) else None)
         raw = {n: r for n, r in results.items() if n in specs and isinstance(r, pd.DataFrame)}
         return DashboardFrames(kpis, funnel, raw, errors)
+
+    # ---- the Sites page
+    def site_frames(self, f: Filters, place: geo.Place | None, *, order: str, limit: int,
+                    investigators: bool) -> SiteFrames:
+        cte, params = base_cte(f)
+        keyed = (f"{cte}, keyed AS (SELECT k.facility_id, k.group_key FROM ({load_sql('site_keys')}) k "
+                 "WHERE k.nct_id IN (SELECT nct_id FROM m))")
+        p = dict(params, near_lat=place.lat if place else None, near_lon=place.lon if place else None,
+                 earth_miles=geo.EARTH_RADIUS_MILES, limit=max(0, int(limit)))
+        ranked = (f"{keyed}\n{load_sql('feasibility_site_groups')}\n"
+                  f"ORDER BY {SITE_ORDER_SQL.get(order, SITE_ORDER_SQL['trials'])}, group_key COLLATE \"C\" "
+                  "LIMIT :limit")
+        groups = self.db.fetch_df(ranked, p, timeout_ms=PAGE_TIMEOUT_MS)
+        all_sites = int(self.db.fetch_value(f"{cte} SELECT count(*) FROM m JOIN ctgov.facilities f "
+                                            "ON f.nct_id = m.nct_id", params, timeout_ms=COUNT_TIMEOUT_MS))
+        named = int(groups["n_sites"].iloc[0]) if len(groups) else 0
+        totals = {"groups": int(groups["n_groups"].iloc[0]) if len(groups) else 0, "sites": named,
+                  "unnamed": all_sites - named}
+        if groups.empty:
+            return SiteFrames(pd.DataFrame(columns=GROUP_COLUMNS), pd.DataFrame(columns=DETAIL_COLUMNS), totals)
+        keys = [str(k) for k in groups["group_key"]]
+        detail = self.db.fetch_df(f"{keyed}\n{load_sql('feasibility_site_details')}",
+                                  dict(params, keys=keys, investigators=bool(investigators), top=TOP_DETAILS),
+                                  timeout_ms=PAGE_TIMEOUT_MS)
+        rep = dict(zip(keys, [int(i) for i in groups["site_id"]], strict=True))
+        detail = detail.assign(site_id=[rep[str(k)] for k in detail["group_key"]])
+        return SiteFrames(groups.drop(columns=["group_key", "n_groups", "n_sites"]).reset_index(drop=True),
+                          detail[DETAIL_COLUMNS].reset_index(drop=True), totals)
 
     # ---- the map
     def _area(self, f: Filters, body: str, only_in_area: bool) -> tuple[str, dict[str, Any]]:
@@ -597,6 +633,16 @@ class MemoryEngine:
         tops = {name: int(spec["top"]) for name, spec in specs.items() if "top" in spec}
         kpis, funnel, raw = store.dashboard_frames(f, self.db, tops)
         return DashboardFrames(kpis, funnel, raw, {})
+
+    def site_frames(self, f: Filters, place: geo.Place | None, *, order: str, limit: int,
+                    investigators: bool) -> SiteFrames:
+        from services.dashboard import facetstore
+
+        store = self._ready()
+        if store is None:
+            return self._sql.site_frames(f, place, order=order, limit=limit, investigators=investigators)
+        return facetstore.site_frames(store, f, self.db, place, order=order, limit=limit,
+                                      investigators=investigators)
 
     def map_frames(self, f: Filters, *, only_in_area: bool, point_limit: int, nearest_limit: int,
                    grid_steps: tuple[float, ...], timeout_ms: int) -> MapFrames:

@@ -403,16 +403,17 @@ class FacetStore:
         slices = max(1, math.ceil(int(total or 0) / SITE_SLICE_ROWS))
         bounds = np.linspace(int(low or 0), int(high or 0) + 1, slices + 1).round().astype(np.int64)
         words = {name: _Dictionary() for name in SITE_TEXT}
-        parts: dict[str, list[np.ndarray]] = {name: [] for name in ("row", "id", "lat", "lon", *SITE_TEXT)}
+        parts: dict[str, list[np.ndarray]] = {name: [] for name in ("row", "id", "lat", "lon", "group", *SITE_TEXT)}
         for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
             buffer = db.copy_csv(load_sql("facetstore_sites"), {"lo": lo, "hi": hi}, timeout_ms=LOAD_TIMEOUT_MS)
             df = _read(buffer, list(SITE_TEXT), {"nct_id": "S16", "site_id": np.int64, "lat": np.float64,
-                                                 "lon": np.float64})
+                                                 "lon": np.float64, "site_group": np.float64})
             pos, known = self._positions(df["nct_id"].to_numpy().astype("S16"))
             parts["row"].append(pos[known].astype(np.int32))
             parts["id"].append(df["site_id"].to_numpy(np.int64)[known])
             parts["lat"].append(df["lat"].to_numpy(np.float64)[known])
             parts["lon"].append(df["lon"].to_numpy(np.float64)[known])
+            parts["group"].append(np.nan_to_num(df["site_group"].to_numpy(np.float64)[known], nan=-1).astype(np.int32))
             for name in SITE_TEXT:
                 parts[name].append(words[name].codes(df[name])[known])
             del df, buffer
@@ -422,6 +423,9 @@ class FacetStore:
         # AACT's facility ids are 32-bit integers; half the memory when they fit.
         self.site_id = site_id.astype(np.int32) if site_id.size and site_id.max() < 2**31 else site_id
         del site_id
+        # Each site's facility group (app.site_groups, in key order; -1: no name), for the Sites page.
+        self.site_group = np.concatenate(parts.pop("group"))
+        self.n_site_groups = int(self.site_group.max()) + 1 if self.site_group.size else 0
         self.site_loc, self.loc_lat, self.loc_lon = _locations(np.concatenate(parts.pop("lat")),
                                                                np.concatenate(parts.pop("lon")))
         self._loc_cells: dict[float, tuple[np.ndarray, int]] = {}
@@ -430,6 +434,11 @@ class FacetStore:
         self.site_state: Coded = coded["state"]
         self.site_city: Coded = coded["city"]
         self.site_status: Coded = coded["shown_status"]
+        # The first site of each (facility group, study), and the first recruiting one: the Sites page counts distinct
+        # studies per group by summing these flags instead of sorting millions of pairs per view.
+        self.site_pair_first = _first_of_pairs(self.site_group, self.site_row, self.n)
+        recruiting = _recruiting_lut(self.site_status)[self.site_status.codes]
+        self.site_pair_recruiting = _first_of_pairs(np.where(recruiting, self.site_group, -1), self.site_row, self.n)
 
     # ---- filters ----------------------------------------------------------------------------------
     def _positions(self, nct_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -676,7 +685,8 @@ class FacetStore:
 
 # ---- the start cache: the arrays on disk, memory-mapped at start ------------------------------------
 CACHE_SETTING = "TRIAL_LANDSCAPE_FACET_CACHE"  # "0" turns the start cache off (always load by COPY)
-CACHE_FORMAT = 2  # bump when the store's attributes change shape (2: the timeline's dates and their marks)
+CACHE_FORMAT = 4  # bump when the store's attributes change shape (2: the timeline's dates and their marks; 3: the Sites
+# page's site group and pair flags, before the merge; 4: both)
 _TRANSIENT = ("_loc_cells", "load_seconds", "from_cache")  # per process, never written
 
 
@@ -1188,3 +1198,137 @@ def _state_values(store: FacetStore, sites: np.ndarray, rows: np.ndarray) -> pd.
     codes = np.where(in_pr, pr_code, s)
     keep = in_us | in_pr
     return _coded_values(codes[keep], labels, rows[keep], "state")
+
+
+# ---- the Sites page --------------------------------------------------------------------------------
+SITE_ORDERS = ("trials", "recruiting", "distance")  # how the Sites page ranks facility groups
+
+
+@dataclass
+class SiteFrames:
+    """The raw frames of the Sites page, shaped as the feasibility_*.sql queries return them. Each group is named by
+    its representative facility (`site_id`: the lowest facility id among its sites of the matching trials)."""
+
+    groups: pd.DataFrame  # site_id, trials, recruiting, miles, point_id (lowest located facility id), in rank order
+    details: pd.DataFrame  # site_id, kind ("phase", "sponsor", "investigator"), value, n (distinct trials), of (values
+    # of that kind in the group): every phase, the first TOP_DETAILS sponsors and investigators
+    totals: dict[str, int]  # groups, sites (with a name), unnamed (sites without a name)
+
+
+GROUP_COLUMNS = ["site_id", "trials", "recruiting", "miles", "point_id"]
+DETAIL_COLUMNS = ["site_id", "kind", "value", "n", "of"]
+TOP_DETAILS = 3  # lead sponsors and investigators listed per group
+
+
+def _first_of_pairs(groups: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:
+    """True at the first site (in site order) of each (group, study) pair; never for a group below 0."""
+    out = np.zeros(groups.size, dtype=bool)
+    keep = np.flatnonzero(groups >= 0)
+    key = groups[keep].astype(np.int64) * (n + 1) + rows[keep]
+    order = np.argsort(key, kind="stable")
+    sorted_key = key[order]
+    out[keep[order[np.r_[True, sorted_key[1:] != sorted_key[:-1]]]]] = True
+    return out
+
+
+def _recruiting_lut(coded: Coded) -> np.ndarray:
+    """Which shown statuses say "recruiting" (SQL: upper(btrim(status)) = 'RECRUITING')."""
+    return coded.lut(lambda v: str(v).strip(" ").upper() == "RECRUITING")
+
+
+def site_frames(store: FacetStore, f: Filters, db: Database, place: geo.Place | None, *, order: str, limit: int,
+                investigators: bool) -> SiteFrames:
+    """The facility groups of the matching trials with the most trials (or recruiting trials, or nearest to the
+    place), and the phases, lead sponsors and investigators of the first `limit` of them."""
+    mask = store.mask(f, db)
+    sites = np.flatnonzero(mask[store.site_row]).astype(np.int32)
+    named = sites[store.site_group[sites] >= 0]
+    totals = {"sites": int(named.size), "unnamed": int(sites.size - named.size)}
+    del sites
+    ng = store.n_site_groups
+    g = store.site_group[named]
+    rows = store.site_row[named]
+    trials = np.bincount(g[store.site_pair_first[named]], minlength=ng)
+    recruiting = np.bincount(g[store.site_pair_recruiting[named]], minlength=ng)
+    present = np.flatnonzero(trials)
+    totals["groups"] = int(present.size)
+    miles = np.full(ng, np.inf)
+    located = store.site_loc[named] != store.nloc
+    if place is not None:
+        locs = store.site_loc[named[located]]
+        site_miles = store.loc_miles(place, positions=locs)[locs]
+        np.minimum.at(miles, g[located], site_miles)
+    miles[np.isinf(miles)] = np.nan
+    p_miles = miles[present]
+    no_miles = np.isnan(p_miles)
+    if order == "recruiting":
+        ranked = np.lexsort((present, -trials[present], -recruiting[present]))
+    elif order == "distance":
+        ranked = np.lexsort((present, -trials[present], np.where(no_miles, 0.0, p_miles), no_miles))
+    else:
+        ranked = np.lexsort((present, -recruiting[present], -trials[present]))
+    top = present[ranked[:max(0, int(limit))]]
+    chosen = np.zeros(ng, dtype=bool)
+    chosen[top] = True
+    keep = chosen[g]
+    s2, g2, rows2, loc2 = named[keep], g[keep], rows[keep], located[keep]
+    firsts = store.site_pair_first[s2]  # one site per (group, study): the details count each study once
+    big = np.iinfo(np.int64).max
+    rep = np.full(ng, big, dtype=np.int64)
+    np.minimum.at(rep, g2, store.site_id[s2].astype(np.int64))
+    point = np.full(ng, big, dtype=np.int64)
+    np.minimum.at(point, g2[loc2], store.site_id[s2[loc2]].astype(np.int64))
+    groups = pd.DataFrame({
+        "site_id": rep[top].tolist(), "trials": trials[top].tolist(), "recruiting": recruiting[top].tolist(),
+        "miles": miles[top].tolist(), "point_id": [None if p == big else int(p) for p in point[top].tolist()]},
+        columns=GROUP_COLUMNS)
+    details = [_group_counts(g2[firsts], rows2[firsts], store.phase_raw, rep, "phase", keep_null=True),
+               _group_counts(g2[firsts], rows2[firsts], store.lead_sponsor, rep, "sponsor", keep_null=False,
+                             top=TOP_DETAILS)]
+    if investigators and s2.size:
+        details.append(_investigators(db, store.site_id[s2], rep[g2], rows2))
+    frames = [d for d in details if len(d)]
+    detail = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=DETAIL_COLUMNS)
+    return SiteFrames(groups, detail, totals)
+
+
+def _group_counts(groups: np.ndarray, rows: np.ndarray, coded: Coded, rep: np.ndarray, kind: str, *,
+                  keep_null: bool, top: int | None = None) -> pd.DataFrame:
+    """Studies per (group, study value) from one row per (group, study): the groups' phases or lead sponsors; with
+    `top`, only each group's first `top` values (most studies, then byte order), and `of` how many the group has."""
+    if groups.size == 0:
+        return pd.DataFrame(columns=DETAIL_COLUMNS)
+    pg, codes = groups.astype(np.int64), coded.codes[rows]  # one row per (group, study): no duplicates to drop
+    if not keep_null:
+        pg, codes = pg[codes != coded.null], codes[codes != coded.null]
+    keys, n = _runs(pg * coded.size + codes)
+    group, code = keys // coded.size, keys % coded.size
+    order = np.lexsort((code, -n, group))  # by group, then most studies, then the value's byte order (NULL last)
+    group, code, n = group[order], code[order], n[order]
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    sizes = np.diff(np.r_[starts, group.size])
+    rank = np.arange(group.size) - np.repeat(starts, sizes)
+    of = np.repeat(sizes, sizes)
+    keep = rank < top if top is not None else np.ones(group.size, dtype=bool)
+    return pd.DataFrame({"site_id": rep[group[keep]].tolist(), "kind": kind, "value": list(coded.labels[code[keep]]),
+                         "n": n[keep].tolist(), "of": of[keep].tolist()}, columns=DETAIL_COLUMNS)
+
+
+def _investigators(db: Database, site_ids: np.ndarray, reps: np.ndarray, rows: np.ndarray) -> pd.DataFrame:
+    """Investigators named at the chosen sites (ctgov.facility_investigators), distinct studies (of the sites) per
+    group and name."""
+    found = db.fetch_df(load_sql("feasibility_site_investigators"), {"ids": [int(i) for i in site_ids]},
+                        timeout_ms=LOOKUP_TIMEOUT_MS)
+    if found.empty:
+        return pd.DataFrame(columns=DETAIL_COLUMNS)
+    ids = [int(i) for i in site_ids]
+    rep_of = dict(zip(ids, [int(r) for r in reps], strict=True))
+    row_of = dict(zip(ids, [int(r) for r in rows], strict=True))
+    found["site_id"] = [rep_of[int(i)] for i in found["facility_id"]]
+    found["study"] = [row_of[int(i)] for i in found["facility_id"]]
+    n = found.groupby(["site_id", "value"], sort=False)["study"].nunique().reset_index(name="n")
+    n["order"] = [str(v).encode("utf-8") for v in n["value"]]
+    n = n.sort_values(["site_id", "n", "order"], ascending=[True, False, True], kind="stable")
+    n["of"] = n.groupby("site_id")["value"].transform("size")
+    n = n[n.groupby("site_id").cumcount() < TOP_DETAILS]
+    return n.assign(kind="investigator")[DETAIL_COLUMNS].reset_index(drop=True)

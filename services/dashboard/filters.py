@@ -217,7 +217,7 @@ class Filters:
 # Parameters that describe the view rather than the filters (map mode, Trials sort/page/selection, the trial or
 # comparison shown, the SQL text; "sql.<name>" are the SQL query's parameters): not filters, so not "unknown".
 VIEW_PARAMS = frozenset({"nct", "page", "tab", "session", "compare", "view", "map", "colour", "area", "tiles",
-                         "sort", "desc", "rows", "sel", "sql", "bars", "colour_by", "group_by"})
+                         "sort", "desc", "rows", "sel", "sql", "bars", "colour_by", "group_by", "rank", "from"})
 SQL_PARAM_PREFIX = "sql."
 COMPARE_PARAM_PREFIX = "b."  # the Compare page's filter set B (services/dashboard/compare.py reads them)
 

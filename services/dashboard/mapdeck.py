@@ -12,6 +12,7 @@ import pandas as pd
 import pydeck as pdk
 from pydeck.bindings import json_tools
 
+from services import inert
 from services.cache import SingleFlightCache
 from services.dashboard import sitemap
 
@@ -97,10 +98,14 @@ def choropleth_layer(values: pd.DataFrame, level: str, metric: str = "trials") -
     )
 
 
-def pin_layers(name: str, lat: float, lon: float, radius_miles: float, unit: str = "mi") -> list[pdk.Layer]:
-    """The filter's place as a pin and a label (drawn above the sites)."""
-    shown_radius = radius_miles * (sitemap.geo.KM_PER_MILE if unit == "km" else 1.0)
-    tip = {"t_title": name, "t_sub": f"Search radius {shown_radius:,.0f} {unit}", "t_l1": "", "t_l2": ""}
+def pin_layers(name: str, lat: float, lon: float, radius_miles: float | None, unit: str = "mi") -> list[pdk.Layer]:
+    """The filter's place as a pin and a label (drawn above the sites); without a radius, the place distances are
+    measured from."""
+    if radius_miles is None:
+        sub = "Distances are measured from here"
+    else:
+        sub = f"Search radius {radius_miles * (sitemap.geo.KM_PER_MILE if unit == 'km' else 1.0):,.0f} {unit}"
+    tip = {"t_title": name, "t_sub": sub, "t_l1": "", "t_l2": ""}
     return [
         pdk.Layer("ScatterplotLayer", [{"lat": lat, "lon": lon, **tip}], id="place-pin",
                   get_position=["lon", "lat"], get_fill_color=[*RING, 255], get_line_color=[255, 255, 255],
@@ -211,3 +216,42 @@ def shared_deck(key: Hashable, build: Callable[[], pdk.Deck]) -> pdk.Deck:
     """The deck for a view key (filters, area switch, mode, metric, tiles), built once per ten minutes for all
     visitors — the same lifetime as the cached map data it is drawn from."""
     return _deck_cache.get_or_compute(key, build)
+
+
+# ---- the Sites page ----------------------------------------------------------------------------------
+def group_points(rows: pd.DataFrame, unit: str = "mi") -> pd.DataFrame:
+    """The Sites table's facility groups with a position → map points: green when a site recruits for a matching
+    trial now, grey otherwise; the dot's area follows the number of matching trials; tooltip lines."""
+    located = rows.dropna(subset=["lat", "lon"])
+    recruiting = list(sitemap.status_colour("RECRUITING"))
+    other = list(sitemap.status_colour("COMPLETED"))
+    out = pd.DataFrame({
+        "lat": located["lat"].astype(float), "lon": located["lon"].astype(float),
+        "color": [recruiting if int(r) > 0 else other for r in located["recruiting"]],
+        "r": [min(22.0, 3.0 + 1.6 * math.sqrt(float(t))) for t in located["trials"]],
+        "t_title": [f"#{int(k)} {sitemap._text(n) or 'Unnamed site'}" for k, n in zip(located["rank"], located["facility"],
+                                                                                   strict=True)],
+        "t_sub": [sitemap._where(c, s, k) + (f" · {d:,.1f} {unit} away" if d is not None and d == d else "")
+                  for c, s, k, d in zip(located["city"], located["state"], located["country"], located["distance"],
+                                        strict=True)],
+        "t_l1": [f"{int(t):,} matching trial{'s' if int(t) != 1 else ''} · {int(r):,} recruiting now"
+                 for t, r in zip(located["trials"], located["recruiting"], strict=True)],
+        "t_l2": [sitemap._short(sitemap._text(p)) for p in located["sponsors"]],
+    })
+    for col in ("t_title", "t_sub", "t_l1", "t_l2"):  # the tooltip template is HTML: record text stays text
+        out[col] = [inert.html_text(v) for v in out[col]]
+    return out.reset_index(drop=True)
+
+
+def group_deck(rows: pd.DataFrame, place: sitemap.geo.Place | None, unit: str = "mi") -> pdk.Deck:
+    """The Sites page's map: outlines, one dot per facility group, the place distances are measured from."""
+    points = group_points(rows, unit)
+    layers = outline_layers(states=True)
+    layers.append(pdk.Layer(
+        "ScatterplotLayer", points.to_dict("records") if len(points) else [], id="site-groups",
+        get_position=["lon", "lat"], get_fill_color="color", get_radius="r", radius_units="'pixels'",
+        stroked=True, get_line_color=[255, 255, 255], line_width_min_pixels=0.7, opacity=0.85, pickable=True,
+        auto_highlight=True))
+    if place is not None:
+        layers.extend(pin_layers(place.name, place.lat, place.lon, None, unit))
+    return offline_deck(layers, view_for_points(points))

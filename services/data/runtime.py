@@ -20,7 +20,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from services.data import embedded
+from services.data import embedded, sitename
 from services.data.db import DEFAULT_TIMEOUT_MS, Database, describe_url, schema_files
 from services.data.startup import PROGRESS
 from services.errors import QueryFailed
@@ -95,6 +95,7 @@ def ensure_schema(db: Database) -> None:
             advance(n)
     db.execute("INSERT INTO app.meta (key, value) VALUES ('schema_fingerprint', :v) "
                "ON CONFLICT (key) DO UPDATE SET value = :v, updated_at = now()", {"v": fingerprint})
+    sitename.ensure_built(db)  # a derived table newer than the database's last import
 
 
 _KIND_TEXT = {"ctgov-json": "JSON studies", "ctgov-csv": "CSV studies (sites geocoded offline)",
@@ -193,6 +194,7 @@ def get_db() -> Database:
             if health.ok and not health.read_only:
                 try:
                     apply_schema(db)
+                    sitename.ensure_built(db)
                 except QueryFailed as err:  # e.g. no CREATE privilege: use it as it is
                     _log.warning("could not apply schema to %s: %s", db.label, err)
                     db = Database(url, read_only=True, statement_timeout_ms=_timeout(), pool_size=_pool_size(),

@@ -345,7 +345,8 @@ _VIEW_WORDS = {"map": "map mode", "colour": "map colouring", "area": "map area s
                "sort": "sort order", "desc": "sort direction", "rows": "rows per page", "page": "page number",
                "sel": "ticked trials", "nct": "the trial shown", "compare": "the trials compared",
                "sql": "the SQL query", "bars": "what the comparison's bars show",
-               "colour_by": "the timeline's colours", "group_by": "the timeline's grouping"}
+               "colour_by": "the timeline's colours", "group_by": "the timeline's grouping", "rank": "the sites' ranking",
+               "from": "the place distances are measured from"}
 
 
 def view_widget(key: str, param: str, default: Any, parse: Callable[[str], Any]) -> None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from services.data import sitename
 from services.data.db import Database, load_sql
 from services.data.loaders import aact_flat, ctgov_csv, ctgov_json, sources
 from services.data.loaders.coerce import FieldError
@@ -41,11 +42,11 @@ REFRESH_SEARCH = ("TRUNCATE app.study_search;\nWITH m AS (SELECT nct_id FROM ctg
                   + load_sql("search_documents") + "\n) d LEFT JOIN terms ON terms.nct_id = d.nct_id"
                   + ";\nANALYZE app.study_search;\nINSERT INTO app.meta (key, value) VALUES ('search_refreshed_at', "
                   "now()::text) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now();")
-# Run after every import, in the import's transaction: fresh planner statistics, the derived tables, the snapshot
-# generation saved views compare against (services/dashboard/savedviews.py), pruned to what views still need, and
-# the search documents.
-AFTER_IMPORT: list[str] = [load_sql("analyze_ctgov"), load_sql("refresh_study_facets"), load_sql("snapshot_studies"),
-                           load_sql("prune_snapshots"), REFRESH_SEARCH]
+# Run after every import, in the import's transaction: fresh planner statistics, the derived tables (study facets, site
+# groups), the snapshot generation saved views compare against (services/dashboard/savedviews.py), pruned to what
+# views still need, and the search documents.
+AFTER_IMPORT: list[str] = [load_sql("analyze_ctgov"), load_sql("refresh_study_facets"), sitename.refresh_sql(),
+                           load_sql("snapshot_studies"), load_sql("prune_snapshots"), REFRESH_SEARCH]
 
 
 @dataclass(frozen=True)
