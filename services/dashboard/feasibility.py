@@ -14,6 +14,7 @@ from services.dashboard.filters import Filters
 from services.data import geo, runtime, sitename
 from services.data.db import Database, load_sql
 from services.data.normalize import PHASES, canonical, label
+from services.trials import text
 
 LIMIT = 200  # facility groups listed (and drawn)
 ORDER_LABELS = {"trials": "Most matching trials", "recruiting": "Most recruiting now", "distance": "Nearest"}
@@ -97,8 +98,8 @@ def shape(db: Database, frames: SiteFrames, unit: str = "mi") -> pd.DataFrame:
         point = sites.loc[int(g["point_id"])] if g["point_id"] is not None and g["point_id"] == g["point_id"] else None
         miles = g["miles"]
         rows.append({
-            "rank": rank, "facility": rep["facility"], "city": rep["city"], "state": rep["state"],
-            "country": rep["country"], "trials": int(g["trials"]), "recruiting": int(g["recruiting"]),
+            "rank": rank, "facility": text(rep["facility"]), "city": text(rep["city"]), "state": text(rep["state"]),
+            "country": text(rep["country"]), "trials": int(g["trials"]), "recruiting": int(g["recruiting"]),
             "distance": None if miles is None or miles != miles else round(float(miles) * factor, 1),
             "phases": _phase_text(phases.get(int(g["site_id"]))),
             "sponsors": _top_text(sponsors.get(int(g["site_id"]))),
