@@ -842,7 +842,8 @@ def _load(db: Database, stamp: str) -> FacetStore:
     root = cache_root(db) if cache_enabled() else None
     if root is not None:
         cached = read_cache(root, stamp)
-        if cached is None and facetcopy.fetch(db, root, cache_key(stamp)) is not None:
+        if (cached is None and facetcopy.available(db, cache_key(stamp))
+                and facetcopy.fetch(db, root, cache_key(stamp)) is not None):
             cached = read_cache(root, stamp)  # this host's folder was missing or stale: the database's copy
         if cached is not None:
             return cached
