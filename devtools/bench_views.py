@@ -136,11 +136,11 @@ def views_table(result: dict[str, Any]) -> str:
     """The result as a text table, one line per view and filter."""
     lines = [f"views benchmark on {result['database']} ({result['engine']} engine): p50 over {result['runs']} "
              f"cold runs (target ≤ {result['target_p50_s']:.2f} s)",
-             f"{'view':<14}{'filter':<26}{'p50 s':>9}{'p90 s':>9}{'max s':>9}"]
+             f"{'view':<20}{'filter':<26}{'p50 s':>9}{'p90 s':>9}{'max s':>9}"]
     for r in result["rows"]:
         if "error" in r:
-            lines.append(f"{r['view']:<14}{r['filter']:<26}  ERROR {r['error']}")
+            lines.append(f"{r['view']:<20}{r['filter']:<26}  ERROR {r['error']}")
         else:
-            lines.append(f"{r['view']:<14}{r['filter']:<26}{r['p50_s']:>9.3f}{r['p90_s']:>9.3f}{r['max_s']:>9.3f}")
+            lines.append(f"{r['view']:<20}{r['filter']:<26}{r['p50_s']:>9.3f}{r['p90_s']:>9.3f}{r['max_s']:>9.3f}")
     lines.append(f"worst p50: {result['worst_p50_s']:.3f} s — {'OK' if result['ok'] else 'OVER TARGET'}")
     return "\n".join(lines)
