@@ -280,3 +280,4 @@ def synthetic_database(url: str | None = None) -> Database:
         db = Database(embedded.start(pgdata), label=f"synthetic embedded ({pgdata})")
     runtime.apply_schema(db)
     return db
+

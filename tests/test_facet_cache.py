@@ -48,6 +48,20 @@ def _generations(root: Path) -> list[str]:
     return sorted(p.name for p in root.iterdir()) if root.exists() else []
 
 
+def _store_in_a_new_process(db: Database) -> dict[str, object]:
+    """Load the store in a fresh Python process that counts its COPY statements: from_cache, copies, n, seconds."""
+    code = ("import json, sys; from services.dashboard import facetstore; from services.data.db import Database\n"
+            "copies = []; orig = Database.copy_csv\n"
+            "def counted(self, *a, **k):\n    copies.append(1); return orig(self, *a, **k)\n"
+            "Database.copy_csv = counted\n"
+            "s = facetstore.store_for(Database(sys.argv[1]))\n"
+            "print(json.dumps({'from_cache': s.from_cache, 'copies': len(copies), 'n': s.n,"
+            " 'seconds': s.load_seconds}))\n")
+    out = subprocess.run([sys.executable, "-c", code, db.url], cwd=PROJECT, capture_output=True, text=True,
+                         timeout=300, env=dict(os.environ), check=True)
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
 def _copies(db: Database) -> list[str]:
     """The keys of the start-cache copies the database holds."""
     return [str(r["key"]) for r in db.fetch_rows("SELECT DISTINCT key FROM app.facet_copy ORDER BY key")]
@@ -134,17 +148,7 @@ def test_next_process_maps_the_cache_instead_of_copying(scratch):
     db, root = scratch
     stamp = _fresh(db).refreshed_at
     assert (root / facetstore.cache_key(stamp) / "manifest.json").is_file()
-    # A new process counts its COPY statements: none when the cache is there.
-    code = ("import json, sys; from services.dashboard import facetstore; from services.data.db import Database\n"
-            "copies = []; orig = Database.copy_csv\n"
-            "def counted(self, *a, **k):\n    copies.append(1); return orig(self, *a, **k)\n"
-            "Database.copy_csv = counted\n"
-            "s = facetstore.store_for(Database(sys.argv[1]))\n"
-            "print(json.dumps({'from_cache': s.from_cache, 'copies': len(copies), 'n': s.n,"
-            " 'seconds': s.load_seconds}))\n")
-    out = subprocess.run([sys.executable, "-c", code, db.url], cwd=PROJECT, capture_output=True, text=True,
-                         timeout=300, env=dict(os.environ), check=True)
-    child = json.loads(out.stdout.strip().splitlines()[-1])
+    child = _store_in_a_new_process(db)  # none of its COPY statements run when the cache is there
     assert child["from_cache"] is True and child["copies"] == 0 and child["n"] == db.fetch_value("SELECT count(*) FROM app.study_facets")
 
 
@@ -281,16 +285,8 @@ def test_a_host_without_the_folder_fetches_the_databases_copy_instead_of_copying
     key = facetstore.cache_key(loaded.refreshed_at)
     assert facetcopy.available(db, key)
     facetstore.shutil.rmtree(root / key)  # a fresh container, another host, a deleted folder
-    code = ("import json, sys; from services.dashboard import facetstore; from services.data.db import Database\n"
-            "copies = []; orig = Database.copy_csv\n"
-            "def counted(self, *a, **k):\n    copies.append(1); return orig(self, *a, **k)\n"
-            "Database.copy_csv = counted\n"
-            "s = facetstore.store_for(Database(sys.argv[1]))\n"
-            "print(json.dumps({'from_cache': s.from_cache, 'copies': len(copies), 'n': s.n}))\n")
-    out = subprocess.run([sys.executable, "-c", code, db.url], cwd=PROJECT, capture_output=True, text=True,
-                         timeout=300, env=dict(os.environ), check=True)
-    child = json.loads(out.stdout.strip().splitlines()[-1])
-    assert child == {"from_cache": True, "copies": 0, "n": loaded.n}
+    child = _store_in_a_new_process(db)
+    assert (child["from_cache"], child["copies"], child["n"]) == (True, 0, loaded.n)
     assert (root / key / "manifest.json").is_file()  # fetched into this host's folder: the next start maps it
     fetched = _fresh(db)
     for name, value in vars(loaded).items():

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from devtools.commands import add_database_choice, chosen_database
+
 
 def register_bench(bench_subparsers: Any) -> None:
     """Add `snapshot` under `bench`."""
@@ -13,26 +15,17 @@ def register_bench(bench_subparsers: Any) -> None:
         description="Runs the after-import steps once each (no trial data is changed) and prints their times, the "
                     "versions the snapshot added and the storage kept.")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument("--synthetic", action="store_true", help="the generator's database (python -m services synth)")
-    where.add_argument("--database-url", default=None, help="this database (writable)")
+    add_database_choice(parser, "this database (writable)")
     parser.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
     """Run it and print the result; 2 when the database is read-only."""
-    import os
-
-    from devtools import bench_snapshots, synth
+    from devtools import bench_snapshots
     from services.cli import print_result
-    from services.data import runtime
     from services.errors import BadInput
 
-    if args.synthetic or args.database_url:
-        db = synth.synthetic_database(args.database_url) if args.synthetic else None
-        os.environ["DATABASE_URL"] = db.url if db is not None else args.database_url
-        runtime.reset()
-    db = runtime.get_db()
+    db = chosen_database(args)
     if db.read_only:
         raise BadInput(f"{db.label} is read-only: nothing can be refreshed there.")
     print_result(bench_snapshots.bench_snapshot(db), args.json, bench_snapshots.snapshot_text)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from devtools.commands import add_database_choice, chosen_database
+
 
 def register_bench(bench_subparsers: Any) -> None:
     """Add `views` under `bench`."""
@@ -18,30 +20,21 @@ def register_bench(bench_subparsers: Any) -> None:
     parser.add_argument("--engine", choices=("auto", "memory", "sql"), default="auto")
     parser.add_argument("--target", type=float, default=None, help="p50 target in seconds (default: 1.0)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument("--synthetic", action="store_true", help="the generator's database (python -m services synth)")
-    where.add_argument("--database-url", default=None, help="this database (e.g. a full AACT)")
+    add_database_choice(parser)
     parser.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
     """Run the benchmark and print it; 2 for bad arguments, 1 when over target or a view fails."""
-    import os
-
-    from devtools import bench_views, synth
+    from devtools import bench_views
     from services.cli import print_result
-    from services.data import runtime
     from services.errors import BadInput
 
     if args.runs < 5:
         raise BadInput("--runs must be at least 5 (a p50 over fewer runs says little).")
     if args.target is not None and args.target <= 0:
         raise BadInput("--target must be more than 0 seconds.")
-    if args.synthetic or args.database_url:
-        db = synth.synthetic_database(args.database_url) if args.synthetic else None
-        os.environ["DATABASE_URL"] = db.url if db is not None else args.database_url
-        runtime.reset()
-    db = runtime.get_db()
+    db = chosen_database(args)
     names = [n.strip() for n in args.views.split(",") if n.strip()] if args.views else None
     try:
         result = bench_views.bench_views(db, runs=args.runs, names=names, engine_name=args.engine,
