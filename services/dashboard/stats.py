@@ -222,6 +222,11 @@ def cached_dashboard(f: Filters, *, db: Database | None = None) -> Dashboard:
                                            keep=lambda d: not d.errors)
 
 
+def clear_cache() -> None:
+    """Forget every cached dashboard (the next call computes it again)."""
+    _dashboard_cache.clear()
+
+
 def cached_summary(f: Filters, *, db: Database | None = None) -> Dashboard:
     """KPIs and funnel of a filter as early as they can be had, so a page can show them before the charts.
 

@@ -468,6 +468,7 @@ def clear_cache() -> None:
     """Forget every cached result (the next render queries the database again)."""
     for cache in (_results, _countries, _fresh):
         cache.clear()
+    stats.clear_cache()
 
 
 @contextlib.contextmanager
