@@ -276,10 +276,11 @@ class TrialSummary(TypedDict, total=False):
 
 
 class SearchPage(TypedDict):
-    """A search answer: the total number of matches and the first `limit` trials."""
+    """A search answer: how many trials its pages reach, how many match, and the first `limit` trials."""
 
-    total: int
+    total: int  # the trials the pages reach: with a condition, those past the relevance gate
     trials: list[TrialSummary]
+    matching: NotRequired[int]  # every trial the filters match (the count every page shows), when not `total`
 
 
 class Site(TypedDict, total=False):

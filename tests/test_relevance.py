@@ -120,10 +120,10 @@ def test_assistant_search_uses_the_relevance_order_past_the_gate(db):
     assert 0 < len(passing) < len(rows)  # the gate leaves weak trials out (here: no text hit, low concept rank)
     assert all(r["text_rank"] is None for r in rows if r["fused"] < gate)
     page = DatabaseBackend(db).search_trials(TrialQuery(condition="leukemia", statuses=(), limit=20))
-    assert page["total"] == len(passing)
+    assert page["total"] == len(passing) and page.get("matching") == len(rows)  # every page counts them all
     assert [t["nct_id"] for t in page["trials"]] == passing[:20]
     for eng in (engine.MemoryEngine(db), engine.SqlEngine(db)):
-        assert eng.search_page(f, None, None, limit=20, offset=20) == (passing[20:40], len(passing))
+        assert eng.search_page(f, None, None, limit=20, offset=20) == (passing[20:40], len(passing), len(rows))
 
 
 def test_assistant_search_with_a_place_keeps_the_gated_trials_nearest_first(db):
@@ -132,13 +132,13 @@ def test_assistant_search_with_a_place_keeps_the_gated_trials_nearest_first(db):
     passing = {r["nct_id"] for r in rows if r["fused"] >= 2.0 / (relevance.RRF_K + len(rows))}
     query = TrialQuery(condition="leukemia", statuses=(), latitude=42.3601, longitude=-71.0589, limit=50)
     page = DatabaseBackend(db).search_trials(query)
-    assert page["total"] == len(passing) and len(page["trials"]) == 50
+    assert page["total"] == len(passing) and len(page["trials"]) == 50 and page.get("matching") == len(rows)
     assert {t["nct_id"] for t in page["trials"]} <= passing
     miles = [t["nearest_site"]["distance_miles"] for t in page["trials"] if t.get("nearest_site")]
     assert miles == sorted(miles)
     for eng in (engine.MemoryEngine(db), engine.SqlEngine(db)):
         assert eng.search_page(f, (42.3601, -71.0589), None, limit=30, offset=10) == (
-            [t["nct_id"] for t in page["trials"]][10:40], len(passing))
+            [t["nct_id"] for t in page["trials"]][10:40], len(passing), len(rows))
 
 
 def test_assistant_search_without_a_condition_keeps_its_order(db):

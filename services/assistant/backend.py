@@ -130,10 +130,8 @@ class DatabaseBackend:
         ordered = eng.search_page(f, origin, query.radius_miles if origin is not None else None,
                                   limit=query.limit, offset=query.offset)
         if ordered is not None:  # the engine ordered the matches itself: only the page's rows are read
-            ids, total = ordered
-            if not ids:
-                return {"total": 0, "trials": []}
-            return {"total": total, "trials": self._page(ids, origin)}
+            ids, total, matching = ordered
+            return {"total": total, "matching": matching, "trials": self._page(ids, origin) if ids else []}
         matched, found = eng.matched_select(f)
         params: dict[str, Any] = dict(found)
         if origin is not None and query.radius_miles is not None:
@@ -147,8 +145,9 @@ class DatabaseBackend:
         cte = as_cte(matched) + "\n"
         page = self.db.fetch_rows(cte + load_sql("assistant_search_page"), params, timeout_ms=SEARCH_TIMEOUT_MS)
         if not page:
-            return {"total": 0, "trials": []}
-        return {"total": int(page[0]["total"]), "trials": self._page([str(r["nct_id"]) for r in page], origin)}
+            return {"total": 0, "matching": 0, "trials": []}
+        total = int(page[0]["total"])
+        return {"total": total, "matching": total, "trials": self._page([str(r["nct_id"]) for r in page], origin)}
 
     def _page(self, ids: list[str], origin: tuple[float, float] | None) -> list[TrialSummary]:
         """The summaries of one page of NCT ids, in that order, with each one's nearest site from the origin."""

@@ -172,7 +172,8 @@ def search_trials(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         entry = {
             "strategy": strategy, "condition": condition, "intervention": intervention,
             "radius_miles": args.get("radius_miles") if "latitude" in args else None,
-            "phases": list(args.get("phases") or []), "total_matching": page["total"], "returned": len(compact),
+            "phases": list(args.get("phases") or []), "total_matching": page.get("matching", page["total"]),
+            "returned": len(compact),
             "new": new, "without_criteria_text": sum(1 for t in compact if t.get("criteria_text") == CRITERIA_MISSING),
         }
         last = ctx.session.searches[-1] if ctx.session.searches else None
@@ -184,7 +185,7 @@ def search_trials(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
             ctx.session.searches.append(entry)
     result: dict[str, Any] = {
         "strategy": strategy,
-        "total_matching": page["total"],
+        "total_matching": page.get("matching", page["total"]),
         "returned": len(compact),
         "page": page_no,
         "more_pages": query.offset + len(compact) < page["total"],
@@ -192,6 +193,8 @@ def search_trials(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         "unique_candidates_so_far": total_candidates,
         "trials": compact,
     }
+    if page.get("matching", page["total"]) != page["total"]:  # the relevance gate left weak matches out
+        result["past_relevance_gate"] = page["total"]
     return result
 
 

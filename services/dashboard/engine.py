@@ -112,9 +112,10 @@ class Engine(Protocol):
         """NCT ids of one page of matching trials under a whitelisted sort (ties by NCT id)."""
 
     def search_page(self, f: Filters, origin: tuple[float, float] | None, radius_miles: float | None, *,
-                    limit: int, offset: int) -> tuple[list[str], int] | None:
-        """The assistant's search order (sql/queries/assistant_search_page.sql): one page of NCT ids and the total,
-        or None when the engine leaves that order to SQL."""
+                    limit: int, offset: int) -> tuple[list[str], int, int] | None:
+        """The assistant's search order (sql/queries/assistant_search_page.sql, or the relevance order past its gate
+        when a condition is given): one page of NCT ids, how many the pages reach (past the gate) and how many trials
+        match (every page's count); None when the engine leaves that order to SQL."""
 
     def country_names(self) -> list[str]:
         """Countries that have studies (removed ones excluded), most studies first, then by name."""
@@ -187,9 +188,9 @@ def _ordered_page(db: Database, f: Filters, cte: str, params: dict[str, Any], *,
 
 
 def relevance_page(db: Database, f: Filters, select: str, params: dict[str, Any], *, descending: bool, limit: int,
-                   offset: int, gated: bool = False) -> tuple[list[str], int]:
-    """One page in relevance order of the trials `select` gives (each engine's matching ids), and how many were
-    ranked; the same SQL for both engines, so they give the same order."""
+                   offset: int, gated: bool = False) -> tuple[list[str], int, int]:
+    """One page in relevance order of the trials `select` gives (each engine's matching ids), how many were ranked
+    (past the gate when `gated`) and how many matched; the same SQL for both engines, so they give the same order."""
     cte, p = as_cte(select), dict(params)
     return relevance.page(db, str(relevance.text_of(f)), cte, p, descending=descending,
                           limit=max(1, min(int(limit), PAGE_CAP)), offset=offset, gated=gated)
@@ -270,7 +271,7 @@ class SqlEngine:
         return _ordered_page(self.db, f, cte, params, sort=sort, descending=descending, limit=limit, offset=offset)
 
     def search_page(self, f: Filters, origin: tuple[float, float] | None, radius_miles: float | None, *,
-                    limit: int, offset: int) -> tuple[list[str], int] | None:
+                    limit: int, offset: int) -> tuple[list[str], int, int] | None:
         if not relevance.text_of(f):
             return None  # assistant_search_page.sql orders the matches in the database
         select, found = base_select(f)
@@ -283,16 +284,16 @@ class SqlEngine:
             return relevance_page(self.db, f, select, params, descending=True, limit=limit, offset=offset,
                                   gated=True)
         # With the patient's place: the trials past the relevance gate, nearest site first (assistant_search_page.sql).
-        gated, total = relevance_page(self.db, f, select, params, descending=True, limit=PAGE_CAP, offset=0,
-                                      gated=True)
+        gated, total, matching = relevance_page(self.db, f, select, params, descending=True, limit=PAGE_CAP,
+                                                offset=0, gated=True)
         if not gated:
-            return [], 0
+            return [], 0, matching
         cte, page_params = ids_cte(gated)
         page_params.update({"near_lat": origin[0], "near_lon": origin[1], "limit": max(1, int(limit)),
                             "offset": max(0, int(offset))})
         rows = self.db.fetch_rows(f"{cte}\n{load_sql('assistant_search_page')}", page_params,
                                   timeout_ms=PAGE_TIMEOUT_MS)
-        return [str(r["nct_id"]) for r in rows], total
+        return [str(r["nct_id"]) for r in rows], total, matching
 
     def country_names(self) -> list[str]:
         return [str(r["name"]) for r in self.db.fetch_rows(load_sql("country_names"))]
@@ -546,7 +547,7 @@ class MemoryEngine:
                                                                                   f.radius_miles())).tolist()]
 
     def search_page(self, f: Filters, origin: tuple[float, float] | None, radius_miles: float | None, *,
-                    limit: int, offset: int) -> tuple[list[str], int] | None:
+                    limit: int, offset: int) -> tuple[list[str], int, int] | None:
         store = self._ready()
         if store is None:
             return self._sql.search_page(f, origin, radius_miles, limit=limit, offset=offset)
@@ -558,21 +559,22 @@ class MemoryEngine:
             near[store.site_row[sites]] = True
             mask &= near
         rows = np.flatnonzero(mask)
+        matching = int(rows.size)
         if rows.size == 0:
-            return [], 0
+            return [], 0, 0
         if relevance.text_of(f):  # a condition: the relevance order past its gate, nearest first with a place
             select, params = ids_select([v.decode() for v in store.nct[rows].tolist()])
             if place is None:
                 return relevance_page(self.db, f, select, params, descending=True, limit=limit, offset=offset,
                                       gated=True)
-            gated, _ = relevance_page(self.db, f, select, params, descending=True, limit=PAGE_CAP, offset=0,
-                                      gated=True)
+            gated, _, _ = relevance_page(self.db, f, select, params, descending=True, limit=PAGE_CAP, offset=0,
+                                         gated=True)
             keep = np.isin(store.nct[rows], np.array([g.encode() for g in gated], dtype=store.nct.dtype))
             mask = np.zeros(store.n, dtype=bool)
             mask[rows[keep]] = True
             rows = rows[keep]
             if rows.size == 0:
-                return [], 0
+                return [], 0, matching
         miles = store.nearest_miles(place, mask, None if radius_miles is None else float(radius_miles))[rows]
         codes = np.array([0 if v == "RECRUITING" else 1 if v == "NOT_YET_RECRUITING" else 2
                           for v in (str(x).replace(" ", "_").upper() if x is not None else ""
@@ -585,7 +587,7 @@ class MemoryEngine:
                             no_miles))
         lo = max(0, int(offset))
         page = rows[order[lo:lo + max(1, int(limit))]]
-        return [v.decode() for v in store.nct[page].tolist()], int(rows.size)
+        return [v.decode() for v in store.nct[page].tolist()], int(rows.size), matching
 
     def country_names(self) -> list[str]:
         store = self._ready()

@@ -119,7 +119,10 @@ def ranked(db: Database, text: str, cte: str, params: dict[str, Any], *, descend
 
 
 def page(db: Database, text: str, cte: str, params: dict[str, Any], *, descending: bool, limit: int,
-         offset: int, gated: bool = False) -> tuple[list[str], int]:
-    """One page of NCT ids in relevance order and the number of trials ranked (past the gate when one is given)."""
+         offset: int, gated: bool = False) -> tuple[list[str], int, int]:
+    """One page of NCT ids in relevance order, the number of trials ranked (past the gate when one is given) and
+    the number of candidates (every matching trial, what every page counts)."""
     rows = ranked(db, text, cte, params, descending=descending, limit=limit, offset=offset, gated=gated)
-    return [str(r["nct_id"]) for r in rows], int(rows[0]["total"]) if rows else 0
+    if not rows:
+        return [], 0, 0
+    return [str(r["nct_id"]) for r in rows], int(rows[0]["total"]), int(rows[0]["candidates"])

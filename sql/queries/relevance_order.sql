@@ -5,7 +5,8 @@
 -- :k (fusion constant), :gated (keep only trials scoring at least 2/(k + n) for n candidates: what a trial ranked
 -- last in both lists would score, so a trial passes with any text hit or in the top half of the concept ranking),
 -- :descending (most relevant first),
--- :limit, :offset. Output: nct_id, total (trials past the gate), fused, text_rank (NULL: no text hit), concept_score.
+-- :limit, :offset. Output: nct_id, total (trials past the gate), candidates (every matching trial), fused, text_rank
+-- (NULL: no text hit), concept_score.
 , txt AS (
     SELECT d.nct_id, ts_rank('{0.1, 0.2, 0.4, 1.0}', d.doc, q.query, 1) AS r
     FROM docs d, (SELECT to_tsquery('english', CAST(:tsq AS text)) AS query) q
@@ -19,7 +20,7 @@
     FROM concept c
     LEFT JOIN txt t ON t.nct_id = c.nct_id
 )
-SELECT nct_id, count(*) OVER () AS total, fused, text_rank, concept_score
+SELECT nct_id, count(*) OVER () AS total, n AS candidates, fused, text_rank, concept_score
 FROM ranked
 WHERE NOT CAST(:gated AS boolean) OR fused >= 2.0 / (CAST(:k AS float8) + n)
 ORDER BY CASE WHEN CAST(:descending AS boolean) THEN -fused ELSE fused END, nct_id
