@@ -48,6 +48,15 @@ def _generations(root: Path) -> list[str]:
     return sorted(p.name for p in root.iterdir()) if root.exists() else []
 
 
+def _loaded_by_copy(db: Database, root: Path) -> tuple[facetstore.FacetStore, str]:
+    """No cache folder: the store is loaded by COPY (and writes its cache); the store and its cache key."""
+    for old in _generations(root):
+        facetstore.shutil.rmtree(root / old)
+    loaded = _fresh(db)
+    assert loaded.from_cache is False
+    return loaded, facetstore.cache_key(loaded.refreshed_at)
+
+
 def _store_in_a_new_process(db: Database) -> dict[str, object]:
     """Load the store in a fresh Python process that counts its COPY statements: from_cache, copies, n, seconds."""
     code = ("import json, sys; from services.dashboard import facetstore; from services.data.db import Database\n"
@@ -80,11 +89,7 @@ def test_cache_root_is_next_to_the_embedded_servers_data(scratch):
 
 def test_cache_written_after_a_load_and_mapped_by_the_next(scratch):
     db, root = scratch
-    for old in _generations(root):
-        facetstore.shutil.rmtree(root / old)
-    loaded = _fresh(db)
-    assert loaded.from_cache is False
-    key = facetstore.cache_key(loaded.refreshed_at)
+    loaded, key = _loaded_by_copy(db, root)
     assert _generations(root) == [key]
     manifest = json.loads((root / key / "manifest.json").read_text())
     assert manifest["n"] == loaded.n == db.fetch_value("SELECT count(*) FROM app.study_facets") and manifest["refreshed_at"] == loaded.refreshed_at
@@ -266,11 +271,7 @@ def test_server_serves_sql_while_the_store_loads_then_the_mapped_cache(scratch):
 def test_a_load_by_copy_keeps_the_cache_in_the_database_too(scratch):
     db, root = scratch
     _drop_copy(db)
-    for old in _generations(root):
-        facetstore.shutil.rmtree(root / old)
-    loaded = _fresh(db)
-    assert loaded.from_cache is False
-    key = facetstore.cache_key(loaded.refreshed_at)
+    loaded, key = _loaded_by_copy(db, root)
     assert _copies(db) == [key]
     folder = root / key
     for path in folder.iterdir():  # byte for byte what the folder holds, in pieces

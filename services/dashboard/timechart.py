@@ -14,7 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from services import inert
-from services.dashboard.charts import COLORS, color_for, short_label
+from services.dashboard.charts import COLORS, color_for, empty_figure, short_label
 from services.dashboard.timeline import phase_key, phase_label, quarter_label, quarter_of, quarter_start
 from services.data.normalize import label
 
@@ -61,12 +61,7 @@ def gantt_figure(bars: pd.DataFrame, color_by: str, group_by: str, today: dt.dat
     on to completion; colour by phase or status; solid, hatched or dotted by the dates' type; the row label links to
     the trial and a bar carries its NCT id (customdata) for a click."""
     if bars.empty:
-        fig = go.Figure()
-        fig.update_layout(height=160, annotations=[{"text": "No matching trial has the dates for a bar.",
-                                                    "showarrow": False, "x": 0.5, "y": 0.5, "xref": "paper",
-                                                    "yref": "paper"}],
-                          xaxis={"visible": False}, yaxis={"visible": False})
-        return fig
+        return empty_figure("", "No matching trial has the dates for a bar.", height=160)
     first = bars.drop_duplicates("nct_id").sort_values("row")
     # y position: the trial's row plus one header row for its group and each group before it
     group_no = {g: i for i, g in enumerate(dict.fromkeys(first["group"]))}
@@ -154,12 +149,7 @@ def active_figure(active: pd.DataFrame, today: dt.date) -> go.Figure:
     """Trials active in each quarter, stacked by phase, with today's quarter marked (later quarters count trials
     by their planned dates)."""
     if active.empty:
-        fig = go.Figure()
-        fig.update_layout(height=160, annotations=[{"text": "No matching trial has a start and an end date.",
-                                                    "showarrow": False, "x": 0.5, "y": 0.5, "xref": "paper",
-                                                    "yref": "paper"}],
-                          xaxis={"visible": False}, yaxis={"visible": False})
-        return fig
+        return empty_figure("", "No matching trial has a start and an end date.", height=160)
     traces = []
     for phase in sorted(active["phase"].unique(), key=phase_key):
         part = active[active["phase"] == phase]
