@@ -71,3 +71,29 @@ def test_embedded_restart_after_kill_9(scratch_dir):
     finally:
         if owner.poll() is None:
             owner.kill()
+
+
+def test_embedded_a_second_start_keeps_this_process_handle(scratch_dir):
+    """A process that starts (attaches) twice — a page's recovery, `db reset` — still counts as a handle: another
+    process that attaches and leaves afterwards (a CLI command, a second server) must not stop the server under it."""
+    from services.data import embedded
+    from services.data.db import Database
+
+    pgdata = scratch_dir / "pg"
+    uri = embedded.start(pgdata)
+    assert embedded.start(pgdata) == uri
+    assert os.getpid() in json.loads((pgdata / ".handle_pids.json").read_text())
+    env = {**os.environ, "PYTHONPATH": str(PROJECT)}
+    db = Database(uri)
+    try:
+        db.execute("CREATE TABLE IF NOT EXISTS marker (v int)")
+        db.execute("INSERT INTO marker VALUES (5)")
+        other = subprocess.run([sys.executable, "-c", START_AND_READ, str(pgdata)], cwd=PROJECT, env=env,
+                               capture_output=True, text=True, timeout=120)
+        assert other.stdout.strip().splitlines()[-1] == "5", other.stderr
+        assert other.returncode == 0, other.stderr
+        assert (pgdata / "postmaster.pid").exists()  # the leaving process was not the last handle
+        assert db.fetch_value("SELECT sum(v) FROM marker") == 5
+    finally:
+        db.close()
+        embedded.wipe(pgdata)

