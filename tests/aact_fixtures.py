@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from services.data.db import load_sql
-from services.data.loaders import import_ctgov_json
+from services.data.loaders import REFRESH_SEARCH, import_ctgov_json
 from services.data.loaders.aact_schema import TABLES
 
 PROJECT = Path(__file__).resolve().parent.parent
@@ -40,7 +40,8 @@ def load(db: Any, studies: list[dict[str, Any]], path: Path) -> None:
 
 
 def remove(db: Any, nct_ids: list[str]) -> None:
-    """Delete test studies from every table and rebuild the derived tables."""
+    """Delete test studies from every table and rebuild the derived tables (and the search documents, which hold
+    the rebuilt dictionary's term ids)."""
     for table in TABLES:
         db.execute(f"DELETE FROM ctgov.{table} WHERE nct_id = ANY(:ids)", {"ids": nct_ids})
-    db.execute_script(load_sql("refresh_study_facets"))
+    db.execute_script(load_sql("refresh_study_facets") + "\n" + REFRESH_SEARCH)

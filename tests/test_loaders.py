@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from services.data.db import load_sql
-from services.data.loaders import import_aact, import_ctgov_csv, import_ctgov_json
+from services.data.loaders import REFRESH_SEARCH, import_aact, import_ctgov_csv, import_ctgov_json
 from services.data.loaders.common import STUDY_TABLES
 from services.errors import BadInput
 
@@ -264,8 +264,9 @@ def test_loaders_csv_file_import(db, scratch_dir):
 
 
 def _refresh_derived(db) -> None:  # noqa: ANN001 - services.data.db.Database
-    """Rebuild the derived per-study tables after deleting a test study, so later tests see the sample only."""
-    db.execute_script(load_sql("refresh_study_facets"))
+    """Rebuild the derived per-study tables (and the search documents, which hold the rebuilt dictionary's term ids)
+    after deleting a test study, so later tests see the sample only."""
+    db.execute_script(load_sql("refresh_study_facets") + "\n" + REFRESH_SEARCH)
 
 
 def _aact_export(path: Path, studies: str, facilities: str | None = None) -> Path:

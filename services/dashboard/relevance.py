@@ -85,10 +85,10 @@ def concept_cte(text: str, params: dict[str, Any], *, stored: bool) -> str:
 
 
 def stored_documents(db: Database) -> bool:
-    """Whether app.study_search is built (after an import); else the documents are made from ctgov on the fly."""
-    return db.fetch_value("SELECT to_regclass('app.study_search') IS NOT NULL AND to_regclass('app.meta') IS NOT "
-                          "NULL AND EXISTS (SELECT 1 FROM app.meta WHERE key = 'search_refreshed_at')",
-                          timeout_ms=5_000) is True
+    """Whether app.study_search is built and current: built no earlier than the term dictionary whose ids it holds
+    (an import rebuilds both in one transaction; a dictionary rebuilt on its own would leave its ids stale). Else
+    the documents are made from ctgov on the fly."""
+    return db.fetch_value(load_sql("search_documents_current"), timeout_ms=5_000) is True
 
 
 def order_sql(db: Database, text: str, cte: str, params: dict[str, Any], *, descending: bool, limit: int,

@@ -77,3 +77,6 @@ ANALYZE app.terms;
 ANALYZE app.term_studies;
 INSERT INTO app.meta (key, value) VALUES ('facets_refreshed_at', now()::text)
 ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now();
+-- The term dictionary's own stamp: the stored search documents hold its ids (search_documents_current.sql).
+INSERT INTO app.meta (key, value) VALUES ('terms_refreshed_at', now()::text)
+ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now();
