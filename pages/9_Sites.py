@@ -47,8 +47,9 @@ if rows.empty:
             "in the sidebar (or press **Reset filters**) to widen the view.", icon="🔎")
 else:
     where = f" Distances from **{inert.md_line(place.name)}** (nearest site of the group)." if place else ""
+    area = feasibility.area_text(f)
     st.caption(f"{totals['groups']:,} sites (facility groups) from {totals['sites']:,} named facility rows of the "
-               f"matching trials; showing the first {len(rows):,}, ranked by "
+               f"matching trials{area}; showing the first {len(rows):,}, ranked by "
                f"{feasibility.ORDER_LABELS[table.order].lower()}."
                + (f" {totals['unnamed']:,} facility row{'s' if totals['unnamed'] != 1 else ''} without a name "
                   f"{'are' if totals['unnamed'] != 1 else 'is'} not listed." if totals["unnamed"] else "")

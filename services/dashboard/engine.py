@@ -354,16 +354,24 @@ class SqlEngine:
     def site_frames(self, f: Filters, place: geo.Place | None, *, order: str, limit: int,
                     investigators: bool) -> SiteFrames:
         cte, params = base_cte(f)
+        # Only the facilities in the filter's area (map_area.sql: countries, states, radius around its place, which
+        # is then also the place distances are measured from: feasibility.site_table passes the filter's own);
+        # without an area, every facility of the matching trials.
+        sites, in_area = "SELECT f.id AS site_id FROM m JOIN ctgov.facilities f ON f.nct_id = m.nct_id", ""
+        if f.country or f.state or f.near:
+            params = dict(params, **area_params(f))
+            sites = f"SELECT a.site_id FROM ({load_sql('map_area')}) a"
+            in_area = f" AND k.facility_id IN ({sites})"
         keyed = (f"{cte}, keyed AS (SELECT k.facility_id, k.group_key FROM ({load_sql('site_keys')}) k "
-                 "WHERE k.nct_id IN (SELECT nct_id FROM m))")
+                 f"WHERE k.nct_id IN (SELECT nct_id FROM m){in_area})")
         p = dict(params, near_lat=place.lat if place else None, near_lon=place.lon if place else None,
                  earth_miles=geo.EARTH_RADIUS_MILES, limit=max(0, int(limit)))
         ranked = (f"{keyed}\n{load_sql('feasibility_site_groups')}\n"
                   f"ORDER BY {SITE_ORDER_SQL.get(order, SITE_ORDER_SQL['trials'])}, group_key COLLATE \"C\" "
                   "LIMIT :limit")
         groups = self.db.fetch_df(ranked, p, timeout_ms=PAGE_TIMEOUT_MS)
-        all_sites = int(self.db.fetch_value(f"{cte} SELECT count(*) FROM m JOIN ctgov.facilities f "
-                                            "ON f.nct_id = m.nct_id", params, timeout_ms=COUNT_TIMEOUT_MS))
+        all_sites = int(self.db.fetch_value(f"{cte} SELECT count(*) FROM ({sites}) x", params,
+                                            timeout_ms=COUNT_TIMEOUT_MS))
         named = int(groups["n_sites"].iloc[0]) if len(groups) else 0
         totals = {"groups": int(groups["n_groups"].iloc[0]) if len(groups) else 0, "sites": named,
                   "unnamed": all_sites - named}

@@ -1056,23 +1056,33 @@ class MapFrames:
     errors: dict[str, str] = field(default_factory=dict)  # a part that failed (SQL engine), by name
 
 
+def _in_area(store: FacetStore, f: Filters, chosen: np.ndarray) -> np.ndarray | None:
+    """Keep in `chosen` (a flag per site) only the sites in the filter's area — its countries, states and radius
+    around its place (map_area.sql's rule); the miles of every location from the place within the radius (NaN
+    beyond it), or None without a place."""
+    if f.country:
+        wanted = set(f.country)
+        chosen &= store.site_country.lut(lambda v: v in wanted)[store.site_country.codes]
+    if f.state:
+        wanted = set(f.state)
+        chosen &= store.site_state.lut(lambda v: v in wanted)[store.site_state.codes]
+    place = f.place()
+    if place is None:
+        return None
+    loc_miles: np.ndarray = store.loc_miles(place, f.radius_miles())
+    chosen &= ~np.isnan(loc_miles)[store.site_loc]
+    return loc_miles
+
+
 def map_frames(store: FacetStore, f: Filters, db: Database, *, only_in_area: bool, point_limit: int,
                nearest_limit: int, grid_steps: tuple[float, ...]) -> MapFrames:
     """Summary, points or grid cells, nearest sites and country/state values of a filter's sites."""
     mask = store.mask(f, db)
     place = f.place()
     chosen = mask[store.site_row]  # a site is on the map when its trial matches (and it lies in the area)
-    if only_in_area and f.country:
-        wanted = set(f.country)
-        chosen &= store.site_country.lut(lambda v: v in wanted)[store.site_country.codes]
-    if only_in_area and f.state:
-        wanted = set(f.state)
-        chosen &= store.site_state.lut(lambda v: v in wanted)[store.site_state.codes]
-    loc_miles = None
-    if place is not None:
-        loc_miles = store.loc_miles(place, f.radius_miles() if only_in_area else None)
-        if only_in_area:
-            chosen &= ~np.isnan(loc_miles)[store.site_loc]
+    loc_miles = _in_area(store, f, chosen) if only_in_area else None
+    if place is not None and loc_miles is None:
+        loc_miles = store.loc_miles(place, None)
     sites = np.flatnonzero(chosen).astype(np.int32)  # site positions (site-id order); 2.9M sites fit int32
     del chosen
     rows = store.site_row[sites]
@@ -1240,9 +1250,13 @@ def _recruiting_lut(coded: Coded) -> np.ndarray:
 def site_frames(store: FacetStore, f: Filters, db: Database, place: geo.Place | None, *, order: str, limit: int,
                 investigators: bool) -> SiteFrames:
     """The facility groups of the matching trials with the most trials (or recruiting trials, or nearest to the
-    place), and the phases, lead sponsors and investigators of the first `limit` of them."""
+    place), and the phases, lead sponsors and investigators of the first `limit` of them. Only facilities in the
+    filter's area count (its countries, states, radius): a trial with a site in Japan lists its Japanese sites."""
     mask = store.mask(f, db)
-    sites = np.flatnonzero(mask[store.site_row]).astype(np.int32)
+    chosen = mask[store.site_row]
+    _in_area(store, f, chosen)  # only the facilities in the filter's area (country, state, radius)
+    sites = np.flatnonzero(chosen).astype(np.int32)
+    del chosen
     named = sites[store.site_group[sites] >= 0]
     totals = {"sites": int(named.size), "unnamed": int(sites.size - named.size)}
     del sites

@@ -53,6 +53,15 @@ def site_table(f: Filters, place: geo.Place | None = None, order: str = "trials"
                      engine.kind)
 
 
+def area_text(f: Filters) -> str:
+    """" in …" naming the filter's area, whose facilities alone are listed (empty without one)."""
+    parts = [", ".join(f.state)] if f.state else []
+    parts += [", ".join(f.country)] if f.country else []
+    if f.near:
+        parts.append(f"within {f.radius:g} {f.unit} of {f.near}")
+    return (" in " + " · ".join(parts)) if parts else ""
+
+
 def _details(detail: pd.DataFrame, kind: str) -> dict[int, tuple[list[tuple[Any, int]], int]]:
     """Per group, one kind's (value, n) pairs as the engine ranked them, and how many values the group has."""
     part = detail[detail["kind"] == kind]
