@@ -60,6 +60,32 @@ def test_condition_broader_term_includes_narrower_names() -> None:
     assert "lung cancer" not in [s.lower() for s in shown]  # what was typed is not repeated
 
 
+def test_condition_narrower_term_takes_the_broader_disease_as_a_whole() -> None:
+    luad = condition.expand("lung adenocarcinoma")
+    assert luad.broader == ("Carcinoma, Non-Small-Cell Lung",)
+    for name in ("NSCLC", "Non-small Cell Lung Cancer (NSCLC)", "Carcinoma, Non-Small-Cell Lung",
+                 "Locally Advanced or Metastatic Non-Small Cell Lung Cancer", "Stage IV Non-small Cell Lung Cancer AJCC v8",
+                 "Recurrent NSCLC", "Lung Adenocarcinoma"):
+        assert luad.matches(name.lower()), name
+    for name in ("Squamous NSCLC", "EGFR-mutant NSCLC", "NSCLC with brain metastases", "lung cancer",
+                 "small cell lung cancer", "NSCLC IV"):  # a stage number counts only beside "stage"
+        assert not luad.matches(name.lower()), name
+    # In a MeSH term or keyword the broader disease says nothing about which kind a trial is for.
+    assert not luad.matches("nsclc", condition_name=False)
+    assert luad.matches("lung adenocarcinoma", condition_name=False)
+    assert luad.matches_trial(["NSCLC"], []) and not luad.matches_trial([], ["NSCLC", "carcinoma, non-small-cell lung"])
+    t2 = condition.expand("type 2 diabetes")
+    assert t2.matches("diabetes mellitus") and t2.matches("diabetes") and not t2.matches("diabetes mellitus i")
+    assert not t2.matches("type 1 diabetes") and not t2.matches("gestational diabetes")
+    shown, _ = luad.terms_shown()
+    assert "Non-Small Cell Lung Cancer (NSCLC) in general" in shown
+    # Never a MeSH grouping heading, and nothing above a heading at the top of the excerpt.
+    assert condition.expand("breast cancer").broader == () and condition.expand("hypertension").broader == ()
+    # The typed words beside the heading stay required in the broader names too.
+    assert condition.expand("stage IV lung adenocarcinoma").matches("stage iv nsclc")
+    assert not condition.expand("stage IV lung adenocarcinoma").matches("nsclc")
+
+
 def test_condition_ambiguous_abbreviations_count_only_as_whole_names() -> None:
     ms = condition.expand("multiple sclerosis")
     assert ms.matches("ms") and ms.matches("MS (relapsing)") is False and ms.matches("relapsing ms") is False
@@ -111,7 +137,8 @@ def test_condition_mesh_excerpt_agrees_with_registry_ancestors(db: Any) -> None:
 
 
 QUERIES = ["lung cancer", "non-small cell lung cancer", "NSCLC", "Alzheimer", "Alzheimer's", "alzheimers",
-           "Alzheimer's disease", "multiple sclerosis", "ALL", "T2DM", "cancer", "COVID-19", "breast cancers"]
+           "Alzheimer's disease", "multiple sclerosis", "ALL", "T2DM", "cancer", "COVID-19", "breast cancers",
+           "lung adenocarcinoma", "type 2 diabetes", "stage IV lung adenocarcinoma", "relapsing multiple sclerosis"]
 
 
 @pytest.mark.parametrize("text", QUERIES)
@@ -148,7 +175,7 @@ def test_condition_explore_counts_nest_and_spellings_agree(db: Any, mode: str) -
 
 
 def test_condition_sql_paths_select_the_same_studies(db: Any) -> None:
-    for text in ("lung cancer", "MS", "diabetes"):
+    for text in ("lung cancer", "MS", "diabetes", "lung adenocarcinoma", "type 2 diabetes"):
         f = Filters(condition=text, status=())
         p1: dict[str, Any] = {}
         direct = {r["nct_id"] for r in db.fetch_rows(

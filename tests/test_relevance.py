@@ -63,6 +63,24 @@ def test_stored_and_on_the_fly_documents_rank_alike(db, text):
     assert stored and stored == _rows(db, f, stored=False)
 
 
+def test_stale_stored_documents_are_not_read(db):
+    """A term dictionary rebuilt without the search documents (whose term ids it renumbers) makes the order read
+    the documents on the fly; rebuilding them as an import does makes the stored ones current again."""
+    from services.data.db import load_sql
+    from services.data.loaders import REFRESH_SEARCH
+
+    f = Filters(condition="NSCLC", status=())
+    expected = _rows(db, f, stored=False)
+    assert relevance.stored_documents(db)
+    try:
+        db.execute_script(load_sql("refresh_study_facets"))
+        assert not relevance.stored_documents(db)
+        assert _rows(db, f) == expected
+    finally:
+        db.execute_script(REFRESH_SEARCH)
+    assert relevance.stored_documents(db) and _rows(db, f) == expected
+
+
 def test_the_fused_score_orders_and_the_text_rank_is_optional(db):
     rows = _rows(db, Filters(condition="hypertension", status=()))
     fused = [r["fused"] for r in rows]
@@ -73,16 +91,46 @@ def test_the_fused_score_orders_and_the_text_rank_is_optional(db):
 
 def test_nsclc_spellings_return_the_same_trials(db):
     """'Same' means: NSCLC and its written-out name ask the same text query and give the identical ranking (not
-    only the same top 10); lung adenocarcinoma, a narrower MeSH heading below NSCLC in the shipped tree, asks a part
-    of that query, and every trial it returns is one NSCLC returns too (the concept match goes down the tree)."""
+    only the same top 10). Lung adenocarcinoma is a narrower MeSH heading below NSCLC: its search takes the trials
+    for it and those for NSCLC as a whole (which take its patients), every one of them a trial NSCLC finds too, and
+    its first 7 are NSCLC's first 7 in the same order and its top 10 share 8 trials with NSCLC's, on the Trials page
+    and in the assistant's search (what is reached today on the sample)."""
     assert relevance.tsquery("NSCLC") == relevance.tsquery("non-small cell lung cancer")
     nsclc = _rows(db, Filters(condition="NSCLC", status=()))
     spelled = _rows(db, Filters(condition="non-small cell lung cancer", status=()))
     assert len(nsclc) > 100 and [r["nct_id"] for r in nsclc] == [r["nct_id"] for r in spelled]
-    luad_query = set(relevance.tsquery("lung adenocarcinoma").split(" | "))
-    assert luad_query < set(relevance.tsquery("NSCLC").split(" | "))
     luad = [r["nct_id"] for r in _rows(db, Filters(condition="lung adenocarcinoma", status=()))]
-    assert luad and set(luad) <= {r["nct_id"] for r in nsclc}
+    assert len(luad) > 100 and set(luad) <= {r["nct_id"] for r in nsclc}
+    assert [r["nct_id"] for r in nsclc[:7]] == luad[:7]  # the same first seven, in the same order
+    top = {r["nct_id"] for r in nsclc[:10]}
+    assert len(top & set(luad[:10])) >= 8
+    backend = DatabaseBackend(db)
+    found = {text: [t["nct_id"] for t in backend.search_trials(TrialQuery(condition=text, statuses=(), limit=10))[
+        "trials"]] for text in ("NSCLC", "non-small cell lung cancer", "lung adenocarcinoma")}
+    assert found["NSCLC"] == found["non-small cell lung cancer"]
+    assert found["NSCLC"][:7] == found["lung adenocarcinoma"][:7]
+    assert len(set(found["NSCLC"]) & set(found["lung adenocarcinoma"])) >= 8
+
+
+def test_a_narrower_condition_takes_the_broader_disease_only_as_a_whole(db):
+    """A trial for NSCLC with no narrower kind named is a lung adenocarcinoma trial; one for squamous NSCLC is not;
+    and neither a MeSH term nor a keyword brings the broader disease in."""
+    luad = set(engine.SqlEngine(db).matching_ids(Filters(condition="lung adenocarcinoma", status=())))
+    rows = db.fetch_rows("SELECT nct_id, downcase_name AS t FROM ctgov.conditions")
+    by_trial: dict[str, list[str]] = {}
+    for r in rows:
+        by_trial.setdefault(r["nct_id"], []).append(r["t"])
+    whole = {n for n, names in by_trial.items() if any(t in ("nsclc", "non-small cell lung cancer",
+                                                                 "metastatic non-small cell lung cancer") for t in names)}
+    # Every condition name says squamous (or non-squamous: the rule cannot read a negation, so it keeps out both).
+    squamous_only = {n for n, names in by_trial.items() if all("squamous" in t for t in names)
+                     and any("non-small cell lung" in t for t in names)}
+    assert whole and whole <= luad
+    assert squamous_only and not squamous_only & luad
+    mesh_only = {r["nct_id"] for r in db.fetch_rows(
+        "SELECT nct_id FROM ctgov.browse_conditions WHERE mesh_term = 'Carcinoma, Non-Small-Cell Lung' EXCEPT "
+        "SELECT nct_id FROM ctgov.conditions WHERE downcase_name ~ '(small|nsclc|adenocarcinoma|lung)'")}
+    assert mesh_only and not mesh_only & luad
 
 
 def test_precision_at_10_on_the_judged_set(db, capsys):

@@ -105,8 +105,9 @@ def nearest_sites(sites: list[Site], limit: int = MAX_SITES) -> list[Site]:
 def condition_matches(condition_text: str, trial: Mapping[str, Any]) -> bool:
     """Whether a trial is about the condition under the one condition model (services.dashboard.condition): one of its
     condition names, MeSH terms or keywords matches, exactly as the search's SQL decides."""
-    terms = [*(trial.get("conditions") or []), *(trial.get("mesh_terms") or []), *(trial.get("keywords") or [])]
-    return condition_model.expand(condition_text).matches_any(str(t) for t in terms)
+    others = [*(trial.get("mesh_terms") or []), *(trial.get("keywords") or [])]
+    return condition_model.expand(condition_text).matches_trial((str(t) for t in trial.get("conditions") or []),
+                                                                (str(t) for t in others))
 
 
 def _nct_arg(args: Mapping[str, Any], key: str = "nct_id") -> str:

@@ -6,7 +6,11 @@ plural and hyphen variants ("Alzheimer", "Alzheimer's", "alzheimers" are one wor
 groups ("cancer" = "carcinoma" = "neoplasm" = "tumour"). A term of the shipped MeSH tree excerpt
 (data/conditions/mesh_tree.csv) found in the text brings in its narrower terms and every name of them
 (MeSH entry terms and the abbreviations of data/conditions/synonyms.csv), so "lung cancer" also finds
-"NSCLC", "SCLC" and "lung adenocarcinoma". Sources: data/conditions/README.md.
+"NSCLC", "SCLC" and "lung adenocarcinoma". It also brings in the heading one level up *as a whole*: a trial
+for a broader disease with no narrower kind named ("NSCLC", "Metastatic non-small cell lung cancer") takes
+patients with every kind of it, so "lung adenocarcinoma" finds it, but not "Squamous NSCLC". A term counts as
+the broader disease as a whole when it has every word of one of its names and otherwise only words of its
+other names or words of stage, extent and course (EXTENT_WORDS). Sources: data/conditions/README.md.
 
 A term is compared as its array of words: the SQL splits it (on the base tables) or reads the stored array of
 the term dictionary app.terms (GIN-indexed, so the in-process engine resolves a condition in the dictionary);
@@ -34,6 +38,23 @@ WORD_GROUPS: tuple[tuple[str, ...], ...] = (
     ("leukemia", "leukaemia", "leukemias"),
     ("anemia", "anaemia"),
 )
+
+# Words that say how far or how long a disease has gone — stage, extent, course — and never which kind it is
+# (general clinical vocabulary as written in registry condition names, with the AJCC/TNM staging systems' own words
+# as in "Stage IV Lung Cancer AJCC v8"). A term made of a broader disease's name and such words is still a trial for
+# that disease as a whole. Stage numbers count only beside the word "stage": "Diabetes Mellitus I" names a kind.
+EXTENT_WORDS = frozenset((
+    "advanced", "metastatic", "metastasized", "locally", "local", "locoregional", "regional", "disseminated",
+    "recurrent", "recurring", "relapsed", "refractory", "unresectable", "resectable", "resected", "operable",
+    "inoperable", "early", "late", "newly", "diagnosed", "previously", "treated", "untreated", "pretreated",
+    "stage", "stages", "ajcc", "tnm", "v5", "v6", "v7", "v8", "v9", "clinical", "pathologic", "pathological",
+    "prognostic", "anatomic", "and", "or", "of", "the", "s",
+))
+STAGE_WORDS = ("stage", "stages")
+STAGE_NUMBERS = frozenset((
+    "0", "1", "2", "3", "4", "i", "ii", "iii", "iv", "ia", "ib", "ic", "iia", "iib", "iic", "iiia", "iiib", "iiic",
+    "iva", "ivb", "ivc",
+))
 
 # A word as PostgreSQL's \m…\M sees one (letters, digits, underscore), with a possessive "'s" kept attached.
 _WORD_RE = re.compile(r"\w+(?:['’]s(?!\w))?", re.IGNORECASE)
@@ -90,10 +111,12 @@ def _word_body(word: str) -> str:
 
 @dataclass(frozen=True)
 class Alternative:
-    """Words a term must all contain (any order); `whole` means the term must be exactly this one word."""
+    """Words a term must all contain (any order); `whole` means the term must be exactly this one word; `within`
+    (written word forms), when given, means the term may have no word outside it (a broader disease as a whole)."""
 
     words: tuple[str, ...]
     whole: bool = False
+    within: frozenset[str] = frozenset()
 
     @property
     def key(self) -> frozenset[str]:
@@ -139,6 +162,11 @@ class Concept:
     abbreviations: list[str] = field(default_factory=list)  # those of them from the abbreviation table
     children: list[str] = field(default_factory=list)
 
+    def everyday_name(self) -> tuple[str, str]:
+        """Its first entry term (else the heading), and " (abbreviations)" or ""; for the sidebar."""
+        plain = self.labels[1] if len(self.labels) > len(self.abbreviations) + 1 else self.heading
+        return plain, f" ({', '.join(self.abbreviations)})" if self.abbreviations else ""
+
 
 @dataclass(frozen=True)
 class Vocabulary:
@@ -157,6 +185,14 @@ class Vocabulary:
                 out.append(h)
                 todo.extend(self.concepts[h].children)
         return out
+
+    def whole_names(self, heading: str, rest: tuple[str, ...]) -> list[Alternative]:
+        """The heading's names as alternatives that match a term naming it as a whole: every word of one name (and
+        the other typed words `rest`), nothing else but words of its names, of `rest` and EXTENT_WORDS."""
+        c = self.concepts[heading]
+        allowed = frozenset(f for n in c.names for w in (*n.words, *rest) for f in forms(w)) | EXTENT_WORDS
+        # Not its ambiguous abbreviations ("DM", "MS"): a condition name that is only that says too little.
+        return [Alternative(rest + n.words, within=allowed) for n in c.names if n.words and not n.whole]
 
     def ancestors(self, heading: str) -> set[str]:
         """Every heading above this one."""
@@ -212,6 +248,7 @@ class Expansion:
     alternatives: tuple[Alternative, ...]
     headings: tuple[str, ...]  # headings named in the text, then every narrower heading brought in
     named: tuple[str, ...]  # the headings the text itself names
+    broader: tuple[str, ...] = ()  # the headings one level up, searched as a whole
 
     def terms_shown(self, limit: int = 12) -> tuple[list[str], int]:
         """What the condition also searches for, for the sidebar: each narrower MeSH heading by its everyday name
@@ -226,19 +263,23 @@ class Expansion:
             c = vocab.concepts[h]
             if len(c.labels) == 1 and c.children:
                 continue  # a grouping heading with no other name ("Neoplasms by Site"): its children are listed
-            plain = c.labels[1] if len(c.labels) > len(c.abbreviations) + 1 else c.heading
-            abbr = f" ({', '.join(c.abbreviations)})" if c.abbreviations else ""
+            plain, abbr = c.everyday_name()
             shown.setdefault(plain.lower(), plain + abbr)
         for h in self.named:
             c = vocab.concepts[h]
             for label, name in zip(c.labels, c.names, strict=True):
                 if name.key != typed:
                     shown.setdefault(label.lower(), label)
+        for h in self.broader:
+            plain, abbr = vocab.concepts[h].everyday_name()
+            shown.setdefault(plain.lower() + " in general", f"{plain}{abbr} in general")
         labels = list(shown.values())
         return labels[:limit], max(0, len(labels) - limit)
 
-    def matches(self, term: str) -> bool:
-        """Whether one condition name / MeSH term / keyword matches (the same rule as the SQL)."""
+    def matches(self, term: str, *, condition_name: bool = True) -> bool:
+        """Whether one term matches (the same rule as the SQL). The broader disease as a whole counts only in a
+        trial's own condition names (`condition_name`), never in MeSH terms or keywords: a MeSH ancestor or a
+        keyword "diabetes" says nothing about which kind a trial is for."""
         found = term_words(term)
         have = set(found)
         for a in self.alternatives:
@@ -246,13 +287,21 @@ class Expansion:
             if a.whole:
                 if len(found) == 1 and found[0] in sets[0]:
                     return True
+            elif a.within:
+                if condition_name and all(have & f for f in sets) and (
+                        have <= a.within or (have & set(STAGE_WORDS) and have <= a.within | STAGE_NUMBERS)):
+                    return True
             elif all(have & f for f in sets):
                 return True
         return False
 
-    def matches_any(self, terms: Iterable[str]) -> bool:
+    def matches_any(self, terms: Iterable[str], *, condition_name: bool = True) -> bool:
         """Whether any of the terms matches."""
-        return any(self.matches(t) for t in terms if t)
+        return any(self.matches(t, condition_name=condition_name) for t in terms if t)
+
+    def matches_trial(self, conditions: Iterable[str], others: Iterable[str]) -> bool:
+        """Whether a trial matches by its condition names or by its MeSH terms and keywords (`others`)."""
+        return self.matches_any(conditions) or self.matches_any(others, condition_name=False)
 
 
 @lru_cache(maxsize=4096)
@@ -263,18 +312,18 @@ def _form_sets(alt: Alternative) -> list[frozenset[str]]:
 def _minimal(alts: Sequence[Alternative]) -> tuple[Alternative, ...]:
     """Alternatives without those another one implies (a term with all of B's words has all of A's when A ⊆ B)."""
     out: list[Alternative] = []
-    word_keys = [a.key for a in alts if not a.whole]
-    single = {next(iter(a.key)) for a in alts if not a.whole and len(a.key) == 1}
-    seen: set[tuple[frozenset[str], bool]] = set()
+    word_keys = [a.key for a in alts if not a.whole and not a.within]
+    single = {next(iter(a.key)) for a in alts if not a.whole and not a.within and len(a.key) == 1}
+    seen: set[tuple[frozenset[str], bool, bool]] = set()
     for a in alts:
-        if not a.words or (a.key, a.whole) in seen:
+        if not a.words or (a.key, a.whole, bool(a.within)) in seen:
             continue
         if a.whole:
             if next(iter(a.key)) in single:
                 continue
-        elif any(k < a.key for k in word_keys):
-            continue
-        seen.add((a.key, a.whole))
+        elif any(k < a.key or (a.within and k == a.key) for k in word_keys):
+            continue  # a term this alternative matches contains all of another one's words
+        seen.add((a.key, a.whole, bool(a.within)))
         out.append(a)
     return tuple(out)
 
@@ -282,7 +331,8 @@ def _minimal(alts: Sequence[Alternative]) -> tuple[Alternative, ...]:
 @lru_cache(maxsize=1024)
 def expand(text: str) -> Expansion:
     """The alternatives of a typed condition: its own words, plus every name of the MeSH headings it names and
-    of the headings below them (in place of the words that named them, the other typed words kept)."""
+    of the headings below them (in place of the words that named them, the other typed words kept), plus the names
+    of the headings one level up as whole terms (Vocabulary.whole_names)."""
     typed = tuple(dict.fromkeys(words(text)))[:MAX_WORDS]
     if not typed:
         return Expansion(text, (), (), ())
@@ -302,6 +352,7 @@ def expand(text: str) -> Expansion:
     used: set[str] = set()
     named: list[str] = []
     headings: list[str] = []
+    broader: list[str] = []
     for k in hits:
         if k & used:
             continue
@@ -316,7 +367,14 @@ def expand(text: str) -> Expansion:
                     if n.whole and rest:
                         continue  # an ambiguous abbreviation is searched only as a whole term
                     alts.append(Alternative(rest + n.words if not n.whole else n.words, n.whole))
-    return Expansion(text, _minimal(alts)[:MAX_ALTERNATIVES], tuple(headings), tuple(dict.fromkeys(named)))
+            for up in vocab.concepts[h].parents:
+                # One level up, as a whole; never a MeSH grouping heading ("Neoplasms by Site"), which names no
+                # disease a trial is for.
+                if up not in headings and up not in broader and " by " not in up:
+                    broader.append(up)
+                    alts.extend(vocab.whole_names(up, rest))
+    return Expansion(text, _minimal(alts)[:MAX_ALTERNATIVES], tuple(headings), tuple(dict.fromkeys(named)),
+                     tuple(b for b in broader if b not in headings))
 
 
 # ---- SQL ----------------------------------------------------------------------------------------------------
@@ -332,23 +390,37 @@ def like_prefilter(expansion: Expansion) -> list[str]:
     return sorted(out)
 
 
-def match_sql(words_expr: str, expansion: Expansion, params: dict[str, Any], prefix: str) -> str:
+def match_sql(words_expr: str, expansion: Expansion, params: dict[str, Any], prefix: str, *,
+              which: str = "all") -> str:
     """SQL: a term whose word array is `words_expr` matches one of the alternatives (arrays bound as parameters;
-    `&&` and `@>`-style tests, so a GIN index on a stored word array serves them)."""
+    `&&`, `@>` and `<@` tests, so a GIN index on a stored word array serves them). `which`: "all", "narrow"
+    (without the broader disease as a whole: for MeSH terms and keywords) or "broader" (only it)."""
+    alts = [(i, a) for i, a in enumerate(expansion.alternatives)
+            if which == "all" or (which == "broader") == bool(a.within)]
     ors: list[str] = []
-    single = sorted({f for a in expansion.alternatives if not a.whole and len(a.words) == 1 for f in forms(a.words[0])})
+    single = sorted({f for _, a in alts if not a.whole and not a.within and len(a.words) == 1
+                     for f in forms(a.words[0])})
     if single:
         params[f"{prefix}_any"] = single
         ors.append(f"{words_expr} && CAST(:{prefix}_any AS text[])")
-    for i, a in enumerate(expansion.alternatives):
+    within: dict[frozenset[str], str] = {}  # one parameter per distinct word set
+    for i, a in alts:
         if a.whole:
             params[f"{prefix}_{i}"] = forms(a.words[0])
             ors.append(f"({words_expr} && CAST(:{prefix}_{i} AS text[]) "
                        f"AND cardinality(array_remove({words_expr}, '')) = 1)")
-        elif len(a.words) > 1:
+        elif len(a.words) > 1 or a.within:
             parts = []
             for j, w in enumerate(a.words):
                 params[f"{prefix}_{i}_{j}"] = forms(w)
                 parts.append(f"{words_expr} && CAST(:{prefix}_{i}_{j} AS text[])")
+            if a.within:
+                name = within.setdefault(a.within, f"{prefix}_w{len(within)}")
+                params[name] = sorted(a.within)
+                params[name + "n"] = sorted(a.within | STAGE_NUMBERS)
+                params[f"{prefix}_stage"] = list(STAGE_WORDS)
+                bare = f"array_remove({words_expr}, '')"
+                parts.append(f"({bare} <@ CAST(:{name} AS text[]) OR ({words_expr} && CAST(:{prefix}_stage AS text[])"
+                             f" AND {bare} <@ CAST(:{name}n AS text[])))")
             ors.append("(" + " AND ".join(parts) + ")")
     return " OR ".join(ors) if ors else "FALSE"

@@ -82,6 +82,12 @@ class Filters:
 
         Values may be strings or lists of strings (repeated parameters). Never raises.
         """
+        f, notices = cls.parsed(params)
+        return f.validated(notices)
+
+    @classmethod
+    def parsed(cls, params: Mapping[str, Any]) -> tuple[Filters, list[str]]:
+        """from_query without the cross-field checks (no place look-up): for describing filters checked before."""
         notices: list[str] = []
         values: dict[str, Any] = {}
         for key, raw in params.items():
@@ -96,8 +102,7 @@ class Filters:
                 values[name] = _PARSERS[name](items)
             except ValueError as err:
                 notices.append(f"Ignored {key_s}: {err}")
-        f = cls(**values)
-        return f.validated(notices)
+        return cls(**values), notices
 
     def validated(self, notices: list[str] | None = None) -> tuple[Filters, list[str]]:
         """Cross-field checks (place that cannot be found, inverted ranges); fixes with notices."""
@@ -443,11 +448,13 @@ def condition_sql(text: str, params: dict[str, Any], prefix: str = "cond") -> st
     if not expansion.alternatives:
         return None
     ors = []
-    match = condition.match_sql("z.w", expansion, params, prefix)
     params[f"{prefix}_like"] = condition.like_prefilter(expansion)
-    for table, column in (("conditions", "downcase_name"), ("browse_conditions", "downcase_mesh_term"),
-                          ("keywords", "downcase_name")):
+    # The broader disease as a whole counts in a trial's own condition names only (condition.Expansion.matches).
+    for table, column, which in (("conditions", "downcase_name", "all"),
+                                 ("browse_conditions", "downcase_mesh_term", "narrow"),
+                                 ("keywords", "downcase_name", "narrow")):
         # A LIKE prefilter, then the words of the rest; OFFSET 0 keeps the split one per-row value.
+        match = condition.match_sql("z.w", expansion, params, prefix, which=which)
         ors.append(f"SELECT y.nct_id FROM (SELECT x.nct_id, x.{column} AS term FROM ctgov.{table} x "
                    f"WHERE x.{column} LIKE ANY(CAST(:{prefix}_like AS text[])) OFFSET 0) y CROSS JOIN LATERAL "
                    f"(SELECT {condition.words_sql('y.term')} AS w OFFSET 0) z WHERE {match}")
@@ -726,5 +733,9 @@ def condition_terms_sql(text: str, params: dict[str, Any]) -> str | None:
     expansion = condition.expand(text)
     if not expansion.alternatives:
         return None
-    return ("SELECT ts.nct_id FROM app.terms t JOIN app.term_studies ts ON ts.term_id = t.term_id WHERE "
-            + condition.match_sql("t.words", expansion, params, "cond"))
+    sql = ("SELECT ts.nct_id FROM app.terms t JOIN app.term_studies ts ON ts.term_id = t.term_id WHERE "
+           + condition.match_sql("t.words", expansion, params, "cond", which="narrow"))
+    if expansion.broader:  # the broader disease as a whole: in the trials' own condition names only
+        sql += ("\nUNION SELECT c.nct_id FROM ctgov.conditions c WHERE c.downcase_name IN (SELECT t.term FROM "
+                "app.terms t WHERE " + condition.match_sql("t.words", expansion, params, "cond", which="broader") + ")")
+    return sql

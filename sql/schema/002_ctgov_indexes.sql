@@ -27,6 +27,9 @@ CREATE INDEX IF NOT EXISTS ix_studies_status ON ctgov.studies (overall_status);
 CREATE INDEX IF NOT EXISTS ix_studies_start ON ctgov.studies (start_date);
 CREATE INDEX IF NOT EXISTS ix_studies_last_update ON ctgov.studies (last_update_posted_date);
 CREATE INDEX IF NOT EXISTS ix_conditions_trgm ON ctgov.conditions USING gin (downcase_name gin_trgm_ops);
+-- Exact condition names: the broader disease as a whole is looked up in the trials' own condition names
+-- (services.dashboard.filters.condition_terms_sql).
+CREATE INDEX IF NOT EXISTS ix_conditions_name ON ctgov.conditions (downcase_name);
 CREATE INDEX IF NOT EXISTS ix_keywords_trgm ON ctgov.keywords USING gin (downcase_name gin_trgm_ops);
 CREATE INDEX IF NOT EXISTS ix_browse_conditions_trgm ON ctgov.browse_conditions USING gin (downcase_mesh_term gin_trgm_ops);
 CREATE INDEX IF NOT EXISTS ix_interventions_trgm ON ctgov.interventions USING gin (lower(name) gin_trgm_ops);
