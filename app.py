@@ -7,10 +7,16 @@ The pages and their navigation are declared in navigation.py; this file serves t
 - `/media/…` (downloads: CSV, JSON, reports) is served only to a browser that passed the gate (password or
   OIDC) in this process; anyone else — another client holding the URL, a browser without the cookie — gets
   403. With no gate configured the app, and so its downloads, are open to all.
+- At server start, a background thread gets the database and its engine ready and computes the landing
+  dashboard (services.ui.health.warm_server), so the first visitor does not wait for them; the health check
+  answers meanwhile.
 """
 
 import asyncio
+import contextlib
 import os
+import threading
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import streamlit as st
@@ -53,4 +59,17 @@ async def ready(request: Request) -> JSONResponse:
     return JSONResponse(verdict, status_code=200 if verdict["ready"] else 503)
 
 
-app = st.App(str(Path(__file__).with_name("navigation.py")), routes=[Route("/readyz", ready, methods=["GET"])], middleware=[Middleware(MediaGate)])
+def _warm_server() -> None:
+    from services.ui import health  # imported here: the server answers its health check meanwhile
+
+    health.warm_server()
+
+
+@contextlib.asynccontextmanager
+async def lifespan(_app: st.App) -> AsyncIterator[None]:
+    threading.Thread(target=_warm_server, name="server-warm-up", daemon=True).start()
+    yield
+
+
+app = st.App(str(Path(__file__).with_name("navigation.py")), routes=[Route("/readyz", ready, methods=["GET"])],
+             middleware=[Middleware(MediaGate)], lifespan=lifespan)

@@ -141,16 +141,18 @@ def time_start(data_dir: Path, kind: str, extra_env: dict[str, str] | None = Non
     env.update(extra_env or {})
     cmd = [sys.executable, "-m", "streamlit", "run", str(PROJECT_DIR / "app.py"), "--server.port", str(port),
            "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"]
-    t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=PROJECT_DIR, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        _wait_healthy(url, proc, t0)
-        health_s = time.monotonic() - t0
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+    with sync_playwright() as pw:
+        # The visitor's browser is running before the server starts: its own start is not the app's.
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(PAGE_TIMEOUT_MS)
+            t0 = time.monotonic()
+            proc = subprocess.Popen(cmd, cwd=PROJECT_DIR, env=env, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL)
             try:
-                page = browser.new_page(viewport={"width": 1400, "height": 1000})
-                page.set_default_timeout(PAGE_TIMEOUT_MS)
+                _wait_healthy(url, proc, t0)
+                health_s = time.monotonic() - t0
                 home_s: float | None = None
                 if not explore_first:
                     page.goto(url, timeout=PAGE_TIMEOUT_MS)
@@ -163,9 +165,9 @@ def time_start(data_dir: Path, kind: str, extra_env: dict[str, str] | None = Non
                 explore_s, to_explore_s = settled - t1, settled - t0
                 charts = page.locator(".js-plotly-plot").count()
             finally:
-                browser.close()
-    finally:
-        stop_process(proc)
+                stop_process(proc)
+        finally:
+            browser.close()
     return {"kind": kind, "health_s": round(health_s, 1), "home_s": None if home_s is None else round(home_s, 1),
             "explore_s": round(explore_s, 1), "start_to_explore_s": round(to_explore_s, 1), "charts": charts,
             "load_after": round(os.getloadavg()[0], 2)}

@@ -58,6 +58,11 @@ class SavedView:
         """The view's filters (notices about stored values no longer understood are dropped)."""
         return Filters.from_query(parse_qs(self.query, keep_blank_values=False))[0]
 
+    def describe(self) -> list[str]:
+        """The view's filters in words, as stored (checked when saved; no place look-up, so a sidebar listing many
+        views never loads the gazetteer)."""
+        return Filters.parsed(parse_qs(self.query, keep_blank_values=False))[0].describe()
+
     def view_params(self) -> dict[str, list[str]]:
         """The page's view settings as URL parameters."""
         return {k: v for k, v in parse_qs(self.view_query).items() if is_view_param(k)}

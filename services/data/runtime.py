@@ -177,9 +177,9 @@ def embedded_url() -> str:
 
 
 def ready() -> bool:
-    """True once this process's trial database has been made ready (get_db() returns at once)."""
-    with _lock:
-        return "main" in _state
+    """True once this process's trial database has been made ready (get_db() returns at once). Never waits: a start
+    in progress holds the lock (a page asks this to decide whether to watch that start)."""
+    return "main" in _state  # one dict look-up: atomic, and the entry is set once, at the end of the start
 
 
 def get_db() -> Database:

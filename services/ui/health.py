@@ -4,6 +4,7 @@ recovers by itself."""
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from collections.abc import Iterator
 
@@ -13,6 +14,9 @@ from services.dashboard import stats
 from services.data import runtime, startup
 from services.errors import DatabaseUnavailable, QueryTimeout, TrialLandscapeError
 from services.ui.gate import require_access
+
+_log = logging.getLogger(__name__)
+WARM_START_WAIT_S = 600.0  # a first start loads the sample (about a minute); longer is a failure the pages show
 
 
 @st.cache_resource(show_spinner="Connecting to the database…")
@@ -38,6 +42,27 @@ def warm_up_geocoder() -> bool:
 
     threading.Thread(target=geo.warm_up, name="geo-warm-up", daemon=True).start()
     return True
+
+
+def warm_server() -> None:
+    """At server start (app.py, a background thread): start the database as a page would (its progress is what a
+    page arriving meanwhile shows), get its engine ready, and compute the dashboard of the default filters — what a
+    first visitor's Home and Explore show — from the in-process engine, so no visitor waits for them. Quiet on
+    failure: the pages report it and retry."""
+    try:
+        startup.STARTER.start(runtime.get_db)
+        startup.STARTER.wait(WARM_START_WAIT_S)
+        if not runtime.ready():
+            return
+        db = runtime.get_db()
+        stats.warm_engine(db)  # maps the start cache (or loads by COPY, SQL serving meanwhile)
+        from services.dashboard import charts, facetstore  # noqa: F401 - the pages' chart code, imported here once
+        from services.dashboard.filters import Filters
+
+        if stats.engine(db)["mode"] == "memory" and facetstore.is_loaded(db):
+            stats.cached_dashboard(Filters(), db=db)
+    except Exception as err:  # noqa: BLE001 - a warm-up must never take the server down
+        _log.warning("server warm-up stopped: %s", err)
 
 
 def ensure_database() -> None:

@@ -129,7 +129,7 @@ def render_panel(sidebar: Any) -> None:
         for view in views[:SHOWN_VIEWS]:
             left, right = st.columns([5, 1], vertical_alignment="center")
             left.button(inert.md_line(view.name), key=f"{_K}open_{view.id}", on_click=_open, args=(view.id,),
-                        help=f"Open on {view.page}: " + "; ".join(inert.md_line(x) for x in view.filters().describe()),
+                        help=f"Open on {view.page}: " + "; ".join(inert.md_line(x) for x in view.describe()),
                         width="stretch")
             right.button(":material/delete:", key=f"{_K}del_{view.id}", on_click=_ask_delete, args=(view.id,),
                          type="tertiary",
