@@ -358,3 +358,47 @@ def test_a_read_only_database_keeps_no_copy_and_says_why(scratch, tmp_path, capl
     finally:
         reader.close()
     assert "could not keep the facet start cache in the database" in caplog.text
+
+
+# ---- the landing view kept in the database (services/dashboard/landing.py) ----------------------------------------
+def test_a_start_without_any_cache_shows_the_stored_landing_view_at_once(scratch, monkeypatch):
+    from services.dashboard import engine, landing
+
+    db, root = scratch
+    expected = stats.dashboard(Filters(), engine=engine.MemoryEngine(db), timeout_ms=60_000)  # computes and stores it
+    stamp = facetstore.store_for(db).refreshed_at
+    facetstore.shutil.rmtree(root / facetstore.cache_key(stamp))
+    _drop_copy(db)  # neither the folder nor the database's copy: the arrays would be loaded by COPY for a while
+    facetstore.forget()
+    server = engine.MemoryEngine(db)
+    server.serve_sql_while_loading = True  # what warm() sets at a server's start
+
+    def no_sql(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("SQL computed the dashboard")
+
+    monkeypatch.setattr(engine.SqlEngine, "dashboard_frames", no_sql)
+    with facetstore._lock:  # the store cannot be loaded meanwhile
+        first = stats.dashboard(Filters(), engine=server, timeout_ms=60_000)
+        assert first.as_dict() == expected.as_dict() and first.mode == "memory"
+        with pytest.raises(AssertionError, match="SQL computed"):  # any other view is not stored: SQL answers it
+            stats.dashboard(Filters.from_query({"status": "ANY"})[0], engine=server, timeout_ms=60_000)
+        monkeypatch.setattr(facetstore, "generation", lambda _db: "a newer import")
+        with pytest.raises(AssertionError, match="SQL computed"):  # nor the landing view of another generation
+            stats.dashboard(Filters(), engine=server, timeout_ms=60_000)
+    loader = facetstore._background.get(db.url)
+    if loader is not None:
+        loader.join(timeout=120)
+    assert landing.load(db, stamp, {**stats.FACETS, "new facet": {"top": 5}}) is None  # other facet definitions
+    assert db.fetch_value("SELECT count(DISTINCT stamp) FROM app.landing_dashboard") == 1  # the latest generation only
+
+
+def test_stored_landing_frames_read_back_exactly(scratch):
+    from services.dashboard import engine, landing
+
+    db, _ = scratch
+    frames = engine.MemoryEngine(db).dashboard_frames(Filters(), stats.FACETS, None, timeout_ms=60_000)
+    back = landing.decode(landing.encode(frames))
+    assert (back.kpis, back.funnel, back.errors) == (frames.kpis, frames.funnel, {})
+    assert set(back.raw) == set(frames.raw)
+    for name, df in frames.raw.items():
+        pd.testing.assert_frame_equal(back.raw[name], df, obj=name)

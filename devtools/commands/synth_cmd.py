@@ -7,7 +7,7 @@ from typing import Any
 
 from devtools import synth
 from services.cli import print_result
-from services.dashboard import engine
+from services.dashboard import stats
 from services.errors import BadInput
 
 
@@ -34,6 +34,6 @@ def cmd_synth(args: argparse.Namespace) -> int:
     db = synth.synthetic_database(args.database_url)
     report = synth.run(db, args.studies, args.seed)
     result = report.as_dict()
-    result["start_cache_s"] = engine.prepare_after_import(db)
+    result["start_cache_s"] = stats.prepare_after_import(db)
     print_result(result, args.json, _text)
     return 0

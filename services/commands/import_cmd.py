@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from services.cli import print_result
-from services.dashboard import engine
+from services.dashboard import stats
 from services.data import loaders, runtime
 from services.errors import BadInput
 
@@ -58,6 +58,6 @@ def cmd_import(args: argparse.Namespace) -> int:
     strict = {"strict": True} if getattr(args, "strict", False) else {}
     report = _IMPORTERS[args.import_kind](db, args.path, **strict)
     result = report.as_dict()
-    result["start_cache_s"] = engine.prepare_after_import(db)
+    result["start_cache_s"] = stats.prepare_after_import(db)
     print_result(result, args.json, _text)
     return 0

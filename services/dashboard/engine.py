@@ -636,13 +636,24 @@ class MemoryEngine:
 
     def dashboard_frames(self, f: Filters, specs: Mapping[str, Mapping[str, Any]], facets: list[str] | None, *,
                          timeout_ms: int, sequential: bool = False) -> DashboardFrames:
+        from services.dashboard import facetstore, landing
+
+        landing_view = facets is None and f.is_default()
+        if landing_view and facetstore.loaded_store(self.db) is None:
+            # Not ready in this process yet: the landing view as this engine computed it for this generation.
+            stored = landing.load(self.db, facetstore.generation(self.db), specs)
+            if stored is not None:
+                return stored
         store = self._ready()
         if store is None:
             frames = self._sql.dashboard_frames(f, specs, facets, timeout_ms=timeout_ms, sequential=sequential)
             return replace(frames, engine=self._sql.kind)
         tops = {name: int(spec["top"]) for name, spec in specs.items() if "top" in spec}
         kpis, funnel, raw = store.dashboard_frames(f, self.db, tops)
-        return DashboardFrames(kpis, funnel, raw, {})
+        frames = DashboardFrames(kpis, funnel, raw, {})
+        if landing_view:
+            landing.save(self.db, store.refreshed_at, specs, frames)
+        return frames
 
     def site_frames(self, f: Filters, place: geo.Place | None, *, order: str, limit: int,
                     investigators: bool) -> SiteFrames:

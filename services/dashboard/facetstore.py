@@ -935,6 +935,17 @@ def ready_store(db: Database) -> FacetStore | None:
     return None
 
 
+def generation(db: Database) -> str | None:
+    """The database's current generation of the derived tables (their refresh stamp; checked every few seconds)."""
+    return _refreshed_at(db)
+
+
+def loaded_store(db: Database) -> FacetStore | None:
+    """This process's store of the current generation when it holds one; never loads (None until then)."""
+    store = _stores.get(db.url)
+    return store if store is not None and store.refreshed_at == _refreshed_at(db) else None
+
+
 def is_loaded(db: Database) -> bool:
     """True once this process holds a store for the database (the first load takes ~20 s at registry scale)."""
     return db.url in _stores

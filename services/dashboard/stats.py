@@ -17,6 +17,7 @@ import pandas as pd
 
 from services.cache import CacheStats, SingleFlightCache
 from services.dashboard.engine import Engine, engine_for
+from services.dashboard.engine import prepare_after_import as prepare_engine
 from services.dashboard.filters import FUNNEL_FIELDS, Filters
 from services.data import runtime
 from services.data.db import Database
@@ -95,6 +96,15 @@ def warm_engine(db: Database | None = None) -> None:
 def engine_loading(db: Database | None = None) -> bool:
     """True while the database's engine is still getting ready in this process (the in-process store's load)."""
     return engine_for(db or runtime.get_db()).loading()
+
+
+def prepare_after_import(db: Database) -> float | None:
+    """After an import (CLI, synthetic data): the new generation's start cache and landing view are written now
+    (engine.prepare_after_import; seconds taken, None when the engine is SQL), so the next start shows them at once."""
+    seconds = prepare_engine(db)
+    if seconds is not None:
+        dashboard(Filters(), db=db)  # the in-process engine stores the landing view of this generation
+    return seconds
 
 
 def engine(db: Database | None = None) -> dict[str, str]:
