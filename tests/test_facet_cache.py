@@ -192,6 +192,8 @@ def test_the_import_command_writes_the_new_generations_cache(scratch, tmp_path):
     stamp = str(db.fetch_value("SELECT value FROM app.meta WHERE key = 'facets_refreshed_at'"))
     assert _generations(root) == [facetstore.cache_key(stamp)]  # the new generation, written by the command
     assert (root / facetstore.cache_key(stamp) / "manifest.json").is_file()
+    # and what a first visitor sees of it (the default dashboard, the countries), for a start before the cache maps
+    assert db.fetch_value("SELECT count(*) FROM app.landing WHERE stamp = :stamp", {"stamp": stamp}) == 2
     facetstore._checked.clear()
     assert _fresh(db).from_cache is True
 
@@ -366,6 +368,7 @@ def test_a_start_without_any_cache_shows_the_stored_landing_view_at_once(scratch
 
     db, root = scratch
     expected = stats.dashboard(Filters(), engine=engine.MemoryEngine(db), timeout_ms=60_000)  # computes and stores it
+    countries = engine.MemoryEngine(db).country_names()  # the sidebar's list: stored as well
     stamp = facetstore.store_for(db).refreshed_at
     facetstore.shutil.rmtree(root / facetstore.cache_key(stamp))
     _drop_copy(db)  # neither the folder nor the database's copy: the arrays would be loaded by COPY for a while
@@ -377,9 +380,11 @@ def test_a_start_without_any_cache_shows_the_stored_landing_view_at_once(scratch
         raise AssertionError("SQL computed the dashboard")
 
     monkeypatch.setattr(engine.SqlEngine, "dashboard_frames", no_sql)
+    monkeypatch.setattr(engine.SqlEngine, "country_names", no_sql)
     with facetstore._lock:  # the store cannot be loaded meanwhile
         first = stats.dashboard(Filters(), engine=server, timeout_ms=60_000)
         assert first.as_dict() == expected.as_dict() and first.mode == "memory"
+        assert server.country_names() == countries and countries
         with pytest.raises(AssertionError, match="SQL computed"):  # any other view is not stored: SQL answers it
             stats.dashboard(Filters.from_query({"status": "ANY"})[0], engine=server, timeout_ms=60_000)
         monkeypatch.setattr(facetstore, "generation", lambda _db: "a newer import")
@@ -388,8 +393,8 @@ def test_a_start_without_any_cache_shows_the_stored_landing_view_at_once(scratch
     loader = facetstore._background.get(db.url)
     if loader is not None:
         loader.join(timeout=120)
-    assert landing.load(db, stamp, {**stats.FACETS, "new facet": {"top": 5}}) is None  # other facet definitions
-    assert db.fetch_value("SELECT count(DISTINCT stamp) FROM app.landing_dashboard") == 1  # the latest generation only
+    assert landing.load_dashboard(db, stamp, {**stats.FACETS, "new facet": {"top": 5}}) is None  # other definitions
+    assert db.fetch_value("SELECT count(DISTINCT stamp) FROM app.landing") == 1  # the latest generation only
 
 
 def test_stored_landing_frames_read_back_exactly(scratch):

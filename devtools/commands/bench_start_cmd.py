@@ -6,7 +6,8 @@ numbers, and until Explore has drawn every chart with the script finished. Witho
 a fresh folder (the first start: database, sample, geocoding) and the second run the same folder again (a later
 start). --synthetic serves the generator's registry-scale database (nothing is wiped), with the in-process engine's
 start cache kept or, with --stale-cache, its folder removed before each start (the server fetches the database's
-copy of it), or with --without-database-copy too (the arrays load by COPY while SQL serves). --busy keeps one core
+copy of it), or with --without-database-copy too (the arrays load by COPY while SQL serves; the landing view, stored
+with its generation, shows at once), or with --without-landing-view as well (SQL computes it). --busy keeps one core
 busy with a spinning process for the whole measurement, as on a shared machine.
 """
 
@@ -58,6 +59,9 @@ def register_bench(bench_subparsers: Any) -> None:
     parser.add_argument("--without-database-copy", action="store_true",
                         help="with --stale-cache: remove the database's copy of the start cache too (a database "
                              "whose arrays no one has built yet: they load by COPY while SQL serves)")
+    parser.add_argument("--without-landing-view", action="store_true",
+                        help="with --without-database-copy: remove the stored landing view too (app.landing_dashboard, "
+                             "which an import writes): SQL computes the first Explore while the arrays load")
     parser.add_argument("--runs", type=int, default=1, help="later starts to time (default: %(default)s)")
     parser.add_argument("--explore-first", action="store_true",
                         help="open Explore straight away (a shared Explore link) instead of Home, then Explore")
@@ -71,6 +75,8 @@ def handle(args: argparse.Namespace) -> int:
         raise BadInput(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium).")
     if args.without_database_copy and not args.stale_cache:
         raise BadInput("--without-database-copy goes with --stale-cache.")
+    if args.without_landing_view and not args.without_database_copy:
+        raise BadInput("--without-landing-view goes with --without-database-copy.")
     if not 1 <= args.runs <= 10:
         raise BadInput("--runs must be between 1 and 10.")
     load_before = os.getloadavg()[0]  # other work on the machine, before this benchmark adds its own
@@ -118,8 +124,11 @@ def _registry_starts(args: argparse.Namespace) -> list[dict[str, Any]]:
             shutil.rmtree(root)
         if args.stale_cache and args.without_database_copy:
             db.execute("DELETE FROM app.facet_copy")
+        if args.without_landing_view:
+            db.execute("DELETE FROM app.landing_dashboard")
         cached = root.exists() and any(root.glob("*/manifest.json"))
-        kind = "cache" if not args.stale_cache else "no cache" if args.without_database_copy else "db copy only"
+        kind = ("cache" if not args.stale_cache else "db copy only" if not args.without_database_copy
+                else "nothing stored" if args.without_landing_view else "no cache")
         run = time_start(data_dir, kind, extra,
                          explore_first=args.explore_first)
         run["cache_present"] = cached

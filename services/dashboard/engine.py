@@ -598,6 +598,12 @@ class MemoryEngine:
         return [v.decode() for v in store.nct[page].tolist()], int(rows.size), matching
 
     def country_names(self) -> list[str]:
+        from services.dashboard import facetstore, landing
+
+        if facetstore.loaded_store(self.db) is None:  # not ready in this process yet: as stored for this generation
+            stored = landing.load(self.db, facetstore.generation(self.db), landing.COUNTRY_NAMES)
+            if isinstance(stored, list):
+                return [str(name) for name in stored]
         store = self._ready()
         if store is None:
             return self._sql.country_names()
@@ -605,7 +611,9 @@ class MemoryEngine:
         _, country = store.lists["country"]
         n = np.bincount(country.codes, minlength=country.size)
         order = sorted(range(len(n)), key=lambda i: (-int(n[i]), str(country.labels[i])))
-        return [str(country.labels[i]) for i in order if n[i] and country.labels[i] is not None]
+        names = [str(country.labels[i]) for i in order if n[i] and country.labels[i] is not None]
+        landing.save(self.db, store.refreshed_at, landing.COUNTRY_NAMES, names)
+        return names
 
     def loading(self) -> bool:
         from services.dashboard import facetstore
@@ -641,7 +649,7 @@ class MemoryEngine:
         landing_view = facets is None and f.is_default()
         if landing_view and facetstore.loaded_store(self.db) is None:
             # Not ready in this process yet: the landing view as this engine computed it for this generation.
-            stored = landing.load(self.db, facetstore.generation(self.db), specs)
+            stored = landing.load_dashboard(self.db, facetstore.generation(self.db), specs)
             if stored is not None:
                 return stored
         store = self._ready()
@@ -651,8 +659,8 @@ class MemoryEngine:
         tops = {name: int(spec["top"]) for name, spec in specs.items() if "top" in spec}
         kpis, funnel, raw = store.dashboard_frames(f, self.db, tops)
         frames = DashboardFrames(kpis, funnel, raw, {})
-        if landing_view:
-            landing.save(self.db, store.refreshed_at, specs, frames)
+        if landing_view and not frames.errors:
+            landing.save(self.db, store.refreshed_at, landing.dashboard_name(specs), landing.encode(frames))
         return frames
 
     def site_frames(self, f: Filters, place: geo.Place | None, *, order: str, limit: int,

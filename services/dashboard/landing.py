@@ -1,11 +1,13 @@
-"""The landing view's numbers kept in the database (app.landing_dashboard, sql/schema/070_app_landing.sql).
+"""What a first visitor's pages show before any filter is chosen, kept in the database with its generation
+(app.landing, sql/schema/070_app_landing.sql): the dashboard of the default filters (Home and Explore) and the
+sidebar's list of countries.
 
-The dashboard of the default filters is what every first visitor sees (Home and Explore). The in-process engine
-computes it in a fraction of a second once its arrays are in memory, but a server whose start cache is missing or
-stale loads them for ~20 s at 575,000 studies, and SQL takes ~25 s for the same 22 facets meanwhile. So whenever
-the in-process engine computes the landing view of a generation, it stores the frames here (once per generation
-and set of facet definitions; the importer's prepare_after_import does it too), and a server that is still
-getting ready answers the landing view from them: the same numbers, from the same generation of the data.
+The in-process engine computes both in a fraction of a second once its arrays are in memory, but a server whose
+start cache is missing or stale loads them for ~20 s at 575,000 studies, and SQL takes ~25 s for the dashboard's
+22 facets (and seconds for the countries) meanwhile. So whenever the in-process engine computes one of these for a
+generation, it stores it here (once per generation; the importer's prepare_after_import does it right after an
+import), and a server that is still getting ready answers from it: the same numbers, from the same generation of
+the data.
 """
 
 from __future__ import annotations
@@ -25,32 +27,33 @@ from services.errors import TrialLandscapeError
 if TYPE_CHECKING:
     from services.dashboard.engine import DashboardFrames
 
+COUNTRY_NAMES = "country_names"
 _log = logging.getLogger(__name__)
-_saved: set[tuple[str, str, str]] = set()  # (database, generation, specs) stored by this process
+_saved: set[tuple[str, str, str]] = set()  # (database, generation, name) stored by this process
 _lock = threading.Lock()
 
 
-def specs_key(specs: Mapping[str, Mapping[str, Any]]) -> str:
-    """A digest of the facet definitions: frames stored for other definitions (an older release) never answer."""
-    return hashlib.sha256(json.dumps(specs, sort_keys=True, default=str).encode()).hexdigest()[:16]
+def dashboard_name(specs: Mapping[str, Mapping[str, Any]]) -> str:
+    """The name of the default filters' dashboard under these facet definitions (a digest of them: frames stored
+    for other definitions, by an older release, never answer)."""
+    return "dashboard-" + hashlib.sha256(json.dumps(specs, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def _scalar(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else str(value)
 
 
-def encode(frames: DashboardFrames) -> str:
+def encode(frames: DashboardFrames) -> dict[str, Any]:
     """The frames as JSON: KPIs, funnel and each facet's columns, dtypes and rows (missing values as null)."""
     raw = {name: {"columns": [str(c) for c in df.columns], "dtypes": [str(t) for t in df.dtypes],
                   "rows": df.astype(object).where(df.notna(), None).to_numpy().tolist()}
            for name, df in frames.raw.items()}
-    return json.dumps({"kpis": frames.kpis, "funnel": frames.funnel, "raw": raw}, default=_scalar)
+    return {"kpis": frames.kpis, "funnel": frames.funnel, "raw": raw}
 
 
-def decode(text: str) -> DashboardFrames:
+def decode(data: Mapping[str, Any]) -> DashboardFrames:
     from services.dashboard.engine import DashboardFrames
 
-    data = json.loads(text)
     raw = {name: pd.DataFrame(part["rows"], columns=part["columns"]).astype(dict(zip(part["columns"], part["dtypes"],
                                                                                       strict=True)))
            for name, part in data["raw"].items()}
@@ -58,32 +61,41 @@ def decode(text: str) -> DashboardFrames:
     return DashboardFrames({k: int(v) for k, v in data["kpis"].items()}, funnel, raw, {})
 
 
-def load(db: Database, stamp: str | None, specs: Mapping[str, Mapping[str, Any]]) -> DashboardFrames | None:
-    """The stored landing dashboard of this generation, or None (none stored, another generation, unreadable)."""
+def load(db: Database, stamp: str | None, name: str) -> Any:
+    """The value stored under `name` for this generation, or None (none stored, another generation, unreadable)."""
     if not stamp:
         return None
     try:
-        text = db.fetch_value(load_sql("landing_dashboard_get"), {"stamp": stamp, "specs": specs_key(specs)},
-                              timeout_ms=5_000)
-        return None if text is None else decode(str(text))
-    except (TrialLandscapeError, ValueError, KeyError, TypeError) as err:  # an older schema, a damaged row: compute
-        _log.warning("could not read the stored landing dashboard: %s", err)
+        text = db.fetch_value(load_sql("landing_get"), {"stamp": stamp, "name": name}, timeout_ms=5_000)
+        return None if text is None else json.loads(str(text))
+    except (TrialLandscapeError, ValueError) as err:  # an older schema, no right to read it: compute instead
+        _log.warning("could not read the stored landing value %s: %s", name, err)
         return None
 
 
-def save(db: Database, stamp: str | None, specs: Mapping[str, Mapping[str, Any]], frames: DashboardFrames) -> None:
-    """Store the landing dashboard of this generation unless this process already did (or it has errors, or the
-    database is read-only). Failures are logged: without it, a start only waits longer."""
-    key = (db.url, stamp or "", specs_key(specs))
-    if not stamp or frames.errors or db.read_only or key in _saved:
+def save(db: Database, stamp: str | None, name: str, value: Any) -> None:
+    """Store a value of this generation unless this process already did (or the database is read-only). Failures
+    are logged: without it, a start only waits longer."""
+    key = (db.url, stamp or "", name)
+    if not stamp or db.read_only or key in _saved:
         return
     with _lock:
         if key in _saved:
             return
         try:
-            db.execute(load_sql("landing_dashboard_put"), {"stamp": stamp, "specs": key[2], "frames": encode(frames)})
+            db.execute(load_sql("landing_put"), {"stamp": stamp, "name": name,
+                                                 "value": json.dumps(value, default=_scalar)})
         except TrialLandscapeError as err:
-            _log.warning("could not store the landing dashboard: %s", err)
+            _log.warning("could not store the landing value %s: %s", name, err)
             return
         _saved.add(key)
 
+
+def load_dashboard(db: Database, stamp: str | None, specs: Mapping[str, Mapping[str, Any]]) -> DashboardFrames | None:
+    """The default filters' dashboard stored for this generation and these facet definitions, or None."""
+    data = load(db, stamp, dashboard_name(specs))
+    try:
+        return None if data is None else decode(data)
+    except (KeyError, TypeError, ValueError) as err:  # a damaged value: compute instead
+        _log.warning("could not read the stored landing dashboard: %s", err)
+        return None

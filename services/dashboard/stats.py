@@ -103,7 +103,9 @@ def prepare_after_import(db: Database) -> float | None:
     (engine.prepare_after_import; seconds taken, None when the engine is SQL), so the next start shows them at once."""
     seconds = prepare_engine(db)
     if seconds is not None:
-        dashboard(Filters(), db=db)  # the in-process engine stores the landing view of this generation
+        eng = engine_for(db)  # the in-process engine stores what a first visitor sees of this generation
+        dashboard(Filters(), engine=eng)
+        eng.country_names()
     return seconds
 
 
