@@ -37,6 +37,14 @@ def test_charts_hbar_keeps_values_labels_and_order():
     assert fig.layout.title.text == "Recruitment status"
 
 
+def test_charts_hbar_leaves_room_for_the_longest_bars_count():
+    # The count is drawn past the end of the longest bar: at 575,000 studies "66,573" was cut to "66,57" by the
+    # figure's edge. Seven characters of the 12 px label font need about 50 px.
+    fig = charts.facet_figure("status", [{**STATUS_ROWS[0], "count": 123_600}, *STATUS_ROWS[1:]])
+    assert fig.data[0].textposition == "outside" and fig.data[0].cliponaxis is False
+    assert fig.layout.margin.r >= 7 * len(fig.data[0].text[0])
+
+
 def test_charts_colour_is_stable_per_category_across_charts():
     status = charts.facet_figure("status", STATUS_ROWS + [{"value": "TERMINATED", "label": "Terminated", "count": 1}])
     outcome = charts.facet_figure("outcome", OUTCOME_ROWS)

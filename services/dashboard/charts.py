@@ -314,6 +314,8 @@ def hbar_figure(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> go.Figure
     )
     per_bar = BAR_PX * 2 if spec.two_line else BAR_PX
     return _figure([bar], spec.title, 90 + per_bar * max(len(rows), 3), {
+        # Room at the right for the longest bar's count ("123,600"), which is drawn past the bar's end.
+        "margin": {"r": 64},
         "yaxis": {"title": None, "autorange": "reversed", "type": "category"},
         "xaxis": {"title": None, "rangemode": "tozero", "showticklabels": False, "showgrid": False},
         "bargap": _gap(len(rows)),
