@@ -120,3 +120,14 @@ def test_db_stopped_server_raises_database_unavailable_then_recovers(scratch_dir
 def test_db_frame_shape(db):
     df = db.fetch_df("SELECT nct_id FROM ctgov.studies WHERE nct_id = :n", {"n": "NCT05923281"})
     assert isinstance(df, pd.DataFrame) and df["nct_id"].tolist() == ["NCT05923281"]
+
+
+def test_db_every_statement_is_planned_for_its_own_values(db):
+    # asyncpg prepares statements; after five runs PostgreSQL may keep a generic plan that ignores the values, which
+    # for an id list (unnest of a parameter) took the relevance order at 575,000 studies past its time limit.
+    assert db.fetch_value("SHOW plan_cache_mode") == "force_custom_plan"
+    ids = [f"NCT{n:08d}" for n in range(50)]
+    for size in (1, 2, 3, 5, 8, 13, 50):  # the same statement more than five times on the pool's connection
+        plan = "\n".join(r["QUERY PLAN"] for r in db.fetch_rows(
+            "EXPLAIN SELECT count(*) FROM unnest(CAST(:ids AS text[])) AS u(id)", {"ids": ids[:size]}))
+        assert "$1" not in plan, plan  # a custom plan holds the value itself, a generic one the placeholder
