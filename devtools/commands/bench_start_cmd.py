@@ -60,8 +60,8 @@ def register_bench(bench_subparsers: Any) -> None:
                         help="with --stale-cache: remove the database's copy of the start cache too (a database "
                              "whose arrays no one has built yet: they load by COPY while SQL serves)")
     parser.add_argument("--without-landing-view", action="store_true",
-                        help="with --without-database-copy: remove the stored landing view too (app.landing_dashboard, "
-                             "which an import writes): SQL computes the first Explore while the arrays load")
+                        help="with --without-database-copy: remove the stored landing view too (app.landing, which "
+                             "an import writes): SQL computes the first Explore while the arrays load")
     parser.add_argument("--runs", type=int, default=1, help="later starts to time (default: %(default)s)")
     parser.add_argument("--explore-first", action="store_true",
                         help="open Explore straight away (a shared Explore link) instead of Home, then Explore")
@@ -125,7 +125,7 @@ def _registry_starts(args: argparse.Namespace) -> list[dict[str, Any]]:
         if args.stale_cache and args.without_database_copy:
             db.execute("DELETE FROM app.facet_copy")
         if args.without_landing_view:
-            db.execute("DELETE FROM app.landing_dashboard")
+            db.execute("DELETE FROM app.landing")
         cached = root.exists() and any(root.glob("*/manifest.json"))
         kind = ("cache" if not args.stale_cache else "db copy only" if not args.without_database_copy
                 else "nothing stored" if args.without_landing_view else "no cache")
@@ -217,9 +217,9 @@ def _text(result: dict[str, Any]) -> str:
     lines = [f"{'one core kept busy' if result['busy'] else 'no load added'} ({result['cpus']} CPUs, load average "
              f"{result['load_before']:.1f} before, {result.get('load_after', 0.0):.1f} after): seconds from "
              "`streamlit run app.py`"]
-    lines.append(f"  {'start':<12} {'health':>7} {'Home':>7} {'Explore':>8} {'total':>6} charts")
+    lines.append(f"  {'start':<14} {'health':>7} {'Home':>7} {'Explore':>8} {'total':>6} charts")
     for r in result["runs"]:
-        lines.append(f"  {r['kind']:<12} {r['health_s']:>7} {r['home_s'] or '-':>7} {r['explore_s']:>8} "
+        lines.append(f"  {r['kind']:<14} {r['health_s']:>7} {r['home_s'] or '-':>7} {r['explore_s']:>8} "
                      f"{r['start_to_explore_s']:>6} {r['charts']:>6}")
     lines.append("  (Explore: from opening it (after Home, unless Home shows '-') until every chart is drawn and the "
                  "script has finished)")
