@@ -893,18 +893,24 @@ def _refreshed_at(db: Database) -> str | None:
     return stamp
 
 
+def _current(db: Database, stamp: str | None) -> FacetStore | None:
+    """This process's store of the database when it is of generation `stamp`, else None."""
+    store = _stores.get(db.url)
+    return store if store is not None and store.refreshed_at == stamp else None
+
+
 def store_for(db: Database) -> FacetStore:
     """The loaded store of this database (loaded on first use; reloaded after the derived tables are rebuilt).
 
     Raises the database's typed error when the tables cannot be read; callers fall back to SQL.
     """
     stamp = _refreshed_at(db)
-    store = _stores.get(db.url)
-    if store is not None and store.refreshed_at == stamp:
+    store = _current(db, stamp)
+    if store is not None:
         return store
     with _lock:  # one load at a time; others wait for it instead of loading the same arrays again
-        store = _stores.get(db.url)
-        if store is not None and store.refreshed_at == stamp:
+        store = _current(db, stamp)
+        if store is not None:
             return store
         _stores.pop(db.url, None)  # let the old arrays go before the new ones arrive
         store = _load(db, stamp or "")
@@ -916,8 +922,8 @@ def ready_store(db: Database) -> FacetStore | None:
     """The current store when it is loaded or can be mapped from the start cache at once; else None, with a load by
     COPY started in the background (the server's pages are served by SQL meanwhile, then the cache is written)."""
     stamp = _refreshed_at(db)
-    store = _stores.get(db.url)
-    if store is not None and store.refreshed_at == stamp:
+    store = _current(db, stamp)
+    if store is not None:
         return store
     if db.url not in _copying and cache_enabled() and stamp is not None:
         root = _roots.get(db.url)
@@ -942,8 +948,7 @@ def generation(db: Database) -> str | None:
 
 def loaded_store(db: Database) -> FacetStore | None:
     """This process's store of the current generation when it holds one; never loads (None until then)."""
-    store = _stores.get(db.url)
-    return store if store is not None and store.refreshed_at == _refreshed_at(db) else None
+    return _current(db, _refreshed_at(db))
 
 
 def is_loaded(db: Database) -> bool:
