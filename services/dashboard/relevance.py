@@ -56,32 +56,46 @@ _SCORE = ("round(CAST(2 * {hit}::int + coalesce({share}, 0) + {own}::int + 0.5 *
           " + 0.5 * {keyword}::int AS numeric), 6)")
 
 
-def concept_cte(text: str, params: dict[str, Any], *, stored: bool) -> str:
-    """`, concept AS (…)`: every matching trial's (CTE m) concept-match score for the condition text. Stored: array
-    tests on the term ids of app.study_search (CTE term_ids) against the dictionary's matching terms; else the same
-    test on ctgov's terms split on the fly (a database without derived tables). Both give the same scores."""
+# The text rank of a document d against the query q (both forms below), with the query made once.
+_TEXT_RANK = "ts_rank('{0.1, 0.2, 0.4, 1.0}', d.doc, q.query, 1)"
+_QUERY = "(SELECT to_tsquery('english', CAST(:tsq AS text)) AS query) q"
+
+
+def scored_cte(text: str, params: dict[str, Any], *, stored: bool) -> str:
+    """`, scored AS (…)`: every matching trial's (CTE m) concept score and text rank (NULL: no text hit), the input
+    of relevance_order.sql, materialised as three narrow columns so its sorts stay in memory.
+
+    Stored: one pass over app.study_search, rank and score from the same row (array tests on its term ids against
+    the dictionary's matching terms). Else: the documents and ctgov's terms split on the fly (a database without
+    derived tables). Both give the same scores."""
     expansion = condition.expand(text)
     if stored:
         match = condition.match_sql("t.words", expansion, params, "rel")
+        score = _SCORE.format(
+            hit="(d.condition_terms && r.ids)",
+            share="(SELECT count(*) FROM unnest(d.condition_terms) u WHERE u = ANY(r.ids))::float8"
+                  " / nullif(cardinality(d.condition_terms), 0)",
+            own="(d.mesh_terms && r.ids)", ancestor="(d.ancestor_terms && r.ids)",
+            keyword="(d.keyword_terms && r.ids)")
         return (f", rel_terms AS (SELECT coalesce(array_agg(t.term_id), '{{}}') AS ids FROM app.terms t WHERE {match})"
-                ", concept AS (SELECT d.nct_id, " + _SCORE.format(
-                    hit="(d.condition_terms && r.ids)",
-                    share="(SELECT count(*) FROM unnest(d.condition_terms) u WHERE u = ANY(r.ids))::float8"
-                          " / nullif(cardinality(d.condition_terms), 0)",
-                    own="(d.mesh_terms && r.ids)", ancestor="(d.ancestor_terms && r.ids)",
-                    keyword="(d.keyword_terms && r.ids)") + " AS score FROM term_ids d, rel_terms r)")
+                f", scored AS MATERIALIZED (SELECT d.nct_id, {score} AS concept_score,"
+                f" CASE WHEN d.doc @@ q.query THEN {_TEXT_RANK} END AS text_rank"
+                f" FROM app.study_search d, rel_terms r, {_QUERY} WHERE d.nct_id IN (SELECT nct_id FROM m))")
     cond = condition.match_sql(condition.words_sql("x.downcase_name"), expansion, params, "rel")
     mesh = condition.match_sql(condition.words_sql("x.downcase_mesh_term"), expansion, params, "rel")
     keyword = ("(EXISTS (SELECT 1 FROM ctgov.keywords x WHERE x.nct_id = m.nct_id AND x.downcase_name IS NOT NULL "
                f"AND ({cond})))")
-    return (", concept AS (SELECT m.nct_id, " + _SCORE.format(
-                hit="coalesce(c.hit, false)", share="c.share", own="coalesce(b.own, false)",
-                ancestor="coalesce(b.ancestor, false)", keyword=keyword) + " AS score FROM m"
+    score = _SCORE.format(hit="coalesce(c.hit, false)", share="c.share", own="coalesce(b.own, false)",
+                          ancestor="coalesce(b.ancestor, false)", keyword=keyword)
+    return (f", docs AS ({load_sql('search_documents')}\n)"
+            f", scored AS MATERIALIZED (SELECT m.nct_id, {score} AS concept_score, t.r AS text_rank FROM m"
             f" LEFT JOIN LATERAL (SELECT bool_or({cond}) AS hit, avg(({cond})::int)::float8 AS share"
             " FROM ctgov.conditions x WHERE x.nct_id = m.nct_id AND x.downcase_name IS NOT NULL) c ON true"
             f" LEFT JOIN LATERAL (SELECT bool_or(x.mesh_type = 'mesh-list' AND ({mesh})) AS own,"
             f" bool_or(x.mesh_type <> 'mesh-list' AND ({mesh})) AS ancestor"
-            " FROM ctgov.browse_conditions x WHERE x.nct_id = m.nct_id AND x.downcase_mesh_term IS NOT NULL) b ON true)")
+            " FROM ctgov.browse_conditions x WHERE x.nct_id = m.nct_id AND x.downcase_mesh_term IS NOT NULL) b ON true"
+            f" LEFT JOIN (SELECT d.nct_id, {_TEXT_RANK} AS r FROM docs d, {_QUERY} WHERE d.doc @@ q.query) t"
+            " ON t.nct_id = m.nct_id)")
 
 
 def stored_documents(db: Database) -> bool:
@@ -98,16 +112,10 @@ def order_sql(db: Database, text: str, cte: str, params: dict[str, Any], *, desc
     p = dict(params)
     if stored is None:
         stored = stored_documents(db)
-    # docs(nct_id, doc) for the text rank; the stored term ids in their own CTE, so that each is read once and
-    # inlined (a CTE holding the documents too would be materialised: tens of MB for a common condition).
-    docs = (", docs AS (SELECT d.nct_id, d.doc FROM app.study_search d WHERE d.nct_id IN (SELECT nct_id FROM m))"
-            ", term_ids AS (SELECT d.nct_id, d.condition_terms, d.mesh_terms, d.ancestor_terms, d.keyword_terms "
-            "FROM app.study_search d WHERE d.nct_id IN (SELECT nct_id FROM m))"
-            if stored else f", docs AS ({load_sql('search_documents')}\n)")
-    concept = concept_cte(text, p, stored=stored)
+    scored = scored_cte(text, p, stored=stored)
     p.update({"tsq": tsquery(text), "k": RRF_K, "gated": gated, "descending": descending,
               "limit": max(1, int(limit)), "offset": max(0, int(offset))})
-    return f"{cte}{docs}{concept}\n{load_sql('relevance_order')}", p
+    return f"{cte}{scored}\n{load_sql('relevance_order')}", p
 
 
 def ranked(db: Database, text: str, cte: str, params: dict[str, Any], *, descending: bool = True, limit: int,
