@@ -393,8 +393,12 @@ class FacetStore:
         key = lead.codes.astype(np.int64) * collab.size + collab.codes
         pairs, pair = np.unique(key, return_inverse=True)
         self.collab_pair = pair.astype(np.int32)
-        self.collab_pair_lead = lead.labels[pairs // collab.size]
-        self.collab_pair_collab = collab.labels[pairs % collab.size]
+        # Each pair's two names as codes into the distinct names (hundreds of thousands of pairs at registry scale:
+        # as text they were most of the strings the start cache decodes).
+        self.collab_pair_lead = (pairs // collab.size).astype(np.int32)
+        self.collab_pair_collab = (pairs % collab.size).astype(np.int32)
+        self.collab_leads = lead.labels
+        self.collab_collaborators = collab.labels
 
     def _load_sites(self, db: Database) -> None:
         """Every site in site-id order, read in slices of ids so that only one slice's text is held at a time."""
@@ -664,8 +668,9 @@ class FacetStore:
         raw["interventions"] = self.interventions.top(mask, tops["interventions"])
         pair_n = np.bincount(self.collab_pair[mask[self.collab_rows]], minlength=len(self.collab_pair_lead))
         top = _top_codes(pair_n, tops["collaboration"], keep_null=True, null=-1)
-        raw["collaboration"] = pd.DataFrame({"value": list(self.collab_pair_lead[top]),
-                                             "collaborator": list(self.collab_pair_collab[top]),
+        raw["collaboration"] = pd.DataFrame({"value": list(self.collab_leads[self.collab_pair_lead[top]]),
+                                             "collaborator": list(
+                                                 self.collab_collaborators[self.collab_pair_collab[top]]),
                                              "n": [int(x) for x in pair_n[top]]})
         return kpis, funnel, raw
 
@@ -685,8 +690,8 @@ class FacetStore:
 
 # ---- the start cache: the arrays on disk, memory-mapped at start ------------------------------------
 CACHE_SETTING = "TRIAL_LANDSCAPE_FACET_CACHE"  # "0" turns the start cache off (always load by COPY)
-CACHE_FORMAT = 4  # bump when the store's attributes change shape (2: the timeline's dates and their marks; 3: the Sites
-# page's site group and pair flags, before the merge; 4: both)
+CACHE_FORMAT = 5  # bump when the store's attributes change shape (2: the timeline's dates and their marks; 3: the Sites
+# page's site group and pair flags, before the merge; 4: both; 5: collaboration pairs as codes, not names)
 _TRANSIENT = ("_loc_cells", "load_seconds", "from_cache")  # per process, never written
 
 
