@@ -204,12 +204,26 @@ def test_charts_whole_dashboard_renders(db):
         layout = fig.layout
         assert (layout.title.text, layout.title.x, layout.clickmode, layout.dragmode) == (
             spec.title, 0, "event+select", False), spec.facet
-        assert layout.xaxis.fixedrange and layout.yaxis.fixedrange and layout.margin.l == 8, spec.facet
+        assert layout.xaxis.fixedrange and layout.yaxis.fixedrange and layout.margin.l >= 8, spec.facet
+        # Margins start wide enough for the labels (label_px), and automargin still widens them where they are not.
+        assert layout.xaxis.automargin and layout.yaxis.automargin, spec.facet
         assert layout.showlegend is (spec.style in ("enrollment", "rate")), spec.facet
         if spec.style == "rate":
-            assert layout.yaxis2.fixedrange and layout.yaxis2.overlaying == "y" and layout.margin.b == 52
+            assert layout.yaxis2.fixedrange and layout.yaxis2.overlaying == "y" and layout.margin.b == 68
         if spec.style == "hbar":
             assert layout.yaxis.autorange == "reversed" and layout.xaxis.showticklabels is False
+
+
+def test_charts_label_width_grows_with_the_text_and_takes_the_longest_line():
+    assert charts.label_px("", 12) == 0
+    assert charts.label_px("Phase 1", 12) < charts.label_px("Phase 1/Phase 2", 12)
+    assert charts.label_px("MMMM", 12) > charts.label_px("iiii", 12)  # wide and narrow letters
+    assert charts.label_px("Memorial<br>→ Pfizer", 12) == charts.label_px("Memorial", 12)
+    assert charts.label_px("a &amp; b", 12) == charts.label_px("a & b", 12)  # an entity is one character
+    assert abs(charts.label_px("Recruiting", 24) - 2 * charts.label_px("Recruiting", 12)) <= 1  # rounded up
+    fig = charts.facet_figure("status", STATUS_ROWS)
+    longest = max(charts.label_px(t, charts.HBAR_TICK_PX) for t in fig.data[0].y)
+    assert fig.layout.margin.l == longest + charts.TICK_PAD_PX
 
 
 def test_charts_shared_figure_sends_what_the_plain_figure_sends_and_copies_its_dict_once():

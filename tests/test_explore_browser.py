@@ -19,6 +19,12 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--d
 CHARTS = 22  # the funnel and 21 facet charts
 
 
+_WIDENED_MARGINS = """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(gd => ['l', 'r', 't', 'b']
+    .filter(k => gd.layout.margin && gd.layout.margin[k] !== undefined
+                 && Math.round(gd._fullLayout._size[k]) > gd.layout.margin[k])
+    .map(k => `${gd.layout.title.text} ${k}: ${gd.layout.margin[k]} -> ${Math.round(gd._fullLayout._size[k])}`))"""
+
+
 def _metric(page, label: str) -> str:  # noqa: ANN001 - playwright Page
     box = page.locator("[data-testid=stMetric]").filter(has_text=label)
     return box.locator("[data-testid=stMetricValue]").inner_text().strip()
@@ -64,6 +70,9 @@ def test_explore_in_chromium(db, tmp_path):
                 assert plots.nth(i).locator("g.trace").count() >= 1, i
             assert page.locator("[data-testid=stException]").count() == 0
             assert _metric(page, "Matching trials") == f"{before.kpis['matching_trials']:,}"
+            # Every chart's margins fit its labels from the start (charts.label_px): automargin widened none of
+            # them, so Plotly drew each chart once.
+            assert page.evaluate(_WIDENED_MARGINS) == []
             page.set_viewport_size({"width": 1500, "height": 6600})
             _wait_for_charts(page)  # the resize redraws every figure
             shot = Path(os.environ.get("EXPLORE_SCREENSHOT_DIR") or tmp_path) / "explore.png"

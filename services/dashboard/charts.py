@@ -8,6 +8,8 @@ whose points carry the facet value in `customdata[0]`, so a click can be turned 
 from __future__ import annotations
 
 import hashlib
+import html
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -21,6 +23,7 @@ from services.dashboard.stats import FACETS
 NOT_GIVEN = "#A7AFBC"  # grey for "Not given", "Unknown", "No sites listed": never a real category colour
 ACCENT = "#3E7CB1"  # bars of top-N lists (sponsors, conditions, countries…): one series, one colour
 RATE_LINE = "#D1495B"
+HBAR_TICK_PX = 12  # Plotly's default tick font size
 LABEL_CHARS = 32  # longer axis labels are shortened; the hover shows the full text
 BAR_PX = 24  # height per bar of a horizontal bar chart
 
@@ -236,6 +239,24 @@ def _figure(traces: Sequence[Any], title: str, height: int, *layout: Mapping[str
     return go.Figure(data=list(traces), layout=_merged(_frame(title, height), *layout))
 
 
+# Each chart starts with margins wide enough for its tick labels, so Plotly's automargin finds nothing to push and
+# draws the chart once instead of twice (the second draw was ~0.4 s of the browser's time for Explore's 22 charts
+# at a server start, measured with `bench start`); where the estimate falls short, automargin still widens it.
+_NARROW = frozenset("iljtfrI.,:;'!|()[]{} ")
+_WIDE = frozenset("mwMW%@")
+TICK_PAD_PX = 18  # what automargin adds to the labels' width
+NUMBER_AXIS_PX = 84  # a value axis with its title ("Trials") and ticks up to "100k"
+
+
+def label_px(tick: str, size: int) -> int:
+    """A generous width in pixels of a tick label (its longest line, plotly <br> between lines) at font `size`:
+    character widths in ems of a sans-serif face (5-15% wider than the browser draws them), rounded up."""
+    def line_em(line: str) -> float:
+        return sum(0.3 if ch in _NARROW else 0.85 if ch in _WIDE else 0.62 if ch.isupper() else 0.53
+                   for ch in html.unescape(line))
+    return math.ceil(max(line_em(line) for line in tick.split("<br>")) * size)
+
+
 def wrap_label(text: str, width: int = 14, lines: int = 2) -> str:
     """A short category label broken into at most `lines` lines of about `width` characters (plotly <br>)."""
     words = " ".join(str(text).split()).split(" ")
@@ -281,9 +302,12 @@ def bar_figure(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> go.Figure:
         hovertemplate="%{customdata[1]}<br><b>%{y:,}</b> trials<extra></extra>",
     )
     # No fixed tick angle: plotly tilts the labels itself when the chart is too narrow for them.
+    size = 11 if len(rows) <= 6 else 10
+    lines = max((x.count("<br>") + 1 for x in bar.x), default=1)
     return _figure([bar], spec.title, 330, {
+        "margin": {"b": math.ceil(lines * size * 1.3) + TICK_PAD_PX},
         "yaxis": {"title": None, "rangemode": "tozero", "showticklabels": False, "showgrid": False},
-        "xaxis": {"title": None, "type": "category", "tickfont": {"size": 11 if len(rows) <= 6 else 10}},
+        "xaxis": {"title": None, "type": "category", "tickfont": {"size": size}},
         "bargap": _gap(len(rows)),
     })
 
@@ -315,7 +339,7 @@ def hbar_figure(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> go.Figure
     per_bar = BAR_PX * 2 if spec.two_line else BAR_PX
     return _figure([bar], spec.title, 90 + per_bar * max(len(rows), 3), {
         # Room at the right for the longest bar's count ("123,600"), which is drawn past the bar's end.
-        "margin": {"r": 64},
+        "margin": {"r": 64, "l": max((label_px(t, HBAR_TICK_PX) for t in ticks), default=0) + TICK_PAD_PX},
         "yaxis": {"title": None, "autorange": "reversed", "type": "category"},
         "xaxis": {"title": None, "rangemode": "tozero", "showticklabels": False, "showgrid": False},
         "bargap": _gap(len(rows)),
@@ -335,6 +359,7 @@ def timeline_figure(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> go.Fi
         hovertemplate="Started in %{customdata[1]}<br><b>%{y:,}</b> trials<extra></extra>",
     )
     return _figure([bar], spec.title, 330, {
+        "margin": {"l": NUMBER_AXIS_PX, "b": 40},
         "xaxis": {"title": None, "dtick": 5 if len(rows) > 12 else 1, "tickformat": "d"},
         "yaxis": {"title": "Trials", "rangemode": "tozero"},
     })
@@ -358,7 +383,8 @@ def enrollment_figure(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> go.
     return _figure(bars, spec.title, 350, {
         "xaxis": {"title": None, "type": "category", "categoryorder": "array", "categoryarray": categories},
         "yaxis": {"title": "Trials", "rangemode": "tozero"},
-    }, _LEGEND_BELOW, {"barmode": "group", "bargap": _gap(len(categories))})
+    }, _LEGEND_BELOW, {"barmode": "group", "bargap": _gap(len(categories)),
+                       "margin": {"l": NUMBER_AXIS_PX, "r": 24, "b": 96}})
 
 
 def rate_figure(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> go.Figure:
@@ -375,6 +401,7 @@ def rate_figure(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> go.Figure
         customdata=[[r["value"]] for r in rows], hovertemplate="%{x}: <b>%{y}%</b> with results<extra></extra>",
     )
     return _figure([bars, line], spec.title, 350, _LEGEND_BELOW, {
+        "margin": {"l": NUMBER_AXIS_PX, "r": NUMBER_AXIS_PX, "b": 68},
         "yaxis": {"title": "Finished trials", "rangemode": "tozero", "fixedrange": True},
         "yaxis2": {"title": "With results", "overlaying": "y", "side": "right", "range": [0, 104],
                    "tickvals": [0, 25, 50, 75, 100], "ticktext": ["0%", "25%", "50%", "75%", "100%"],
@@ -415,7 +442,9 @@ def funnel_figure(funnel: Sequence[Mapping[str, Any]]) -> go.Figure:
         connector={"fillcolor": "#EDF1F6", "line": {"color": "#D5DCE5", "width": 1}},
         hovertemplate="%{y}: <b>%{x:,}</b> trials<extra></extra>",
     )
-    return _figure([funnel_trace], "How the filters narrow the trials", 300, {"yaxis": {"type": "category"}})
+    return _figure([funnel_trace], "How the filters narrow the trials", 300, {
+        "margin": {"l": max(label_px(lab, HBAR_TICK_PX) for lab in labels) + TICK_PAD_PX},
+        "yaxis": {"type": "category"}})
 
 
 FIGURE_CACHE_TTL_S = 600
