@@ -263,10 +263,35 @@ def test_server_serves_sql_while_the_store_loads_then_the_mapped_cache(scratch):
     assert after.mode == "memory" and not server.loading()
     assert after.as_dict() == during.as_dict() == expected
     assert (root / facetstore.cache_key(stamp) / "manifest.json").is_file()  # the background load wrote it
+    # ... in a child process: this one mapped what the child wrote and published
+    assert facetstore.loaded_store(db).from_cache is True and _copies(db) == [facetstore.cache_key(stamp)]
 
     facetstore.forget()  # a restart with the cache present: the first call maps it, no SQL detour
     first = stats.dashboard(f, engine=server, timeout_ms=60_000)
     assert first.mode == "memory" and facetstore.store_for(db).from_cache is True
+
+
+def test_a_cache_build_whose_parent_is_gone_builds_nothing(scratch, tmp_path):
+    db, _ = scratch
+    stamp = _fresh(db).refreshed_at
+    not_its_parent = os.getppid()  # the child's parent is this process, not this process's parent
+    done = subprocess.run([sys.executable, "-m", "services.dashboard.facetstore", "--build-cache", str(tmp_path),
+                           stamp, str(not_its_parent)], cwd=PROJECT, capture_output=True, timeout=120,
+                          env={**os.environ, facetstore.BUILD_URL_ENV: db.url})
+    assert done.returncode == 1 and list(tmp_path.iterdir()) == []
+
+
+def test_a_failed_child_build_falls_back_to_a_load_here(scratch, monkeypatch, caplog):
+    db, root = scratch
+    stamp = _fresh(db).refreshed_at
+    facetstore.shutil.rmtree(root / facetstore.cache_key(stamp))
+    _drop_copy(db)
+    monkeypatch.setattr(facetstore, "BUILD_URL_ENV", "NOT_THE_URL_VARIABLE")  # the child finds no database
+    facetstore.forget()
+    facetstore.warm_up(db)
+    store = facetstore.loaded_store(db)
+    assert store is not None and store.from_cache is False  # loaded by COPY in this process
+    assert "the child building the facet start cache failed" in caplog.text
 
 
 # ---- the copy in the database (services/dashboard/facetcopy.py) -------------------------------------------------

@@ -22,6 +22,8 @@ import logging
 import math
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -842,13 +844,26 @@ def read_cache(root: Path, stamp: str) -> FacetStore | None:
     return store
 
 
-def _load(db: Database, stamp: str) -> FacetStore:
-    """The store for a generation: from the start cache when there is one, else by COPY (then cached)."""
+def _load(db: Database, stamp: str, *, background: bool = False) -> FacetStore:
+    """The store for a generation: from the start cache when there is one, else the database's copy of it (a second
+    or two), else by COPY (then cached). In the `background` (a server's warm-up) a child process at lower CPU
+    priority fetches the copy or loads by COPY (build_cache_in_child), and this process maps the result."""
     root = cache_root(db) if cache_enabled() else None
     if root is not None:
+        key = cache_key(stamp)
         cached = read_cache(root, stamp)
-        if (cached is None and facetcopy.available(db, cache_key(stamp))
-                and facetcopy.fetch(db, root, cache_key(stamp)) is not None):
+        if cached is None and background:
+            by_copy = not facetcopy.available(db, key)
+            with _copy_lock:  # a load by COPY takes long: the pages are served by SQL meanwhile (ready_store)
+                if by_copy:
+                    _copying.add(db.url)
+            try:
+                if build_cache_in_child(db, root, stamp):
+                    cached = read_cache(root, stamp)
+            finally:
+                with _copy_lock:
+                    _copying.discard(db.url)
+        if cached is None and facetcopy.available(db, key) and facetcopy.fetch(db, root, key) is not None:
             cached = read_cache(root, stamp)  # this host's folder was missing or stale: the database's copy
         if cached is not None:
             return cached
@@ -867,6 +882,52 @@ def _load(db: Database, stamp: str) -> FacetStore:
         else:
             facetcopy.publish(db, folder)  # every other host of this database starts from it too
     return store
+
+
+BUILD_URL_ENV = "TRIAL_LANDSCAPE_CACHE_BUILD_URL"  # the database of a child's build (never on its command line)
+BUILD_NICE = 10  # the child's CPU priority below the server's: visitors first
+BUILD_TIMEOUT_S = 3600.0
+PROJECT_DIR = Path(__file__).resolve().parents[2]
+
+
+def build_cache_in_child(db: Database, root: Path, stamp: str) -> bool:
+    """Make `<root>/<key>/` for a generation in a child process (the database's copy fetched, else the arrays
+    loaded by COPY, written and published in the database); True when the folder is there after it.
+
+    Done in the server's process, the load by COPY (~40 s at 575,000 studies) or the fetch (~1.5 s) held the
+    interpreter and a core while the first visitor's page was drawn from the landing view; in a child at lower
+    priority the browser and the server come first, and the load's garbage never enters the server.
+    """
+    cmd = [sys.executable, "-m", "services.dashboard.facetstore", "--build-cache", str(root), stamp, str(os.getpid())]
+    if db.read_only:
+        cmd.append("--read-only")
+    try:
+        subprocess.run(cmd, cwd=PROJECT_DIR, env={**os.environ, BUILD_URL_ENV: db.url}, capture_output=True,
+                       timeout=BUILD_TIMEOUT_S, check=True)
+    except (OSError, subprocess.SubprocessError) as err:
+        detail = getattr(err, "stderr", b"") or b""
+        _log.warning("the child building the facet start cache failed (%s %s); loading here", err,
+                     detail[-500:].decode("utf-8", "replace"))
+        return False
+    return (root / cache_key(stamp) / "manifest.json").is_file()
+
+
+def _build_cache_main(args: list[str]) -> int:
+    """The child of build_cache_in_child: `--build-cache ROOT STAMP PARENT_PID [--read-only]`, its database in
+    BUILD_URL_ENV. It ends with its parent (a stopped server leaves no build running)."""
+    import signal
+
+    ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    if os.getppid() != int(args[2]):  # the parent ended before the line above
+        return 1
+    os.nice(BUILD_NICE)
+    root, stamp = Path(args[0]), args[1]
+    db = Database(os.environ[BUILD_URL_ENV], read_only="--read-only" in args[3:], label="facet start cache build")
+    key = cache_key(stamp)
+    if facetcopy.available(db, key) and facetcopy.fetch(db, root, key) is not None:
+        return 0
+    facetcopy.publish(db, write_cache(FacetStore(db, stamp), root))
+    return 0
 
 
 # ---- one store per process and database ------------------------------------------------------------
@@ -904,8 +965,9 @@ def _current(db: Database, stamp: str | None) -> FacetStore | None:
     return store if store is not None and store.refreshed_at == stamp else None
 
 
-def store_for(db: Database) -> FacetStore:
-    """The loaded store of this database (loaded on first use; reloaded after the derived tables are rebuilt).
+def store_for(db: Database, *, background: bool = False) -> FacetStore:
+    """The loaded store of this database (loaded on first use; reloaded after the derived tables are rebuilt);
+    `background`: a load by a child process (see _load).
 
     Raises the database's typed error when the tables cannot be read; callers fall back to SQL.
     """
@@ -918,7 +980,7 @@ def store_for(db: Database) -> FacetStore:
         if store is not None:
             return store
         _stores.pop(db.url, None)  # let the old arrays go before the new ones arrive
-        store = _load(db, stamp or "")
+        store = _load(db, stamp or "", background=background)
         _stores[db.url] = store
         return store
 
@@ -965,7 +1027,7 @@ def warm_up(db: Database) -> None:
     """Load the store now (a background thread at server start), so the first visitor does not wait for it; then
     make sure the database keeps a copy of its start cache for other hosts."""
     try:
-        store_for(db)
+        store_for(db, background=True)
     except TrialLandscapeError as err:  # the pages fall back to SQL and say so; nothing to do here
         _log.warning("facet store warm-up failed: %s", err)
         return
@@ -1368,3 +1430,10 @@ def _investigators(db: Database, site_ids: np.ndarray, reps: np.ndarray, rows: n
     n["of"] = n.groupby("site_id")["value"].transform("size")
     n = n[n.groupby("site_id").cumcount() < TOP_DETAILS]
     return n.assign(kind="investigator")[DETAIL_COLUMNS].reset_index(drop=True)
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--build-cache"] and len(sys.argv) >= 5:
+    # Through the package module, so the store's classes are services.dashboard.facetstore's, not __main__'s.
+    from services.dashboard import facetstore as _module
+
+    sys.exit(_module._build_cache_main(sys.argv[2:]))
