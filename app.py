@@ -26,7 +26,7 @@ from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from services import access, readiness
+from services import access
 
 MEDIA_PREFIX = "/media/"
 XSRF_COOKIE = "_streamlit_xsrf"
@@ -55,6 +55,8 @@ def _gated() -> bool:
 
 async def ready(request: Request) -> JSONResponse:
     """Readiness for a load balancer: the trial database answers within a few seconds."""
+    from services import readiness  # the database layer: imported by the warm-up, not before the health check
+
     verdict = await asyncio.to_thread(readiness.check)
     return JSONResponse(verdict, status_code=200 if verdict["ready"] else 503)
 

@@ -407,12 +407,14 @@ def test_a_start_without_any_cache_shows_the_stored_landing_view_at_once(scratch
     monkeypatch.setattr(engine.SqlEngine, "dashboard_frames", no_sql)
     monkeypatch.setattr(engine.SqlEngine, "country_names", no_sql)
     with facetstore._lock:  # the store cannot be loaded meanwhile
+        assert stats.landing_stored(db)  # what a server's warm-up checks before showing it to its first visitors
         first = stats.dashboard(Filters(), engine=server, timeout_ms=60_000)
         assert first.as_dict() == expected.as_dict() and first.mode == "memory"
         assert server.country_names() == countries and countries
         with pytest.raises(AssertionError, match="SQL computed"):  # any other view is not stored: SQL answers it
             stats.dashboard(Filters.from_query({"status": "ANY"})[0], engine=server, timeout_ms=60_000)
         monkeypatch.setattr(facetstore, "generation", lambda _db: "a newer import")
+        assert not stats.landing_stored(db)
         with pytest.raises(AssertionError, match="SQL computed"):  # nor the landing view of another generation
             stats.dashboard(Filters(), engine=server, timeout_ms=60_000)
     loader = facetstore._background.get(db.url)

@@ -93,6 +93,14 @@ def warm_engine(db: Database | None = None) -> None:
     engine_for(db or runtime.get_db()).warm()
 
 
+def landing_stored(db: Database) -> bool:
+    """Whether the default filters' dashboard of the current generation is stored (app.landing), so a server whose
+    engine is still getting ready shows it without SQL."""
+    from services.dashboard import facetstore, landing
+
+    return landing.load(db, facetstore.generation(db), landing.dashboard_name(FACETS)) is not None
+
+
 def engine_loading(db: Database | None = None) -> bool:
     """True while the database's engine is still getting ready in this process (the in-process store's load)."""
     return engine_for(db or runtime.get_db()).loading()

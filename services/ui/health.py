@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 import time
 from collections.abc import Iterator
 
@@ -16,13 +17,12 @@ from services.errors import DatabaseUnavailable, QueryTimeout, TrialLandscapeErr
 from services.ui.gate import require_access
 
 _log = logging.getLogger(__name__)
-WARM_START_WAIT_S = 600.0  # a first start loads the sample (about a minute); longer is a failure the pages show
+WARM_START_WAIT_S = 600.0
+ENGINE_MAP_WAIT_S = 1.0  # a start cache maps in a fraction of a second; a fetch or load goes on after this  # a first start loads the sample (about a minute); longer is a failure the pages show
 
 
 @st.cache_resource(show_spinner="Connecting to the database…")
 def _database_ready() -> str:
-    import threading
-
     db = runtime.get_db()
     threading.Thread(target=stats.warm_engine, args=(db,), name="facet-warm-up", daemon=True).start()
     return db.label
@@ -47,8 +47,6 @@ def warm_up_geocoder() -> None:
 
 @st.cache_resource(show_spinner=False)
 def _start_geocoder_warm_up() -> bool:
-    import threading
-
     threading.Thread(target=_warm_geocoder_when_quiet, name="geo-warm-up", daemon=True).start()
     return True
 
@@ -72,12 +70,16 @@ def warm_server() -> None:
         if not runtime.ready():
             return
         db = runtime.get_db()
-        stats.warm_engine(db)  # maps the start cache (or loads by COPY, SQL serving meanwhile)
+        # The engine gets ready in a thread of its own: it maps the start cache at once, or waits for a child's
+        # fetch or load (seconds to a minute, SQL serving meanwhile).
+        engine_ready = threading.Thread(target=stats.warm_engine, args=(db,), name="engine-warm-up", daemon=True)
+        engine_ready.start()
+        engine_ready.join(ENGINE_MAP_WAIT_S)
         from services.dashboard import charts, facetstore  # noqa: F401 - the pages' chart code, imported here once
         from services.dashboard.filters import Filters
 
-        if stats.engine(db)["mode"] == "memory" and facetstore.is_loaded(db):
-            stats.cached_dashboard(Filters(), db=db)
+        if stats.engine(db)["mode"] == "memory" and (facetstore.is_loaded(db) or stats.landing_stored(db)):
+            stats.cached_dashboard(Filters(), db=db)  # from the arrays, or the stored landing view meanwhile
     except Exception as err:  # noqa: BLE001 - a warm-up must never take the server down
         _log.warning("server warm-up stopped: %s", err)
 
