@@ -38,10 +38,6 @@ class BadInput(TrialLandscapeError):
     """A file, argument or value that cannot be used as given."""
 
 
-class BadFilter(BadInput):
-    """A filter value that cannot be used; the notice says which and why."""
-
-
 class UnsafeQuery(BadInput):
     """User SQL refused by the guard; the message says why in one sentence."""
 

@@ -11,7 +11,7 @@ The share link holds A as the usual parameters and B as the same parameters with
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -276,8 +276,3 @@ def _short(text: str, n: int = 40) -> str:
 def b_words(fb: Filters) -> str:
     """What filter set B holds, in words (for the share link's caption)."""
     return "filter set B (" + "; ".join(fb.describe()) + ")"
-
-
-def chart_sections(c: Comparison) -> Sequence[str]:
-    """The facet sections that have rows on either side, in Explore's chart order."""
-    return [name for name in FACETS if c.section(name)]

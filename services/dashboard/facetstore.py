@@ -676,20 +676,6 @@ class FacetStore:
                                              "n": [int(x) for x in pair_n[top]]})
         return kpis, funnel, raw
 
-    def memory_bytes(self) -> int:
-        """Bytes held by the arrays (for the benchmark report)."""
-        total = 0
-        for value in vars(self).values():
-            items = value.values() if isinstance(value, dict) else [value]
-            for item in items:
-                for part in (item if isinstance(item, tuple) else (item,)):
-                    if isinstance(part, np.ndarray):
-                        total += part.nbytes
-                    elif isinstance(part, (Coded, Labeled)):
-                        total += sum(v.nbytes for v in vars(part).values() if isinstance(v, np.ndarray))
-        return total
-
-
 # ---- the start cache: the arrays on disk, memory-mapped at start ------------------------------------
 CACHE_SETTING = "TRIAL_LANDSCAPE_FACET_CACHE"  # "0" turns the start cache off (always load by COPY)
 CACHE_FORMAT = 5  # bump when the store's attributes change shape (2: the timeline's dates and their marks; 3: the Sites

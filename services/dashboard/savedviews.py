@@ -149,16 +149,6 @@ def get_view(app_db: Database, view_id: int) -> SavedView | None:
     return next((v for v in list_views(app_db) if v.id == view_id), None)
 
 
-def find_view(app_db: Database, name_or_id: str) -> SavedView:
-    """A saved view by id or name (any letter case); BadInput when there is none."""
-    views = list_views(app_db)
-    key = name_or_id.strip()
-    found = next((v for v in views if str(v.id) == key or v.name.lower() == key.lower()), None)
-    if found is None:
-        raise BadInput(f"no saved view named {key[:MAX_NAME]!r}.")
-    return found
-
-
 def saveable(f: Filters, without: Iterable[str] = ()) -> Filters:
     """The filters with the named fields (a patient's answers) back at their defaults: what a view may store."""
     default = Filters()

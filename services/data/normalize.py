@@ -133,8 +133,3 @@ def sql_funder_class(col: str) -> str:
     """SQL: agency_class in canonical form."""
     return (f"(CASE WHEN upper({col}) IN ('U.S. FED', 'US FED') THEN 'FED' "
             f"ELSE upper(regexp_replace(btrim({col}), '[^A-Za-z0-9]+', '_', 'g')) END)")
-
-
-def sql_upper_enum(col: str) -> str:
-    """SQL: a title-case enum ('Dietary Supplement', 'Female') in canonical form."""
-    return f"upper(regexp_replace(btrim({col}), '[^A-Za-z0-9]+', '_', 'g'))"
