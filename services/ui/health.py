@@ -17,8 +17,8 @@ from services.errors import DatabaseUnavailable, QueryTimeout, TrialLandscapeErr
 from services.ui.gate import require_access
 
 _log = logging.getLogger(__name__)
-WARM_START_WAIT_S = 600.0
-ENGINE_MAP_WAIT_S = 1.0  # a start cache maps in a fraction of a second; a fetch or load goes on after this  # a first start loads the sample (about a minute); longer is a failure the pages show
+WARM_START_WAIT_S = 600.0  # a first start loads the sample (about a minute); longer is a failure the pages show
+ENGINE_MAP_WAIT_S = 1.0  # a start cache maps in a fraction of a second; a fetch or load goes on after this
 
 
 @st.cache_resource(show_spinner="Connecting to the database…")
