@@ -830,11 +830,13 @@ def read_cache(root: Path, stamp: str) -> FacetStore | None:
     return store
 
 
-def _load(db: Database, stamp: str, *, background: bool = False) -> FacetStore:
+def _load(db: Database, stamp: str, *, background: bool = False, root: Path | None = None) -> FacetStore:
     """The store for a generation: from the start cache when there is one, else the database's copy of it (a second
     or two), else by COPY (then cached). In the `background` (a server's warm-up) a child process at lower CPU
-    priority fetches the copy or loads by COPY (build_cache_in_child), and this process maps the result."""
-    root = cache_root(db) if cache_enabled() else None
+    priority fetches the copy or loads by COPY (build_cache_in_child), and this process maps the result. `root`: the
+    cache folder's root when the caller knows it (a child building for its server)."""
+    if root is None and cache_enabled():
+        root = cache_root(db)
     if root is not None:
         key = cache_key(stamp)
         cached = read_cache(root, stamp)
@@ -909,10 +911,7 @@ def _build_cache_main(args: list[str]) -> int:
     os.nice(BUILD_NICE)
     root, stamp = Path(args[0]), args[1]
     db = Database(os.environ[BUILD_URL_ENV], read_only="--read-only" in args[3:], label="facet start cache build")
-    key = cache_key(stamp)
-    if facetcopy.available(db, key) and facetcopy.fetch(db, root, key) is not None:
-        return 0
-    facetcopy.publish(db, write_cache(FacetStore(db, stamp), root))
+    _load(db, stamp, root=root)  # the copy fetched, else loaded by COPY, written and published, as in a server
     return 0
 
 
