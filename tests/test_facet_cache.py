@@ -294,6 +294,37 @@ def test_a_failed_child_build_falls_back_to_a_load_here(scratch, monkeypatch, ca
     assert "the child building the facet start cache failed" in caplog.text
 
 
+def test_a_servers_rebuild_waits_until_its_pages_have_been_quiet(scratch, monkeypatch):
+    """The first visitor's page is drawn before the child fetches or loads; meanwhile the pages are answered from
+    SQL (and the stored landing view), even when the database's copy could be fetched."""
+    from services.data import startup
+
+    db, root = scratch
+    stamp = _fresh(db).refreshed_at
+    facetstore.shutil.rmtree(root / facetstore.cache_key(stamp))  # the database's copy is still there
+    facetstore.forget()
+    monkeypatch.setattr(facetstore, "BUILD_QUIET_S", 0.5)
+    builds: list[float] = []
+    build = facetstore.build_cache_in_child
+    monkeypatch.setattr(facetstore, "build_cache_in_child",
+                        lambda *args: builds.append(startup.time.monotonic()) or build(*args))
+    pages_end = startup.time.monotonic() + 1.5
+    startup.page_activity()
+    warm = facetstore.threading.Thread(target=facetstore.warm_up, args=(db,))
+    warm.start()
+    while db.url not in facetstore._copying:  # the warm-up has found neither folder nor a loaded store
+        assert warm.is_alive()
+        startup.time.sleep(0.01)
+    while startup.time.monotonic() < pages_end:  # pages drawn every 0.1 s for 1.5 s
+        assert facetstore.ready_store(db) is None and not builds  # SQL answers; no build yet
+        startup.page_activity()
+        last_page = startup.time.monotonic()
+        startup.time.sleep(0.1)
+    warm.join(timeout=120)
+    assert len(builds) == 1 and builds[0] - last_page >= 0.5
+    assert facetstore.ready_store(db) is not None and facetstore.loaded_store(db).from_cache is True
+
+
 # ---- the copy in the database (services/dashboard/facetcopy.py) -------------------------------------------------
 def test_a_load_by_copy_keeps_the_cache_in_the_database_too(scratch):
     db, root = scratch

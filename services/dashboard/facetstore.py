@@ -38,7 +38,7 @@ import pandas as pd
 
 from services.dashboard import facetcopy
 from services.dashboard.filters import FILTER_DEFS, FUNNEL_FIELDS, Filters
-from services.data import geo
+from services.data import geo, startup
 from services.data.db import Database, load_sql
 from services.data.normalize import CLOSED_OUTCOMES
 from services.errors import TrialLandscapeError
@@ -833,7 +833,8 @@ def read_cache(root: Path, stamp: str) -> FacetStore | None:
 def _load(db: Database, stamp: str, *, background: bool = False, root: Path | None = None) -> FacetStore:
     """The store for a generation: from the start cache when there is one, else the database's copy of it (a second
     or two), else by COPY (then cached). In the `background` (a server's warm-up) a child process at lower CPU
-    priority fetches the copy or loads by COPY (build_cache_in_child), and this process maps the result. `root`: the
+    priority fetches the copy or loads by COPY (build_cache_in_child) once the first pages have been drawn, and this
+    process maps the result. `root`: the
     cache folder's root when the caller knows it (a child building for its server)."""
     if root is None and cache_enabled():
         root = cache_root(db)
@@ -841,11 +842,10 @@ def _load(db: Database, stamp: str, *, background: bool = False, root: Path | No
         key = cache_key(stamp)
         cached = read_cache(root, stamp)
         if cached is None and background:
-            by_copy = not facetcopy.available(db, key)
-            with _copy_lock:  # a load by COPY takes long: the pages are served by SQL meanwhile (ready_store)
-                if by_copy:
-                    _copying.add(db.url)
+            with _copy_lock:  # the pages are served by SQL (and the stored landing view) meanwhile: ready_store
+                _copying.add(db.url)
             try:
+                startup.wait_until_quiet(BUILD_QUIET_S, at_most_s=BUILD_WAIT_AT_MOST_S)
                 if build_cache_in_child(db, root, stamp):
                     cached = read_cache(root, stamp)
             finally:
@@ -874,6 +874,8 @@ def _load(db: Database, stamp: str, *, background: bool = False, root: Path | No
 
 BUILD_URL_ENV = "TRIAL_LANDSCAPE_CACHE_BUILD_URL"  # the database of a child's build (never on its command line)
 BUILD_NICE = 10  # the child's CPU priority below the server's: visitors first
+BUILD_QUIET_S = 3.0  # ... and it starts once the first pages have been drawn (startup.wait_until_quiet),
+BUILD_WAIT_AT_MOST_S = 30.0  # or after this however busy the pages are
 BUILD_TIMEOUT_S = 3600.0
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 
@@ -919,7 +921,7 @@ def _build_cache_main(args: list[str]) -> int:
 _stores: dict[str, FacetStore] = {}
 _checked: dict[str, tuple[float, str | None]] = {}
 _lock = threading.Lock()
-_copying: set[str] = set()  # databases whose store is being loaded by COPY right now (seconds to minutes)
+_copying: set[str] = set()  # databases whose store is being fetched or loaded by COPY right now (seconds to minutes)
 _roots: dict[str, Path] = {}
 _background: dict[str, threading.Thread] = {}
 _copy_lock = threading.Lock()

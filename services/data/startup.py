@@ -170,3 +170,25 @@ class Starter:
 
 
 STARTER = Starter()
+
+
+# ---- visitors first: a start's background work waits until the pages have been quiet for a while ----------
+_last_page = [time.monotonic()]
+
+
+def page_activity() -> None:
+    """A page of this process started or ended (services.ui calls it); see wait_until_quiet."""
+    _last_page[0] = time.monotonic()
+
+
+def wait_until_quiet(quiet_s: float, *, at_most_s: float = float("inf")) -> None:
+    """Return once no page has started or ended for `quiet_s` seconds (a deadline that moves with every page), or
+    after `at_most_s` whatever the pages do.
+
+    For the start's heavy background work (the gazetteer's read, the start cache's rebuild): a page's script ends
+    seconds before its browser has fetched the frontend's scripts from this process and drawn the charts, on the
+    same cores.
+    """
+    give_up = time.monotonic() + at_most_s
+    while (wait := min(quiet_s - (time.monotonic() - _last_page[0]), give_up - time.monotonic())) > 0:
+        time.sleep(wait)

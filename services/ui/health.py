@@ -29,11 +29,10 @@ def _database_ready() -> str:
 
 
 GEOCODER_QUIET_S = 8.0  # after a page's script ends, its browser still fetches the frontend's chunks from us
-_last_page_end = [0.0]
 
 
 def warm_up_geocoder() -> None:
-    """Load the offline gazetteer once per process in the background, once no page has been drawn for
+    """Load the offline gazetteer once per process in the background, once no page has started or ended for
     GEOCODER_QUIET_S seconds; called when a page has been drawn.
 
     Loading it holds the interpreter for about two seconds. Started with the database it slowed the first page of
@@ -41,7 +40,7 @@ def warm_up_geocoder() -> None:
     575k, measured with `bench start`), because the browser goes on fetching Streamlit's and Plotly's scripts from
     this process for a few seconds. A place search before then loads it itself.
     """
-    _last_page_end[0] = time.monotonic()
+    startup.page_activity()
     _start_geocoder_warm_up()
 
 
@@ -54,8 +53,7 @@ def _start_geocoder_warm_up() -> bool:
 def _warm_geocoder_when_quiet() -> None:
     from services.data import geo
 
-    while (wait := GEOCODER_QUIET_S - (time.monotonic() - _last_page_end[0])) > 0:
-        time.sleep(wait)  # a deadline that moves with every page drawn meanwhile
+    startup.wait_until_quiet(GEOCODER_QUIET_S)
     geo.warm_up()
 
 
@@ -91,6 +89,7 @@ def ensure_database() -> None:
     named stages with counts and a progress bar instead of a bare spinner.
     """
     require_access()
+    startup.page_activity()  # the start's background work waits for the pages (startup.wait_until_quiet)
     with database_errors():
         if not runtime.ready():
             _watch_start()
