@@ -10,6 +10,7 @@ import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -294,35 +295,63 @@ def test_a_failed_child_build_falls_back_to_a_load_here(scratch, monkeypatch, ca
     assert "the child building the facet start cache failed" in caplog.text
 
 
-def test_a_servers_rebuild_waits_until_its_pages_have_been_quiet(scratch, monkeypatch):
-    """The first visitor's page is drawn before the child fetches or loads; meanwhile the pages are answered from
-    SQL (and the stored landing view), even when the database's copy could be fetched."""
+def _rebuild_in_the_background(db: Database, root: Path, monkeypatch: pytest.MonkeyPatch,
+                               quiet_s: float) -> tuple[Any, list[float]]:
+    """A server's warm-up with its cache folder gone (the database's copy kept), waiting for its pages to be quiet
+    for `quiet_s`: the warm-up thread and the times its child build started."""
     from services.data import startup
 
-    db, root = scratch
     stamp = _fresh(db).refreshed_at
-    facetstore.shutil.rmtree(root / facetstore.cache_key(stamp))  # the database's copy is still there
+    facetstore.shutil.rmtree(root / facetstore.cache_key(stamp))
     facetstore.forget()
-    monkeypatch.setattr(facetstore, "BUILD_QUIET_S", 0.5)
+    monkeypatch.setattr(facetstore, "BUILD_QUIET_S", quiet_s)
     builds: list[float] = []
     build = facetstore.build_cache_in_child
     monkeypatch.setattr(facetstore, "build_cache_in_child",
                         lambda *args: builds.append(startup.time.monotonic()) or build(*args))
-    pages_end = startup.time.monotonic() + 1.5
     startup.page_activity()
-    warm = facetstore.threading.Thread(target=facetstore.warm_up, args=(db,))
+    warm = facetstore.threading.Thread(target=facetstore.warm_up, args=(db,), daemon=True)
     warm.start()
-    while db.url not in facetstore._copying:  # the warm-up has found neither folder nor a loaded store
+    while db.url not in facetstore._wanted:  # the warm-up has found neither folder nor a loaded store
         assert warm.is_alive()
         startup.time.sleep(0.01)
+    return warm, builds
+
+
+def test_a_servers_rebuild_waits_until_its_pages_have_been_quiet(scratch, monkeypatch):
+    """The first visitor's page (the stored landing view) is drawn before the child fetches or loads."""
+    from services.data import startup
+
+    db, root = scratch
+    warm, builds = _rebuild_in_the_background(db, root, monkeypatch, 0.5)
+    pages_end = startup.time.monotonic() + 1.5
     while startup.time.monotonic() < pages_end:  # pages drawn every 0.1 s for 1.5 s
-        assert facetstore.ready_store(db) is None and not builds  # SQL answers; no build yet
+        assert not builds and facetstore.loaded_store(db) is None
         startup.page_activity()
         last_page = startup.time.monotonic()
         startup.time.sleep(0.1)
     warm.join(timeout=120)
     assert len(builds) == 1 and builds[0] - last_page >= 0.5
     assert facetstore.ready_store(db) is not None and facetstore.loaded_store(db).from_cache is True
+
+
+def test_a_page_that_needs_the_arrays_starts_the_rebuild_at_once(scratch, monkeypatch):
+    """... but a page that needs the arrays (any view but the stored landing view) does not wait for quiet: it
+    waits for the fetch of the database's copy (a second or two) instead of SQL at registry scale."""
+    from services.data import startup
+
+    db, root = scratch
+    monkeypatch.setattr(facetstore, "BUILD_WAIT_AT_MOST_S", 3600.0)
+    warm, builds = _rebuild_in_the_background(db, root, monkeypatch, 3600.0)  # as if the pages were never quiet
+    asked = startup.time.monotonic()
+    got: list[Any] = []
+    page = facetstore.threading.Thread(target=lambda: got.append(facetstore.ready_store(db)), daemon=True)
+    page.start()
+    page.join(timeout=120)  # not an hour
+    warm.join(timeout=120)
+    assert not page.is_alive() and not warm.is_alive()
+    assert got[0] is not None and got[0].from_cache is True and len(builds) == 1 and builds[0] >= asked
+    assert len(builds) == 1
 
 
 # ---- the copy in the database (services/dashboard/facetcopy.py) -------------------------------------------------

@@ -833,22 +833,28 @@ def read_cache(root: Path, stamp: str) -> FacetStore | None:
 def _load(db: Database, stamp: str, *, background: bool = False, root: Path | None = None) -> FacetStore:
     """The store for a generation: from the start cache when there is one, else the database's copy of it (a second
     or two), else by COPY (then cached). In the `background` (a server's warm-up) a child process at lower CPU
-    priority fetches the copy or loads by COPY (build_cache_in_child) once the first pages have been drawn, and this
-    process maps the result. `root`: the
-    cache folder's root when the caller knows it (a child building for its server)."""
+    priority fetches the copy or loads by COPY (build_cache_in_child) once the first pages have been drawn (or a page
+    needs the arrays), and this process maps the result. `root`: the cache folder's root when the caller knows it (a
+    child building for its server)."""
     if root is None and cache_enabled():
         root = cache_root(db)
     if root is not None:
         key = cache_key(stamp)
         cached = read_cache(root, stamp)
         if cached is None and background:
-            with _copy_lock:  # the pages are served by SQL (and the stored landing view) meanwhile: ready_store
-                _copying.add(db.url)
+            by_copy = not facetcopy.available(db, key)
+            wanted = _wanted.setdefault(db.url, threading.Event())
+            with _copy_lock:  # a load by COPY takes long: the pages are served by SQL meanwhile (ready_store)
+                if by_copy:
+                    _copying.add(db.url)
             try:
-                startup.wait_until_quiet(BUILD_QUIET_S, at_most_s=BUILD_WAIT_AT_MOST_S)
+                # The first visitor's landing view is stored: the child starts once it has been drawn, or at once
+                # when a page needs the arrays (ready_store; one waits for a fetch, SQL answers during a load).
+                startup.wait_until_quiet(BUILD_QUIET_S, at_most_s=BUILD_WAIT_AT_MOST_S, unless=wanted)
                 if build_cache_in_child(db, root, stamp):
                     cached = read_cache(root, stamp)
             finally:
+                _wanted.pop(db.url, None)
                 with _copy_lock:
                     _copying.discard(db.url)
         if cached is None and facetcopy.available(db, key) and facetcopy.fetch(db, root, key) is not None:
@@ -921,7 +927,8 @@ def _build_cache_main(args: list[str]) -> int:
 _stores: dict[str, FacetStore] = {}
 _checked: dict[str, tuple[float, str | None]] = {}
 _lock = threading.Lock()
-_copying: set[str] = set()  # databases whose store is being fetched or loaded by COPY right now (seconds to minutes)
+_copying: set[str] = set()  # databases whose store is being loaded by COPY right now (seconds to minutes)
+_wanted: dict[str, threading.Event] = {}  # set when a page needs the arrays a server's rebuild is waiting to get
 _roots: dict[str, Path] = {}
 _background: dict[str, threading.Thread] = {}
 _copy_lock = threading.Lock()
@@ -979,6 +986,9 @@ def ready_store(db: Database) -> FacetStore | None:
     store = _current(db, stamp)
     if store is not None:
         return store
+    wanted = _wanted.get(db.url)
+    if wanted is not None:
+        wanted.set()  # the rebuild waits no longer for the pages to be quiet
     if db.url not in _copying and cache_enabled() and stamp is not None:
         root = _roots.get(db.url)
         if root is None:

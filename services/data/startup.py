@@ -181,14 +181,17 @@ def page_activity() -> None:
     _last_page[0] = time.monotonic()
 
 
-def wait_until_quiet(quiet_s: float, *, at_most_s: float = float("inf")) -> None:
+def wait_until_quiet(quiet_s: float, *, at_most_s: float = float("inf"),
+                     unless: threading.Event | None = None) -> None:
     """Return once no page has started or ended for `quiet_s` seconds (a deadline that moves with every page), or
-    after `at_most_s` whatever the pages do.
+    after `at_most_s` whatever the pages do, or as soon as `unless` is set.
 
     For the start's heavy background work (the gazetteer's read, the start cache's rebuild): a page's script ends
     seconds before its browser has fetched the frontend's scripts from this process and drawn the charts, on the
     same cores.
     """
     give_up = time.monotonic() + at_most_s
+    stop = unless or threading.Event()
     while (wait := min(quiet_s - (time.monotonic() - _last_page[0]), give_up - time.monotonic())) > 0:
-        time.sleep(wait)
+        if stop.wait(wait):
+            return
