@@ -600,10 +600,9 @@ class MemoryEngine:
     def country_names(self) -> list[str]:
         from services.dashboard import facetstore, landing
 
-        if facetstore.loaded_store(self.db) is None:  # not ready in this process yet: as stored for this generation
-            stored = landing.load(self.db, facetstore.generation(self.db), landing.COUNTRY_NAMES)
-            if isinstance(stored, list):
-                return [str(name) for name in stored]
+        stored = landing.load(self.db, facetstore.generation(self.db), landing.COUNTRY_NAMES)  # as stored for it
+        if isinstance(stored, list):
+            return [str(name) for name in stored]
         store = self._ready()
         if store is None:
             return self._sql.country_names()
@@ -647,8 +646,7 @@ class MemoryEngine:
         from services.dashboard import facetstore, landing
 
         landing_view = facets is None and f.is_default()
-        if landing_view and facetstore.loaded_store(self.db) is None:
-            # Not ready in this process yet: the landing view as this engine computed it for this generation.
+        if landing_view:  # as this engine computed it for this generation (by now, or before this process started)
             stored = landing.load_dashboard(self.db, facetstore.generation(self.db), specs)
             if stored is not None:
                 return stored
