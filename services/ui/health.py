@@ -59,8 +59,9 @@ def _warm_geocoder_when_quiet() -> None:
 
 def warm_server() -> None:
     """At server start (app.py, a background thread): start the database as a page would (its progress is what a
-    page arriving meanwhile shows), get its engine ready, and compute the dashboard of the default filters — what a
-    first visitor's Home and Explore show — from the in-process engine, so no visitor waits for them. Quiet on
+    page arriving meanwhile shows), get its engine ready, and have the dashboard of the default filters — what a
+    first visitor's Home and Explore show — from the in-process engine (as stored for this generation, without
+    waiting for the engine; else from its arrays once mapped), so no visitor waits for them. Quiet on
     failure: the pages report it and retry."""
     try:
         startup.STARTER.start(runtime.get_db)
@@ -72,12 +73,16 @@ def warm_server() -> None:
         # fetch or load (seconds to a minute, SQL serving meanwhile).
         engine_ready = threading.Thread(target=stats.warm_engine, args=(db,), name="engine-warm-up", daemon=True)
         engine_ready.start()
-        engine_ready.join(ENGINE_MAP_WAIT_S)
         from services.dashboard import charts, facetstore  # noqa: F401 - the pages' chart code, imported here once
         from services.dashboard.filters import Filters
 
-        if stats.engine(db)["mode"] == "memory" and (facetstore.is_loaded(db) or stats.landing_stored(db)):
-            stats.cached_dashboard(Filters(), db=db)  # from the arrays, or the stored landing view meanwhile
+        if stats.engine(db)["mode"] != "memory":
+            return
+        if not stats.landing_stored(db):  # computed from the arrays when they map at once
+            engine_ready.join(ENGINE_MAP_WAIT_S)
+            if not facetstore.is_loaded(db):
+                return
+        stats.cached_dashboard(Filters(), db=db)  # the stored landing view, else from the arrays
     except Exception as err:  # noqa: BLE001 - a warm-up must never take the server down
         _log.warning("server warm-up stopped: %s", err)
 

@@ -1,0 +1,36 @@
+"""The server's warm-up (services.ui.health.warm_server): the first visitor's dashboard is ready without waiting for
+the engine when its landing view is stored."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from services.dashboard import stats
+from services.dashboard.filters import Filters
+
+
+def test_the_stored_landing_view_is_ready_before_the_engine(db, monkeypatch):
+    from services.ui import health
+
+    if stats.engine(db)["mode"] != "memory":
+        pytest.skip("the SQL engine stores no landing view")
+    stats.dashboard(Filters(), db=db)  # computed and stored for this generation, as a first server does
+    assert stats.landing_stored(db)
+    engine_ready = threading.Event()
+    monkeypatch.setattr(stats, "warm_engine", lambda _db: engine_ready.wait(120))  # an engine slow to get ready
+    monkeypatch.setattr(health, "ENGINE_MAP_WAIT_S", 3600.0)
+    stats.clear_cache()
+    try:
+        warm = threading.Thread(target=health.warm_server, daemon=True)
+        warm.start()
+        warm.join(timeout=60)  # not the hour the engine could take
+        assert not warm.is_alive() and not engine_ready.is_set()
+        before = stats.dashboard_cache_stats()
+        assert before.computations == 1
+        stats.cached_dashboard(Filters(), db=db)  # the first visitor's Explore
+        after = stats.dashboard_cache_stats()
+        assert (after.hits, after.computations) == (before.hits + 1, 1)
+    finally:
+        engine_ready.set()
