@@ -22,15 +22,16 @@ def test_the_stored_landing_view_is_ready_before_the_engine(db, monkeypatch):
     monkeypatch.setattr(stats, "warm_engine", lambda _db: engine_ready.wait(120))  # an engine slow to get ready
     monkeypatch.setattr(health, "ENGINE_MAP_WAIT_S", 3600.0)
     stats.clear_cache()
+    start = stats.dashboard_cache_stats()  # the counters run for the life of the process
     try:
         warm = threading.Thread(target=health.warm_server, daemon=True)
         warm.start()
         warm.join(timeout=60)  # not the hour the engine could take
         assert not warm.is_alive() and not engine_ready.is_set()
         before = stats.dashboard_cache_stats()
-        assert before.computations == 1
+        assert before.computations == start.computations + 1
         stats.cached_dashboard(Filters(), db=db)  # the first visitor's Explore
         after = stats.dashboard_cache_stats()
-        assert (after.hits, after.computations) == (before.hits + 1, 1)
+        assert (after.hits, after.computations) == (before.hits + 1, before.computations)
     finally:
         engine_ready.set()
