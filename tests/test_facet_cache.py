@@ -494,3 +494,22 @@ def test_stored_landing_frames_read_back_exactly(scratch):
     assert set(back.raw) == set(frames.raw)
     for name, df in frames.raw.items():
         pd.testing.assert_frame_equal(back.raw[name], df, obj=name)
+
+
+def test_the_pages_caches_see_an_import_by_another_process(scratch, monkeypatch):
+    """The dashboard cache and the pages' cache keep a result per data generation: after an import elsewhere (a
+    CLI import, another server), the next call computes anew instead of serving the old numbers for ten minutes."""
+    from services.ui import state
+
+    db, _ = scratch
+    _fresh(db)
+    monkeypatch.setattr(state.runtime, "get_db", lambda: db)
+    stats.clear_cache()
+    state.clear_cache()
+    f = Filters()
+    first = stats.cached_dashboard(f, db=db)
+    listed = state.cached(stats.dashboard, f)
+    assert stats.cached_dashboard(f, db=db) is first and state.cached(stats.dashboard, f) is listed  # hits
+    monkeypatch.setattr(facetstore, "generation", lambda _db: "a newer import")
+    assert stats.cached_dashboard(f, db=db) is not first
+    assert state.cached(stats.dashboard, f) is not listed

@@ -231,14 +231,27 @@ DASHBOARD_CACHE_TTL_S = 600
 _dashboard_cache: SingleFlightCache[Dashboard] = SingleFlightCache(DASHBOARD_CACHE_TTL_S, max_entries=512)
 
 
+def data_generation(db: Database | None = None) -> str | None:
+    """The data's import generation as the database's engine sees it (the in-process engine's stamp, asked every
+    few seconds; None for SQL on base tables, which keeps no stamp). Cache keys carry it, so an import by another
+    process shows on every page within seconds, not after a cache's ten minutes."""
+    db = db or runtime.get_db()
+    if engine_for(db).kind != "memory":
+        return None
+    from services.dashboard import facetstore
+
+    return facetstore.generation(db)
+
+
 def cached_dashboard(f: Filters, *, db: Database | None = None) -> Dashboard:
-    """dashboard(f) shared by every thread and user: one computation per filter and database for ten minutes.
+    """dashboard(f) shared by every thread and user: one computation per filter, database and data generation for
+    ten minutes.
 
     Dashboards with a failed facet are not kept, so the next caller tries again. Callers must not change
     the returned object: it is the same one everyone gets.
     """
     db = db or runtime.get_db()
-    return _dashboard_cache.get_or_compute((db.url, f), lambda: dashboard(f, db=db),
+    return _dashboard_cache.get_or_compute((db.url, data_generation(db), f), lambda: dashboard(f, db=db),
                                            keep=lambda d: not d.errors)
 
 

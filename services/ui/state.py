@@ -460,8 +460,8 @@ def cached(fn: Callable[..., T], *args: Any) -> T:
     in-process facet engine (once per start; ~20 s for all of AACT), a spinner says so instead of a blank page.
     """
     with facets_loading_notice():
-        return _results.get_or_compute((fn.__module__, fn.__qualname__, args),  # type: ignore[no-any-return]
-                                       lambda: fn(*args))
+        key = (fn.__module__, fn.__qualname__, args, stats.data_generation(runtime.get_db()))  # after an import: anew
+        return _results.get_or_compute(key, lambda: fn(*args))  # type: ignore[no-any-return]
 
 
 def clear_cache() -> None:
