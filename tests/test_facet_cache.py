@@ -496,6 +496,24 @@ def test_stored_landing_frames_read_back_exactly(scratch):
         pd.testing.assert_frame_equal(back.raw[name], df, obj=name)
 
 
+def test_a_load_a_page_starts_does_not_wait_for_quiet(scratch, monkeypatch):
+    """A page that finds neither folder nor copy (after an import, say) gets SQL while the arrays load, at once."""
+    from services.data import startup
+
+    db, root = scratch
+    stamp = _fresh(db).refreshed_at
+    facetstore.shutil.rmtree(root / facetstore.cache_key(stamp))
+    _drop_copy(db)
+    facetstore.forget()
+    monkeypatch.setattr(facetstore, "BUILD_QUIET_S", 3600.0)
+    monkeypatch.setattr(facetstore, "BUILD_WAIT_AT_MOST_S", 3600.0)
+    startup.page_activity()
+    assert facetstore.ready_store(db) is None  # SQL answers this page
+    loader = facetstore._background[db.url]
+    loader.join(timeout=120)  # not the hour of quiet the pages never give
+    assert not loader.is_alive() and facetstore.loaded_store(db) is not None
+
+
 def test_the_pages_caches_see_an_import_by_another_process(scratch, monkeypatch):
     """The dashboard cache and the pages' cache keep a result per data generation: after an import elsewhere (a
     CLI import, another server), the next call computes anew instead of serving the old numbers for ten minutes."""

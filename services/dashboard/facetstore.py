@@ -999,6 +999,7 @@ def ready_store(db: Database) -> FacetStore | None:
     with _copy_lock:
         running = _background.get(db.url)
         if running is None or not running.is_alive():
+            _wanted.setdefault(db.url, threading.Event()).set()  # a page wants the arrays: no wait for quiet
             running = threading.Thread(target=warm_up, args=(db,), name="facet-load", daemon=True)
             _background[db.url] = running
             running.start()
