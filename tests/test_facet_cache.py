@@ -481,6 +481,9 @@ def test_a_start_without_any_cache_shows_the_stored_landing_view_at_once(scratch
     if loader is not None:
         loader.join(timeout=120)
     assert landing.load_dashboard(db, stamp, {**stats.FACETS, "new facet": {"top": 5}}) is None  # other definitions
+    assert landing.load_dashboard(db, stamp, stats.FACETS) is not None
+    monkeypatch.setattr(landing, "release", lambda: "another release")  # same data, the code that counts changed
+    assert landing.load_dashboard(db, stamp, stats.FACETS) is None
     assert db.fetch_value("SELECT count(DISTINCT stamp) FROM app.landing") == 1  # the latest generation only
 
 

@@ -12,11 +12,13 @@ the data.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
 import threading
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -37,6 +39,18 @@ def dashboard_name(specs: Mapping[str, Mapping[str, Any]]) -> str:
     """The name of the default filters' dashboard under these facet definitions (a digest of them: frames stored
     for other definitions, by an older release, never answer)."""
     return "dashboard-" + hashlib.sha256(json.dumps(specs, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+@functools.cache
+def release() -> str:
+    """A digest of the code that computes the landing values (services/dashboard, services/data and the SQL): values
+    stored by another release never answer, though the data's generation is the same (a fixed count shows at once)."""
+    root = Path(__file__).resolve().parents[2]
+    digest = hashlib.sha256()
+    code = [*root.joinpath("services", "dashboard").glob("*.py"), *root.joinpath("services", "data").rglob("*.py")]
+    for path in sorted([*code, *root.joinpath("sql").rglob("*.sql")]):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
 
 
 def _scalar(value: Any) -> Any:
@@ -66,7 +80,8 @@ def load(db: Database, stamp: str | None, name: str) -> Any:
     if not stamp:
         return None
     try:
-        text = db.fetch_value(load_sql("landing_get"), {"stamp": stamp, "name": name}, timeout_ms=5_000)
+        text = db.fetch_value(load_sql("landing_get"), {"stamp": stamp, "name": f"{name}@{release()}"},
+                              timeout_ms=5_000)
         return None if text is None else json.loads(str(text))
     except (TrialLandscapeError, ValueError) as err:  # an older schema, no right to read it: compute instead
         _log.warning("could not read the stored landing value %s: %s", name, err)
@@ -83,7 +98,7 @@ def save(db: Database, stamp: str | None, name: str, value: Any) -> None:
         if key in _saved:
             return
         try:
-            db.execute(load_sql("landing_put"), {"stamp": stamp, "name": name,
+            db.execute(load_sql("landing_put"), {"stamp": stamp, "name": f"{name}@{release()}",
                                                  "value": json.dumps(value, default=_scalar)})
         except TrialLandscapeError as err:
             _log.warning("could not store the landing value %s: %s", name, err)
