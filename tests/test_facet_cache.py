@@ -297,8 +297,8 @@ def test_a_failed_child_build_falls_back_to_a_load_here(scratch, monkeypatch, ca
 
 def _rebuild_in_the_background(db: Database, root: Path, monkeypatch: pytest.MonkeyPatch,
                                quiet_s: float) -> tuple[Any, list[float]]:
-    """A server's warm-up with its cache folder gone (the database's copy kept), waiting for its pages to be quiet
-    for `quiet_s`: the warm-up thread and the times its child build started."""
+    """A server's warm-up with its cache folder gone (the database's copy kept) while a page is being drawn, waiting
+    for its pages to be quiet for `quiet_s`: the warm-up thread and the times its child build started."""
     from services.data import startup
 
     stamp = _fresh(db).refreshed_at
@@ -309,12 +309,18 @@ def _rebuild_in_the_background(db: Database, root: Path, monkeypatch: pytest.Mon
     build = facetstore.build_cache_in_child
     monkeypatch.setattr(facetstore, "build_cache_in_child",
                         lambda *args: builds.append(startup.time.monotonic()) or build(*args))
-    startup.page_activity()
+    waiting = facetstore.threading.Event()
+    wait = startup.wait_until_quiet
+
+    def noted_wait(*args: Any, **kwargs: Any) -> None:
+        waiting.set()
+        wait(*args, **kwargs)
+
+    monkeypatch.setattr(startup, "wait_until_quiet", noted_wait)
+    monkeypatch.setattr(startup, "_last_page", [startup.time.monotonic() + 3600])  # a page being drawn
     warm = facetstore.threading.Thread(target=facetstore.warm_up, args=(db,), daemon=True)
     warm.start()
-    while db.url not in facetstore._wanted:  # the warm-up has found neither folder nor a loaded store
-        assert warm.is_alive()
-        startup.time.sleep(0.01)
+    assert waiting.wait(60)  # the warm-up found neither folder nor a loaded store, and waits for the pages
     return warm, builds
 
 
@@ -324,12 +330,10 @@ def test_a_servers_rebuild_waits_until_its_pages_have_been_quiet(scratch, monkey
 
     db, root = scratch
     warm, builds = _rebuild_in_the_background(db, root, monkeypatch, 0.5)
-    pages_end = startup.time.monotonic() + 1.5
-    while startup.time.monotonic() < pages_end:  # pages drawn every 0.1 s for 1.5 s
-        assert not builds and facetstore.loaded_store(db) is None
-        startup.page_activity()
-        last_page = startup.time.monotonic()
-        startup.time.sleep(0.1)
+    warm.join(timeout=1.0)  # however long the pages take, nothing is built meanwhile
+    assert warm.is_alive() and not builds and facetstore.loaded_store(db) is None
+    startup.page_activity()  # the page is drawn
+    last_page = startup._last_page[0]
     warm.join(timeout=120)
     assert len(builds) == 1 and builds[0] - last_page >= 0.5
     assert facetstore.ready_store(db) is not None and facetstore.loaded_store(db).from_cache is True

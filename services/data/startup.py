@@ -192,6 +192,6 @@ def wait_until_quiet(quiet_s: float, *, at_most_s: float = float("inf"),
     """
     give_up = time.monotonic() + at_most_s
     stop = unless or threading.Event()
-    while (wait := min(quiet_s - (time.monotonic() - _last_page[0]), give_up - time.monotonic())) > 0:
+    while (wait := min(quiet_s - max(0.0, time.monotonic() - _last_page[0]), give_up - time.monotonic())) > 0:
         if stop.wait(wait):
             return
