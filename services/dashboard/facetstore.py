@@ -928,7 +928,7 @@ _stores: dict[str, FacetStore] = {}
 _checked: dict[str, tuple[float, str | None]] = {}
 _lock = threading.Lock()
 _copying: set[str] = set()  # databases whose store is being loaded by COPY right now (seconds to minutes)
-_wanted: dict[str, threading.Event] = {}  # set when a page needs the arrays a server's rebuild is waiting to get
+_wanted: dict[str, threading.Event] = {}  # set once a page needs the arrays: a server's rebuild waits no longer
 _roots: dict[str, Path] = {}
 _background: dict[str, threading.Thread] = {}
 _copy_lock = threading.Lock()
@@ -986,9 +986,7 @@ def ready_store(db: Database) -> FacetStore | None:
     store = _current(db, stamp)
     if store is not None:
         return store
-    wanted = _wanted.get(db.url)
-    if wanted is not None:
-        wanted.set()  # the rebuild waits no longer for the pages to be quiet
+    _wanted.setdefault(db.url, threading.Event()).set()  # a page needs the arrays: a load waits no longer for quiet
     if db.url not in _copying and cache_enabled() and stamp is not None:
         root = _roots.get(db.url)
         if root is None:
@@ -999,7 +997,6 @@ def ready_store(db: Database) -> FacetStore | None:
     with _copy_lock:
         running = _background.get(db.url)
         if running is None or not running.is_alive():
-            _wanted.setdefault(db.url, threading.Event()).set()  # a page wants the arrays: no wait for quiet
             running = threading.Thread(target=warm_up, args=(db,), name="facet-load", daemon=True)
             _background[db.url] = running
             running.start()
@@ -1049,6 +1046,7 @@ def forget() -> None:
         _stores.clear()
         _checked.clear()
         _roots.clear()
+        _wanted.clear()
 
 
 # ---- the map ---------------------------------------------------------------------------------------
