@@ -129,7 +129,7 @@ CREATE TABLE IF NOT EXISTS ctgov.outcomes (
     units varchar, units_analyzed varchar, dispersion_type varchar, param_type varchar);
 CREATE TABLE IF NOT EXISTS ctgov.result_groups (
     id serial PRIMARY KEY, nct_id varchar, ctgov_group_code varchar, result_type varchar,
-    title varchar, description text);
+    title varchar, description text, outcome_id integer);
 CREATE TABLE IF NOT EXISTS ctgov.reported_events (
     id serial PRIMARY KEY, nct_id varchar, result_group_id integer, ctgov_group_code varchar,
     time_frame text, event_type varchar, default_vocab varchar, default_assessment varchar,

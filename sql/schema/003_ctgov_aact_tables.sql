@@ -1,5 +1,6 @@
 -- AACT's other study tables (results, contacts, references …) and in-place upgrade of older databases. Idempotent.
--- Tables as in AACT's db/ctgov_v2.sql + 2024 migrations; services/data/loaders/aact_schema.py lists the same columns.
+-- Tables as in AACT's db/ctgov_v2.sql + 2024 migrations; services/data/loaders/aact_schema.py reads the
+-- CREATE TABLE statements of this file and 001, so they are the one list of AACT's columns.
 -- Existing tables gain missing columns through the DO block below (it only ALTERs what is absent, so a
 -- current database takes no table locks here).
 

@@ -130,7 +130,6 @@ _KINDS: dict[str, tuple[tuple[type, ...], Coercer]] = {
     "date": ((date,), _to_date),
     "double precision": ((float,), _to_float),
     "numeric": ((int, float, Decimal), _to_numeric),
-    "numeric(10,6)": ((int, float, Decimal), _to_numeric),
 }
 
 
