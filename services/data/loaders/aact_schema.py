@@ -19,17 +19,22 @@ _TYPE_NAMES = {"int4": "integer", "serial": "integer", "int8": "bigint", "bigser
                "float8": "double precision"}
 
 
+def _columns(stmt: ast.CreateStmt) -> tuple[tuple[str, str], ...]:
+    columns = []
+    for col in stmt.tableElts or ():
+        if isinstance(col, ast.ColumnDef) and col.colname and col.typeName and col.typeName.names:
+            name = col.typeName.names[-1].sval
+            columns.append((col.colname, _TYPE_NAMES.get(name, name)))
+    return tuple(columns)
+
+
 def _tables() -> dict[str, tuple[tuple[str, str], ...]]:
-    tables: dict[str, tuple[tuple[str, str], ...]] = {}
+    tables = {}
     for path in SCHEMA_FILES:
         for raw in pglast.parse_sql(path.read_text(encoding="utf-8")):
-            stmt = raw.stmt
-            if isinstance(stmt, ast.CreateStmt) and stmt.relation.schemaname == "ctgov":
-                tables[stmt.relation.relname] = tuple(
-                    (col.colname, _TYPE_NAMES.get(name, name))
-                    for col in stmt.tableElts if isinstance(col, ast.ColumnDef)
-                    for name in [col.typeName.names[-1].sval]
-                )
+            stmt, rel = raw.stmt, getattr(raw.stmt, "relation", None)
+            if isinstance(stmt, ast.CreateStmt) and rel is not None and rel.schemaname == "ctgov" and rel.relname:
+                tables[rel.relname] = _columns(stmt)
     return dict(sorted(tables.items()))
 
 
