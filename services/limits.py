@@ -4,8 +4,8 @@
 load balancer shares the count and a new session does not reset it: ASSISTANT_MESSAGE_LIMIT (default 20)
 messages per ASSISTANT_MESSAGE_WINDOW_S (default 600) seconds for each browser (its cookie),
 ASSISTANT_NETWORK_LIMIT (default 3× that) for each network address, and ASSISTANT_GLOBAL_LIMIT (default 500)
-for the whole instance. `message_limiter()` is the in-process sliding window it falls back to when the
-database cannot be written. `model_gate()`: MODEL_CONCURRENCY (default 4) model calls at once per process,
+for the whole instance. When the database cannot be written it falls back to an in-process sliding window
+with the per-browser limit. `model_gate()`: MODEL_CONCURRENCY (default 4) model calls at once per process,
 a caller waiting at most MODEL_WAIT_S (default 30) seconds for a free slot.
 """
 
@@ -194,17 +194,9 @@ def gate_from_env(env: Mapping[str, str]) -> ConcurrencyGate:
 
 
 _singletons_lock = threading.Lock()
-_limiter: SlidingWindowLimiter | None = None
 _gate: ConcurrencyGate | None = None
 
 
-def message_limiter() -> SlidingWindowLimiter:
-    """The process's assistant-message limiter (keyed by assistant session token)."""
-    global _limiter
-    with _singletons_lock:
-        if _limiter is None:
-            _limiter = limiter_from_env(os.environ)
-        return _limiter
 
 
 def model_gate() -> ConcurrencyGate:

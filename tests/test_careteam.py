@@ -143,7 +143,7 @@ def test_careteam_each_builder_gets_only_its_scoped_facts(monkeypatch: pytest.Mo
     ("Participation in another interventional trial within 30 days", "trial_team"),
 ])
 def test_careteam_routes_a_criterion_to_who_can_answer_it(text: str, role: str) -> None:
-    assert careteam.role_of(text) == role
+    assert careteam.CATEGORY_ROLE[careteam.category_of(text)] == role
 
 
 @pytest.mark.parametrize(("diagnosis", "name"), [
@@ -168,7 +168,7 @@ def test_careteam_rules_questions_name_trial_and_criterion() -> None:
             assert found, q.line()
             assert found.group(1) in ("NCT01234567", "NCT07654321")
             for named in q.criteria:  # each quote is an open criterion of that trial, routed to this role
-                assert careteam.role_of(named) == group.role and named in [t for _, t, s in CRITERIA if s != "met"]
+                assert careteam.CATEGORY_ROLE[careteam.category_of(named)] == group.role and named in [t for _, t, s in CRITERIA if s != "met"]
     radiology = next(g for g in team.groups if g.role == "radiology")
     assert [q.line() for q in radiology.questions] == [
         "NCT01234567 — “Measurable disease per RECIST 1.1”: Can my tumour be measured on scans the way trials need "

@@ -142,7 +142,7 @@ def test_console_reader_role_cannot_write(db):
     for sql in WRITES[:7] + ["DELETE FROM app.meta", "SELECT * FROM app.sessions"]:
         # Bypassing the guard and the READ ONLY transaction: only the role's privileges stand in the way.
         with pytest.raises(QueryFailed) as caught:
-            db.fetch_capped(sql, max_rows=10, read_only_transaction=False, role=console.READER_ROLE)
+            db.execute_script(f"SET LOCAL ROLE {console.READER_ROLE}; {sql}", timeout_ms=10_000)
         denied.append(bool(re.search(r"permission denied|must be owner", str(caught.value))))
     assert denied == [True] * 9
     assert _checksum(db) == before
@@ -251,8 +251,7 @@ def test_console_role_setup_on_a_fresh_server(scratch_dir):
                                        {"p": "PHASE1"}, db=maker)
             assert result.rows == (("trial_reader", "NCT00000001"),)
             with pytest.raises(QueryFailed, match="permission denied"):
-                maker.fetch_capped("DELETE FROM ctgov.studies", max_rows=1, read_only_transaction=False,
-                                   role="trial_reader")
+                maker.execute_script("SET LOCAL ROLE trial_reader; DELETE FROM ctgov.studies")
             assert admin.fetch_value("SELECT count(*) FROM ctgov.studies") == 2
         finally:
             plain.close()

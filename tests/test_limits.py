@@ -154,8 +154,9 @@ def test_limits_configuration_from_environment():
     assert (lim.limit, lim.window_s, gate.limit, gate.timeout_s) == (20, 600.0, 4, 30.0)
 
 
-def test_limits_process_instances_are_shared():
-    assert limits.message_limiter() is limits.message_limiter()
+def test_limits_process_instances_are_shared(monkeypatch):
+    monkeypatch.setattr(limits, "_visitor_limiter", None)  # built from this test's environment, dropped after it
+    assert limits.visitor_limiter() is limits.visitor_limiter()
     assert limits.model_gate() is limits.model_gate()
 
 

@@ -183,9 +183,6 @@ def category_of(text: str) -> str:
     return "condition"
 
 
-def role_of(text: str) -> Role:
-    """The care-team role that can answer a question about a criterion."""
-    return CATEGORY_ROLE[category_of(text)]
 
 
 # --- a role's input -----------------------------------------------------------------------------------------

@@ -45,9 +45,6 @@ def build_system(session: AssistantSession, cache: bool = True) -> list[dict[str
     ]
 
 
-def system_text(blocks: list[dict[str, Any]]) -> str:
-    """The system blocks joined as one text (for logs and tests)."""
-    return "\n\n".join(block["text"] for block in blocks)
 
 
 def _json(value: Any) -> str:

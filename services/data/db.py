@@ -266,35 +266,6 @@ class Database:
         cols, rows, _ = self._sync(self._fetch(sql, params, timeout_ms))
         return rows[0][0] if rows else None
 
-    def fetch_capped(self, sql: str, params: Mapping[str, Any] | None = None, *, max_rows: int,
-                     timeout_ms: int | None = None, read_only_transaction: bool = True,
-                     role: str | None = None) -> tuple[pd.DataFrame, bool]:
-        """Stream a query, keeping at most max_rows rows; return (frame, truncated).
-
-        Runs in a READ ONLY transaction (and as `role` when given), for untrusted SQL.
-        """
-        async def work(conn: AsyncConnection) -> tuple[list[str], list[tuple[Any, ...]], bool]:
-            if read_only_transaction:
-                await conn.execute(text("SET TRANSACTION READ ONLY"))
-            if role:
-                if not _NAME_RE.match(role):
-                    raise QueryFailed(f"not a role name: {role!r}")
-                await conn.execute(text(f"SET LOCAL ROLE {role}"))
-            stream = await conn.stream(text(sql), dict(params or {}))
-            rows: list[tuple[Any, ...]] = []
-            truncated = False
-            async for row in stream:  # never holds more than max_rows rows
-                if len(rows) >= max_rows:
-                    truncated = True
-                    break
-                rows.append(tuple(row))
-            keys = list(stream.keys())
-            await stream.close()
-            return keys, rows, truncated
-
-        cols, rows, truncated = self._sync(self._in_transaction(work, timeout_ms))
-        return _frame(cols, rows), truncated
-
     def fetch_guarded(self, sql: str, values: Sequence[Any] = (), *, max_rows: int, timeout_ms: int | None = None,
                       role: str | None = None, search_path: str | None = None,
                       convert: Callable[[Sequence[str], Sequence[Any]], Sequence[Any]] | None = None,

@@ -60,22 +60,6 @@ _TO_BENCHMARK: dict[CriterionKind, dict[Label, str]] = {
     },
 }
 
-_FROM_BENCHMARK: dict[CriterionKind, dict[str, Label]] = {
-    "inclusion": {
-        "included": Label.MET,
-        "not included": Label.NOT_MET,
-        "not enough information": Label.NOT_ENOUGH_INFO,
-        "not applicable": Label.NOT_APPLICABLE,
-    },
-    "exclusion": {
-        "excluded": Label.MET,
-        "not excluded": Label.NOT_MET,
-        "not enough information": Label.NOT_ENOUGH_INFO,
-        "not applicable": Label.NOT_APPLICABLE,
-    },
-}
-
-
 def _check_kind(kind: str) -> CriterionKind:
     if kind not in ("inclusion", "exclusion"):
         raise BadInput(f"criterion kind must be 'inclusion' or 'exclusion', not {kind!r}")
@@ -87,11 +71,3 @@ def to_benchmark(label: Label | str, kind: CriterionKind | str) -> str:
     return _TO_BENCHMARK[_check_kind(kind)][Label(label)]
 
 
-def from_benchmark(label: str, kind: CriterionKind | str) -> Label:
-    """A TrialGPT label for a criterion of this kind, as one of our labels."""
-    checked = _check_kind(kind)
-    try:
-        return _FROM_BENCHMARK[checked][label.strip().lower()]
-    except KeyError:
-        allowed = ", ".join(BENCHMARK_LABELS[checked])
-        raise BadInput(f"{label!r} is not a TrialGPT label for an {checked} criterion (one of: {allowed})") from None

@@ -12,7 +12,6 @@ The rules are general statements about how criteria are written, never about par
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from services.eligibility.parser import CriterionKind, unescape_markdown
@@ -427,18 +426,3 @@ def patient_question(text: str, kind: CriterionKind) -> PatientQuestion | None:
     return PatientQuestion(topic, f"Does this describe me — {_quote(plain)}?")
 
 
-def grouped_questions(items: Iterable[Mapping[str, str]], limit: int = 15) -> list[tuple[str, list[str]]]:
-    """Questions ({"topic", "text"}) grouped by topic in TOPICS order, repeats removed, at most limit in all."""
-    groups: dict[str, dict[str, None]] = {}
-    count = 0
-    for item in items:
-        topic = item.get("topic") or "Other questions"
-        text = item.get("text") or ""
-        if not text or text in groups.get(topic, {}):
-            continue
-        if count >= limit:
-            break
-        groups.setdefault(topic, {})[text] = None
-        count += 1
-    order = {t: i for i, t in enumerate(TOPICS)}
-    return [(topic, list(qs)) for topic, qs in sorted(groups.items(), key=lambda kv: order.get(kv[0], len(order)))]
