@@ -197,8 +197,6 @@ _singletons_lock = threading.Lock()
 _gate: ConcurrencyGate | None = None
 
 
-
-
 def model_gate() -> ConcurrencyGate:
     """The process's gate on concurrent model calls, shared by every session."""
     global _gate

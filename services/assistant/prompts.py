@@ -45,8 +45,6 @@ def build_system(session: AssistantSession, cache: bool = True) -> list[dict[str
     ]
 
 
-
-
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=1, sort_keys=True)
 
