@@ -85,6 +85,38 @@ def test_facetstore_map_equals_direct(db, store, case):
     assert _map_dict(memory) == _map_dict(direct)
 
 
+def test_map_grid_step_first_tried_on_a_part_of_the_positions_still_equals_direct(db, store, monkeypatch):
+    # At registry scale a step is first tried on every k-th position in use: more cells there means more in all.
+    monkeypatch.setattr(facetstore, "CELL_SAMPLE_SIZE", 25)
+    passed_over = []
+    distinct_cells = facetstore._distinct_cells
+    for query, only_in_area, limit in MAP_CASES[-5:]:
+        monkeypatch.setattr(facetstore, "_distinct_cells", lambda *a, limit=limit: passed_over.append(
+            distinct_cells(*a) > limit) or distinct_cells(*a))
+        f, _ = Filters.from_query(query)
+        direct = sitemap.map_data(f, only_in_area=only_in_area, point_limit=limit, engine=engine.SqlEngine(db))
+        memory = sitemap.map_data(f, only_in_area=only_in_area, point_limit=limit, engine=engine.MemoryEngine(db))
+        assert memory.summary.cell_degrees is not None
+        assert _map_dict(memory) == _map_dict(direct)
+    assert any(passed_over)  # steps were passed over on a part of the positions alone
+
+
+@pytest.mark.parametrize("labels", [3, 40, 150])
+def test_group_mode_counted_in_a_table_equals_the_sorted_count(monkeypatch, labels):
+    rng = np.random.default_rng(labels)
+    coded = facetstore.Coded(rng.integers(0, labels + 1, 20_000).astype(np.int32),  # the last code is NULL
+                             np.array([f"v{i:05d}" for i in range(labels)] + [None], dtype=object))
+    sites = rng.permutation(20_000)[:15_000]
+    groups = rng.integers(0, 300, sites.size).astype(np.int32)
+    groups[:50] = 299  # a group whose every label is NULL has no mode
+    coded.codes[sites[:50]] = labels
+    groups[50:][groups[50:] == 299] = 0
+    table = facetstore._group_mode(groups, coded, sites, 300)
+    monkeypatch.setattr(facetstore, "DENSE_COUNTS_MAX", 0)
+    assert table == facetstore._group_mode(groups, coded, sites, 300)
+    assert table[299] is None and all(v is not None for v in table[:299])
+
+
 @pytest.mark.parametrize("fine", [False, True], ids=["micro-degrees (AACT)", "finer than micro-degrees"])
 def test_locations_group_equal_positions_and_keep_every_coordinate_exact(fine):
     rng = np.random.default_rng(3)

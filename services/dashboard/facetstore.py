@@ -28,6 +28,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,8 @@ SITE_EDGES = np.array([0, 1, 5, 20, 100], dtype=np.int64)
 COLLAB_EDGES = np.array([0, 1, 3], dtype=np.int64)
 AGE_GROUPS = ("CHILD", "ADULT", "OLDER_ADULT")
 LOC_CELL_CACHE_MAX = 1_000_000  # positions up to which grid cells are kept per step (4 MB a step)
+CELL_SAMPLE_SIZE = 50_000  # positions a map's grid step is first tried on (a lower bound of its cells)
+DENSE_COUNTS_MAX = 4_000_000  # (group, label) pairs up to which a mode is counted in a table (32 MB)
 SITE_SLICE_ROWS = 400_000  # sites read per COPY while loading (bounds the text held at once)
 SITE_TEXT = ("country", "state", "city", "shown_status")
 # Trials table sorts by text → the rank column of facetstore_studies.sql (ranked in the database's collation).
@@ -1074,6 +1077,12 @@ def _runs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _group_mode(groups: np.ndarray, coded: Coded, sites: np.ndarray, ngroups: int) -> list[Any]:
     """mode() of a coded site column per group: most frequent non-NULL label, ties to the first in byte order."""
+    if ngroups * coded.size <= min(DENSE_COUNTS_MAX, 4 * sites.size):  # few labels: a table of counts, no sort
+        counts = np.bincount(groups * coded.size + coded.codes[sites], minlength=ngroups * coded.size)
+        table = counts.reshape(ngroups, coded.size)[:, :coded.null]  # NULL is the last code
+        best = table.argmax(axis=1)  # the first of the most frequent: the lowest code, first in byte order
+        found = table[np.arange(ngroups), best] > 0
+        return [coded.labels[c] if f else None for c, f in zip(best.tolist(), found.tolist(), strict=True)]
     wide = np.int32 if ngroups * coded.size < 2**31 else np.int64  # half the memory (and a faster sort) when it fits
     codes = coded.codes[sites]
     keep = codes != coded.null
@@ -1106,9 +1115,11 @@ def _distinct_sorted(keys: np.ndarray, *, in_place: bool = False) -> np.ndarray:
 def _distinct_per_group(groups: np.ndarray, rows: np.ndarray, ngroups: int) -> np.ndarray:
     """count(DISTINCT study) per group."""
     width = int(rows.max()) + 1 if rows.size else 1
-    key: np.ndarray = groups.astype(np.int32 if ngroups * width < 2**31 else np.int64)  # int32 when it fits
+    bound = ngroups * width  # 32-bit keys sort twice as fast as 64-bit ones
+    wide = np.int32 if bound <= 2**31 else np.uint32 if bound <= 2**32 else np.int64
+    key: np.ndarray = groups.astype(wide)
     key *= width
-    key += rows
+    key += rows.astype(wide)
     pairs = _distinct_sorted(key, in_place=True)
     del key
     return np.bincount(pairs // width, minlength=ngroups)
@@ -1120,6 +1131,20 @@ def _count_distinct(values: np.ndarray, bound: int) -> int:
     seen = np.zeros(bound, dtype=bool)
     seen[values] = True
     return int(np.count_nonzero(seen))
+
+
+def _distinct_cells(store: FacetStore, positions: np.ndarray, step: float) -> int:
+    """How many grid cells of `step` degrees (FacetStore.loc_cells' floor(lat/step), floor(lon/step)) the given
+    positions fall into: for a few positions, cheaper than the cells of every position."""
+    if positions.size == 0:
+        return 0
+    ky = np.floor(store.loc_lat[positions] / step)
+    kx = np.floor(store.loc_lon[positions] / step)
+    kx -= kx.min()
+    ky -= ky.min()
+    ky *= kx.max() + 1
+    ky += kx  # whole numbers far below 2**53: exact in float64
+    return int(_distinct_sorted(ky, in_place=True).size)
 
 
 @dataclass
@@ -1168,22 +1193,13 @@ def map_frames(store: FacetStore, f: Filters, db: Database, *, only_in_area: boo
     loc_sites = sites[store.site_loc[sites] != store.nloc]
     summary = {"sites": int(sites.size), "located": int(loc_sites.size), "trials": _count_distinct(rows, store.n),
                "trials_located": _count_distinct(store.site_row[loc_sites], store.n)}
-    countries, states = _country_values(store, sites, rows), _state_values(store, sites, rows)
-    del sites, rows  # the grid below needs only the located sites
-    cell: float | None = None
-    if loc_sites.size > point_limit:
-        locs = store.site_loc[loc_sites]
-        used = np.zeros(store.nloc + 1, dtype=bool)
-        used[locs] = True
-        used_locs = np.flatnonzero(used).astype(np.int32)
-        del used
-        for cell in grid_steps:  # the finest step that fits (else the coarsest)
-            cells, ncells = store.loc_cells(cell)
-            if _count_distinct(cells[used_locs], ncells) <= point_limit:
-                break
-        points = _grid(store, loc_sites, locs, loc_miles, cells, ncells)
-    else:
-        points = _site_rows(db, store.site_id[loc_sites[:max(1, point_limit)]], place)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="map-values") as pool:
+        # The country and state values do not depend on the points: numpy lets go of the interpreter while it sorts
+        # and gathers, so the other core computes them meanwhile.
+        countries = pool.submit(_country_values, store, sites, rows)
+        states = pool.submit(_state_values, store, sites, rows)
+        cell, points = _points(store, loc_sites, loc_miles, db, place, point_limit=point_limit,
+                               grid_steps=grid_steps)
     nearest = None
     if place is not None and loc_miles is not None:
         chosen_ids = _nearest_ids(store, loc_sites, loc_miles[store.site_loc[loc_sites]], nearest_limit)
@@ -1192,7 +1208,29 @@ def map_frames(store: FacetStore, f: Filters, db: Database, *, only_in_area: boo
                 "trial_status", "title"]
         nearest = (found.loc[chosen_ids.tolist(), cols].reset_index(drop=True) if len(found)
                    else pd.DataFrame(columns=cols))
-    return MapFrames(summary, cell, points, nearest, countries, states)
+    return MapFrames(summary, cell, points, nearest, countries.result(), states.result())
+
+
+def _points(store: FacetStore, loc_sites: np.ndarray, loc_miles: np.ndarray | None, db: Database,
+            place: geo.Place | None, *, point_limit: int, grid_steps: tuple[float, ...]
+            ) -> tuple[float | None, pd.DataFrame]:
+    """The located sites as points when they are few, else in grid cells of the finest step that fits (else the
+    coarsest); the step (None: points)."""
+    if loc_sites.size <= point_limit:
+        return None, _site_rows(db, store.site_id[loc_sites[:max(1, point_limit)]], place)
+    locs = store.site_loc[loc_sites]
+    used = np.zeros(store.nloc + 1, dtype=bool)
+    used[locs] = True
+    used_locs = np.flatnonzero(used).astype(np.int32)
+    del used
+    sample = used_locs[::max(1, used_locs.size // CELL_SAMPLE_SIZE)]
+    for cell in grid_steps:
+        if cell != grid_steps[-1] and _distinct_cells(store, sample, cell) > point_limit:
+            continue  # a part of the positions already falls into too many cells: so does the whole
+        cells, ncells = store.loc_cells(cell)
+        if _count_distinct(cells[used_locs], ncells) <= point_limit:
+            break
+    return cell, _grid(store, loc_sites, locs, loc_miles, cells, ncells)
 
 
 def _nearest_ids(store: FacetStore, sites: np.ndarray, miles: np.ndarray, limit: int) -> np.ndarray:

@@ -144,23 +144,26 @@ def shape_sites(df: pd.DataFrame) -> pd.DataFrame:
         for col in ("status", "status_from", "color", "weight", "t_title", "t_sub", "t_l1", "t_l2"):
             out[col] = pd.Series(dtype=object)
         return out
-    site = [canonical("status", s) if _text(s) else None for s in out["site_status"]]
-    trial = [canonical("status", s) for s in out["trial_status"]]
-    out["status"] = [s or t or "UNKNOWN" for s, t in zip(site, trial, strict=True)]
+    cols = {c: out[c].tolist() for c in ("site_status", "trial_status", "facility", "city", "state", "country",
+                                         "nct_id", "title")}  # lists: iterating text columns cell by cell is slow
+    site = [canonical("status", s) if _text(s) else None for s in cols["site_status"]]
+    trial = [canonical("status", s) for s in cols["trial_status"]]
+    status = [s or t or "UNKNOWN" for s, t in zip(site, trial, strict=True)]
+    out["status"] = status
     out["status_from"] = ["site" if s else "trial" for s in site]
-    out["color"] = [list(status_colour(s)) for s in out["status"]]
+    out["color"] = [list(status_colour(s)) for s in status]
     out["weight"] = 1
-    out["t_title"] = [_text(n) or "Unnamed site" for n in out["facility"]]
-    miles = out["miles"] if "miles" in out else pd.Series([None] * len(out))
+    out["t_title"] = [_text(n) or "Unnamed site" for n in cols["facility"]]
+    miles = out["miles"].tolist() if "miles" in out else [None] * len(out)
     out["t_sub"] = [
         _where(c, s, k) + (f" · {m:,.1f} mi away" if m is not None and not pd.isna(m) else "")
-        for c, s, k, m in zip(out["city"], out["state"], out["country"], miles, strict=True)
+        for c, s, k, m in zip(cols["city"], cols["state"], cols["country"], miles, strict=True)
     ]
     out["t_l1"] = [
-        f"{n} · {label('status', st)}" + ("" if src == "site" else " (trial status)")
-        for n, st, src in zip(out["nct_id"], out["status"], out["status_from"], strict=True)
+        f"{n} · {label('status', st)}" + ("" if s else " (trial status)")
+        for n, st, s in zip(cols["nct_id"], status, site, strict=True)
     ]
-    out["t_l2"] = [_short(_text(t)) for t in out["title"]]
+    out["t_l2"] = [_short(_text(t)) for t in cols["title"]]
     return out
 
 
@@ -171,13 +174,15 @@ def shape_cells(df: pd.DataFrame) -> pd.DataFrame:
         for col in ("color", "weight", "t_title", "t_sub", "t_l1", "t_l2"):
             out[col] = pd.Series(dtype=object)
         return out
-    out["status"] = [_cell_status(s) for s in out["status"]]
-    out["color"] = [list(status_colour(s)) for s in out["status"]]
+    status = [_cell_status(s) for s in out["status"].tolist()]  # lists: iterating text columns cell by cell is slow
+    out["status"] = status
+    out["color"] = [list(status_colour(s)) for s in status]
     out["weight"] = out["sites"].astype(int)
-    out["t_title"] = [f"{int(s):,} site{'s' if int(s) != 1 else ''} · {int(t):,} trial{'s' if int(t) != 1 else ''}"
-                      for s, t in zip(out["sites"], out["trials"], strict=True)]
-    out["t_sub"] = ["around " + _where(c, None, k) for c, k in zip(out["city"], out["country"], strict=True)]
-    out["t_l1"] = ["mostly " + _status_label(s) for s in out["status"]]
+    out["t_title"] = [f"{s:,} site{'s' if s != 1 else ''} · {t:,} trial{'s' if t != 1 else ''}"
+                      for s, t in zip(out["sites"].astype(int).tolist(), out["trials"].astype(int).tolist(), strict=True)]
+    out["t_sub"] = ["around " + _where(c, None, k)
+                    for c, k in zip(out["city"].tolist(), out["country"].tolist(), strict=True)]
+    out["t_l1"] = ["mostly " + _status_label(s) for s in status]
     out["t_l2"] = "grouped: zoom in with filters (or a place) to see each site"
     return out
 
