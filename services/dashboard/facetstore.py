@@ -1286,14 +1286,18 @@ def _grid(store: FacetStore, sites: np.ndarray, locs: np.ndarray, loc_miles: np.
                          "country": [country[i] for i in order], "min_miles": [min_miles[i] for i in order]})
 
 
-def _coded_values(codes: np.ndarray, labels: np.ndarray, rows: np.ndarray, name: str) -> pd.DataFrame:
-    """name, sites, trials per code (map_country_values / map_state_values)."""
-    if codes.size == 0:
-        return pd.DataFrame(columns=[name, "sites", "trials"])
+def _coded_values(codes: np.ndarray, labels: np.ndarray, rows: np.ndarray, name: str,
+                  wanted: np.ndarray | None = None) -> pd.DataFrame:
+    """name, sites, trials per code (map_country_values / map_state_values); only of the labels `wanted` (a flag
+    per label) when given."""
     size = len(labels)
     n = np.bincount(codes, minlength=size)
-    trials = _distinct_per_group(codes, rows, size)
+    if wanted is not None:
+        n[~wanted] = 0
     nz = np.flatnonzero(n)
+    if nz.size == 0:
+        return pd.DataFrame(columns=[name, "sites", "trials"])
+    trials = _distinct_per_group(codes, rows, size)
     order = nz[np.lexsort((nz, -trials[nz]))]
     return pd.DataFrame({name: list(labels[order]), "sites": [int(x) for x in n[order]],
                          "trials": [int(x) for x in trials[order]]})
@@ -1301,9 +1305,8 @@ def _coded_values(codes: np.ndarray, labels: np.ndarray, rows: np.ndarray, name:
 
 def _country_values(store: FacetStore, sites: np.ndarray, rows: np.ndarray) -> pd.DataFrame:
     coded = store.site_country
-    codes = coded.codes[sites]
-    keep = coded.lut(lambda v: v.strip(" ") != "")[codes]
-    return _coded_values(codes[keep], coded.labels, rows[keep], "country")
+    return _coded_values(coded.codes[sites], coded.labels, rows, "country",
+                         wanted=coded.lut(lambda v: v.strip(" ") != ""))
 
 
 def _state_values(store: FacetStore, sites: np.ndarray, rows: np.ndarray) -> pd.DataFrame:
