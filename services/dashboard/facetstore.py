@@ -28,7 +28,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -1194,12 +1194,12 @@ def map_frames(store: FacetStore, f: Filters, db: Database, *, only_in_area: boo
     summary = {"sites": int(sites.size), "located": int(loc_sites.size), "trials": _count_distinct(rows, store.n),
                "trials_located": _count_distinct(store.site_row[loc_sites], store.n)}
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="map-values") as pool:
-        # The country and state values do not depend on the points: numpy lets go of the interpreter while it sorts
-        # and gathers, so the other core computes them meanwhile.
+        # The country and state values do not depend on the points, nor some of a grid's columns on the others:
+        # numpy lets go of the interpreter while it sorts and gathers, so the other core computes them meanwhile.
         countries = pool.submit(_country_values, store, sites, rows)
         states = pool.submit(_state_values, store, sites, rows)
         cell, points = _points(store, loc_sites, loc_miles, db, place, point_limit=point_limit,
-                               grid_steps=grid_steps)
+                               grid_steps=grid_steps, pool=pool)
     nearest = None
     if place is not None and loc_miles is not None:
         chosen_ids = _nearest_ids(store, loc_sites, loc_miles[store.site_loc[loc_sites]], nearest_limit)
@@ -1212,7 +1212,7 @@ def map_frames(store: FacetStore, f: Filters, db: Database, *, only_in_area: boo
 
 
 def _points(store: FacetStore, loc_sites: np.ndarray, loc_miles: np.ndarray | None, db: Database,
-            place: geo.Place | None, *, point_limit: int, grid_steps: tuple[float, ...]
+            place: geo.Place | None, *, point_limit: int, grid_steps: tuple[float, ...], pool: Executor
             ) -> tuple[float | None, pd.DataFrame]:
     """The located sites as points when they are few, else in grid cells of the finest step that fits (else the
     coarsest); the step (None: points)."""
@@ -1230,7 +1230,7 @@ def _points(store: FacetStore, loc_sites: np.ndarray, loc_miles: np.ndarray | No
         cells, ncells = store.loc_cells(cell)
         if _count_distinct(cells[used_locs], ncells) <= point_limit:
             break
-    return cell, _grid(store, loc_sites, locs, loc_miles, cells, ncells)
+    return cell, _grid(store, loc_sites, locs, loc_miles, cells, ncells, pool)
 
 
 def _nearest_ids(store: FacetStore, sites: np.ndarray, miles: np.ndarray, limit: int) -> np.ndarray:
@@ -1250,9 +1250,9 @@ def _site_rows(db: Database, ids: np.ndarray, place: geo.Place | None) -> pd.Dat
 
 
 def _grid(store: FacetStore, sites: np.ndarray, locs: np.ndarray, loc_miles: np.ndarray | None,
-          cells: np.ndarray, ncells: int) -> pd.DataFrame:
+          cells: np.ndarray, ncells: int, pool: Executor) -> pd.DataFrame:
     """map_site_grid.sql in numpy, over located sites (in site-id order) and their positions, with each position's
-    cell (FacetStore.loc_cells)."""
+    cell (FacetStore.loc_cells); the studies and the cities per cell counted by the `pool` meanwhile."""
     cols = ["lat", "lon", "sites", "trials", "status", "city", "country", "min_miles"]
     if sites.size == 0:
         return pd.DataFrame(columns=cols)
@@ -1264,12 +1264,12 @@ def _grid(store: FacetStore, sites: np.ndarray, locs: np.ndarray, loc_miles: np.
     groups = dense[site_cells]
     ngroups = int(dense[-1]) + 1
     del site_cells, used, dense
+    counted = pool.submit(_distinct_per_group, groups, store.site_row[sites], ngroups)
+    cities = pool.submit(_group_mode, groups, store.site_city, sites, ngroups)
     n = np.bincount(groups, minlength=ngroups)
     sum_lat = np.bincount(groups, weights=np.rint(store.loc_lat[locs] * 1e6), minlength=ngroups)
     sum_lon = np.bincount(groups, weights=np.rint(store.loc_lon[locs] * 1e6), minlength=ngroups)
-    trials = _distinct_per_group(groups, store.site_row[sites], ngroups)
     status = _group_mode(groups, store.site_status, sites, ngroups)
-    city = _group_mode(groups, store.site_city, sites, ngroups)
     country = _group_mode(groups, store.site_country, sites, ngroups)
     min_miles: list[Any] = [None] * ngroups
     if loc_miles is not None:
@@ -1280,6 +1280,7 @@ def _grid(store: FacetStore, sites: np.ndarray, locs: np.ndarray, loc_miles: np.
     np.minimum.at(first, groups, np.arange(sites.size, dtype=np.int64))  # sites are in site-id order
     order = np.lexsort((store.site_id[sites[first]], -n)).tolist()
     lat_r, lon_r = _mean_rounded(sum_lat, n), _mean_rounded(sum_lon, n)
+    trials, city = counted.result(), cities.result()
     return pd.DataFrame({"lat": [lat_r[i] for i in order], "lon": [lon_r[i] for i in order],
                          "sites": [int(n[i]) for i in order], "trials": [int(trials[i]) for i in order],
                          "status": [status[i] for i in order], "city": [city[i] for i in order],
