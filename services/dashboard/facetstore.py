@@ -523,22 +523,12 @@ class FacetStore:
         cached = self._loc_cells.get(step)
         if cached is not None:
             return cached
-        ky = self.loc_lat[:-1] / step
-        kx = self.loc_lon[:-1] / step
-        np.floor(ky, out=ky)
-        np.floor(kx, out=kx)
-        if ky.size:
-            y0, x0 = ky.min(), kx.min()
-            width = int(kx.max() - x0) + 1
-            bound = (int(ky.max() - y0) + 1) * width
-            cells = np.empty(ky.size + 1, dtype=np.int64 if bound >= 2**31 else np.int32)
-            ky -= y0
-            ky *= width
-            kx -= x0
-            ky += kx  # whole numbers far below 2**53: exact in float64
-            del kx
-            cells[:-1] = ky
+        if self.nloc:
+            keys, bound = _cell_keys(self.loc_lat[:-1], self.loc_lon[:-1], step)
+            cells = np.empty(keys.size + 1, dtype=np.int64 if bound >= 2**31 else np.int32)
+            cells[:-1] = keys
             cells[-1] = bound
+            del keys
         else:
             cells, bound = np.zeros(1, dtype=np.int32), 0
         if self.nloc <= LOC_CELL_CACHE_MAX:
@@ -1133,18 +1123,30 @@ def _count_distinct(values: np.ndarray, bound: int) -> int:
     return int(np.count_nonzero(seen))
 
 
+def _cell_keys(lat: np.ndarray, lon: np.ndarray, step: float) -> tuple[np.ndarray, int]:
+    """Grid cell (floor(lat/step), floor(lon/step)) of non-empty coordinates as one whole-number key each (float64)
+    below the returned bound."""
+    ky = lat / step
+    kx = lon / step
+    np.floor(ky, out=ky)
+    np.floor(kx, out=kx)
+    y0, x0 = ky.min(), kx.min()
+    width = int(kx.max() - x0) + 1
+    bound = (int(ky.max() - y0) + 1) * width
+    ky -= y0
+    ky *= width
+    kx -= x0
+    ky += kx  # whole numbers far below 2**53: exact in float64
+    return ky, bound
+
+
 def _distinct_cells(store: FacetStore, positions: np.ndarray, step: float) -> int:
-    """How many grid cells of `step` degrees (FacetStore.loc_cells' floor(lat/step), floor(lon/step)) the given
-    positions fall into: for a few positions, cheaper than the cells of every position."""
+    """How many grid cells of `step` degrees the given positions fall into: for a few positions, cheaper than
+    FacetStore.loc_cells of every position."""
     if positions.size == 0:
         return 0
-    ky = np.floor(store.loc_lat[positions] / step)
-    kx = np.floor(store.loc_lon[positions] / step)
-    kx -= kx.min()
-    ky -= ky.min()
-    ky *= kx.max() + 1
-    ky += kx  # whole numbers far below 2**53: exact in float64
-    return int(_distinct_sorted(ky, in_place=True).size)
+    keys, _ = _cell_keys(store.loc_lat[positions], store.loc_lon[positions], step)
+    return int(_distinct_sorted(keys, in_place=True).size)
 
 
 @dataclass

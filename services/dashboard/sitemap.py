@@ -179,7 +179,7 @@ def shape_cells(df: pd.DataFrame) -> pd.DataFrame:
     out["color"] = [list(status_colour(s)) for s in status]
     out["weight"] = out["sites"].astype(int)
     out["t_title"] = [f"{s:,} site{'s' if s != 1 else ''} · {t:,} trial{'s' if t != 1 else ''}"
-                      for s, t in zip(out["sites"].astype(int).tolist(), out["trials"].astype(int).tolist(), strict=True)]
+                      for s, t in zip(out["weight"].tolist(), out["trials"].astype(int).tolist(), strict=True)]
     out["t_sub"] = ["around " + _where(c, None, k)
                     for c, k in zip(out["city"].tolist(), out["country"].tolist(), strict=True)]
     out["t_l1"] = ["mostly " + _status_label(s) for s in status]
