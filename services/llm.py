@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import operator
 import os
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, astuple, dataclass, fields
 from typing import Any, Protocol
 
 import anthropic
@@ -30,32 +31,17 @@ class TokenUsage:
     cache_read_input_tokens: int = 0
 
     def __add__(self, other: TokenUsage) -> TokenUsage:
-        return TokenUsage(
-            self.input_tokens + other.input_tokens,
-            self.output_tokens + other.output_tokens,
-            self.cache_creation_input_tokens + other.cache_creation_input_tokens,
-            self.cache_read_input_tokens + other.cache_read_input_tokens,
-        )
+        return TokenUsage(*map(operator.add, astuple(self), astuple(other)))
 
     def as_dict(self) -> dict[str, int]:
         """The counts as a plain dict (for JSON and the page)."""
-        return {
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cache_creation_input_tokens": self.cache_creation_input_tokens,
-            "cache_read_input_tokens": self.cache_read_input_tokens,
-        }
+        return asdict(self)
 
 
 def count_usage(message: Mapping[str, Any]) -> TokenUsage:
     """Input/output (and cache) token counts of one reply message dict; missing counts are zero."""
     usage = message.get("usage") or {}
-    return TokenUsage(
-        int(usage.get("input_tokens") or 0),
-        int(usage.get("output_tokens") or 0),
-        int(usage.get("cache_creation_input_tokens") or 0),
-        int(usage.get("cache_read_input_tokens") or 0),
-    )
+    return TokenUsage(**{field.name: int(usage.get(field.name) or 0) for field in fields(TokenUsage)})
 
 
 class ModelClient(Protocol):
@@ -133,13 +119,7 @@ class LLMClient:
     ) -> Message:
         """One non-streaming Messages API call; the reply as a plain dict."""
         try:
-            reply = self._client.messages.create(
-                model=model,
-                max_tokens=max_tokens,
-                system=system,  # type: ignore[arg-type]
-                messages=list(messages),  # type: ignore[arg-type]
-                tools=tools if tools else anthropic.omit,  # type: ignore[arg-type]
-            )
+            reply = self._client.messages.create(**_request(model, max_tokens, system, messages, tools))
         except anthropic.AnthropicError as exc:
             raise self._unavailable(exc) from exc
         return reply.to_dict()
@@ -156,13 +136,7 @@ class LLMClient:
     ) -> Message:
         """One streaming call: text deltas go to on_text as they arrive; the full reply is returned."""
         try:
-            with self._client.messages.stream(
-                model=model,
-                max_tokens=max_tokens,
-                system=system,  # type: ignore[arg-type]
-                messages=list(messages),  # type: ignore[arg-type]
-                tools=tools if tools else anthropic.omit,  # type: ignore[arg-type]
-            ) as stream:
+            with self._client.messages.stream(**_request(model, max_tokens, system, messages, tools)) as stream:
                 for event in stream:
                     if event.type == "text" and on_text is not None:
                         on_text(event.text)
@@ -175,6 +149,23 @@ class LLMClient:
 
     def _unavailable(self, exc: anthropic.AnthropicError) -> AssistantUnavailable:
         return AssistantUnavailable(describe_error(exc, self.base_url, self.max_retries))
+
+
+def _request(
+    model: str,
+    max_tokens: int,
+    system: str | list[dict[str, Any]],
+    messages: Iterable[Mapping[str, Any]],
+    tools: list[dict[str, Any]] | None,
+) -> dict[str, Any]:
+    """The keyword arguments messages.create and messages.stream share (no tools: the SDK's omit)."""
+    return {
+        "model": model,
+        "max_tokens": max_tokens,
+        "system": system,
+        "messages": list(messages),
+        "tools": tools if tools else anthropic.omit,
+    }
 
 
 def describe_error(exc: BaseException, base_url: str, max_retries: int) -> str:
