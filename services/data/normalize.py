@@ -26,10 +26,6 @@ CLOSED_OUTCOMES = ("COMPLETED", "TERMINATED", "WITHDRAWN", "SUSPENDED")  # how a
 STUDY_TYPES = ("INTERVENTIONAL", "OBSERVATIONAL", "EXPANDED_ACCESS")
 FUNDER_CLASSES = ("INDUSTRY", "NIH", "FED", "OTHER_GOV", "INDIV", "NETWORK", "OTHER", "UNKNOWN", "AMBIG")
 SEXES = ("ALL", "FEMALE", "MALE")
-INTERVENTION_TYPES = (
-    "DRUG", "DEVICE", "BIOLOGICAL", "PROCEDURE", "RADIATION", "BEHAVIORAL", "GENETIC", "DIETARY_SUPPLEMENT",
-    "COMBINATION_PRODUCT", "DIAGNOSTIC_TEST", "OTHER",
-)
 
 LABELS: dict[str, dict[str, str]] = {
     "phase": {"EARLY_PHASE1": "Early Phase 1", "PHASE1": "Phase 1", "PHASE2": "Phase 2", "PHASE3": "Phase 3",
@@ -76,9 +72,6 @@ def canonical(kind: str, value: str | None) -> str | None:
     if kind == "phase":
         parts = [p.strip() for p in re.split(r"[/|]", text) if p.strip()]
         return "/".join(canonical_phase_part(p) for p in parts)
-    upper = text.upper()
-    if upper in special:
-        return special[upper]
     return _enumify(text)
 
 
@@ -110,10 +103,14 @@ def label(kind: str, value: str | None) -> str:
 
 
 # SQL expressions that put a column in canonical form on read (column names come from code, never users).
+def _sql_enum(col: str, special: str) -> str:
+    """SQL: the `special` WHEN … THEN … clause, else the column upper-cased, other characters as `_`."""
+    return f"(CASE {special} ELSE upper(regexp_replace(btrim({col}), '[^A-Za-z0-9]+', '_', 'g')) END)"
+
+
 def sql_status(col: str) -> str:
     """SQL: overall_status in canonical form."""
-    return (f"(CASE WHEN upper({col}) = 'UNKNOWN STATUS' THEN 'UNKNOWN' "
-            f"ELSE upper(regexp_replace(btrim({col}), '[^A-Za-z0-9]+', '_', 'g')) END)")
+    return _sql_enum(col, f"WHEN upper({col}) = 'UNKNOWN STATUS' THEN 'UNKNOWN'")
 
 
 def sql_phase(col: str) -> str:
@@ -125,11 +122,9 @@ def sql_phase(col: str) -> str:
 
 def sql_study_type(col: str) -> str:
     """SQL: study_type in canonical form."""
-    return (f"(CASE WHEN upper({col}) LIKE 'OBSERVATIONAL%' THEN 'OBSERVATIONAL' "
-            f"ELSE upper(regexp_replace(btrim({col}), '[^A-Za-z0-9]+', '_', 'g')) END)")
+    return _sql_enum(col, f"WHEN upper({col}) LIKE 'OBSERVATIONAL%' THEN 'OBSERVATIONAL'")
 
 
 def sql_funder_class(col: str) -> str:
     """SQL: agency_class in canonical form."""
-    return (f"(CASE WHEN upper({col}) IN ('U.S. FED', 'US FED') THEN 'FED' "
-            f"ELSE upper(regexp_replace(btrim({col}), '[^A-Za-z0-9]+', '_', 'g')) END)")
+    return _sql_enum(col, f"WHEN upper({col}) IN ('U.S. FED', 'US FED') THEN 'FED'")

@@ -13,10 +13,10 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, cast
+from typing import IO
 
 from services.data.loaders import guard
 from services.data.loaders.common import NCT_RE
@@ -75,26 +75,19 @@ class FlatTable:
 def _members(path: Path) -> Iterator[dict[str, IO[bytes]]]:
     guard.check_path(path, folder_ok=True)  # no symbolic links; size and line limits on every member
     budget = guard.Budget()
-    if path.is_dir():
-        handles: dict[str, IO[bytes]] = {p.stem: guard.open_file(p, budget, where=f"{path.name}/{p.name}")
-                                         for p in sorted(path.glob("*.txt"))}
-        try:
-            yield handles
-        finally:
-            for h in handles.values():
-                h.close()
-    elif path.suffix == ".zip":
-        with guard.open_zip(path) as zf:
+    with ExitStack() as opened:
+        handles: dict[str, IO[bytes]]
+        if path.is_dir():
+            handles = {p.stem: opened.enter_context(guard.open_file(p, budget, where=f"{path.name}/{p.name}"))
+                       for p in sorted(path.glob("*.txt"))}
+        elif path.suffix == ".zip":
+            zf = opened.enter_context(guard.open_zip(path))
             names = [n for n in zf.namelist() if n.endswith(".txt")]
-            handles = {Path(n).stem: cast(IO[bytes], guard.open_member(zf, n, f"{path.name}:{n}", budget))
+            handles = {Path(n).stem: opened.enter_context(guard.open_member(zf, n, f"{path.name}:{n}", budget))
                        for n in names}
-            try:
-                yield handles
-            finally:
-                for h in handles.values():
-                    h.close()
-    else:
-        raise BadInput(f"{path}: expected an AACT pipe-delimited export (.zip) or a folder of <table>.txt files.")
+        else:
+            raise BadInput(f"{path}: expected an AACT pipe-delimited export (.zip) or a folder of <table>.txt files.")
+        yield handles
 
 
 def read_export(path: Path, known: dict[str, list[str]]) -> tuple[list[str], list[FlatTable], list[str]]:
