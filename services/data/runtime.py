@@ -21,7 +21,7 @@ from pathlib import Path
 from filelock import FileLock
 
 from services.data import embedded, sitename
-from services.data.db import DEFAULT_TIMEOUT_MS, Database, describe_url, schema_files
+from services.data.db import DEFAULT_TIMEOUT_MS, Database, schema_files
 from services.data.startup import PROGRESS
 from services.errors import QueryFailed
 
@@ -189,7 +189,7 @@ def get_db() -> Database:
             return _state["main"]
         url = os.environ.get("DATABASE_URL", "").strip()
         if url:
-            db = Database(url, statement_timeout_ms=_timeout(), pool_size=_pool_size(), label=describe_url(url))
+            db = Database(url, statement_timeout_ms=_timeout(), pool_size=_pool_size())
             health = db.health()
             if health.ok and not health.read_only:
                 try:
@@ -197,11 +197,9 @@ def get_db() -> Database:
                     sitename.ensure_built(db)
                 except QueryFailed as err:  # e.g. no CREATE privilege: use it as it is
                     _log.warning("could not apply schema to %s: %s", db.label, err)
-                    db = Database(url, read_only=True, statement_timeout_ms=_timeout(), pool_size=_pool_size(),
-                                  label=describe_url(url))
+                    db = Database(url, read_only=True, statement_timeout_ms=_timeout(), pool_size=_pool_size())
             elif health.ok:
-                db = Database(url, read_only=True, statement_timeout_ms=_timeout(), pool_size=_pool_size(),
-                              label=describe_url(url))
+                db = Database(url, read_only=True, statement_timeout_ms=_timeout(), pool_size=_pool_size())
         else:
             db = Database(embedded_url(), statement_timeout_ms=_timeout(), pool_size=_pool_size(),
                           label=f"embedded PostgreSQL ({embedded.data_dir()})")
@@ -220,7 +218,7 @@ def get_app_db() -> Database:
             _state["app"] = main
             return main
         url = os.environ.get("APP_DATABASE_URL", "").strip() or embedded_url()
-        app_db = Database(url, statement_timeout_ms=_timeout(), pool_size=2, label=describe_url(url))
+        app_db = Database(url, statement_timeout_ms=_timeout(), pool_size=2)
         apply_schema(app_db)
         _state["app"] = app_db
         return app_db
