@@ -232,10 +232,10 @@ class Database:
             raise translate_error(err) from err
 
     async def _fetch(self, sql: str, params: Mapping[str, Any] | None,
-                     timeout_ms: int | None) -> tuple[list[str], list[tuple[Any, ...]], bool]:
-        async def work(conn: AsyncConnection) -> tuple[list[str], list[tuple[Any, ...]], bool]:
+                     timeout_ms: int | None) -> tuple[list[str], list[tuple[Any, ...]]]:
+        async def work(conn: AsyncConnection) -> tuple[list[str], list[tuple[Any, ...]]]:
             result = await conn.execute(text(sql), dict(params or {}))
-            return list(result.keys()), [tuple(r) for r in result.fetchall()], False
+            return list(result.keys()), [tuple(r) for r in result.fetchall()]
 
         return await self._in_transaction(work, timeout_ms)
 
@@ -251,19 +251,19 @@ class Database:
     def fetch_df(self, sql: str, params: Mapping[str, Any] | None = None, *,
                  timeout_ms: int | None = None) -> pd.DataFrame:
         """Run one read query; return its rows as a DataFrame (numeric → float)."""
-        cols, rows, _ = self._sync(self._fetch(sql, params, timeout_ms))
+        cols, rows = self._sync(self._fetch(sql, params, timeout_ms))
         return _frame(cols, rows)
 
     def fetch_rows(self, sql: str, params: Mapping[str, Any] | None = None, *,
                    timeout_ms: int | None = None) -> list[dict[str, Any]]:
         """Run one read query; return its rows as dicts."""
-        cols, rows, _ = self._sync(self._fetch(sql, params, timeout_ms))
+        cols, rows = self._sync(self._fetch(sql, params, timeout_ms))
         return [dict(zip(cols, r, strict=True)) for r in rows]
 
     def fetch_value(self, sql: str, params: Mapping[str, Any] | None = None, *,
                     timeout_ms: int | None = None) -> Any:
         """Run one read query; return the first column of the first row (or None)."""
-        cols, rows, _ = self._sync(self._fetch(sql, params, timeout_ms))
+        _, rows = self._sync(self._fetch(sql, params, timeout_ms))
         return rows[0][0] if rows else None
 
     def fetch_guarded(self, sql: str, values: Sequence[Any] = (), *, max_rows: int, timeout_ms: int | None = None,
@@ -347,7 +347,7 @@ class Database:
         """
         async def one(sql: str, params: Mapping[str, Any] | None) -> pd.DataFrame | TrialLandscapeError:
             try:
-                cols, rows, _ = await self._fetch(sql, params, timeout_ms)
+                cols, rows = await self._fetch(sql, params, timeout_ms)
                 return _frame(cols, rows)
             except TrialLandscapeError as err:
                 return err
@@ -366,11 +366,11 @@ class Database:
                        timeout_ms: int | None = None) -> pd.DataFrame:
         """Run read queries that return the same columns concurrently (bounded by the pool); return all their rows,
         in query order, as one DataFrame typed as if a single query had returned them. The first error is raised."""
-        async def gather() -> list[tuple[list[str], list[tuple[Any, ...]], bool]]:
+        async def gather() -> list[tuple[list[str], list[tuple[Any, ...]]]]:
             return await asyncio.gather(*(self._fetch(sql, params, timeout_ms) for sql, params in queries))
 
         parts = self._sync(gather())
-        return _frame(parts[0][0] if parts else [], [row for _, rows, _ in parts for row in rows])
+        return _frame(parts[0][0] if parts else [], [row for _, rows in parts for row in rows])
 
     def copy_csv(self, sql: str, params: Mapping[str, Any] | None = None, *,
                  timeout_ms: int | None = None) -> io.BufferedReader:
