@@ -22,12 +22,10 @@ Handler = Callable[[argparse.Namespace], int]
 
 def print_result(data: Any, as_json: bool, text: Callable[[Any], str] | None = None) -> None:
     """Print a command's result as JSON (machine) or as text (person)."""
-    if as_json:
+    if as_json or text is None:
         print(json.dumps(data, indent=2, default=str, ensure_ascii=False))
-    elif text is not None:
-        print(text(data))
     else:
-        print(json.dumps(data, indent=2, default=str, ensure_ascii=False))
+        print(text(data))
 
 
 def command_modules() -> list[ModuleType]:

@@ -42,8 +42,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     db = runtime.get_db()
     if not db.read_only:
         runtime.apply_schema(db)
-    info = database_info(db)
-    print_result(info, args.json, _info_text)
+    print_result(database_info(db), args.json, _info_text)
     return 0
 
 
