@@ -25,10 +25,6 @@ def _get(d: Any, *path: str) -> Any:
     return d
 
 
-def _open_binary(path: Path) -> Any:
-    return guard.open_file(path)  # regular files only; size and line limits (services/data/loaders/guard.py)
-
-
 def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
     """Yield (line number, text) of a plain or gzipped text file, decoding each line on its own.
 
@@ -36,7 +32,7 @@ def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
     """
     line_no = 0
     try:
-        with _open_binary(path) as fh:
+        with guard.open_file(path) as fh:  # regular files only; size and line limits (guard.py)
             for line_no, raw in enumerate(fh, start=1):
                 try:
                     yield line_no, raw.decode("utf-8")
