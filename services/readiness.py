@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import concurrent.futures
-import threading
 from typing import Any
 
 from services.data import runtime
@@ -11,14 +10,12 @@ from services.errors import TrialLandscapeError
 
 READY_TIMEOUT_S = 5.0
 _pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="readiness")
-_lock = threading.Lock()
 
 
 def check(timeout_s: float = READY_TIMEOUT_S) -> dict[str, Any]:
     """{"ready": bool, "database": label, "latency_ms": …, "error": …}: ready when the database answers a query
     within timeout_s. A process still starting its database is not ready (it answers once the start is done)."""
-    with _lock:
-        future = _pool.submit(_ping)
+    future = _pool.submit(_ping)  # the executor's submit is thread-safe
     try:
         return future.result(timeout=timeout_s)
     except concurrent.futures.TimeoutError:
