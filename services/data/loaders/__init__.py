@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from collections import defaultdict
@@ -72,13 +73,6 @@ class _Built:
     skipped: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _counter() -> Iterator[int]:
-    n = 0
-    while True:
-        n += 1
-        yield n
-
-
 def _study_id(record: dict[str, Any]) -> str | None:
     nct = (((record.get("protocolSection") or {}).get("identificationModule") or {}).get("nctId")
            if isinstance(record.get("protocolSection"), dict) else record.get("NCT Number"))
@@ -99,7 +93,7 @@ def _build(path: Path, records: Iterator[tuple[str, int, Any]],
     built = _Built(Batch())
     batch = built.batch
     seen: dict[str, str] = {}
-    ids: dict[str, Iterator[int]] = defaultdict(_counter)
+    ids: dict[str, Iterator[int]] = defaultdict(lambda: itertools.count(1))
     for source, line, record in records:
         where = f"{source}: line {line}"
         if not isinstance(record, dict):
