@@ -61,9 +61,6 @@ class Batch:
             del rows[lengths.get(table, 0):]
         del self.nct_ids[n_ids:]
 
-    def counts(self) -> dict[str, int]:
-        return {t: len(r) for t, r in self.rows.items()}
-
 
 def parse_api_date(value: str | None) -> date | None:
     """API date string → date, as AACT does: YYYY-MM → last day of month, YYYY → Dec 31."""
