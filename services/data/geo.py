@@ -14,7 +14,7 @@ import threading
 import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -217,8 +217,7 @@ def us_state_code(text: str | None) -> str | None:
     """Two-letter code of a US state, DC or Puerto Rico given its code or name in any case; else None."""
     if not text:
         return None
-    key = fold(text)
-    return _STATE_BY_KEY.get(key)
+    return _STATE_BY_KEY.get(fold(text))
 
 
 def us_state_name(text: str | None) -> str | None:
@@ -627,12 +626,7 @@ def _resolve_parts(query: str, parts: list[str]) -> GeocodeResult:
             ignored = names[:position] + names[position + 1 :]
             if ignored:
                 skipped = ", ".join(f'"{part}"' for part in ignored)
-                result = GeocodeResult(
-                    result.query,
-                    result.place,
-                    result.alternatives,
-                    f"{result.message} (Did not recognise {skipped}.)",
-                )
+                result = replace(result, message=f"{result.message} (Did not recognise {skipped}.)")
             return result
         everywhere = everywhere or _city_candidates(key, [])
     where = " and ".join(_scope_label(scopes) for scopes in qualifiers)
@@ -685,11 +679,10 @@ def _city_candidates(key: str, qualifiers: list[list[_Scope]]) -> list[_City]:
         for t in gaz.zip_towns_by_name.get(key, ())
         if _in_all(t, qualifiers) and not _has_city_in([*exact, *alternates], t)
     ]
-    ranked = sorted(
+    return sorted(
         {(c.name, c.iso, c.admin1, c.lat, c.lon): c for c in [*alternates, *exact, *towns]}.values(),
         key=lambda c: (_fit(c, qualifiers), -(c.population or 0)),
     )
-    return ranked
 
 
 def _has_city_in(cities: list[_City], town: _City) -> bool:
