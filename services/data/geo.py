@@ -764,15 +764,12 @@ def _country_place(iso: str) -> Place | None:
     """A country as a point: its capital, or its largest town when the capital is not in the list."""
     gaz = _gazetteer()
     population, capital = gaz.countries.get(iso, (0, ""))
-    towns = [c for c in gaz.by_name.get(fold(capital), ()) if c.iso == iso] if capital else []
-    if not towns:
-        towns = sorted(
-            (c for cities in gaz.by_name.values() for c in cities if c.iso == iso),
-            key=lambda c: -(c.population or 0),
-        )[:1]
-    if not towns:
+    town = next((c for c in gaz.by_name.get(fold(capital), ()) if c.iso == iso), None) if capital else None
+    if town is None:
+        town = max((c for cities in gaz.by_name.values() for c in cities if c.iso == iso),
+                   key=lambda c: c.population or 0, default=None)
+    if town is None:
         return None
-    town = towns[0]
     return Place(
         _country_for(iso), town.lat, town.lon, "country", _country_for(iso), None, population or None
     )
@@ -819,13 +816,10 @@ def _display(town: str, state: str | None, country: str) -> str:
 
 
 def _unique(places: Iterable[Place]) -> list[Place]:
-    seen: set[str] = set()
-    kept: list[Place] = []
+    kept: dict[str, Place] = {}
     for place in places:
-        if place.name not in seen:
-            seen.add(place.name)
-            kept.append(place)
-    return kept
+        kept.setdefault(place.name, place)  # the first place of each name
+    return list(kept.values())
 
 
 def _country_for(iso: str) -> str:
