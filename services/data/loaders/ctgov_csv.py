@@ -135,7 +135,7 @@ def row_to_rows(row: dict[str, str], batch: Batch, ids: dict[str, Iterator[int]]
     if not NCT_RE.match(nct):
         raise ValueError(f"missing or malformed NCT Number ({nct!r})")
     g = row.get
-    phases = [p.strip() for p in g("Phases", "").split("|") if p.strip()]
+    phases = _split(g("Phases", ""))
     enrollment = g("Enrollment", "").strip()
     first_posted = parse_api_date(g("First Posted", ""))
     start = parse_api_date(g("Start Date", ""))
@@ -169,10 +169,8 @@ def row_to_rows(row: dict[str, str], batch: Batch, ids: dict[str, Iterator[int]]
             "time_perspective": design.get("time perspective"), "masking": masking.split(" ")[0] or None,
         })
     std = {a.strip() for a in g("Age", "").split(",") if a.strip()}
-    min_age = next((v for k, v in _STD_MIN if k in std), None) if std else None
-    max_age = next((v for k, v in _STD_MAX if k in std), None) if std else None
-    min_age = min_age or ("N/A" if std else None)
-    max_age = max_age or ("N/A" if std else None)
+    min_age = (next((v for k, v in _STD_MIN if k in std), None) or "N/A") if std else None
+    max_age = (next((v for k, v in _STD_MAX if k in std), None) or "N/A") if std else None
     if std or g("Sex"):
         batch.add("eligibilities", {"nct_id": nct, "gender": g("Sex") or None, "minimum_age": min_age,
                                     "maximum_age": max_age, "adult": "ADULT" in std, "child": "CHILD" in std,
