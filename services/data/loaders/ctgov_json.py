@@ -454,8 +454,7 @@ def _map_locations(nct: str, contacts: dict[str, Any], derived: dict[str, Any], 
         batch.add("overall_officials", {"nct_id": nct, "name": official.get("name"),
                                         "affiliation": official.get("affiliation"), "role": official.get("role")})
     countries: list[str] = []
-    seen: set[tuple[Any, bool]] = set()
-    country_rows: list[tuple[Any, bool]] = []
+    country_rows: dict[tuple[Any, bool], None] = {}  # AACT: unique rows, in order of appearance
     for loc in _dicts(contacts.get("locations")):
         fid = next(ids["facilities"])
         geo: dict[str, Any] = loc["geoPoint"] if isinstance(loc.get("geoPoint"), dict) else {}
@@ -476,13 +475,10 @@ def _map_locations(nct: str, contacts: dict[str, Any], derived: dict[str, Any], 
                 "nct_id": nct, "facility_id": fid, "contact_type": "primary" if index == 0 else "backup",
                 "name": person.get("name"), "email": person.get("email"), "phone": person.get("phone"),
                 "phone_extension": person.get("phoneExt")})
-        if country is not None and (country, False) not in seen:  # AACT: unique rows, in order of appearance
-            seen.add((country, False))
-            country_rows.append((country, False))
+        if country is not None:
+            country_rows.setdefault((country, False))
     for country in _list(_get(derived, "miscInfoModule", "removedCountries")):
-        if (country, True) not in seen:
-            seen.add((country, True))
-            country_rows.append((country, True))
+        country_rows.setdefault((country, True))
     for name, removed in country_rows:
         batch.add("countries", {"nct_id": nct, "name": name, "removed": removed})
     return countries
