@@ -134,9 +134,15 @@ def _renumber(db: Database, batch: Batch) -> None:
                                      for row in batch.rows[ref_table]]
 
 
+# progress(phase, count): ("read", records read so far) while reading, then ("write", studies) before the write.
+Progress = Callable[[str, int], None]
+
+
 def _write(db: Database, kind: str, path: Path, built: _Built, started: float,
-           provenance: list[tuple[Any, ...]], refresh: bool) -> ImportReport:
+           provenance: list[tuple[Any, ...]], refresh: bool, progress: Progress | None) -> ImportReport:
     batch = built.batch
+    if progress is not None:
+        progress("write", len(batch.nct_ids))
     _renumber(db, batch)
     keys = {f"ctgov.{t}": batch.nct_ids for t in STUDY_TABLES}
     tables = {f"ctgov.{t}": (COLUMNS[t], batch.rows[t]) for t in STUDY_TABLES}
@@ -160,17 +166,12 @@ def _record(db: Database, report: ImportReport) -> None:
                 "s": report.seconds})
 
 
-# progress(phase, count): ("read", records read so far) while reading, then ("write", studies) before the write.
-Progress = Callable[[str, int], None]
-
-
-def _counted(records: Iterator[tuple[str, int, Any]], progress: Progress | None,
-             every: int = 100) -> Iterator[tuple[str, int, Any]]:
+def _counted(records: Iterator[tuple[str, int, Any]], progress: Progress | None) -> Iterator[tuple[str, int, Any]]:
     n = 0
     for record in records:
         yield record
         n += 1
-        if progress is not None and n % every == 0:
+        if progress is not None and n % 100 == 0:
             progress("read", n)
     if progress is not None:
         progress("read", n)
@@ -186,9 +187,7 @@ def import_ctgov_json(db: Database, path: Path, *, strict: bool = False, refresh
     started = time.perf_counter()
     built = _build(path, _counted(ctgov_json.read_studies(path), progress), ctgov_json.study_to_rows, strict=strict)
     provenance = [sources.source_row(nct, "ctgov-json", path.name, []) for nct in built.batch.nct_ids]
-    if progress is not None:
-        progress("write", len(built.batch.nct_ids))
-    return _write(db, "ctgov-json", path, built, started, provenance, refresh)
+    return _write(db, "ctgov-json", path, built, started, provenance, refresh, progress)
 
 
 def import_ctgov_csv(db: Database, path: Path, *, strict: bool = False, refresh: bool = True,
@@ -205,9 +204,7 @@ def import_ctgov_csv(db: Database, path: Path, *, strict: bool = False, refresh:
         return nct
 
     built = _build(path, _counted(records, progress), to_rows, strict=strict)
-    if progress is not None:
-        progress("write", len(built.batch.nct_ids))
-    return _write(db, "ctgov-csv", path, built, started, provenance, refresh)
+    return _write(db, "ctgov-csv", path, built, started, provenance, refresh, progress)
 
 
 # Referenced tables in an order where each one's own references are already renumbered.
