@@ -46,6 +46,7 @@ T = TypeVar("T")
 # SQLSTATE classes/codes that mean "the server is not there (now)".
 _UNAVAILABLE_CODES = {"57P01", "57P02", "57P03", "53300", "3D000"}
 _NAME_RE = re.compile(r"^[a-z_][a-z0-9_]*$")
+_IMPORT_LOCK_KEY = 7_310_001  # the advisory lock replace_rows takes, so imports run one at a time
 
 
 class _LoopThread:
@@ -428,21 +429,21 @@ class Database:
         self._sync(self._in_transaction(work, timeout_ms, write=True))
 
     def replace_rows(self, delete_keys: Mapping[str, Sequence[str]], tables: Mapping[str, tuple[Sequence[str], Iterable[Sequence[Any]]]],
-                     *, csv_tables: Mapping[str, tuple[Sequence[str], Any]] | None = None, delimiter: str = "|",
-                     before: Sequence[str] = (), after: Sequence[str] = (), timeout_ms: int | None = 3_600_000,
-                     lock_key: int = 7_310_001) -> dict[str, int]:
+                     *, csv_tables: Mapping[str, tuple[Sequence[str], Any]] | None = None,
+                     before: Sequence[str] = (), after: Sequence[str] = (),
+                     timeout_ms: int | None = 3_600_000) -> dict[str, int]:
         """Replace rows in one transaction: delete by key, then bulk COPY the new rows.
 
         delete_keys: table → key values (rows `WHERE nct_id = ANY(keys)` are deleted first);
         tables: "schema.table" → (columns, rows of Python values); csv_tables: "schema.table" →
-        (columns, a binary file-like of CSV with that delimiter, no header, empty = NULL). `before`/`after` are SQL
+        (columns, a binary file-like of `|`-delimited CSV, no header, empty = NULL). `before`/`after` are SQL
         statements run inside the same transaction. An advisory lock serialises imports.
         Returns rows copied per table. Any failure rolls everything back.
         """
         async def work(conn: AsyncConnection) -> dict[str, int]:
             raw = await conn.get_raw_connection()
             pg: asyncpg.Connection = raw.driver_connection  # type: ignore[assignment]
-            await pg.execute("SELECT pg_advisory_xact_lock($1)", lock_key)
+            await pg.execute("SELECT pg_advisory_xact_lock($1)", _IMPORT_LOCK_KEY)
             for stmt in before:
                 await pg.execute(stmt)
             for table, keys in delete_keys.items():
@@ -458,7 +459,7 @@ class Database:
             for table, (columns, source) in (csv_tables or {}).items():
                 schema, name = _split_table(table)
                 status = await pg.copy_to_table(name, schema_name=schema, columns=list(columns), source=source,
-                                                format="csv", delimiter=delimiter, header=False, null="")
+                                                format="csv", delimiter="|", header=False, null="")
                 counts[table] = int(str(status).split()[-1])
             for stmt in after:
                 await pg.execute(stmt)
