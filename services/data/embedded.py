@@ -70,7 +70,7 @@ def drop_stale_handles(pgdata: Path) -> list[int]:
     return dead
 
 
-def start(pgdata: Path | None = None, *, attempts: int = 3) -> str:
+def start(pgdata: Path | None = None) -> str:
     """Start (or attach to) the embedded server for pgdata; return its postgresql:// URI."""
     pgdata = (pgdata or data_dir() / "pg").resolve()
     pgdata.parent.mkdir(parents=True, exist_ok=True)
@@ -79,7 +79,7 @@ def start(pgdata: Path | None = None, *, attempts: int = 3) -> str:
     lock = FileLock(str(pgdata.parent / f".{pgdata.name}.start.lock"), timeout=300)
     last_error: Exception | None = None
     with lock:
-        for attempt in range(attempts):
+        for attempt in range(3):
             try:
                 if pgdata.exists():
                     dropped = drop_stale_handles(pgdata)

@@ -101,17 +101,16 @@ def describe(value: Any, field: str, prov: Provenance | None, absent: str) -> st
     return str(value)
 
 
-def lacking(prov: Provenance | None, fields: tuple[str, ...] | None = None) -> list[str]:
-    """The named fields (default: all) our copy of this study lacks, in FIELDS order."""
+def lacking(prov: Provenance | None) -> list[str]:
+    """The fields our copy of this study lacks, in FIELDS order."""
     if prov is None:
         return []
-    wanted = FIELDS if fields is None else fields
-    return [f for f in wanted if f in prov.lacks]
+    return [f for f in FIELDS if f in prov.lacks]
 
 
-def missing_note(prov: Provenance | None, fields: tuple[str, ...] | None = None) -> str | None:
-    """One sentence naming what our copy lacks (None when nothing of `fields` is missing)."""
-    names = [FIELDS.get(f, f) for f in lacking(prov, fields)]
+def missing_note(prov: Provenance | None) -> str | None:
+    """One sentence naming what our copy lacks (None when nothing is missing)."""
+    names = [FIELDS[f] for f in lacking(prov)]
     if not names or prov is None:
         return None
     if len(names) > 8:  # the fields a patient needs first, then a count
@@ -128,10 +127,10 @@ PATIENT_FIELDS: tuple[str, ...] = ("criteria", "ages", "sex", "healthy_volunteer
                                    "enrollment")
 
 
-def copy_note(lacks: Iterable[str], fields: tuple[str, ...] = PATIENT_FIELDS) -> str | None:
+def copy_note(lacks: Iterable[str]) -> str | None:
     """'Not in this copy — see ClinicalTrials.gov: its eligibility criteria text, age limits and sex …' (or None)."""
     missing = set(lacks)
-    names = [FIELDS.get(f, f) for f in fields if f in missing]
+    names = [FIELDS[f] for f in PATIENT_FIELDS if f in missing]
     if not names:
         return None
     return (f"Not in this copy — see ClinicalTrials.gov: {_join(names)} (the download we loaded this study from "
