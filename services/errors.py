@@ -13,10 +13,6 @@ class TrialLandscapeError(Exception):
         if hint:
             self.hint = hint
 
-    @property
-    def message(self) -> str:
-        return str(self)
-
 
 class DatabaseUnavailable(TrialLandscapeError):
     """The database cannot be reached (stopped, restarting, wrong address)."""
