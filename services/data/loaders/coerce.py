@@ -43,11 +43,17 @@ _NOT_AVAILABLE = frozenset({"na", "n/a", "nr", "nd", "not available", "not appli
                             "none", ""})
 
 
-def _number_text(value: str) -> str | None:
-    """The text of a number (separators removed), None when the text says 'not available', else unchanged."""
-    if value.strip().lower() in _NOT_AVAILABLE:
-        return None
-    return value.replace(",", "") if _GROUPED_RE.match(value) else value
+def _number_text(table: str, column: str, value: Any, expected: str) -> str | None:
+    """The text of the number `value` writes (separators removed); None for None or 'not available'.
+
+    FieldError for anything else (not text, or text that is no number)."""
+    if value is None or (isinstance(value, str) and value.strip().lower() in _NOT_AVAILABLE):
+        return None  # stored as NULL
+    if isinstance(value, str):
+        text = value.replace(",", "") if _GROUPED_RE.match(value) else value
+        if _NUM_RE.match(text):
+            return text
+    raise FieldError(table, column, value, expected)
 
 
 def _to_bool(table: str, column: str, value: Any) -> bool:
@@ -66,36 +72,27 @@ def _to_int(table: str, column: str, value: Any) -> int | None:
         return int(value)
     if isinstance(value, (float, Decimal)) and math.isfinite(value):
         return int(value)
-    text = _number_text(value) if isinstance(value, str) else value
-    if text is None:
-        return None  # stored as NULL
-    if isinstance(text, str) and _NUM_RE.match(text):
-        return int(float(text))
-    raise FieldError(table, column, value, "a whole number")
+    text = _number_text(table, column, value, "a whole number")
+    return None if text is None else int(float(text))
 
 
 def _to_float(table: str, column: str, value: Any) -> float | None:
     if isinstance(value, (int, Decimal)) and not isinstance(value, bool):
         return float(value)
-    text = _number_text(value) if isinstance(value, str) else value
-    if text is None:
-        return None  # stored as NULL
-    if isinstance(text, str) and _NUM_RE.match(text):
-        return float(text)
-    raise FieldError(table, column, value, "a number")
+    text = _number_text(table, column, value, "a number")
+    return None if text is None else float(text)
 
 
 def _to_numeric(table: str, column: str, value: Any) -> Decimal | None:
     if isinstance(value, float):
         return Decimal(repr(value))
-    text = _number_text(value) if isinstance(value, str) else value
+    text = _number_text(table, column, value, "a number")
     if text is None:
-        return None  # stored as NULL
-    if isinstance(text, str) and _NUM_RE.match(text):
-        try:
-            return Decimal(text.strip())
-        except InvalidOperation:
-            pass
+        return None
+    try:
+        return Decimal(text.strip())
+    except InvalidOperation:
+        pass
     raise FieldError(table, column, value, "a number")
 
 
