@@ -136,7 +136,8 @@ class LLMClient:
     ) -> Message:
         """One streaming call: text deltas go to on_text as they arrive; the full reply is returned."""
         try:
-            with self._client.messages.stream(**_request(model, max_tokens, system, messages, tools)) as stream:
+            request = _request(model, max_tokens, system, messages, tools)
+            with self._client.messages.stream(**request) as stream:
                 for event in stream:
                     if event.type == "text" and on_text is not None:
                         on_text(event.text)

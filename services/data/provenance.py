@@ -160,9 +160,9 @@ def annotate_export(df: pd.DataFrame, db: Database | None = None) -> pd.DataFram
         return df
     provs = fetch(db or runtime.get_db(), [str(n) for n in df["nct_id"]])
     out = df.copy()
-    out["not_in_this_copy"] = [
-        (f"{'; '.join(FIELDS[f] for f in lacking(provs.get(str(n))))} — see ClinicalTrials.gov"
-         if lacking(provs.get(str(n))) else "") for n in out["nct_id"]]
+    missing = [lacking(provs.get(str(n))) for n in out["nct_id"]]
+    out["not_in_this_copy"] = [f"{'; '.join(FIELDS[f] for f in fields)} — see ClinicalTrials.gov"
+                               if fields else "" for fields in missing]
     out["criteria_source"] = [criteria_origin(provs.get(str(n))) or "" for n in out["nct_id"]]
     return out
 

@@ -197,7 +197,8 @@ def get_db() -> Database:
                     sitename.ensure_built(db)
                 except QueryFailed as err:  # e.g. no CREATE privilege: use it as it is
                     _log.warning("could not apply schema to %s: %s", db.label, err)
-                    db = Database(url, read_only=True, statement_timeout_ms=_timeout(), pool_size=_pool_size())
+                    db = Database(url, read_only=True, statement_timeout_ms=_timeout(),
+                                  pool_size=_pool_size())
             elif health.ok:
                 db = Database(url, read_only=True, statement_timeout_ms=_timeout(), pool_size=_pool_size())
         else:

@@ -134,7 +134,8 @@ def _renumber(db: Database, batch: Batch) -> None:
                                      for row in batch.rows[ref_table]]
 
 
-# progress(phase, count): ("read", records read so far) while reading, then ("write", studies) before the write.
+# progress(phase, count): ("read", records read so far) while reading, then ("write", studies) before the
+# write.
 Progress = Callable[[str, int], None]
 
 
@@ -166,7 +167,8 @@ def _record(db: Database, report: ImportReport) -> None:
                 "s": report.seconds})
 
 
-def _counted(records: Iterator[tuple[str, int, Any]], progress: Progress | None) -> Iterator[tuple[str, int, Any]]:
+def _counted(records: Iterator[tuple[str, int, Any]],
+             progress: Progress | None) -> Iterator[tuple[str, int, Any]]:
     n = 0
     for record in records:
         yield record

@@ -75,18 +75,19 @@ class FlatTable:
 def _members(path: Path) -> Iterator[dict[str, IO[bytes]]]:
     guard.check_path(path, folder_ok=True)  # no symbolic links; size and line limits on every member
     budget = guard.Budget()
-    with ExitStack() as opened:
+    with ExitStack() as stack:
         handles: dict[str, IO[bytes]]
         if path.is_dir():
-            handles = {p.stem: opened.enter_context(guard.open_file(p, budget, where=f"{path.name}/{p.name}"))
+            handles = {p.stem: stack.enter_context(guard.open_file(p, budget, where=f"{path.name}/{p.name}"))
                        for p in sorted(path.glob("*.txt"))}
         elif path.suffix == ".zip":
-            zf = opened.enter_context(guard.open_zip(path))
+            zf = stack.enter_context(guard.open_zip(path))
             names = [n for n in zf.namelist() if n.endswith(".txt")]
-            handles = {Path(n).stem: opened.enter_context(guard.open_member(zf, n, f"{path.name}:{n}", budget))
+            handles = {Path(n).stem: stack.enter_context(guard.open_member(zf, n, f"{path.name}:{n}", budget))
                        for n in names}
         else:
-            raise BadInput(f"{path}: expected an AACT pipe-delimited export (.zip) or a folder of <table>.txt files.")
+            raise BadInput(f"{path}: expected an AACT pipe-delimited export (.zip) or a folder of "
+                           "<table>.txt files.")
         yield handles
 
 
