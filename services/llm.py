@@ -165,7 +165,7 @@ def _request(
         "max_tokens": max_tokens,
         "system": system,
         "messages": list(messages),
-        "tools": tools if tools else anthropic.omit,
+        "tools": tools or anthropic.omit,
     }
 
 

@@ -411,8 +411,7 @@ def _positional(sql: str, tokens: Sequence[Any]) -> tuple[str, tuple[str, ...]]:
                 if _PARAM_NAME.match(follower_text):
                     if follower_text not in names:
                         names.append(follower_text)
-                    pieces.append(sql[cursor : token.start])
-                    pieces.append(f"${names.index(follower_text) + 1}")
+                    pieces += [sql[cursor : token.start], f"${names.index(follower_text) + 1}"]
                     cursor = follower.end + 1
                     index += 2
                     continue

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import decimal
 import io
 import re
@@ -209,10 +210,8 @@ class Database:
         with self._engine_lock:
             engine, self._engine = self._engine, None
         if engine is not None and _loop is not None and _loop.thread.is_alive():
-            try:
+            with contextlib.suppress(Exception):  # closing a broken pool must not mask the real exit reason
                 run_sync(engine.dispose(), timeout=10)
-            except Exception:  # noqa: BLE001 - closing a broken pool must not mask the real exit reason
-                pass
 
     # ---- core execution ---------------------------------------------------------------
     async def _in_transaction(self, fn: Callable[[AsyncConnection], Awaitable[T]], timeout_ms: int | None,
@@ -221,12 +220,11 @@ class Database:
             raise QueryFailed("This database is connected read-only; nothing can be written to it.")
         engine = self._get_engine()
         try:
-            async with engine.connect() as conn:
-                async with conn.begin():
-                    limit = self.statement_timeout_ms if timeout_ms is None else timeout_ms
-                    await conn.execute(text("SELECT set_config('statement_timeout', :t, true)"),
-                                       {"t": str(int(limit))})
-                    return await fn(conn)
+            async with engine.connect() as conn, conn.begin():
+                limit = self.statement_timeout_ms if timeout_ms is None else timeout_ms
+                await conn.execute(text("SELECT set_config('statement_timeout', :t, true)"),
+                                   {"t": str(int(limit))})
+                return await fn(conn)
         except TrialLandscapeError:
             raise
         except (Exception, asyncio.CancelledError) as err:  # translated, never swallowed

@@ -15,6 +15,7 @@ import by `refresh_sql()` (sql/queries/refresh_site_groups.sql).
 from __future__ import annotations
 
 import re
+import string
 
 from services.data.db import Database, load_sql
 
@@ -26,8 +27,6 @@ SITE_RULE = ("Facility rows count as one site when their names match after foldi
 # Accented letters folded one to one, to lower case (SQL: translate() with the same two strings).
 ACCENTED = "ÀÁÂÃÄÅàáâãäåÇçÈÉÊËèéêëÌÍÎÏìíîïÑñÒÓÔÕÖØòóôõöøÙÚÛÜùúûüÝýÿ"
 PLAIN = "aaaaaaaaaaaacceeeeeeeeiiiiiiiinnoooooooooooouuuuuuuuyyy"
-UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-LOWER = "abcdefghijklmnopqrstuvwxyz"
 APOSTROPHES = "'’‘´`"
 # Punctuation and whitespace (ASCII plus a few common typographic marks): a run of them becomes one space. Listed
 # one by one, so PostgreSQL's and Python's regular expressions read the class the same whatever the locale.
@@ -42,7 +41,7 @@ GENERIC = re.compile(r"\b(research|investigative|investigational|investigator|cl
 # Single letters in a row are one word: "M D Anderson" (from "M.D. Anderson") reads as "MD Anderson".
 INITIALS = "(?<= [a-z]) (?=[a-z] )"
 _INITIALS = re.compile(INITIALS)
-_FOLD = str.maketrans(ACCENTED + UPPER, PLAIN + LOWER, APOSTROPHES)
+_FOLD = str.maketrans(ACCENTED + string.ascii_uppercase, PLAIN + string.ascii_lowercase, APOSTROPHES)
 _SEPARATORS = re.compile(SEPARATORS)
 
 

@@ -73,8 +73,7 @@ def to_trial_schema(sql: str) -> str:
         schema_name = _name(sql[schema.start:schema.end + 1])
         rel_name = _name(sql[rel.start:rel.end + 1])
         if schema_name in SCHEMA_ALIASES and rel_name in CTGOV_RELATIONS | CTGOV_FUNCTIONS:
-            pieces.append(sql[cursor:schema.start])
-            pieces.append("ctgov")
+            pieces += [sql[cursor:schema.start], "ctgov"]
             cursor = schema.end + 1
     pieces.append(sql[cursor:])
     return "".join(pieces)

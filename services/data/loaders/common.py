@@ -90,10 +90,7 @@ def age_parts(age: str | None) -> tuple[int | None, str | None]:
     m = _AGE_RE.match(age)
     if not m:
         return None, None
-    unit = m.group(2).lower()
-    if unit.endswith("s"):
-        unit = unit[:-1]
-    return int(float(m.group(1))), unit
+    return int(float(m.group(1))), m.group(2).lower().removesuffix("s")
 
 
 def months_between(start: date | None, end: date | None) -> int | None:
