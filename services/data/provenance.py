@@ -191,7 +191,7 @@ _present_lock = threading.Lock()
 def available(db: Database) -> bool:
     """Whether this database holds app.study_sources (checked once per database)."""
     with _present_lock:
-        if db.label in _present and _present[db.label]:
+        if _present.get(db.label):
             return True
     try:
         ok = bool(db.fetch_value(load_sql("study_sources_exists")))

@@ -141,7 +141,7 @@ def open_file(path: Path, budget: Budget | None = None, *, where: str | None = N
     raw = path.open("rb")
     head = raw.read(2)
     raw.seek(0)
-    stream = cast(IO[bytes], gzip.GzipFile(fileobj=raw)) if head == b"\x1f\x8b" else cast(IO[bytes], raw)
+    stream = cast(IO[bytes], gzip.GzipFile(fileobj=raw) if head == b"\x1f\x8b" else raw)
     return guarded(stream, where or str(path), budget)
 
 
