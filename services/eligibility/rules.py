@@ -281,14 +281,11 @@ class AgeRange:
         """Whether a person of this age (in years) is inside the range."""
         if self.low is not None and (age < self.low or (self.low_strict and age <= self.low)):
             return False
-        if self.high is not None:
-            limit = self.high + 1 if self.high_whole_years and not self.high_strict else self.high
-            if self.high_whole_years and not self.high_strict:
-                if age >= limit:
-                    return False
-            elif age > self.high or (self.high_strict and age >= self.high):
-                return False
-        return True
+        if self.high is None:
+            return True
+        if self.high_whole_years and not self.high_strict:
+            return age < self.high + 1
+        return age < self.high if self.high_strict else age <= self.high
 
     def describe(self) -> str:
         """The range in words, e.g. "18 to 75 years"."""
@@ -741,16 +738,10 @@ def _consent_finding(text: str, facts: PatientFacts, concepts: list[ConceptMatch
     if not facts.consent and not (asks_to_comply and facts.comply and not _CONSENT_ONLY.search(plain)):
         return _Finding("consent", None, "The note does not say whether the patient will consent and follow the study plan.")
     if facts.from_note:
-        evidence = facts.evidence(facts.consent_evidence)
-        if refusal:
-            return _Finding("consent", False, "The note says the patient will give consent and follow the study plan.",
-                            evidence)
-        return _Finding("consent", True, "The note says the patient will give consent and follow the study plan.", evidence)
-    if refusal:
-        return _Finding("consent", False, "This is about being willing to consent and take part, which you decide "
-                        "at the screening visit.")
-    return _Finding("consent", True, "This is about being willing to consent and take part, which you decide at "
-                    "the screening visit.")
+        return _Finding("consent", not refusal, "The note says the patient will give consent and follow the study plan.",
+                        facts.evidence(facts.consent_evidence))
+    return _Finding("consent", not refusal, "This is about being willing to consent and take part, which you decide "
+                    "at the screening visit.")
 
 
 # --- Measurements --------------------------------------------------------------------------------
@@ -1283,6 +1274,14 @@ _REACTION_TO = re.compile(r"\b(?:hypersensitivit\w*|allerg\w*|intoleran\w*|contr
                           r"sensitivity)\s+(?:\w+\s+){0,2}?(?:to|with|against|of)\b", re.I)
 
 
+def _unexplained_words(piece: str, start: int, inside: list[ConceptMatch], ignore: frozenset[str]) -> list[str]:
+    """The content words of a piece (starting at ``start``) outside the concepts named in it."""
+    leftover = piece
+    for c in sorted(inside, key=lambda c: -c.start):
+        leftover = leftover[: c.start - start] + " " + leftover[c.end - start :]
+    return [w for w in _content_words(leftover) if w not in ("no", "not", "non", "never", "without") and w not in ignore]
+
+
 def _split_units(plain: str, concepts: list[ConceptMatch], ignore: frozenset[str]) -> list[_Unit]:
     """Cut a criterion into list items; a piece that only qualifies the previous one stays with it."""
     pieces: list[tuple[int, str]] = []
@@ -1297,11 +1296,8 @@ def _split_units(plain: str, concepts: list[ConceptMatch], ignore: frozenset[str
                                   ignore) if plain[: reaction.start()].strip() else []
         inside = [c for c in concepts if reaction.start() <= c.start < end]
         piece = plain[reaction.start() : end]
-        leftover = piece
-        for c in sorted(inside, key=lambda c: -c.start):
-            leftover = leftover[: c.start - reaction.start()] + " " + leftover[c.end - reaction.start() :]
         # Within the object list any one named thing is enough, so keep the reaction and the first drug named.
-        words = [w for w in _content_words(leftover) if w not in ("no", "not", "non", "never", "without") and w not in ignore]
+        words = _unexplained_words(piece, reaction.start(), inside, ignore)
         reaction_units = []
         allergy = [c for c in inside if c.key == "allergy"]
         for c in [c for c in inside if c.key != "allergy"] or allergy:
@@ -1315,18 +1311,14 @@ def _split_units(plain: str, concepts: list[ConceptMatch], ignore: frozenset[str
             continue
         if pieces and (_QUALIFYING_PIECE.match(piece.strip()) or _STAGE_END.search(pieces[-1][1])):
             # "locally advanced or metastatic NSCLC": a stage adjective joined to the next piece is one phrase.
-            first_start, first_text = pieces[-1]
+            first_start = pieces[-1][0]
             pieces[-1] = (first_start, plain[first_start : start + len(piece)])
         else:
             pieces.append((start, piece))
     units = []
     for start, piece in pieces:
         inside = [c for c in concepts if start <= c.start < start + len(piece)]
-        leftover = piece
-        for c in sorted(inside, key=lambda c: -c.start):
-            leftover = leftover[: c.start - start] + " " + leftover[c.end - start :]
-        words = [w for w in _content_words(leftover) if w not in ("no", "not", "non", "never", "without") and w not in ignore]
-        units.append(_Unit(piece, start, inside, words))
+        units.append(_Unit(piece, start, inside, _unexplained_words(piece, start, inside, ignore)))
     return units
 
 
@@ -1372,23 +1364,16 @@ def _concept_finding(
                         facts.evidence(hits), discuss=True, open_question=True), leftover_all
 
     if not concepts:
-        literal = _literal_status(leftover_all, facts, minimum=1 if kind == "inclusion" else 2)
-        if literal is not None and literal.state == "affirmed" and not any(
-            w in _QUALIFIERS or w == _NUMBER_TOKEN for w in leftover_all
-        ):
-            return (
-                _Finding("literal", not requirement_negated, f"The note mentions {literal.where}.",
-                         facts.evidence(literal.evidence)),
-                [],
-            )
+        attempts = [(leftover_all, 1 if kind == "inclusion" else 2)]
         if kind == "inclusion" and re.search(r"\beither\b|\bor\b", plain, re.I) and len(units) > 1:
             # "CT scan or ultrasound of the abdomen": one alternative found word for word is enough.
-            for unit in units:
-                found = _literal_status(unit.leftover, facts, minimum=2)
-                if found is not None and found.state == "affirmed" and not any(
-                        w in _QUALIFIERS or w == _NUMBER_TOKEN for w in unit.leftover):
-                    return (_Finding("literal", not requirement_negated, f"The note mentions {found.where}.",
-                                     facts.evidence(found.evidence)), [])
+            attempts += [(unit.leftover, 2) for unit in units]
+        for words, minimum in attempts:
+            found = _literal_status(words, facts, minimum)
+            if found is not None and found.state == "affirmed" and not any(
+                    w in _QUALIFIERS or w == _NUMBER_TOKEN for w in words):
+                return (_Finding("literal", not requirement_negated, f"The note mentions {found.where}.",
+                                 facts.evidence(found.evidence)), [])
         return None, leftover_all
 
     index = concept_index()
