@@ -165,7 +165,8 @@ def ecog_in(text: str) -> int | None:
     if k and 0 <= int(k.group(1)) <= 100:
         return karnofsky_to_ecog(int(k.group(1)))
     for pattern, grade in _PS_WORDS:
-        if pattern.search(text) and assertion_at(text, pattern.search(text).start()) == "affirmed":  # type: ignore[union-attr]
+        said = pattern.search(text)
+        if said and assertion_at(text, said.start()) == "affirmed":
             return grade
     return None
 _CONSENT = re.compile(r"\b(informed consent|consent)\b", re.I)

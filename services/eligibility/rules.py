@@ -23,7 +23,7 @@ from functools import lru_cache
 from typing import Protocol
 
 from services import healthdata
-from services.eligibility.labels import Label
+from services.eligibility.labels import Label, check_kind
 from services.eligibility.parser import Criterion, CriterionKind, criterion_sentences, unescape_markdown
 from services.eligibility.patient import (
     LabValue,
@@ -36,6 +36,7 @@ from services.eligibility.patient import (
     karnofsky_to_ecog,
 )
 from services.eligibility.statements import (
+    grades_allowed,
     life_expectancy,
     measurable_disease,
     nyha_class,
@@ -69,15 +70,13 @@ class Judgement:
     source: str = "rules"
 
 
+Patient = PatientProfile | PatientFacts | str
+
+
 class CriterionEvaluator(Protocol):
     """Anything that can judge one criterion for one patient (the rules, or a model behind services/llm.py)."""
 
-    def __call__(
-        self, criterion_text: str, kind: CriterionKind, patient: PatientProfile | PatientFacts | str
-    ) -> Judgement: ...
-
-
-Patient = PatientProfile | PatientFacts | str
+    def __call__(self, criterion_text: str, kind: CriterionKind, patient: Patient) -> Judgement: ...
 
 
 @lru_cache(maxsize=256)
@@ -628,20 +627,9 @@ def _allowed_ecog(text: str) -> tuple[set[int], str] | None:
                   r"(?:\s*(?:-|to|~|or|/|,)\s*([0-5]))?(?:\s*(?:,|or)\s*([0-5]))?", norm, re.I)
     if not m:
         return None
-    op = (m.group(1) or "").lower()
     first = int(m.group(2))
     last = int(m.group(4) or m.group(3) or first)
-    if op in (">",):
-        grades = set(range(first + 1, 6))
-    elif op in (">=",):
-        grades = set(range(first, 6))
-    elif op in ("<",):
-        grades = set(range(0, first))
-    elif op in ("<=",):
-        grades = set(range(0, first + 1))
-    else:
-        grades = set(range(min(first, last), max(first, last) + 1))
-    return grades, m.group(0).strip()
+    return grades_allowed((m.group(1) or "").lower(), first, last, range(6)), m.group(0).strip()
 
 
 def _karnofsky_ok(grade: int, op: str, score: int) -> bool:
@@ -1539,8 +1527,7 @@ def _concept_finding(
 
 def evaluate(criterion_text: str | None, kind: CriterionKind, patient: Patient) -> Judgement:
     """Judge one criterion ("inclusion" or "exclusion") for a profile or a clinical note."""
-    if kind not in ("inclusion", "exclusion"):
-        raise BadInput(f"criterion kind must be 'inclusion' or 'exclusion', not {kind!r}")
+    check_kind(kind)
     facts = patient_facts(patient)
     text = _normalise(criterion_text or "")
     if not re.search(r"[A-Za-z0-9]", text):

@@ -408,7 +408,21 @@ def pd_l1(text: str, facts: PatientFacts) -> Reading | None:
     return Reading(None, "The note does not give a PD-L1 expression result.", (), spans, True)
 
 
-# --- NYHA heart-failure class --------------------------------------------------------------------------
+# --- Graded scales (NYHA class, ECOG performance status) ------------------------------------------------
+
+
+def grades_allowed(op: str, first: int, last: int, scale: range) -> set[int]:
+    """The grades of a scale that a comparison with ``first`` allows ("> 1", "<= 2"); without one, first to last."""
+    if op in (">=", "at least"):
+        return {g for g in scale if g >= first}
+    if op == ">":
+        return {g for g in scale if g > first}
+    if op == "<=":
+        return {g for g in scale if g <= first}
+    if op == "<":
+        return {g for g in scale if g < first}
+    return set(range(min(first, last), max(first, last) + 1))
+
 
 _ROMAN = {"i": 1, "ii": 2, "iii": 3, "iv": 4, "1": 1, "2": 2, "3": 3, "4": 4}
 _NYHA_NAME = r"(?:NYHA|New York Heart Association)(?:\s*\(NYHA\))?(?:\s+(?:functional\s+)?(?:class(?:es)?|grade|stage))?"
@@ -430,16 +444,7 @@ def nyha_class(text: str, facts: PatientFacts) -> Reading | None:
     first = _ROMAN[m.group("a").lower()]
     last = _ROMAN[(m.group("c") or m.group("b") or m.group("a")).lower()]
     op = (m.group("op") or "").replace("≥", ">=").replace("≤", "<=").lower()
-    if op in (">=", "at least"):
-        allowed = set(range(first, 5))
-    elif op == ">":
-        allowed = set(range(first + 1, 5))
-    elif op == "<=":
-        allowed = set(range(1, first + 1))
-    elif op == "<":
-        allowed = set(range(1, first))
-    else:
-        allowed = set(range(min(first, last), max(first, last) + 1))
+    allowed = grades_allowed(op, first, last, range(1, 5))
     spans = (m.span(),)
     for sid, sentence in _sentences(facts):
         seen = _NYHA_NOTE.search(sentence)
