@@ -252,11 +252,8 @@ _AGE_WORD = re.compile(r"\b(age[ds]?|years? old|year-old|yrs? old|of age|adults?
 
 
 def _unit_years(unit: str | None) -> float:
-    if not unit:
-        return 1.0
-    u = unit.lower().rstrip(".")
-    if u.startswith(("y", "yr")):
-        return 1.0
+    """The length of one unit in years (1 for years, and when no unit is written)."""
+    u = (unit or "").lower().rstrip(".")
     if u.startswith("mo"):
         return 1 / 12
     if u.startswith("w"):
@@ -588,11 +585,7 @@ def _pregnancy_finding(text: str, kind: CriterionKind, facts: PatientFacts) -> t
     if truth and limit and facts.gestation_weeks is not None:
         op, n = limit.group("op").lower(), float(limit.group("n"))
         weeks = facts.gestation_weeks
-        within = {
-            "<": weeks < n, "less than": weeks < n, "under": weeks < n, "<=": weeks <= n, "up to": weeks <= n,
-            ">": weeks > n, "more than": weeks > n, "over": weeks > n, ">=": weeks >= n, "at least": weeks >= n,
-        }[op]
-        truth = within
+        truth = _compare(weeks, op, n)
         reason = f"The patient is {weeks:g} weeks pregnant; the criterion asks for {op} {n:g} weeks."
     if negated:
         truth = not truth
@@ -849,13 +842,17 @@ def _amount(x: float) -> str:
     return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
 
-def _lab_finding(measure: _Measure, lab: LabValue, bounds: list[tuple[str, float, str]], unit_written: str,
+def _lab_finding(measure: _Measure, lab: LabValue | None, bounds: list[tuple[str, float, str]], unit_written: str,
                  kind: CriterionKind) -> _Finding:
-    """Judge a criterion's limit from the latest uploaded value, converting the limit to the value's unit."""
+    """Judge a criterion's limit from the latest uploaded value, converting the limit to the value's unit
+    (open when no value was uploaded)."""
     spec = healthdata.BY_KEY[measure.key]
-    yours = f"Your {spec.name} of {_amount(lab.value)} {lab.unit} on {lab.date}"
     shown = " and ".join(f"{_OP_SHOWN.get(op.lower(), op)} {n}" for op, _, n in bounds) + (
         f" {unit_written}" if unit_written else "")
+    if lab is None:
+        return _Finding("measure", None, f"The trial asks for {spec.name} {shown}; your uploaded records have no "
+                        f"{spec.name} result.", open_question=True)
+    yours = f"Your {spec.name} of {_amount(lab.value)} {lab.unit} on {lab.date}"
     if _ULN.search(unit_written):
         return _Finding("measure", None, f"The trial's limit ({spec.name} {shown}) is a multiple of the upper limit of "
                         f"normal at its own laboratory, which is not known here, so {yours[0].lower()}{yours[1:]} "
@@ -970,15 +967,9 @@ def _measure_findings(text: str, facts: PatientFacts,
             m = named
         limit = bounds[0][1]
         spans.append(m.span())
-        if lab is not None:
+        if lab is not None or measure.note is None:
+            # An uploaded value decides; a lab never read out of a note stays open without one.
             findings.append(_lab_finding(measure, lab, bounds, unit_written, kind))
-            continue
-        if measure.note is None:
-            named_lab = healthdata.BY_KEY[measure.key].name
-            findings.append(_Finding("measure", None, f"The trial asks for {named_lab} "
-                                     + " and ".join(f"{_OP_SHOWN.get(op.lower(), op)} {n}" for op, _, n in bounds)
-                                     + (f" {unit_written}" if unit_written else "")
-                                     + f"; your uploaded records have no {named_lab} result.", open_question=True))
             continue
         observed: tuple[float, int] | None = None
         for sentence in facts.sentences:
@@ -1197,7 +1188,7 @@ def _span_weeks(m: re.Match[str]) -> float | None:
     unit_raw = groups.get("u") or groups.get("u2") or ""
     if raw in ("several", "a few"):
         return None
-    count = float(_COUNT_WORDS.get(raw, raw) if raw in _COUNT_WORDS else raw)
+    count = float(_COUNT_WORDS.get(raw, raw))
     unit = unit_raw.lower().rstrip("s")
     return count * _TIME_UNITS_WEEKS.get(unit, _TIME_UNITS_WEEKS.get(unit[:2], 1.0))
 
@@ -1597,10 +1588,8 @@ def evaluate(criterion_text: str | None, kind: CriterionKind, patient: Patient) 
                                      open_question=reading.open_question))
             consumed += list(reading.spans)
     organ = organ_function(text, kind, facts)
-    if organ is not None:
-        if organ.truth is not None:
-            label = Label.MET if organ.truth else Label.NOT_MET
-            return Judgement(label, organ.reason, organ.evidence)
+    if organ is not None and organ.truth is not None:
+        return Judgement(Label.MET if organ.truth else Label.NOT_MET, organ.reason, organ.evidence)
     pregnancy, spans = _pregnancy_finding(text, kind, facts)
     if pregnancy is not None:
         consumed += spans
@@ -1844,13 +1833,13 @@ def _combine(findings: list[_Finding], leftover: list[str], kind: CriterionKind,
     false = [f for f in findings if f.truth is False]
     true = [f for f in findings if f.truth is True]
     unknown = [f for f in findings if f.truth is None]
+    evidence = tuple(sorted({i for f in findings for i in f.evidence}))
 
     if kind == "exclusion" and all(f.aspect in ("measure", "lab") for f in findings) and any(
             f.aspect == "measure" for f in findings):
         # Lab limits in an exclusion are a list that keeps people out when any one of them holds ("any of the
         # following"): one value inside its range decides; values inside their limits settle nothing while another
         # limit has no value.
-        evidence = tuple(sorted({i for f in findings for i in f.evidence}))
         if true:
             return Judgement(Label.MET, " ".join(f.reason for f in true[:4]), evidence)
         known = " ".join(f.reason for f in false[:4])
@@ -1868,22 +1857,20 @@ def _combine(findings: list[_Finding], leftover: list[str], kind: CriterionKind,
         return Judgement(Label.NOT_MET, first.reason, first.evidence)
 
     if true and not unknown and not leftover:
-        evidence = tuple(sorted({i for f in true for i in f.evidence}))
         named = 4 if all(f.aspect == "measure" for f in true) else 2  # each lab limit and the value it was met by
-        return Judgement(Label.MET, " ".join(f.reason for f in true[:named]), evidence)
+        return Judgement(Label.MET, " ".join(f.reason for f in true[:named]),
+                         tuple(sorted({i for f in true for i in f.evidence})))
 
     if kind == "exclusion" and facts.complete_record and not any(f.open_question for f in unknown):
         # A complete case summary that does not mention something an exclusion needs: the exclusion does not apply.
         reason = next((f.closed_reason or f.reason for f in unknown if f.aspect == "concept"), None)
         if reason is None:
             reason = "The note does not mention anything this exclusion describes."
-        evidence = tuple(sorted({i for f in findings for i in f.evidence}))
         return Judgement(Label.NOT_MET, reason, evidence)
 
     if not findings:
         return Judgement(Label.NOT_ENOUGH_INFO, f"{_record(facts)} does not say whether this applies.")
 
-    evidence = tuple(sorted({i for f in findings for i in f.evidence}))
     discuss = [f for f in unknown if f.discuss]
     if discuss:
         return Judgement(Label.NEEDS_DISCUSSION, discuss[0].reason, evidence)
