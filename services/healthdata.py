@@ -446,9 +446,8 @@ def _parse_export(read: Callable[[int], bytes], today: date, deadline: float) ->
                 raise HealthDataError(f"Reading the export took longer than {MAX_SECONDS:.0f} seconds and was "
                                       "stopped; nothing was stored.")
             parser.Parse(chunk, False)
-        if total == 0:
-            raise HealthDataError("The file is empty. Upload export.zip from the Health app's “Export All Health Data”.")
-        parser.Parse(b"", True)
+        if total:  # an empty file is reported below, as having no root element
+            parser.Parse(b"", True)
     except expat.ExpatError as exc:
         what = expat.ErrorString(exc.code) if exc.code else str(exc)
         raise HealthDataError(f"The export is not well-formed XML ({what} at line {exc.lineno}); nothing was stored. "

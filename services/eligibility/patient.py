@@ -281,8 +281,7 @@ def facts_from_note(note: str) -> PatientFacts:
         ecog=ecog,
         consent=bool(consent_ids),
         comply=any(
-            _COMPLY.search(s.text) and _WILL.search(s.text)
-            and assertion_at(s.text, _COMPLY.search(s.text).start()) != "negated"  # type: ignore[union-attr]
+            (said := _COMPLY.search(s.text)) and _WILL.search(s.text) and assertion_at(s.text, said.start()) != "negated"
             for s in sentences
         ),
         complete_record=True,

@@ -1136,8 +1136,9 @@ def _literal_status(words: list[str], facts: PatientFacts, minimum: int, in_sent
         positions = [lowered.find(w) for w in sentence_words if _stem(w) in stems]
         states = {assertion_at(sentence.text, p) for p in positions if p >= 0} or {"affirmed"}
         # "swallows tablets without difficulty": a negation on any of the words negates the whole phrase.
-        state = "negated" if "negated" in states else ("family" if "family" in states else "affirmed")
-        return _Status(state if state in ("affirmed", "negated") else "absent", (sentence.id,), " ".join(words))
+        # A mention in the family history says nothing about the patient.
+        state = "negated" if "negated" in states else "absent" if "family" in states else "affirmed"
+        return _Status(state, (sentence.id,), " ".join(words))
     return None
 
 
@@ -1503,9 +1504,8 @@ def _concept_finding(
     shown_excepted = [k for k in excepted if _concept_status(k, facts).state == "affirmed"]
     if shown_excepted:
         left_out = ", ".join(dict.fromkeys(index[k].name for k in shown_excepted))
-        return _Finding("concept", None, f"{_record(facts)} shows {left_out}, which this criterion leaves out, and "
-                        f"nothing else it names.", closed_reason=f"{_record(facts)} shows {left_out}, which this "
-                        "criterion leaves out, and nothing else it names."), leftovers
+        said = f"{_record(facts)} shows {left_out}, which this criterion leaves out, and nothing else it names."
+        return _Finding("concept", None, said, closed_reason=said), leftovers
     wanted = names(missing)
     if all(n.startswith("no ") for _, _, n in missing):
         return _Finding("concept", None, f"{_record(facts)} does not say whether there was "
