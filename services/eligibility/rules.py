@@ -464,14 +464,10 @@ def _age_finding(text: str, facts: PatientFacts) -> tuple[_Finding | None, list[
         return _Finding("age", None, f"The trial asks for age {age_range.describe()}, and the age is not known.",
                         descriptor=True, open_question=True), spans
     inside = age_range.contains(facts.age_years)
-    shown = f"{facts.age_years:g}" if facts.age_years >= 1 else f"{round(facts.age_years * 12)} months"
-    unit = " years" if facts.age_years >= 1 else ""
+    shown = f"{facts.age_years:g} years" if facts.age_years >= 1 else f"{round(facts.age_years * 12)} months"
     verdict = "within" if inside else "outside"
-    return (
-        _Finding("age", inside, f"Age {shown}{unit} is {verdict} the range {age_range.describe()}.",
-                 facts.evidence(facts.age_evidence), descriptor=True),
-        spans,
-    )
+    return _Finding("age", inside, f"Age {shown} is {verdict} the range {age_range.describe()}.",
+                    facts.evidence(facts.age_evidence), descriptor=True), spans
 
 
 _BOTH_SEXES = re.compile(
@@ -511,11 +507,8 @@ def _sex_finding(text: str, facts: PatientFacts) -> tuple[_Finding | None, list[
     if not same and not requirement:
         return _Finding("sex", None, f"This line speaks about {wanted} patients; it does not concern a {facts.sex} "
                         "patient.", facts.evidence(facts.sex_evidence), descriptor=True, not_applicable=True), spans
-    return (
-        _Finding("sex", same, f"The criterion is about {wanted} patients and this patient is {facts.sex}.",
-                 facts.evidence(facts.sex_evidence), descriptor=True),
-        spans,
-    )
+    return _Finding("sex", same, f"The criterion is about {wanted} patients and this patient is {facts.sex}.",
+                    facts.evidence(facts.sex_evidence), descriptor=True), spans
 
 
 _SCOPE_WORDS = re.compile(r"\b(contracept\w*|pregnan\w*|child[- ]?bearing|breast[- ]?feed\w*|lactat\w*|sperm|condoms?|"
@@ -651,11 +644,8 @@ def _performance_finding(text: str, facts: PatientFacts) -> tuple[_Finding | Non
         return _Finding("performance", None, f"The trial asks for {written}; the patient's activity level "
                         "(ECOG performance status) is not recorded.", open_question=True), spans
     ok = facts.ecog in grades
-    return (
-        _Finding("performance", ok, f"ECOG performance status {facts.ecog} is {'within' if ok else 'outside'} "
-                 f"what the trial allows ({written}).", facts.evidence(facts.ecog_evidence)),
-        spans,
-    )
+    return _Finding("performance", ok, f"ECOG performance status {facts.ecog} is {'within' if ok else 'outside'} "
+                    f"what the trial allows ({written}).", facts.evidence(facts.ecog_evidence)), spans
 
 
 _HEALTHY = re.compile(r"\b(healthy(?: volunteers?| subjects?| adults?| participants?| individuals?)?|"
