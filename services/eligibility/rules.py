@@ -387,21 +387,14 @@ def _numeric_age(candidate: str) -> tuple[AgeRange | None, list[tuple[int, int]]
                 high = (float(m.group("n")) * unit, False, unit == 1.0)
                 spans.append((m.start(), m.end()))
                 break
-    if low or high:
-        if high and high[0] and re.search(r"\bbeyond\b", candidate, re.I):
-            # "beyond age 50" describes people older than 50.
-            return AgeRange(high[0], None, low_strict=True), spans
-        return (
-            AgeRange(
-                low[0] if low else None,
-                high[0] if high else None,
-                low_strict=low[1] if low else False,
-                high_strict=high[1] if high else False,
-                high_whole_years=high[2] if high else False,
-            ),
-            spans,
-        )
-    return None, []
+    if not (low or high):
+        return None, []
+    if high and high[0] and re.search(r"\bbeyond\b", candidate, re.I):
+        # "beyond age 50" describes people older than 50.
+        return AgeRange(high[0], None, low_strict=True), spans
+    low_years, low_strict = low or (None, False)
+    high_years, high_strict, whole_years = high or (None, False, False)
+    return AgeRange(low_years, high_years, low_strict, high_strict, high_whole_years=whole_years), spans
 
 
 _AGE_GROUPS = {
