@@ -39,8 +39,11 @@ _DISPLAY = {
 # TrialGPT (Jin et al.) labels.  For an exclusion criterion "met" means the exclusion applies,
 # which TrialGPT calls "excluded"; "not met" is "not excluded".
 # The labels that say neither yes nor no are spelled the same for both kinds.
-_OPEN_BENCHMARK = {Label.NEEDS_DISCUSSION: "not enough information", Label.NOT_ENOUGH_INFO: "not enough information",
-                   Label.NOT_APPLICABLE: "not applicable"}
+_OPEN_BENCHMARK = {
+    Label.NEEDS_DISCUSSION: "not enough information",
+    Label.NOT_ENOUGH_INFO: "not enough information",
+    Label.NOT_APPLICABLE: "not applicable",
+}
 _TO_BENCHMARK: dict[CriterionKind, dict[Label, str]] = {
     "inclusion": {Label.MET: "included", Label.NOT_MET: "not included", **_OPEN_BENCHMARK},
     "exclusion": {Label.MET: "excluded", Label.NOT_MET: "not excluded", **_OPEN_BENCHMARK},

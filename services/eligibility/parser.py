@@ -137,7 +137,7 @@ class Criterion:
 
 
 def _with_subitems(head: str, subs: Sequence[str]) -> str:
-    """A list item and its sub-items as one line, "Head: a; b" (no second colon after a head ending in one)."""
+    """A list item and its sub-items as one line: "Head: a; b" (a head that ends in ":" gets no second)."""
     if not subs:
         return head
     return head + (" " if head.endswith(":") else ": ") + "; ".join(subs)

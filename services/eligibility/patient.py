@@ -281,7 +281,8 @@ def facts_from_note(note: str) -> PatientFacts:
         ecog=ecog,
         consent=bool(consent_ids),
         comply=any(
-            (said := _COMPLY.search(s.text)) and _WILL.search(s.text) and assertion_at(s.text, said.start()) != "negated"
+            (said := _COMPLY.search(s.text)) and _WILL.search(s.text)
+            and assertion_at(s.text, said.start()) != "negated"
             for s in sentences
         ),
         complete_record=True,

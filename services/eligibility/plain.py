@@ -37,7 +37,7 @@ _COMPARE: tuple[tuple[str, str], ...] = ((_GE, "at least"), (_LE, "at most"), (_
 
 
 def _words(text: str, table: tuple[tuple[str, str], ...] = _COMPARE) -> str:
-    """Everyday words for a comparison (or, given _ANALYTES, an analyte's name); the text itself if none fits."""
+    """Everyday words for a comparison (or, given _ANALYTES, an analyte); the text itself if none fits."""
     for pattern, words in table:
         if re.fullmatch(pattern, text.strip(), re.I):
             return words
@@ -384,8 +384,8 @@ def patient_question(text: str, kind: CriterionKind) -> PatientQuestion | None:
     topic = topic_of(text)
     life = _LIFE.search(clean)
     if life:
-        return PatientQuestion("Your diagnosis and tumour tests", "Would you say I meet the trial's rule on life "
-                               f"expectancy ({life.group('n')} {life.group('unit').lower()})?")
+        return PatientQuestion("Your diagnosis and tumour tests", "Would you say I meet the trial's rule on "
+                               f"life expectancy ({life.group('n')} {life.group('unit').lower()})?")
     if topic == "Taking part":
         if _INVESTIGATOR.search(text):
             return PatientQuestion(topic, "Is there anything in my health that a study doctor might see as a reason "

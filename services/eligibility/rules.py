@@ -74,7 +74,7 @@ Patient = PatientProfile | PatientFacts | str
 
 
 class CriterionEvaluator(Protocol):
-    """Anything that can judge one criterion for one patient (the rules, or a model behind services/llm.py)."""
+    """Anything that can judge one criterion for one patient (the rules, or a model via services/llm.py)."""
 
     def __call__(self, criterion_text: str, kind: CriterionKind, patient: Patient) -> Judgement: ...
 
@@ -637,8 +637,9 @@ def _performance_finding(text: str, facts: PatientFacts) -> tuple[_Finding | Non
         return _Finding("performance", None, f"The trial asks for {written}; the patient's activity level "
                         "(ECOG performance status) is not recorded.", open_question=True), spans
     ok = facts.ecog in grades
-    return _Finding("performance", ok, f"ECOG performance status {facts.ecog} is {'within' if ok else 'outside'} "
-                    f"what the trial allows ({written}).", facts.evidence(facts.ecog_evidence)), spans
+    return _Finding("performance", ok, f"ECOG performance status {facts.ecog} is "
+                    f"{'within' if ok else 'outside'} what the trial allows ({written}).",
+                    facts.evidence(facts.ecog_evidence)), spans
 
 
 _HEALTHY = re.compile(r"\b(healthy(?: volunteers?| subjects?| adults?| participants?| individuals?)?|"
@@ -702,10 +703,10 @@ def _consent_finding(text: str, facts: PatientFacts, concepts: list[ConceptMatch
     if not facts.consent and not (asks_to_comply and facts.comply and not _CONSENT_ONLY.search(plain)):
         return _Finding("consent", None, "The note does not say whether the patient will consent and follow the study plan.")
     if facts.from_note:
-        return _Finding("consent", not refusal, "The note says the patient will give consent and follow the study plan.",
-                        facts.evidence(facts.consent_evidence))
-    return _Finding("consent", not refusal, "This is about being willing to consent and take part, which you decide "
-                    "at the screening visit.")
+        return _Finding("consent", not refusal, "The note says the patient will give consent and follow the "
+                        "study plan.", facts.evidence(facts.consent_evidence))
+    return _Finding("consent", not refusal, "This is about being willing to consent and take part, which you "
+                    "decide at the screening visit.")
 
 
 # --- Measurements --------------------------------------------------------------------------------
@@ -825,16 +826,16 @@ def _amount(x: float) -> str:
     return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
 
-def _lab_finding(measure: _Measure, lab: LabValue | None, bounds: list[tuple[str, float, str]], unit_written: str,
-                 kind: CriterionKind) -> _Finding:
+def _lab_finding(measure: _Measure, lab: LabValue | None, bounds: list[tuple[str, float, str]],
+                 unit_written: str, kind: CriterionKind) -> _Finding:
     """Judge a criterion's limit from the latest uploaded value, converting the limit to the value's unit
     (open when no value was uploaded)."""
     spec = healthdata.BY_KEY[measure.key]
     shown = " and ".join(f"{_OP_SHOWN.get(op.lower(), op)} {n}" for op, _, n in bounds) + (
         f" {unit_written}" if unit_written else "")
     if lab is None:
-        return _Finding("measure", None, f"The trial asks for {spec.name} {shown}; your uploaded records have no "
-                        f"{spec.name} result.", open_question=True)
+        return _Finding("measure", None, f"The trial asks for {spec.name} {shown}; your uploaded records "
+                        f"have no {spec.name} result.", open_question=True)
     yours = f"Your {spec.name} of {_amount(lab.value)} {lab.unit} on {lab.date}"
     if _ULN.search(unit_written):
         return _Finding("measure", None, f"The trial's limit ({spec.name} {shown}) is a multiple of the upper limit of "
@@ -1237,12 +1238,14 @@ _REACTION_TO = re.compile(r"\b(?:hypersensitivit\w*|allerg\w*|intoleran\w*|contr
                           r"sensitivity)\s+(?:\w+\s+){0,2}?(?:to|with|against|of)\b", re.I)
 
 
-def _unexplained_words(piece: str, start: int, inside: list[ConceptMatch], ignore: frozenset[str]) -> list[str]:
+def _unexplained_words(piece: str, start: int, inside: list[ConceptMatch],
+                       ignore: frozenset[str]) -> list[str]:
     """The content words of a piece (starting at ``start``) outside the concepts named in it."""
     leftover = piece
     for c in sorted(inside, key=lambda c: -c.start):
         leftover = leftover[: c.start - start] + " " + leftover[c.end - start :]
-    return [w for w in _content_words(leftover) if w not in ("no", "not", "non", "never", "without") and w not in ignore]
+    return [w for w in _content_words(leftover)
+            if w not in ("no", "not", "non", "never", "without") and w not in ignore]
 
 
 def _split_units(plain: str, concepts: list[ConceptMatch], ignore: frozenset[str]) -> list[_Unit]:
@@ -1487,7 +1490,8 @@ def _concept_finding(
     shown_excepted = [k for k in excepted if _concept_status(k, facts).state == "affirmed"]
     if shown_excepted:
         left_out = ", ".join(dict.fromkeys(index[k].name for k in shown_excepted))
-        said = f"{_record(facts)} shows {left_out}, which this criterion leaves out, and nothing else it names."
+        said = (f"{_record(facts)} shows {left_out}, which this criterion leaves out, and nothing else it "
+                "names.")
         return _Finding("concept", None, said, closed_reason=said), leftovers
     wanted = names(missing)
     if all(n.startswith("no ") for _, _, n in missing):

@@ -69,15 +69,18 @@ def measurable_disease(text: str, facts: PatientFacts) -> Reading | None:
     spans = ((0, len(text)),) if about or len(text.split()) <= 40 else (m.span(),)
     for sid, sentence in _sentences(facts):
         if _NON_MEASURABLE.search(sentence):
-            return Reading(False, "The note says the disease is not measurable.", facts.evidence([sid]), spans, False)
+            return Reading(False, "The note says the disease is not measurable.", facts.evidence([sid]),
+                           spans, False)
         said = _MEASURABLE_NOTE.search(sentence)
         if said and assertion_at(sentence, said.start(), said.end()) == "affirmed":
-            return Reading(True, "The note says there is measurable disease.", facts.evidence([sid]), spans, False)
+            return Reading(True, "The note says there is measurable disease.", facts.evidence([sid]), spans,
+                           False)
     for sid, sentence in _sentences(facts):
         protein = _M_PROTEIN.search(sentence)
         if protein and float(protein.group("n")) >= 0.5:
             return Reading(True, f"The note gives a serum M-protein of {protein.group('n')} g/dL; under the IMWG "
-                           "criteria 0.5 g/dL or more is measurable disease.", facts.evidence([sid]), spans, False)
+                           "criteria 0.5 g/dL or more is measurable disease.", facts.evidence([sid]), spans,
+                           False)
         for size in _LESION_SIZE.finditer(sentence):
             value = float(size.group("n") or size.group("n2"))
             unit = (size.group("u") or size.group("u2")).lower()
@@ -412,7 +415,7 @@ def pd_l1(text: str, facts: PatientFacts) -> Reading | None:
 
 
 def grades_allowed(op: str, first: int, last: int, scale: range) -> set[int]:
-    """The grades of a scale that a comparison with ``first`` allows ("> 1", "<= 2"); without one, first to last."""
+    """The grades of a scale that "op first" allows ("> 1", "<= 2"); with no comparison, first to last."""
     if op in (">=", "at least"):
         return {g for g in scale if g >= first}
     if op == ">":
