@@ -32,6 +32,7 @@ from services.dashboard.filters import (
     age_years_sql,
     distance_sql,
     filter_clauses,
+    near_mask,
     near_sql,
     where_sql,
 )
@@ -163,6 +164,16 @@ def ids_cte(ids: list[str]) -> tuple[str, dict[str, Any]]:
     return as_cte(select), params
 
 
+def nct_texts(values: np.ndarray) -> list[str]:
+    """The store's NCT ids (bytes) as text, in the order given."""
+    return [v.decode() for v in values.tolist()]
+
+
+def origin_place(origin: tuple[float, float]) -> geo.Place:
+    """The assistant's search origin (latitude, longitude) as a place to measure from."""
+    return geo.Place("origin", origin[0], origin[1], "point", "", None, None)
+
+
 def near_cte(f: Filters, params: dict[str, Any]) -> str:
     """`, near_d AS (…)`: each matching trial's nearest located site from the filter's place (empty without one)."""
     place = f.place()
@@ -277,7 +288,7 @@ class SqlEngine:
         select, found = base_select(f)
         params = dict(found)
         if origin is not None and radius_miles is not None:  # trials with a site within the radius
-            place = geo.Place("origin", origin[0], origin[1], "point", "", None, None)
+            place = origin_place(origin)
             select = (f"SELECT q.nct_id FROM ({select}) q WHERE EXISTS (SELECT 1 FROM ctgov.facilities f "
                       f"WHERE f.nct_id = q.nct_id AND {near_sql(place, float(radius_miles), params)})")
         if origin is None:
@@ -396,7 +407,7 @@ class SqlEngine:
     def map_frames(self, f: Filters, *, only_in_area: bool, point_limit: int, nearest_limit: int,
                    grid_steps: tuple[float, ...], timeout_ms: int) -> MapFrames:
         place = f.place()
-        queries = {name: self._area(f, name if name.startswith("map_") else f"map_{name}", only_in_area)
+        queries = {name: self._area(f, f"map_{name}", only_in_area)
                    for name in ("summary", "country_values", "state_values")}
         if place is not None:
             sql, params = self._area(f, "map_nearest_sites", only_in_area)
@@ -421,11 +432,11 @@ class SqlEngine:
         errors: dict[str, str] = {}
 
         def frame(name: str, key: str) -> pd.DataFrame:
-            value = results.get(name)
+            value = results[name]
             if isinstance(value, TrialLandscapeError):
                 errors[key] = str(value)
                 return pd.DataFrame()
-            return value if value is not None else pd.DataFrame()
+            return value
 
         summary = {k: int(row[k] or 0) for k in ("sites", "located", "trials", "trials_located")}
         return MapFrames(summary, cell, points, frame("nearest", "nearest") if place is not None else None,
@@ -501,17 +512,12 @@ class MemoryEngine:
         title, text = MEMORY_TEXT
         return {"mode": self.kind, "title": title, "text": text}
 
-    def _store(self) -> Any:
-        from services.dashboard import facetstore
-
-        return facetstore.store_for(self.db)
-
     def _ready(self) -> Any:
         """The store, or None while the server loads it in the background (then SQL answers)."""
-        if not self.serve_sql_while_loading:
-            return self._store()
         from services.dashboard import facetstore
 
+        if not self.serve_sql_while_loading:
+            return facetstore.store_for(self.db)
         return facetstore.ready_store(self.db)
 
     def count(self, f: Filters) -> int:
@@ -524,7 +530,7 @@ class MemoryEngine:
         store = self._ready()
         if store is None:
             return self._sql.matching_ids(f)
-        return [v.decode() for v in store.nct[store.mask(f, self.db)].tolist()]  # the store is in NCT id order
+        return nct_texts(store.nct[store.mask(f, self.db)])  # the store is in NCT id order
 
     def matched_select(self, f: Filters) -> tuple[str, dict[str, Any]]:
         if self._ready() is None:
@@ -545,14 +551,11 @@ class MemoryEngine:
             sort = "start_date"
         if sort == "nct_id":  # the store's own order
             ids = store.nct[mask]
-            return [v.decode() for v in (ids[::-1] if descending else ids)[start:stop].tolist()]
-        if sort in MEMORY_SORTS:  # sorted here, no database round trip
-            return [v.decode() for v in store.sorted_page(mask, sort, descending=descending, start=start,
-                                                           stop=stop).tolist()]
-        # The distance sort: each matching trial's nearest site from the filter's place, from the store's sites.
-        return [v.decode() for v in store.sorted_page(mask, sort, descending=descending, start=start, stop=stop,
-                                                       values=store.nearest_miles(f.place(), mask,
-                                                                                  f.radius_miles())).tolist()]
+            return nct_texts((ids[::-1] if descending else ids)[start:stop])
+        # MEMORY_SORTS are sorted here, no database round trip; the distance sort by each matching trial's nearest
+        # site from the filter's place, from the store's sites.
+        values = None if sort in MEMORY_SORTS else store.nearest_miles(f.place(), mask, f.radius_miles())
+        return nct_texts(store.sorted_page(mask, sort, descending=descending, start=start, stop=stop, values=values))
 
     def search_page(self, f: Filters, origin: tuple[float, float] | None, radius_miles: float | None, *,
                     limit: int, offset: int) -> tuple[list[str], int, int] | None:
@@ -560,18 +563,15 @@ class MemoryEngine:
         if store is None:
             return self._sql.search_page(f, origin, radius_miles, limit=limit, offset=offset)
         mask = store.mask(f, self.db)
-        place = None if origin is None else geo.Place("origin", origin[0], origin[1], "point", "", None, None)
+        place = None if origin is None else origin_place(origin)
         if place is not None and radius_miles is not None:  # trials with a site within the radius
-            sites, _ = store.near_sites(place, float(radius_miles))
-            near = np.zeros(store.n, dtype=bool)
-            near[store.site_row[sites]] = True
-            mask &= near
+            mask &= near_mask(store, place, float(radius_miles))
         rows = np.flatnonzero(mask)
         matching = int(rows.size)
         if rows.size == 0:
             return [], 0, 0
         if relevance.text_of(f):  # a condition: the relevance order past its gate, nearest first with a place
-            select, params = ids_select([v.decode() for v in store.nct[rows].tolist()])
+            select, params = ids_select(nct_texts(store.nct[rows]))
             if place is None:
                 return relevance_page(self.db, f, select, params, descending=True, limit=limit, offset=offset,
                                       gated=True)
@@ -595,7 +595,7 @@ class MemoryEngine:
                             no_miles))
         lo = max(0, int(offset))
         page = rows[order[lo:lo + max(1, int(limit))]]
-        return [v.decode() for v in store.nct[page].tolist()], int(rows.size), matching
+        return nct_texts(store.nct[page]), int(rows.size), matching
 
     def country_names(self) -> list[str]:
         from services.dashboard import facetstore, landing
@@ -723,9 +723,6 @@ def engine_for(db: Database) -> Engine:
             _engines[db.url] = found
             _log.info("engine for %s: %s", db.label, found.describe()["title"])
         return found
-
-
-ENGINE_NAMES = ("auto", "memory", "sql")
 
 
 def by_name(db: Database, name: str = "auto") -> Engine:
