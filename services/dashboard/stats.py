@@ -167,20 +167,13 @@ def shape_facet(name: str, df: pd.DataFrame) -> list[dict[str, Any]]:
     if name in BUCKETS:
         names = BUCKETS[name]
         if name == "enrollment":
-            rows_e: list[dict[str, Any]] = []
+            by_series: dict[tuple[int, str], int] = defaultdict(int)
             for (value, etype), group in df.groupby(["value", df["enrollment_type"].fillna("")], sort=True):
                 series = "Actual" if str(etype).upper() == "ACTUAL" else (
                     "Anticipated" if etype else "Type not given")
-                rows_e.append({"value": int(value), "label": names[int(value)], "series": series,
-                               "count": int(group["n"].sum())})
-            merged_e: dict[tuple[int, str], dict[str, Any]] = {}
-            for r in rows_e:
-                key = (r["value"], r["series"])
-                if key in merged_e:
-                    merged_e[key]["count"] += r["count"]
-                else:
-                    merged_e[key] = r
-            return sorted(merged_e.values(), key=lambda r: (r["value"], r["series"]))
+                by_series[(int(value), series)] += int(group["n"].sum())
+            return [{"value": v, "label": names[v], "series": series, "count": n}
+                    for (v, series), n in sorted(by_series.items())]
         out = []
         for value, n in sorted(zip(df["value"], df["n"], strict=True)):
             idx = int(value)
