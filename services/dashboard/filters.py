@@ -503,15 +503,6 @@ class FilterDef:
     mask: Mask
 
 
-def _in_codes(name: str) -> Mask:
-    """Mask: the store's coded column of that name holds one of the filter's values."""
-    def mask(store: Any, f: Filters, db: Any) -> np.ndarray:
-        wanted = set(getattr(f, name))
-        coded = getattr(store, name)
-        return coded.lut(lambda v: v in wanted)[coded.codes]  # type: ignore[no-any-return]
-    return mask
-
-
 def _condition_sql(f: Filters, params: dict[str, Any]) -> str:
     return condition_sql(str(f.condition), params) or "FALSE"
 
@@ -558,7 +549,8 @@ def _funder_sql(f: Filters, params: dict[str, Any]) -> str:
 
 
 def _funder_mask(store: Any, f: Filters, db: Any) -> np.ndarray:
-    return _in_codes("funder_class")(store, f, db) & (store.lead_sponsor.codes != store.lead_sponsor.null)
+    has_lead = store.lead_sponsor.codes != store.lead_sponsor.null
+    return store.funder_class.among(f.funder_class) & has_lead  # type: ignore[no-any-return]
 
 
 def _sponsor_sql(f: Filters, params: dict[str, Any]) -> str:
@@ -667,9 +659,11 @@ _enroll_max = _bound("enrollment_max", "enroll_max", "s.enrollment", "enrollment
 FILTER_DEFS: tuple[FilterDef, ...] = (
     FilterDef("condition", lambda f: bool(f.condition), _condition_sql, _condition_mask),
     FilterDef("intervention", lambda f: bool(f.intervention), _intervention_sql, _intervention_mask),
-    FilterDef("status", lambda f: bool(f.status), _status_sql, _in_codes("status")),
+    FilterDef("status", lambda f: bool(f.status), _status_sql,
+              lambda store, f, db: store.status.among(f.status)),
     FilterDef("phase", lambda f: bool(f.phase), _phase_sql, _phase_mask),
-    FilterDef("study_type", lambda f: bool(f.study_type), _study_type_sql, _in_codes("study_type")),
+    FilterDef("study_type", lambda f: bool(f.study_type), _study_type_sql,
+              lambda store, f, db: store.study_type.among(f.study_type)),
     FilterDef("funder_class", lambda f: bool(f.funder_class), _funder_sql, _funder_mask),
     FilterDef("sponsor", lambda f: bool(f.sponsor), _sponsor_sql, _sponsor_mask),
     FilterDef("country", lambda f: bool(f.country), _country_sql,
