@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, cast
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 import numpy as np
 
@@ -151,8 +151,8 @@ class Filters:
         return out
 
     def query_string(self) -> str:
-        """`condition=…&phase=PHASE2&near=Boston%2C%20MA&radius=100` (stable order)."""
-        return urlencode([(k, v) for k, vs in self.to_query().items() for v in vs], quote_via=cast(Any, _quote))
+        """`condition=…&phase=PHASE2&near=Boston%2C%20MA&radius=100` (stable order; spaces as %20, not +)."""
+        return urlencode([(k, v) for k, vs in self.to_query().items() for v in vs], quote_via=quote)
 
     def with_value(self, name: str, value: Any) -> Filters:
         """A copy with one field changed; multi-valued fields add the value if missing."""
@@ -237,12 +237,6 @@ def _short(text: str, n: int = 40) -> str:
 
 def _num(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
-
-
-def _quote(text: str, safe: str = "", encoding: str | None = None, errors: str | None = None) -> str:
-    from urllib.parse import quote
-
-    return quote(text, safe="", encoding=encoding or "utf-8", errors=errors or "strict")
 
 
 # ---- parameter parsers (each raises ValueError with a reason a person understands) --------

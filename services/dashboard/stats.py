@@ -253,15 +253,6 @@ def clear_cache() -> None:
     _dashboard_cache.clear()
 
 
-def cached_summary(f: Filters, *, db: Database | None = None) -> Dashboard:
-    """KPIs and funnel of a filter as early as they can be had, so a page can show them before the charts.
-
-    Both engines compute a dashboard in one call (the SQL engine's queries run concurrently), so this is
-    cached_dashboard; pages keep calling it first. Shared like cached_dashboard; do not change the result.
-    """
-    return cached_dashboard(f, db=db)
-
-
 def dashboard_cache_stats() -> CacheStats:
     """Hits, computations and shared waits of the cross-thread dashboard cache."""
     return _dashboard_cache.stats()
