@@ -21,7 +21,7 @@ from services.dashboard.engine import prepare_after_import as prepare_engine
 from services.dashboard.filters import FUNNEL_FIELDS, Filters
 from services.data import runtime
 from services.data.db import Database
-from services.data.normalize import CLOSED_OUTCOMES, canonical, label, phase_list
+from services.data.normalize import CLOSED_OUTCOMES, PHASES, canonical, label, phase_list
 
 _log = logging.getLogger(__name__)
 
@@ -153,7 +153,7 @@ def shape_facet(name: str, df: pd.DataFrame) -> list[dict[str, Any]]:
         for value, n in zip(df["value"], df["n"], strict=True):
             for part in phase_list(value) or ("NONE",):
                 counts[part] += int(n)
-        order = ["EARLY_PHASE1", "PHASE1", "PHASE2", "PHASE3", "PHASE4", "NA", "NONE"]
+        order = [*PHASES, "NONE"]
         return [{"value": v, "label": "No phase (observational)" if v == "NONE" else label("phase", v),
                  "count": counts[v]} for v in sorted(counts, key=lambda x: order.index(x) if x in order else 99)]
     if kind:
