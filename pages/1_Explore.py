@@ -20,7 +20,7 @@ st.caption("Filters: " + " · ".join(inert.md_line(line) for line in f.describe(
 # the charts one by one as they are drawn, with a spinner naming the wait in between — never a blank area.
 with (health.database_errors(), ui_state.facets_loading_notice(),
       st.spinner("Counting the matching trials…", show_time=True)):
-    summary = stats.cached_summary(f)
+    summary = stats.cached_dashboard(f)
 
 k = summary.kpis
 # A wrapping row: five boxes side by side on a wide screen, on two lines when narrow (numbers never cut).

@@ -76,6 +76,7 @@ class Measure:
 _PER_LITRE_9 = {"109/l": (1.0, 0.0), "giga/l": (1.0, 0.0), "103/ul": (1.0, 0.0), "k/ul": (1.0, 0.0),
                 "thou/ul": (1.0, 0.0), "/nl": (1.0, 0.0), "/mm3": (0.001, 0.0), "cells/mm3": (0.001, 0.0),
                 "/ul": (0.001, 0.0), "cells/ul": (0.001, 0.0)}
+_PER_MINUTE = {"count/min": (1.0, 0.0), "bpm": (1.0, 0.0), "/min": (1.0, 0.0), "beats/min": (1.0, 0.0)}
 _UNIT_SHOWN = {"mg/dl": "mg/dL", "mg/l": "mg/L", "umol/l": "µmol/L", "mmol/l": "mmol/L", "g/dl": "g/dL", "g/l": "g/L", "u/l": "U/L",
                "iu/l": "IU/L", "109/l": "×10^9/L", "/mm3": "/mm³", "/ul": "/µL", "103/ul": "×10^3/µL",
                "ml/min/1.73m2": "mL/min/1.73m²", "ml/min": "mL/min", "mmol/mol": "mmol/mol", "mmhg": "mmHg",
@@ -114,11 +115,9 @@ MEASURES: tuple[Measure, ...] = (
     Measure("ldl", "LDL cholesterol", "lab", "mg/dL", {"mg/dl": (1.0, 0.0), "mmol/l": (38.67, 0.0)}, 10, 500,
             ("ldl", "ldl cholesterol", "ldl c", "low density lipoprotein", "ldl calculated"),
             ("2089-1", "13457-7", "18262-6")),
-    Measure("heart_rate", "heart rate", "vital", "bpm", {"count/min": (1.0, 0.0), "bpm": (1.0, 0.0),
-                                                          "/min": (1.0, 0.0), "beats/min": (1.0, 0.0)}, 20, 250,
+    Measure("heart_rate", "heart rate", "vital", "bpm", _PER_MINUTE, 20, 250,
             ("heart rate", "pulse", "pulse rate"), ("8867-4",), ("HeartRate",)),
-    Measure("resting_heart_rate", "resting heart rate", "vital", "bpm",
-            {"count/min": (1.0, 0.0), "bpm": (1.0, 0.0), "/min": (1.0, 0.0), "beats/min": (1.0, 0.0)}, 20, 250,
+    Measure("resting_heart_rate", "resting heart rate", "vital", "bpm", _PER_MINUTE, 20, 250,
             ("resting heart rate", "resting pulse"), ("40443-4",), ("RestingHeartRate",)),
     Measure("systolic", "systolic blood pressure", "vital", "mmHg", {"mmhg": (1.0, 0.0)}, 50, 260,
             ("systolic", "systolic blood pressure", "systolic bp", "sbp"), ("8480-6",), ("BloodPressureSystolic",)),
@@ -146,7 +145,6 @@ BY_KEY = {m.key: m for m in MEASURES}
 _BY_NAME = {n: m for m in MEASURES for n in m.names}
 _BY_LOINC = {c: m for m in MEASURES for c in m.loinc}
 _BY_APPLE = {f"HKQuantityTypeIdentifier{a}": m for m in MEASURES for a in m.apple}
-LAB_KEYS = tuple(m.key for m in MEASURES if m.kind == "lab")
 
 
 @dataclass(frozen=True)
@@ -448,9 +446,8 @@ def _parse_export(read: Callable[[int], bytes], today: date, deadline: float) ->
                 raise HealthDataError(f"Reading the export took longer than {MAX_SECONDS:.0f} seconds and was "
                                       "stopped; nothing was stored.")
             parser.Parse(chunk, False)
-        if total == 0:
-            raise HealthDataError("The file is empty. Upload export.zip from the Health app's “Export All Health Data”.")
-        parser.Parse(b"", True)
+        if total:  # an empty file is reported below, as having no root element
+            parser.Parse(b"", True)
     except expat.ExpatError as exc:
         what = expat.ErrorString(exc.code) if exc.code else str(exc)
         raise HealthDataError(f"The export is not well-formed XML ({what} at line {exc.lineno}); nothing was stored. "

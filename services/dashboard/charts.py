@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import html
 import math
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -158,15 +159,6 @@ def short_label(text: str, limit: int = LABEL_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _common_prefix(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 def distinct_labels(labels: Sequence[str], limit: int = LABEL_CHARS) -> list[str]:
     """Shortened labels that stay tellable apart: where several long labels would cut to the same text, each shows
     its beginning, an ellipsis and the part where it differs from the others ("AST2303 Tab…(ABK3376-02) 5 mg").
@@ -186,7 +178,7 @@ def distinct_labels(labels: Sequence[str], limit: int = LABEL_CHARS) -> list[str
             continue
         for i in members:
             text = texts[i]
-            differs = max(_common_prefix(text, texts[j]) for j in members if j != i)
+            differs = max(len(os.path.commonprefix([text, texts[j]])) for j in members if j != i)
             if len(text) <= limit or differs < head:
                 continue
             start = max(head, min(differs - 3, len(text) - width))
@@ -522,13 +514,6 @@ SIDE_COLORS = {"A": "#3E7CB1", "B": "#E07B39"}  # filter set A blue, B orange: t
 MEASURES = {"count": "Trials", "share": "Share (%)"}
 
 
-def _side_values(rows: Sequence[Any], side: str, measure: str) -> list[float | None]:
-    if measure == "share":
-        return [None if getattr(r, f"{side.lower()}_share") is None else round(100 * getattr(r, f"{side.lower()}_share"), 1)
-                for r in rows]
-    return [getattr(r, f"{side.lower()}_count") for r in rows]
-
-
 def compare_figure(title: str, style: str, rows: Sequence[Any], measure: str = "count",
                    names: Mapping[str, str] | None = None) -> go.Figure:
     """Grouped bars of one section of a comparison (services/dashboard/compare.Row): A and B side by side.
@@ -547,9 +532,9 @@ def compare_figure(title: str, style: str, rows: Sequence[Any], measure: str = "
     share_of = next((r.share_of for r in rows if r.share_of), "")
     traces = []
     for side in ("A", "B"):
-        values = _side_values(rows, side, measure)
         counts = [getattr(r, f"{side.lower()}_count") for r in rows]
         shares = [getattr(r, f"{side.lower()}_share") for r in rows]
+        values = [None if s is None else round(100 * s, 1) for s in shares] if measure == "share" else counts
         hover = []
         for lab, n, s in zip(labels, counts, shares, strict=True):
             if n is None:

@@ -104,11 +104,6 @@ def _surfaces(word: str) -> list[str]:
     return [f for f in dict.fromkeys(forms) if fold(f) == word]
 
 
-def _word_body(word: str) -> str:
-    forms = [s for member in _GROUP_OF.get(word, (word,)) for s in _surfaces(member)]
-    return "|".join(re.escape(f) for f in sorted(set(forms), key=lambda f: (-len(f), f)))
-
-
 @dataclass(frozen=True)
 class Alternative:
     """Words a term must all contain (any order); `whole` means the term must be exactly this one word; `within`
@@ -132,7 +127,8 @@ def forms(word: str) -> list[str]:
 def pg_word_pattern(word: str) -> str:
     """PostgreSQL regex: the word as a whole word in any of its written forms (for free text such as
     intervention names, where no word array is at hand)."""
-    return r"\m(?:" + _word_body(word) + ")" + _POSSESSIVE + r"\M"
+    body = "|".join(re.escape(f) for f in sorted(forms(word), key=lambda f: (-len(f), f)))
+    return r"\m(?:" + body + ")" + _POSSESSIVE + r"\M"
 
 
 def term_words(term: str) -> list[str]:

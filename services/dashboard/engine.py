@@ -23,7 +23,7 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
-from services.dashboard import relevance
+from services.dashboard import facetstore, landing, relevance
 from services.dashboard.facetstore import DETAIL_COLUMNS, GROUP_COLUMNS, TOP_DETAILS, MapFrames, SiteFrames
 from services.dashboard.filters import (
     FUNNEL_FIELDS,
@@ -32,12 +32,13 @@ from services.dashboard.filters import (
     age_years_sql,
     distance_sql,
     filter_clauses,
+    near_mask,
     near_sql,
     where_sql,
 )
 from services.data import geo
 from services.data.db import Database, load_sql
-from services.errors import TrialLandscapeError
+from services.errors import QueryTimeout, TrialLandscapeError
 
 _log = logging.getLogger(__name__)
 
@@ -163,6 +164,16 @@ def ids_cte(ids: list[str]) -> tuple[str, dict[str, Any]]:
     return as_cte(select), params
 
 
+def nct_texts(values: np.ndarray) -> list[str]:
+    """The store's NCT ids (bytes) as text, in the order given."""
+    return [v.decode() for v in values.tolist()]
+
+
+def origin_place(origin: tuple[float, float]) -> geo.Place:
+    """The assistant's search origin (latitude, longitude) as a place to measure from."""
+    return geo.Place("origin", origin[0], origin[1], "point", "", None, None)
+
+
 def near_cte(f: Filters, params: dict[str, Any]) -> str:
     """`, near_d AS (…)`: each matching trial's nearest located site from the filter's place (empty without one)."""
     place = f.place()
@@ -178,7 +189,6 @@ def near_cte(f: Filters, params: dict[str, Any]) -> str:
 
 def _ordered_page(db: Database, f: Filters, cte: str, params: dict[str, Any], *, sort: str, descending: bool,
                   limit: int, offset: int) -> list[str]:
-    params = dict(params)
     order = SORTS.get(sort, SORTS["start_date"])
     direction = "DESC NULLS LAST" if descending else "ASC NULLS LAST"
     params.update({"limit": max(1, min(int(limit), PAGE_CAP)), "offset": max(0, int(offset))})
@@ -191,8 +201,7 @@ def relevance_page(db: Database, f: Filters, select: str, params: dict[str, Any]
                    offset: int, gated: bool = False) -> tuple[list[str], int, int]:
     """One page in relevance order of the trials `select` gives (each engine's matching ids), how many were ranked
     (past the gate when `gated`) and how many matched; the same SQL for both engines, so they give the same order."""
-    cte, p = as_cte(select), dict(params)
-    return relevance.page(db, str(relevance.text_of(f)), cte, p, descending=descending,
+    return relevance.page(db, str(relevance.text_of(f)), as_cte(select), params, descending=descending,
                           limit=max(1, min(int(limit), PAGE_CAP)), offset=offset, gated=gated)
 
 
@@ -274,10 +283,9 @@ class SqlEngine:
                     limit: int, offset: int) -> tuple[list[str], int, int] | None:
         if not relevance.text_of(f):
             return None  # assistant_search_page.sql orders the matches in the database
-        select, found = base_select(f)
-        params = dict(found)
+        select, params = base_select(f)
         if origin is not None and radius_miles is not None:  # trials with a site within the radius
-            place = geo.Place("origin", origin[0], origin[1], "point", "", None, None)
+            place = origin_place(origin)
             select = (f"SELECT q.nct_id FROM ({select}) q WHERE EXISTS (SELECT 1 FROM ctgov.facilities f "
                       f"WHERE f.nct_id = q.nct_id AND {near_sql(place, float(radius_miles), params)})")
         if origin is None:
@@ -389,14 +397,13 @@ class SqlEngine:
     # ---- the map
     def _area(self, f: Filters, body: str, only_in_area: bool) -> tuple[str, dict[str, Any]]:
         cte, params = base_cte(f)
-        merged = dict(params)
-        merged.update(area_params(f, only_in_area=only_in_area))
-        return f"{cte}, area AS ({load_sql('map_area')})\n{load_sql(body)}", merged
+        params.update(area_params(f, only_in_area=only_in_area))
+        return f"{cte}, area AS ({load_sql('map_area')})\n{load_sql(body)}", params
 
     def map_frames(self, f: Filters, *, only_in_area: bool, point_limit: int, nearest_limit: int,
                    grid_steps: tuple[float, ...], timeout_ms: int) -> MapFrames:
         place = f.place()
-        queries = {name: self._area(f, name if name.startswith("map_") else f"map_{name}", only_in_area)
+        queries = {name: self._area(f, f"map_{name}", only_in_area)
                    for name in ("summary", "country_values", "state_values")}
         if place is not None:
             sql, params = self._area(f, "map_nearest_sites", only_in_area)
@@ -421,11 +428,11 @@ class SqlEngine:
         errors: dict[str, str] = {}
 
         def frame(name: str, key: str) -> pd.DataFrame:
-            value = results.get(name)
+            value = results[name]
             if isinstance(value, TrialLandscapeError):
                 errors[key] = str(value)
                 return pd.DataFrame()
-            return value if value is not None else pd.DataFrame()
+            return value
 
         summary = {k: int(row[k] or 0) for k in ("sites", "located", "trials", "trials_located")}
         return MapFrames(summary, cell, points, frame("nearest", "nearest") if place is not None else None,
@@ -433,8 +440,6 @@ class SqlEngine:
 
 
 def _error_text(err: TrialLandscapeError) -> str:
-    from services.errors import QueryTimeout
-
     return "timed out" if isinstance(err, QueryTimeout) else str(err)
 
 
@@ -501,17 +506,10 @@ class MemoryEngine:
         title, text = MEMORY_TEXT
         return {"mode": self.kind, "title": title, "text": text}
 
-    def _store(self) -> Any:
-        from services.dashboard import facetstore
-
-        return facetstore.store_for(self.db)
-
     def _ready(self) -> Any:
         """The store, or None while the server loads it in the background (then SQL answers)."""
         if not self.serve_sql_while_loading:
-            return self._store()
-        from services.dashboard import facetstore
-
+            return facetstore.store_for(self.db)
         return facetstore.ready_store(self.db)
 
     def count(self, f: Filters) -> int:
@@ -524,7 +522,7 @@ class MemoryEngine:
         store = self._ready()
         if store is None:
             return self._sql.matching_ids(f)
-        return [v.decode() for v in store.nct[store.mask(f, self.db)].tolist()]  # the store is in NCT id order
+        return nct_texts(store.nct[store.mask(f, self.db)])  # the store is in NCT id order
 
     def matched_select(self, f: Filters) -> tuple[str, dict[str, Any]]:
         if self._ready() is None:
@@ -545,14 +543,12 @@ class MemoryEngine:
             sort = "start_date"
         if sort == "nct_id":  # the store's own order
             ids = store.nct[mask]
-            return [v.decode() for v in (ids[::-1] if descending else ids)[start:stop].tolist()]
-        if sort in MEMORY_SORTS:  # sorted here, no database round trip
-            return [v.decode() for v in store.sorted_page(mask, sort, descending=descending, start=start,
-                                                           stop=stop).tolist()]
-        # The distance sort: each matching trial's nearest site from the filter's place, from the store's sites.
-        return [v.decode() for v in store.sorted_page(mask, sort, descending=descending, start=start, stop=stop,
-                                                       values=store.nearest_miles(f.place(), mask,
-                                                                                  f.radius_miles())).tolist()]
+            return nct_texts((ids[::-1] if descending else ids)[start:stop])
+        # MEMORY_SORTS are sorted here, no database round trip; the distance sort by each matching trial's
+        # nearest site from the filter's place, from the store's sites.
+        values = None if sort in MEMORY_SORTS else store.nearest_miles(f.place(), mask, f.radius_miles())
+        return nct_texts(store.sorted_page(mask, sort, descending=descending, start=start, stop=stop,
+                                           values=values))
 
     def search_page(self, f: Filters, origin: tuple[float, float] | None, radius_miles: float | None, *,
                     limit: int, offset: int) -> tuple[list[str], int, int] | None:
@@ -560,18 +556,15 @@ class MemoryEngine:
         if store is None:
             return self._sql.search_page(f, origin, radius_miles, limit=limit, offset=offset)
         mask = store.mask(f, self.db)
-        place = None if origin is None else geo.Place("origin", origin[0], origin[1], "point", "", None, None)
+        place = None if origin is None else origin_place(origin)
         if place is not None and radius_miles is not None:  # trials with a site within the radius
-            sites, _ = store.near_sites(place, float(radius_miles))
-            near = np.zeros(store.n, dtype=bool)
-            near[store.site_row[sites]] = True
-            mask &= near
+            mask &= near_mask(store, place, float(radius_miles))
         rows = np.flatnonzero(mask)
         matching = int(rows.size)
         if rows.size == 0:
             return [], 0, 0
         if relevance.text_of(f):  # a condition: the relevance order past its gate, nearest first with a place
-            select, params = ids_select([v.decode() for v in store.nct[rows].tolist()])
+            select, params = ids_select(nct_texts(store.nct[rows]))
             if place is None:
                 return relevance_page(self.db, f, select, params, descending=True, limit=limit, offset=offset,
                                       gated=True)
@@ -595,11 +588,9 @@ class MemoryEngine:
                             no_miles))
         lo = max(0, int(offset))
         page = rows[order[lo:lo + max(1, int(limit))]]
-        return [v.decode() for v in store.nct[page].tolist()], int(rows.size), matching
+        return nct_texts(store.nct[page]), int(rows.size), matching
 
     def country_names(self) -> list[str]:
-        from services.dashboard import facetstore, landing
-
         stored = landing.load(self.db, facetstore.generation(self.db), landing.COUNTRY_NAMES)  # as stored for it
         if isinstance(stored, list):
             return [str(name) for name in stored]
@@ -615,8 +606,6 @@ class MemoryEngine:
         return names
 
     def loading(self) -> bool:
-        from services.dashboard import facetstore
-
         return not facetstore.is_loaded(self.db)
 
     def timeline_spans(self, f: Filters) -> pd.DataFrame:
@@ -636,15 +625,11 @@ class MemoryEngine:
         return planning.frames_from_store(store, store.mask(f, self.db))
 
     def warm(self) -> None:
-        from services.dashboard import facetstore
-
         self.serve_sql_while_loading = True
         facetstore.warm_up(self.db)
 
     def dashboard_frames(self, f: Filters, specs: Mapping[str, Mapping[str, Any]], facets: list[str] | None, *,
                          timeout_ms: int, sequential: bool = False) -> DashboardFrames:
-        from services.dashboard import facetstore, landing
-
         landing_view = facets is None and f.is_default()
         if landing_view:  # as this engine computed it for this generation (by now, or before this process started)
             stored = landing.load_dashboard(self.db, facetstore.generation(self.db), specs)
@@ -663,8 +648,6 @@ class MemoryEngine:
 
     def site_frames(self, f: Filters, place: geo.Place | None, *, order: str, limit: int,
                     investigators: bool) -> SiteFrames:
-        from services.dashboard import facetstore
-
         store = self._ready()
         if store is None:
             return self._sql.site_frames(f, place, order=order, limit=limit, investigators=investigators)
@@ -673,8 +656,6 @@ class MemoryEngine:
 
     def map_frames(self, f: Filters, *, only_in_area: bool, point_limit: int, nearest_limit: int,
                    grid_steps: tuple[float, ...], timeout_ms: int) -> MapFrames:
-        from services.dashboard import facetstore
-
         store = self._ready()
         if store is None:
             return self._sql.map_frames(f, only_in_area=only_in_area, point_limit=point_limit,
@@ -725,9 +706,6 @@ def engine_for(db: Database) -> Engine:
         return found
 
 
-ENGINE_NAMES = ("auto", "memory", "sql")
-
-
 def by_name(db: Database, name: str = "auto") -> Engine:
     """An engine by name for the CLI and benchmarks: "auto" is the database's own (engine_for); "memory" or
     "sql" builds that one explicitly, to compare the two."""
@@ -742,8 +720,6 @@ def prepare_after_import(db: Database) -> float | None:
     """After an import: load the in-process engine's arrays now and write its start cache (seconds taken), so the
     next server start maps them at once instead of answering from SQL while it loads them (~20 s at 575,000
     studies). None when this database's engine is SQL or the start cache is off."""
-    from services.dashboard import facetstore
-
     forget(db)  # the import may have built the derived tables this engine choice depends on
     if engine_for(db).kind != "memory" or not facetstore.cache_enabled():
         return None

@@ -27,7 +27,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,6 +85,11 @@ class Coded:
         for i, value in enumerate(self.labels[:-1]):
             out[i] = bool(wanted(value))
         return out
+
+    def among(self, values: Iterable[str]) -> np.ndarray:
+        """One flag per code in `codes`: whether its label is one of the values (NULL never is)."""
+        wanted = set(values)
+        return self.lut(lambda v: v in wanted)[self.codes]
 
     def code_of(self, value: str) -> int:
         """The code of a label, or -1 when it does not occur."""
@@ -184,13 +189,13 @@ class Labeled:
                              "n": [int(x) for x in n[codes]]})
 
 
-def _top_codes(counts: np.ndarray, k: int | None, *, keep_null: bool, null: int | None = None) -> np.ndarray:
+def _top_codes(counts: np.ndarray, k: int, *, keep_null: bool) -> np.ndarray:
     """Codes with a count, by count descending then code (byte order, NULL last); the first k."""
     nz = np.flatnonzero(counts)
     if not keep_null:
-        nz = nz[nz != (len(counts) - 1 if null is None else null)]
+        nz = nz[nz != len(counts) - 1]
     order = np.lexsort((nz, -counts[nz]))
-    return nz[order] if k is None else nz[order][:k]
+    return nz[order][:k]
 
 
 def _groups(coded: Coded, counts: np.ndarray, *, keep_null: bool = True) -> pd.DataFrame:
@@ -303,18 +308,15 @@ class FacetStore:
         self.from_cache = False  # True when mapped from the start cache (read_cache) instead of loaded by COPY
         _tune_allocator()
         started = time.perf_counter()
-        names = ("facetstore_studies", "facetstore_dates", "facetstore_lists", "facetstore_conditions",
-                 "facetstore_interventions", "facetstore_collaboration")
         loaders = {"facetstore_studies": self._load_studies, "facetstore_dates": self._load_dates,
-                   "facetstore_lists": self._load_lists,
-                   "facetstore_conditions": self._load_conditions,
+                   "facetstore_lists": self._load_lists, "facetstore_conditions": self._load_conditions,
                    "facetstore_interventions": self._load_interventions,
                    "facetstore_collaboration": self._load_collaboration}
 
         # One table at a time (the sites, the largest, in slices), handing freed memory back after each: the
         # load's peak stays near the size of the arrays plus one table's text, not every table's text at once.
-        for name in names:
-            loaders[name](db.copy_csv(load_sql(name), timeout_ms=LOAD_TIMEOUT_MS))
+        for name, load in loaders.items():
+            load(db.copy_csv(load_sql(name), timeout_ms=LOAD_TIMEOUT_MS))
             _release_memory()
         self._load_sites(db)  # needs the studies' NCT ids
         _release_memory()
@@ -457,11 +459,6 @@ class FacetStore:
         pos = np.minimum(np.searchsorted(self.nct, nct_ids), self.n - 1)
         return pos, self.nct[pos] == nct_ids
 
-    def rows_of(self, nct_ids: np.ndarray) -> np.ndarray:
-        """Row numbers of NCT ids (ids not in the store are dropped)."""
-        pos, known = self._positions(nct_ids)
-        return pos[known]
-
     def lookup(self, db: Database, sub: str | None, params: dict[str, Any]) -> np.ndarray:
         """Rows whose NCT id a SELECT of NCT ids returns (run in the database; None: nothing to search for)."""
         if sub is None:
@@ -470,8 +467,9 @@ class FacetStore:
         # "diabetes" at 575,000 studies into 174,000 spilled batches (143 s; 0.5 s without it).
         buffer = db.copy_csv(f"SELECT q.nct_id FROM ({sub}) q", params, timeout_ms=LOOKUP_TIMEOUT_MS)
         ids = pd.read_csv(buffer, dtype={"nct_id": "S16"}, na_values=["\\N"], keep_default_na=False)
+        pos, known = self._positions(ids["nct_id"].dropna().to_numpy().astype("S16"))
         mask = np.zeros(self.n, dtype=bool)
-        mask[self.rows_of(ids["nct_id"].dropna().to_numpy().astype("S16"))] = True
+        mask[pos[known]] = True  # ids not in the store are dropped
         return mask
 
     def any_in_list(self, name: str, values: tuple[str, ...]) -> np.ndarray:
@@ -662,7 +660,7 @@ class FacetStore:
         raw["conditions"] = self.conditions.top(mask, tops["conditions"])
         raw["interventions"] = self.interventions.top(mask, tops["interventions"])
         pair_n = np.bincount(self.collab_pair[mask[self.collab_rows]], minlength=len(self.collab_pair_lead))
-        top = _top_codes(pair_n, tops["collaboration"], keep_null=True, null=-1)
+        top = _top_codes(pair_n, tops["collaboration"], keep_null=True)
         raw["collaboration"] = pd.DataFrame({"value": list(self.collab_leads[self.collab_pair_lead[top]]),
                                              "collaborator": list(
                                                  self.collab_collaborators[self.collab_pair_collab[top]]),
@@ -1167,11 +1165,9 @@ def _in_area(store: FacetStore, f: Filters, chosen: np.ndarray) -> np.ndarray | 
     around its place (map_area.sql's rule); the miles of every location from the place within the radius (NaN
     beyond it), or None without a place."""
     if f.country:
-        wanted = set(f.country)
-        chosen &= store.site_country.lut(lambda v: v in wanted)[store.site_country.codes]
+        chosen &= store.site_country.among(f.country)
     if f.state:
-        wanted = set(f.state)
-        chosen &= store.site_state.lut(lambda v: v in wanted)[store.site_state.codes]
+        chosen &= store.site_state.among(f.state)
     place = f.place()
     if place is None:
         return None

@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, cast
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 import numpy as np
 
@@ -151,8 +151,8 @@ class Filters:
         return out
 
     def query_string(self) -> str:
-        """`condition=…&phase=PHASE2&near=Boston%2C%20MA&radius=100` (stable order)."""
-        return urlencode([(k, v) for k, vs in self.to_query().items() for v in vs], quote_via=cast(Any, _quote))
+        """`condition=…&phase=PHASE2&near=Boston%2C%20MA&radius=100` (stable order; spaces as %20, not +)."""
+        return urlencode([(k, v) for k, vs in self.to_query().items() for v in vs], quote_via=quote)
 
     def with_value(self, name: str, value: Any) -> Filters:
         """A copy with one field changed; multi-valued fields add the value if missing."""
@@ -190,10 +190,9 @@ class Filters:
         lines.append("Status: any" if not self.status else
                      "Status: open to enrolment" if self.status == OPEN_STATUSES else
                      "Status: " + ", ".join(label("status", s) for s in self.status))
-        for name, kind, title in (("phase", "phase", "Phase"), ("study_type", "study_type", "Study type"),
-                                  ("funder_class", "funder_class", "Funder")):
+        for name, title in (("phase", "Phase"), ("study_type", "Study type"), ("funder_class", "Funder")):
             if getattr(self, name):
-                lines.append(f"{title}: " + ", ".join(label(kind, v) for v in getattr(self, name)))
+                lines.append(f"{title}: " + ", ".join(label(name, v) for v in getattr(self, name)))
         if self.sponsor:
             lines.append(f"Lead sponsor: {self.sponsor}")
         if self.country:
@@ -238,12 +237,6 @@ def _short(text: str, n: int = 40) -> str:
 
 def _num(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
-
-
-def _quote(text: str, safe: str = "", encoding: str | None = None, errors: str | None = None) -> str:
-    from urllib.parse import quote
-
-    return quote(text, safe="", encoding=encoding or "utf-8", errors=errors or "strict")
 
 
 # ---- parameter parsers (each raises ValueError with a reason a person understands) --------
@@ -404,12 +397,6 @@ _PARSERS: dict[str, Any] = {
 
 
 # ---- SQL translation ------------------------------------------------------------------------
-def condition_tokens(text: str) -> list[list[str]]:
-    """Alternative word sets for a condition (services.dashboard.condition's model): a study matches when one of its
-    condition names, MeSH terms or keywords contains all words of one alternative, in any order."""
-    return [list(a.words) for a in condition.expand(text).alternatives]
-
-
 @dataclass
 class SqlParts:
     """A WHERE condition on `ctgov.studies s` and its bound parameters."""
@@ -425,19 +412,11 @@ class SqlParts:
         return " AND ".join(f"({c})" for c in self.clauses) if self.clauses else "TRUE"
 
 
-WORD_GROUPS = condition.WORD_GROUPS
-
-
-def word_pattern(token: str) -> str:
-    """PostgreSQL regex matching a whole word in any written form, or one of its synonyms."""
-    return condition.pg_word_pattern(condition.fold(token))
-
-
 def _word_match(column: str, tokens: list[str], prefix: str, params: dict[str, Any]) -> str:
     parts = []
     for i, tok in enumerate(tokens):
         name = f"{prefix}{i}"
-        params[name] = word_pattern(tok)
+        params[name] = condition.pg_word_pattern(condition.fold(tok))  # any written form, or a synonym
         parts.append(f"{column} ~ :{name}")
     return " AND ".join(parts)
 
@@ -492,13 +471,10 @@ def distance_sql(alias: str = "f") -> str:
 FUNNEL_FIELDS = ("condition", "status", "age", "sex", "near")
 
 
-def where_sql(f: Filters, *, skip: Iterable[str] = ()) -> SqlParts:
-    """SQL condition on `ctgov.studies s` for every set filter except those named in `skip`."""
-    skip_set = set(skip)
+def where_sql(f: Filters) -> SqlParts:
+    """SQL condition on `ctgov.studies s` for every set filter."""
     p = SqlParts()
-    for name, clause in filter_clauses(f, p.params).items():
-        if name not in skip_set:
-            p.clauses.append(clause)
+    p.clauses.extend(filter_clauses(f, p.params).values())
     return p
 
 
@@ -519,15 +495,6 @@ class FilterDef:
     is_set: Callable[[Filters], bool]
     sql: Sql
     mask: Mask
-
-
-def _in_codes(coded_attr: str, field_name: str) -> Mask:
-    """Mask: the store's coded column holds one of the filter's values."""
-    def mask(store: Any, f: Filters, db: Any) -> np.ndarray:
-        wanted = set(getattr(f, field_name))
-        coded = getattr(store, coded_attr)
-        return coded.lut(lambda v: v in wanted)[coded.codes]  # type: ignore[no-any-return]
-    return mask
 
 
 def _condition_sql(f: Filters, params: dict[str, Any]) -> str:
@@ -576,7 +543,8 @@ def _funder_sql(f: Filters, params: dict[str, Any]) -> str:
 
 
 def _funder_mask(store: Any, f: Filters, db: Any) -> np.ndarray:
-    return _in_codes("funder_class", "funder_class")(store, f, db) & (store.lead_sponsor.codes != store.lead_sponsor.null)
+    has_lead = store.lead_sponsor.codes != store.lead_sponsor.null
+    return store.funder_class.among(f.funder_class) & has_lead  # type: ignore[no-any-return]
 
 
 def _sponsor_sql(f: Filters, params: dict[str, Any]) -> str:
@@ -607,8 +575,9 @@ def _near_sql(f: Filters, params: dict[str, Any]) -> str:
     return f"s.nct_id IN (SELECT f.nct_id FROM ctgov.facilities f WHERE {near_sql(place, f.radius_miles(), params)})"
 
 
-def _near_mask(store: Any, f: Filters, db: Any) -> np.ndarray:
-    sites, _ = store.near_sites(f.place(), f.radius_miles())
+def near_mask(store: Any, place: geo.Place, radius_miles: float) -> np.ndarray:
+    """Mask over the in-process store: the studies with a site within the radius of the place."""
+    sites, _ = store.near_sites(place, radius_miles)
     mask = np.zeros(store.n, dtype=bool)
     mask[store.site_row[sites]] = True
     return mask
@@ -645,11 +614,11 @@ def _healthy_sql(f: Filters, params: dict[str, Any]) -> str:
             "AND e.healthy_volunteers = CAST(:healthy AS boolean))")
 
 
-def _bound(field_name: str, param: str, sql_col: str, store_col: str, op: str, sql_type: str) -> tuple[Sql, Mask]:
+def _bound(field_name: str, param: str, sql_col: str, store_col: str, op: str) -> tuple[Sql, Mask]:
     """SQL and mask of a bound on a number column (start year, enrollment): NULL never passes."""
     def sql(f: Filters, params: dict[str, Any]) -> str:
         params[param] = getattr(f, field_name)
-        return f"{sql_col} {op} CAST(:{param} AS {sql_type})"
+        return f"{sql_col} {op} CAST(:{param} AS int)"
 
     def mask(store: Any, f: Filters, db: Any) -> np.ndarray:
         bound = getattr(f, field_name)
@@ -676,23 +645,26 @@ def _fda_mask(store: Any, f: Filters, db: Any) -> np.ndarray:
     return store.lookup(db, f"SELECT s.nct_id FROM ctgov.studies s WHERE {_fda_sql(f, params)}", params)  # type: ignore[no-any-return]
 
 
-_start_from = _bound("start_from", "start_from", "extract(year FROM s.start_date)", "start_year", ">=", "int")
-_start_to = _bound("start_to", "start_to", "extract(year FROM s.start_date)", "start_year", "<=", "int")
-_enroll_min = _bound("enrollment_min", "enroll_min", "s.enrollment", "enrollment", ">=", "int")
-_enroll_max = _bound("enrollment_max", "enroll_max", "s.enrollment", "enrollment", "<=", "int")
+_start_from = _bound("start_from", "start_from", "extract(year FROM s.start_date)", "start_year", ">=")
+_start_to = _bound("start_to", "start_to", "extract(year FROM s.start_date)", "start_year", "<=")
+_enroll_min = _bound("enrollment_min", "enroll_min", "s.enrollment", "enrollment", ">=")
+_enroll_max = _bound("enrollment_max", "enroll_max", "s.enrollment", "enrollment", "<=")
 
 FILTER_DEFS: tuple[FilterDef, ...] = (
     FilterDef("condition", lambda f: bool(f.condition), _condition_sql, _condition_mask),
     FilterDef("intervention", lambda f: bool(f.intervention), _intervention_sql, _intervention_mask),
-    FilterDef("status", lambda f: bool(f.status), _status_sql, _in_codes("status", "status")),
+    FilterDef("status", lambda f: bool(f.status), _status_sql,
+              lambda store, f, db: store.status.among(f.status)),
     FilterDef("phase", lambda f: bool(f.phase), _phase_sql, _phase_mask),
-    FilterDef("study_type", lambda f: bool(f.study_type), _study_type_sql, _in_codes("study_type", "study_type")),
+    FilterDef("study_type", lambda f: bool(f.study_type), _study_type_sql,
+              lambda store, f, db: store.study_type.among(f.study_type)),
     FilterDef("funder_class", lambda f: bool(f.funder_class), _funder_sql, _funder_mask),
     FilterDef("sponsor", lambda f: bool(f.sponsor), _sponsor_sql, _sponsor_mask),
     FilterDef("country", lambda f: bool(f.country), _country_sql,
               lambda store, f, db: store.any_in_list("country", f.country)),
     FilterDef("state", lambda f: bool(f.state), _state_sql, lambda store, f, db: store.any_in_list("state", f.state)),
-    FilterDef("near", lambda f: f.place() is not None, _near_sql, _near_mask),
+    FilterDef("near", lambda f: f.place() is not None, _near_sql,
+              lambda store, f, db: near_mask(store, cast(geo.Place, f.place()), f.radius_miles())),
     FilterDef("age", lambda f: f.age is not None, _age_sql, _age_mask),
     FilterDef("sex", lambda f: bool(f.sex), _sex_sql, _sex_mask),
     FilterDef("healthy_volunteers", lambda f: f.healthy_volunteers is not None, _healthy_sql,
@@ -718,11 +690,12 @@ HAS_RESULTS_SQL = ("s.results_first_posted_date IS NOT NULL OR EXISTS (SELECT 1 
 
 def intervention_ids_sql(text: str, params: dict[str, Any]) -> str | None:
     """SELECT of the NCT ids whose intervention names or MeSH terms contain the text's first word (None: no word)."""
-    tokens = condition_tokens(text)[:1]
-    if not tokens:
+    alternatives = condition.expand(text).alternatives
+    if not alternatives:
         return None
-    m1 = _word_match("lower(x.name)", tokens[0], "iv_", params)
-    m2 = _word_match("x.downcase_mesh_term", tokens[0], "iv_", params)
+    tokens = list(alternatives[0].words)
+    m1 = _word_match("lower(x.name)", tokens, "iv_", params)
+    m2 = _word_match("x.downcase_mesh_term", tokens, "iv_", params)
     return (f"SELECT x.nct_id FROM ctgov.interventions x WHERE {m1} "
             f"UNION SELECT x.nct_id FROM ctgov.browse_interventions x WHERE {m2}")
 

@@ -57,8 +57,8 @@ def outline_layers(states: bool = True) -> list[pdk.Layer]:
     return layers
 
 
-def _records(points: pd.DataFrame, extra: tuple[str, ...] = ()) -> list[dict[str, Any]]:
-    cols = ["lat", "lon", "color", "weight", "t_title", "t_sub", "t_l1", "t_l2", *extra]
+def _records(points: pd.DataFrame) -> list[dict[str, Any]]:
+    cols = ["lat", "lon", "color", "weight", "t_title", "t_sub", "t_l1", "t_l2"]
     present = [c for c in cols if c in points]
     return points[present].to_dict("records") if len(points) else []
 

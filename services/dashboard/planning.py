@@ -148,7 +148,7 @@ def frames_sql(db: Database, cte: str, params: dict[str, Any]) -> tuple[pd.DataF
 
 
 # ---- shared shaping -------------------------------------------------------------------------------
-def _scaled(q: list[float] | None, scale: float = 1.0) -> tuple[float | None, float | None, float | None]:
+def _scaled(q: list[float] | None, scale: float) -> tuple[float | None, float | None, float | None]:
     if q is None:
         return None, None, None
     return q[0] / scale, q[1] / scale, q[2] / scale
@@ -164,10 +164,9 @@ def shape_table(bench: pd.DataFrame) -> pd.DataFrame:
         row: dict[str, Any] = {"phase": "ALL" if r["whole"] else (r["phase"] or NO_PHASE),
                                "phase_label": "All phases" if r["whole"] else phase_label(r["phase"]),
                                "trials": int(r["trials"])}
-        for measure, scale in (("enroll", 1.0), ("duration", float(DAYS_PER_MONTH)), ("sites", 1.0),
-                               ("rate", 1.0)):
-            name = "duration_months" if measure == "duration" else \
-                "enrollment" if measure == "enroll" else "enrolled_per_site_month" if measure == "rate" else "sites"
+        for measure, name, scale in (("enroll", "enrollment", 1.0),
+                                     ("duration", "duration_months", DAYS_PER_MONTH),
+                                     ("sites", "sites", 1.0), ("rate", "enrolled_per_site_month", 1.0)):
             p25, p50, p75 = _scaled(r[f"{measure}_q"], scale)
             row.update({f"{name}_p25": p25, f"{name}_median": p50, f"{name}_p75": p75,
                         f"{name}_n": int(r[f"{measure}_n"])})

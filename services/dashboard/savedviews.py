@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
-from services.dashboard.engine import as_cte, base_select
+from services.dashboard.engine import as_cte, base_select, ids_select, nct_texts
 from services.dashboard.filters import Filters, is_view_param, where_sql
 from services.data.db import Database, load_sql
 from services.data.normalize import label
@@ -207,11 +207,9 @@ def _matched_now(db: Database, f: Filters) -> tuple[str, dict[str, Any], str | N
 
     The in-process engine's ids when its store is loaded and current (a fraction of a second at registry scale);
     else SQL on the base tables, which the marking statement then reads in its own snapshot (stamp None)."""
-    from services.dashboard.engine import ids_select
-
     store = _current_store(db)
     if store is not None:
-        select, params = ids_select([v.decode() for v in store.nct[store.mask(f, db)].tolist()])
+        select, params = ids_select(nct_texts(store.nct[store.mask(f, db)]))
         return select, params, store.refreshed_at
     select, params = base_select(f)
     return select, params, None
@@ -282,8 +280,7 @@ def _matching(db: Database, f: Filters, ids: list[str]) -> set[str]:
         return set()
     store = _current_store(db)
     if store is not None:  # the in-process engine's mask: a fraction of a second whatever the filters
-        matched = {v.decode() for v in store.nct[store.mask(f, db)].tolist()}
-        return matched.intersection(ids)
+        return set(nct_texts(store.nct[store.mask(f, db)])).intersection(ids)
     parts = where_sql(f)
     parts.add("s.nct_id = ANY(CAST(:only_ids AS text[]))", only_ids=ids)
     rows = db.fetch_rows(f"SELECT s.nct_id FROM ctgov.studies s WHERE {parts.sql()}", parts.params,

@@ -42,7 +42,6 @@ def matching_trials(f: Filters, *, sort: str = "start_date", descending: bool = 
     queries = []
     for part in range(parts):
         cte, params = ids_cte(ids[part * size:(part + 1) * size])
-        params = dict(params)
         queries.append((f"{cte}{near_cte(f, params)}\n{load_sql('trials_page')}", params))
     rows = db.fetch_df_parts(queries, timeout_ms=60_000)
     if rows.empty:

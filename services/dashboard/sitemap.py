@@ -139,11 +139,10 @@ def _where(city: Any, state: Any, country: Any) -> str:
 
 def shape_sites(df: pd.DataFrame) -> pd.DataFrame:
     """Site rows with their shown status (the site's own, else the trial's), colour and tooltip lines."""
+    if df.empty:
+        added = ("status", "status_from", "color", "weight", "t_title", "t_sub", "t_l1", "t_l2")
+        return df.assign(**{col: pd.Series(dtype=object) for col in added})
     out = df.copy()
-    if out.empty:
-        for col in ("status", "status_from", "color", "weight", "t_title", "t_sub", "t_l1", "t_l2"):
-            out[col] = pd.Series(dtype=object)
-        return out
     cols = {c: out[c].tolist() for c in ("site_status", "trial_status", "facility", "city", "state", "country",
                                          "nct_id", "title")}  # lists: iterating text columns cell by cell is slow
     site = [canonical("status", s) if _text(s) else None for s in cols["site_status"]]
@@ -169,11 +168,10 @@ def shape_sites(df: pd.DataFrame) -> pd.DataFrame:
 
 def shape_cells(df: pd.DataFrame) -> pd.DataFrame:
     """Grid-cell rows with colour (most common status), weight (sites) and tooltip lines."""
+    if df.empty:
+        added = ("color", "weight", "t_title", "t_sub", "t_l1", "t_l2")
+        return df.assign(**{col: pd.Series(dtype=object) for col in added})
     out = df.copy()
-    if out.empty:
-        for col in ("color", "weight", "t_title", "t_sub", "t_l1", "t_l2"):
-            out[col] = pd.Series(dtype=object)
-        return out
     status = [_cell_status(s) for s in out["status"].tolist()]  # lists: iterating text columns cell by cell is slow
     out["status"] = status
     out["color"] = [list(status_colour(s)) for s in status]

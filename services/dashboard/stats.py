@@ -21,7 +21,7 @@ from services.dashboard.engine import prepare_after_import as prepare_engine
 from services.dashboard.filters import FUNNEL_FIELDS, Filters
 from services.data import runtime
 from services.data.db import Database
-from services.data.normalize import CLOSED_OUTCOMES, canonical, label, phase_list
+from services.data.normalize import CLOSED_OUTCOMES, PHASES, canonical, label, phase_list
 
 _log = logging.getLogger(__name__)
 
@@ -153,7 +153,7 @@ def shape_facet(name: str, df: pd.DataFrame) -> list[dict[str, Any]]:
         for value, n in zip(df["value"], df["n"], strict=True):
             for part in phase_list(value) or ("NONE",):
                 counts[part] += int(n)
-        order = ["EARLY_PHASE1", "PHASE1", "PHASE2", "PHASE3", "PHASE4", "NA", "NONE"]
+        order = [*PHASES, "NONE"]
         return [{"value": v, "label": "No phase (observational)" if v == "NONE" else label("phase", v),
                  "count": counts[v]} for v in sorted(counts, key=lambda x: order.index(x) if x in order else 99)]
     if kind:
@@ -167,20 +167,13 @@ def shape_facet(name: str, df: pd.DataFrame) -> list[dict[str, Any]]:
     if name in BUCKETS:
         names = BUCKETS[name]
         if name == "enrollment":
-            rows_e: list[dict[str, Any]] = []
+            by_series: dict[tuple[int, str], int] = defaultdict(int)
             for (value, etype), group in df.groupby(["value", df["enrollment_type"].fillna("")], sort=True):
                 series = "Actual" if str(etype).upper() == "ACTUAL" else (
                     "Anticipated" if etype else "Type not given")
-                rows_e.append({"value": int(value), "label": names[int(value)], "series": series,
-                               "count": int(group["n"].sum())})
-            merged_e: dict[tuple[int, str], dict[str, Any]] = {}
-            for r in rows_e:
-                key = (r["value"], r["series"])
-                if key in merged_e:
-                    merged_e[key]["count"] += r["count"]
-                else:
-                    merged_e[key] = r
-            return sorted(merged_e.values(), key=lambda r: (r["value"], r["series"]))
+                by_series[(int(value), series)] += int(group["n"].sum())
+            return [{"value": v, "label": names[v], "series": series, "count": n}
+                    for (v, series), n in sorted(by_series.items())]
         out = []
         for value, n in sorted(zip(df["value"], df["n"], strict=True)):
             idx = int(value)
@@ -258,15 +251,6 @@ def cached_dashboard(f: Filters, *, db: Database | None = None) -> Dashboard:
 def clear_cache() -> None:
     """Forget every cached dashboard (the next call computes it again)."""
     _dashboard_cache.clear()
-
-
-def cached_summary(f: Filters, *, db: Database | None = None) -> Dashboard:
-    """KPIs and funnel of a filter as early as they can be had, so a page can show them before the charts.
-
-    Both engines compute a dashboard in one call (the SQL engine's queries run concurrently), so this is
-    cached_dashboard; pages keep calling it first. Shared like cached_dashboard; do not change the result.
-    """
-    return cached_dashboard(f, db=db)
 
 
 def dashboard_cache_stats() -> CacheStats:

@@ -27,7 +27,6 @@ QUARTER_SENTINEL = -1  # "no date" in the store's quarter arrays
 NO_PHASE = "NONE"
 GROUPS = ("sponsor", "phase")
 COLOR_BY = ("phase", "status")
-MARKS = {1: "actual", 0: "estimated", -1: "unknown"}  # a date's type: ACTUAL, ESTIMATED/ANTICIPATED, not given
 
 
 @dataclass

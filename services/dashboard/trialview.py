@@ -270,38 +270,39 @@ def _outline(items: Sequence[str], limit: int = 3, chars: int = 160) -> str:
 def comparison(details: Sequence[TrialDetail], unit: str = "mi") -> pd.DataFrame:
     """Side-by-side table: one row per aspect, one column per trial (its NCT id)."""
     rows: dict[str, dict[str, str]] = {}
-
-    def put(aspect: str, nct: str, value: str) -> None:
-        rows.setdefault(aspect, {})[nct] = value
-
     for d in details:
-        s, n = d.study, d.nct_id
+        s = d.study
         facts = dict(key_facts(d, unit))
         dates = dict(key_dates(d))
-        put("Title", n, _text(s.get("title")))
-        put("Phase", n, facts["Phase"])
-        put("Status", n, facts["Status"] + (" (status may be out of date)" if status_freshness(d) else ""))
-        put("Conditions", n, _outline(list(d.conditions)))
-        put("Interventions", n, _outline([_text(x) for x in d.interventions.get("name", pd.Series(dtype=str))]))
-        put("Lead sponsor", n, facts["Lead sponsor"])
-        put("Collaborators", n, _outline(list(d.collaborators)))
-        put("Enrollment", n, facts["Enrollment"])
-        put("Start", n, dates["Start"])
-        put("Primary completion", n, dates["Primary completion"])
-        put("Sites", n, facts["Sites"])
-        put("Nearest site", n, facts.get("Nearest site", "—"))
-        put("Ages", n, facts["Ages"])
-        put("Sex", n, facts["Sex"])
-        put("Healthy volunteers", n, facts["Healthy volunteers"])
-        put("Allocation / masking", n, " / ".join(v for k, v in design_facts(d) if k in ("Allocation", "Masking"))
-            or "—")
         primary = outcomes_by_type(d).get("Primary")
-        put("Primary outcomes", n, _outline(list(primary["measure"])) if primary is not None else "—")
-        put("Eligibility criteria", n, f"{len(d.criteria.inclusion)} inclusion, {len(d.criteria.exclusion)} exclusion"
-            if d.criteria.all else NOT_IN_COPY if d.provenance is not None and d.provenance.lacks_field("criteria")
-            else "Not given")
-        put("Results posted", n, "Yes" if s.get("has_results") else "No")
-        put("ClinicalTrials.gov", n, d.url)
+        criteria = (f"{len(d.criteria.inclusion)} inclusion, {len(d.criteria.exclusion)} exclusion"
+                    if d.criteria.all else NOT_IN_COPY
+                    if d.provenance is not None and d.provenance.lacks_field("criteria") else "Not given")
+        design = " / ".join(v for k, v in design_facts(d) if k in ("Allocation", "Masking"))
+        column = {
+            "Title": _text(s.get("title")),
+            "Phase": facts["Phase"],
+            "Status": facts["Status"] + (" (status may be out of date)" if status_freshness(d) else ""),
+            "Conditions": _outline(list(d.conditions)),
+            "Interventions": _outline([_text(x) for x in d.interventions.get("name", pd.Series(dtype=str))]),
+            "Lead sponsor": facts["Lead sponsor"],
+            "Collaborators": _outline(list(d.collaborators)),
+            "Enrollment": facts["Enrollment"],
+            "Start": dates["Start"],
+            "Primary completion": dates["Primary completion"],
+            "Sites": facts["Sites"],
+            "Nearest site": facts.get("Nearest site", "—"),
+            "Ages": facts["Ages"],
+            "Sex": facts["Sex"],
+            "Healthy volunteers": facts["Healthy volunteers"],
+            "Allocation / masking": design or "—",
+            "Primary outcomes": _outline(list(primary["measure"])) if primary is not None else "—",
+            "Eligibility criteria": criteria,
+            "Results posted": "Yes" if s.get("has_results") else "No",
+            "ClinicalTrials.gov": d.url,
+        }
+        for aspect, value in column.items():
+            rows.setdefault(aspect, {})[d.nct_id] = value
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.index.name = "aspect"
     return table.reindex(columns=[d.nct_id for d in details]).fillna("—")

@@ -38,29 +38,23 @@ _DISPLAY = {
 
 # TrialGPT (Jin et al.) labels.  For an exclusion criterion "met" means the exclusion applies,
 # which TrialGPT calls "excluded"; "not met" is "not excluded".
-BENCHMARK_LABELS: dict[CriterionKind, tuple[str, ...]] = {
-    "inclusion": ("included", "not included", "not enough information", "not applicable"),
-    "exclusion": ("excluded", "not excluded", "not enough information", "not applicable"),
+# The labels that say neither yes nor no are spelled the same for both kinds.
+_OPEN_BENCHMARK = {
+    Label.NEEDS_DISCUSSION: "not enough information",
+    Label.NOT_ENOUGH_INFO: "not enough information",
+    Label.NOT_APPLICABLE: "not applicable",
 }
-
 _TO_BENCHMARK: dict[CriterionKind, dict[Label, str]] = {
-    "inclusion": {
-        Label.MET: "included",
-        Label.NOT_MET: "not included",
-        Label.NEEDS_DISCUSSION: "not enough information",
-        Label.NOT_ENOUGH_INFO: "not enough information",
-        Label.NOT_APPLICABLE: "not applicable",
-    },
-    "exclusion": {
-        Label.MET: "excluded",
-        Label.NOT_MET: "not excluded",
-        Label.NEEDS_DISCUSSION: "not enough information",
-        Label.NOT_ENOUGH_INFO: "not enough information",
-        Label.NOT_APPLICABLE: "not applicable",
-    },
+    "inclusion": {Label.MET: "included", Label.NOT_MET: "not included", **_OPEN_BENCHMARK},
+    "exclusion": {Label.MET: "excluded", Label.NOT_MET: "not excluded", **_OPEN_BENCHMARK},
+}
+BENCHMARK_LABELS: dict[CriterionKind, tuple[str, ...]] = {
+    kind: tuple(dict.fromkeys(names.values())) for kind, names in _TO_BENCHMARK.items()
 }
 
-def _check_kind(kind: str) -> CriterionKind:
+
+def check_kind(kind: str) -> CriterionKind:
+    """The kind itself when it is "inclusion" or "exclusion"; BadInput otherwise."""
     if kind not in ("inclusion", "exclusion"):
         raise BadInput(f"criterion kind must be 'inclusion' or 'exclusion', not {kind!r}")
     return kind  # type: ignore[return-value]
@@ -68,6 +62,6 @@ def _check_kind(kind: str) -> CriterionKind:
 
 def to_benchmark(label: Label | str, kind: CriterionKind | str) -> str:
     """Our label for a criterion of this kind, spelled the way the TrialGPT benchmark spells it."""
-    return _TO_BENCHMARK[_check_kind(kind)][Label(label)]
+    return _TO_BENCHMARK[check_kind(kind)][Label(label)]
 
 

@@ -15,7 +15,7 @@ from services.eligibility.labels import Label
 from services.eligibility.parser import Criterion, CriterionKind
 from services.eligibility.plain import plain_criterion
 from services.eligibility.rules import Judgement
-from services.eligibility.scoring import fit_score, gap_checklist, results_from, trial_verdict
+from services.eligibility.scoring import fit_score, gap_checklist, pass_status, results_from, trial_verdict
 
 
 def criterion_status(label: Label | str, kind: CriterionKind) -> str:
@@ -25,10 +25,7 @@ def criterion_status(label: Label | str, kind: CriterionKind) -> str:
         return "needs_discussion"
     if label == Label.NOT_ENOUGH_INFO:
         return "not_enough_information"
-    if label == Label.NOT_APPLICABLE:
-        return "met"  # a line that cannot concern the patient does not stand in their way
-    passes = (label == Label.MET) == (kind == "inclusion")
-    return "met" if passes else "not_met"
+    return pass_status(label, kind)  # a line that cannot concern the patient does not stand in their way
 
 
 def structured_criteria(min_age: str | None, max_age: str | None, sex: str | None) -> list[Criterion]:

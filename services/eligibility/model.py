@@ -19,17 +19,17 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-from services.eligibility.labels import Label
+from services.eligibility.labels import Label, check_kind
 from services.eligibility.parser import Criterion, CriterionKind, unescape_markdown
-from services.eligibility.patient import PatientFacts, PatientProfile
+from services.eligibility.patient import PatientFacts
 from services.eligibility.rules import (
     CriterionEvaluator,
     Judgement,
+    Patient,
     criterion_text_for,
     evaluate,
     patient_facts,
 )
-from services.errors import BadInput
 from services.llm import DEFAULT_MODEL, ModelClient
 
 log = logging.getLogger(__name__)
@@ -42,8 +42,6 @@ DEFAULT_MAX_TOKENS = 400
 # Labels the rules give when they cannot decide; only these are passed on to the model.
 OPEN_LABELS = frozenset({Label.NOT_ENOUGH_INFO, Label.NEEDS_DISCUSSION})
 _LABEL_VALUES = tuple(label.value for label in Label)
-
-Patient = PatientProfile | PatientFacts | str
 
 
 class MalformedAnswer(ValueError):
@@ -198,8 +196,7 @@ class ModelEvaluator:
 
     def __call__(self, criterion_text: str, kind: CriterionKind, patient: Patient) -> Judgement:
         """The model's judgement of one criterion (AssistantUnavailable from the API is not caught)."""
-        if kind not in ("inclusion", "exclusion"):
-            raise BadInput(f"criterion kind must be 'inclusion' or 'exclusion', not {kind!r}")
+        check_kind(kind)
         facts = patient_facts(patient)
         allowed = [s.id for s in facts.sentences]
         messages: list[dict[str, Any]] = [{"role": "user", "content": build_question(criterion_text, kind, facts)}]

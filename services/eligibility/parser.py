@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -132,10 +133,14 @@ class Criterion:
     @property
     def full_text(self) -> str:
         """The criterion with its sub-items, as one line a reader (or an evaluator) can judge."""
-        if not self.children:
-            return self.text
-        joiner = " " if self.text.endswith(":") else ": "
-        return self.text + joiner + "; ".join(self.children)
+        return _with_subitems(self.text, self.children)
+
+
+def _with_subitems(head: str, subs: Sequence[str]) -> str:
+    """A list item and its sub-items as one line: "Head: a; b" (a head that ends in ":" gets no second)."""
+    if not subs:
+        return head
+    return head + (" " if head.endswith(":") else ": ") + "; ".join(subs)
 
 
 @dataclass(frozen=True)
@@ -215,11 +220,7 @@ class _Child:
     subs: list[str]
 
     def text(self) -> str:
-        head = _clean(" ".join(self.parts))
-        subs = [c for c in (_clean(s) for s in self.subs) if c]
-        if not subs:
-            return head
-        return head + (" " if head.endswith(":") else ": ") + "; ".join(subs)
+        return _with_subitems(_clean(" ".join(self.parts)), [c for c in (_clean(s) for s in self.subs) if c])
 
 
 @dataclass
@@ -288,13 +289,6 @@ def parse_criteria(text: str | None) -> ParsedCriteria:
     base_indent: int | None = None
     current: _Item | None = None
     previous_blank = True
-
-    def next_nonblank(index: int) -> str:
-        for later in lines[index + 1 :]:
-            if later.strip():
-                return later
-        return ""
-
     for index, raw in enumerate(lines):
         stripped = raw.strip()
         if not stripped:
@@ -338,8 +332,7 @@ def parse_criteria(text: str | None) -> ParsedCriteria:
             if is_child and current is not None:
                 current.add_bullet(body, indent)
             else:
-                if base_indent is None or indent < base_indent:
-                    base_indent = indent
+                base_indent = indent if base_indent is None else min(base_indent, indent)
                 current = _Item(kind, indent, [body], section, [])
                 items.append(current)
             previous_blank = False
@@ -360,7 +353,7 @@ def parse_criteria(text: str | None) -> ParsedCriteria:
             previous_blank = False
             continue
 
-        following = next_nonblank(index)
+        following = next((later for later in lines[index + 1 :] if later.strip()), "")
         follows_list = bool(following) and _BULLET.match(following.strip()) is not None
         label_like = stripped.endswith(":") or (
             follows_list and len(stripped.split()) <= 6 and not re.search(r"[.;]$", stripped)
@@ -378,8 +371,7 @@ def parse_criteria(text: str | None) -> ParsedCriteria:
         else:
             current = _Item(kind, indent, [body], section, [])
             items.append(current)
-            if base_indent is None or indent < base_indent:
-                base_indent = indent
+            base_indent = indent if base_indent is None else min(base_indent, indent)
         previous_blank = False
 
     inclusion: list[Criterion] = []
@@ -389,11 +381,11 @@ def parse_criteria(text: str | None) -> ParsedCriteria:
         children = tuple(c for c in (child.text() for child in item.children) if c)
         if not text_value and not children:
             continue
+        target = inclusion if item.kind == "inclusion" else exclusion
         if children and _splits_into_criteria(text_value, item.kind):
             # "* Patients are eligible only if they meet all of the following criteria:" over a numbered
             # list: the bullet only announces the list, and each numbered item is a criterion of its own.
             ignored.append(text_value)
-            target = inclusion if item.kind == "inclusion" else exclusion
             for child in children:
                 target.append(Criterion(number=len(target) + 1, text=child, kind=item.kind, section=item.section))
             continue
@@ -402,16 +394,8 @@ def parse_criteria(text: str | None) -> ParsedCriteria:
             continue
         if not text_value:
             text_value, children = children[0], children[1:]
-        target = inclusion if (item.kind == "inclusion") else exclusion
-        target.append(
-            Criterion(
-                number=len(target) + 1,
-                text=text_value,
-                kind=item.kind,
-                children=children,
-                section=item.section,
-            )
-        )
+        target.append(Criterion(number=len(target) + 1, text=text_value, kind=item.kind, children=children,
+                                section=item.section))
     return ParsedCriteria(
         inclusion=tuple(inclusion),
         exclusion=tuple(exclusion),

@@ -165,7 +165,8 @@ def ecog_in(text: str) -> int | None:
     if k and 0 <= int(k.group(1)) <= 100:
         return karnofsky_to_ecog(int(k.group(1)))
     for pattern, grade in _PS_WORDS:
-        if pattern.search(text) and assertion_at(text, pattern.search(text).start()) == "affirmed":  # type: ignore[union-attr]
+        said = pattern.search(text)
+        if said and assertion_at(text, said.start()) == "affirmed":
             return grade
     return None
 _CONSENT = re.compile(r"\b(informed consent|consent)\b", re.I)
@@ -280,8 +281,8 @@ def facts_from_note(note: str) -> PatientFacts:
         ecog=ecog,
         consent=bool(consent_ids),
         comply=any(
-            _COMPLY.search(s.text) and _WILL.search(s.text)
-            and assertion_at(s.text, _COMPLY.search(s.text).start()) != "negated"  # type: ignore[union-attr]
+            (said := _COMPLY.search(s.text)) and _WILL.search(s.text)
+            and assertion_at(s.text, said.start()) != "negated"
             for s in sentences
         ),
         complete_record=True,

@@ -36,11 +36,12 @@ _UNIT = (r"(?:\s*(?:x|×|\*)\s*(?:10\s*(?:\^|e)?\s*\d+|ULN|the ULN|upper limit o
 _COMPARE: tuple[tuple[str, str], ...] = ((_GE, "at least"), (_LE, "at most"), (_GT, "more than"), (_LT, "less than"))
 
 
-def _words(op_text: str) -> str:
-    for pattern, words in _COMPARE:
-        if re.fullmatch(pattern, op_text.strip(), re.I):
+def _words(text: str, table: tuple[tuple[str, str], ...] = _COMPARE) -> str:
+    """Everyday words for a comparison (or, given _ANALYTES, an analyte); the text itself if none fits."""
+    for pattern, words in table:
+        if re.fullmatch(pattern, text.strip(), re.I):
             return words
-    return op_text.strip()
+    return text.strip()
 
 
 def _unit(text: str) -> str:
@@ -92,17 +93,10 @@ _ORGAN_FUNCTION = re.compile(r"\b(adequate|normal|sufficient|acceptable)\s+(?:\w
                              r"\b", re.I)
 
 
-def _analyte_words(name: str) -> str:
-    for pattern, words in _ANALYTES:
-        if re.fullmatch(pattern, name.strip(), re.I):
-            return words
-    return name.strip()
-
-
 def _lab_phrases(text: str) -> list[str]:
     phrases: list[str] = []
     for m in _LAB_VALUE.finditer(text):
-        what = _analyte_words(m.group("name"))
+        what = _words(m.group("name"), _ANALYTES)
         if m.group("op"):
             value = f"{_words(m.group('op'))} {m.group('num')}{_unit(m.group('unit') or '')}"
         else:
@@ -388,10 +382,10 @@ def patient_question(text: str, kind: CriterionKind) -> PatientQuestion | None:
         return None  # the rules judge ages and sex; nothing to ask
     plain = plain_criterion(text, kind)
     topic = topic_of(text)
-    if _LIFE.search(clean):
-        return PatientQuestion("Your diagnosis and tumour tests",
-                               "Would you say I meet the trial's rule on life expectancy "
-                               f"({_LIFE.search(clean).group('n')} {_LIFE.search(clean).group('unit').lower()})?")  # type: ignore[union-attr]
+    life = _LIFE.search(clean)
+    if life:
+        return PatientQuestion("Your diagnosis and tumour tests", "Would you say I meet the trial's rule on "
+                               f"life expectancy ({life.group('n')} {life.group('unit').lower()})?")
     if topic == "Taking part":
         if _INVESTIGATOR.search(text):
             return PatientQuestion(topic, "Is there anything in my health that a study doctor might see as a reason "

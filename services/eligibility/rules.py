@@ -23,7 +23,7 @@ from functools import lru_cache
 from typing import Protocol
 
 from services import healthdata
-from services.eligibility.labels import Label
+from services.eligibility.labels import Label, check_kind
 from services.eligibility.parser import Criterion, CriterionKind, criterion_sentences, unescape_markdown
 from services.eligibility.patient import (
     LabValue,
@@ -36,6 +36,7 @@ from services.eligibility.patient import (
     karnofsky_to_ecog,
 )
 from services.eligibility.statements import (
+    grades_allowed,
     life_expectancy,
     measurable_disease,
     nyha_class,
@@ -69,15 +70,13 @@ class Judgement:
     source: str = "rules"
 
 
-class CriterionEvaluator(Protocol):
-    """Anything that can judge one criterion for one patient (the rules, or a model behind services/llm.py)."""
-
-    def __call__(
-        self, criterion_text: str, kind: CriterionKind, patient: PatientProfile | PatientFacts | str
-    ) -> Judgement: ...
-
-
 Patient = PatientProfile | PatientFacts | str
+
+
+class CriterionEvaluator(Protocol):
+    """Anything that can judge one criterion for one patient (the rules, or a model via services/llm.py)."""
+
+    def __call__(self, criterion_text: str, kind: CriterionKind, patient: Patient) -> Judgement: ...
 
 
 @lru_cache(maxsize=256)
@@ -253,11 +252,8 @@ _AGE_WORD = re.compile(r"\b(age[ds]?|years? old|year-old|yrs? old|of age|adults?
 
 
 def _unit_years(unit: str | None) -> float:
-    if not unit:
-        return 1.0
-    u = unit.lower().rstrip(".")
-    if u.startswith(("y", "yr")):
-        return 1.0
+    """The length of one unit in years (1 for years, and when no unit is written)."""
+    u = (unit or "").lower().rstrip(".")
     if u.startswith("mo"):
         return 1 / 12
     if u.startswith("w"):
@@ -281,14 +277,11 @@ class AgeRange:
         """Whether a person of this age (in years) is inside the range."""
         if self.low is not None and (age < self.low or (self.low_strict and age <= self.low)):
             return False
-        if self.high is not None:
-            limit = self.high + 1 if self.high_whole_years and not self.high_strict else self.high
-            if self.high_whole_years and not self.high_strict:
-                if age >= limit:
-                    return False
-            elif age > self.high or (self.high_strict and age >= self.high):
-                return False
-        return True
+        if self.high is None:
+            return True
+        if self.high_whole_years and not self.high_strict:
+            return age < self.high + 1
+        return age < self.high if self.high_strict else age <= self.high
 
     def describe(self) -> str:
         """The range in words, e.g. "18 to 75 years"."""
@@ -394,21 +387,14 @@ def _numeric_age(candidate: str) -> tuple[AgeRange | None, list[tuple[int, int]]
                 high = (float(m.group("n")) * unit, False, unit == 1.0)
                 spans.append((m.start(), m.end()))
                 break
-    if low or high:
-        if high and high[0] and re.search(r"\bbeyond\b", candidate, re.I):
-            # "beyond age 50" describes people older than 50.
-            return AgeRange(high[0], None, low_strict=True), spans
-        return (
-            AgeRange(
-                low[0] if low else None,
-                high[0] if high else None,
-                low_strict=low[1] if low else False,
-                high_strict=high[1] if high else False,
-                high_whole_years=high[2] if high else False,
-            ),
-            spans,
-        )
-    return None, []
+    if not (low or high):
+        return None, []
+    if high and high[0] and re.search(r"\bbeyond\b", candidate, re.I):
+        # "beyond age 50" describes people older than 50.
+        return AgeRange(high[0], None, low_strict=True), spans
+    low_years, low_strict = low or (None, False)
+    high_years, high_strict, whole_years = high or (None, False, False)
+    return AgeRange(low_years, high_years, low_strict, high_strict, high_whole_years=whole_years), spans
 
 
 _AGE_GROUPS = {
@@ -471,14 +457,10 @@ def _age_finding(text: str, facts: PatientFacts) -> tuple[_Finding | None, list[
         return _Finding("age", None, f"The trial asks for age {age_range.describe()}, and the age is not known.",
                         descriptor=True, open_question=True), spans
     inside = age_range.contains(facts.age_years)
-    shown = f"{facts.age_years:g}" if facts.age_years >= 1 else f"{round(facts.age_years * 12)} months"
-    unit = " years" if facts.age_years >= 1 else ""
+    shown = f"{facts.age_years:g} years" if facts.age_years >= 1 else f"{round(facts.age_years * 12)} months"
     verdict = "within" if inside else "outside"
-    return (
-        _Finding("age", inside, f"Age {shown}{unit} is {verdict} the range {age_range.describe()}.",
-                 facts.evidence(facts.age_evidence), descriptor=True),
-        spans,
-    )
+    return _Finding("age", inside, f"Age {shown} is {verdict} the range {age_range.describe()}.",
+                    facts.evidence(facts.age_evidence), descriptor=True), spans
 
 
 _BOTH_SEXES = re.compile(
@@ -518,11 +500,8 @@ def _sex_finding(text: str, facts: PatientFacts) -> tuple[_Finding | None, list[
     if not same and not requirement:
         return _Finding("sex", None, f"This line speaks about {wanted} patients; it does not concern a {facts.sex} "
                         "patient.", facts.evidence(facts.sex_evidence), descriptor=True, not_applicable=True), spans
-    return (
-        _Finding("sex", same, f"The criterion is about {wanted} patients and this patient is {facts.sex}.",
-                 facts.evidence(facts.sex_evidence), descriptor=True),
-        spans,
-    )
+    return _Finding("sex", same, f"The criterion is about {wanted} patients and this patient is {facts.sex}.",
+                    facts.evidence(facts.sex_evidence), descriptor=True), spans
 
 
 _SCOPE_WORDS = re.compile(r"\b(contracept\w*|pregnan\w*|child[- ]?bearing|breast[- ]?feed\w*|lactat\w*|sperm|condoms?|"
@@ -592,11 +571,7 @@ def _pregnancy_finding(text: str, kind: CriterionKind, facts: PatientFacts) -> t
     if truth and limit and facts.gestation_weeks is not None:
         op, n = limit.group("op").lower(), float(limit.group("n"))
         weeks = facts.gestation_weeks
-        within = {
-            "<": weeks < n, "less than": weeks < n, "under": weeks < n, "<=": weeks <= n, "up to": weeks <= n,
-            ">": weeks > n, "more than": weeks > n, "over": weeks > n, ">=": weeks >= n, "at least": weeks >= n,
-        }[op]
-        truth = within
+        truth = _compare(weeks, op, n)
         reason = f"The patient is {weeks:g} weeks pregnant; the criterion asks for {op} {n:g} weeks."
     if negated:
         truth = not truth
@@ -631,20 +606,9 @@ def _allowed_ecog(text: str) -> tuple[set[int], str] | None:
                   r"(?:\s*(?:-|to|~|or|/|,)\s*([0-5]))?(?:\s*(?:,|or)\s*([0-5]))?", norm, re.I)
     if not m:
         return None
-    op = (m.group(1) or "").lower()
     first = int(m.group(2))
     last = int(m.group(4) or m.group(3) or first)
-    if op in (">",):
-        grades = set(range(first + 1, 6))
-    elif op in (">=",):
-        grades = set(range(first, 6))
-    elif op in ("<",):
-        grades = set(range(0, first))
-    elif op in ("<=",):
-        grades = set(range(0, first + 1))
-    else:
-        grades = set(range(min(first, last), max(first, last) + 1))
-    return grades, m.group(0).strip()
+    return grades_allowed((m.group(1) or "").lower(), first, last, range(6)), m.group(0).strip()
 
 
 def _karnofsky_ok(grade: int, op: str, score: int) -> bool:
@@ -673,11 +637,9 @@ def _performance_finding(text: str, facts: PatientFacts) -> tuple[_Finding | Non
         return _Finding("performance", None, f"The trial asks for {written}; the patient's activity level "
                         "(ECOG performance status) is not recorded.", open_question=True), spans
     ok = facts.ecog in grades
-    return (
-        _Finding("performance", ok, f"ECOG performance status {facts.ecog} is {'within' if ok else 'outside'} "
-                 f"what the trial allows ({written}).", facts.evidence(facts.ecog_evidence)),
-        spans,
-    )
+    return _Finding("performance", ok, f"ECOG performance status {facts.ecog} is "
+                    f"{'within' if ok else 'outside'} what the trial allows ({written}).",
+                    facts.evidence(facts.ecog_evidence)), spans
 
 
 _HEALTHY = re.compile(r"\b(healthy(?: volunteers?| subjects?| adults?| participants?| individuals?)?|"
@@ -741,16 +703,10 @@ def _consent_finding(text: str, facts: PatientFacts, concepts: list[ConceptMatch
     if not facts.consent and not (asks_to_comply and facts.comply and not _CONSENT_ONLY.search(plain)):
         return _Finding("consent", None, "The note does not say whether the patient will consent and follow the study plan.")
     if facts.from_note:
-        evidence = facts.evidence(facts.consent_evidence)
-        if refusal:
-            return _Finding("consent", False, "The note says the patient will give consent and follow the study plan.",
-                            evidence)
-        return _Finding("consent", True, "The note says the patient will give consent and follow the study plan.", evidence)
-    if refusal:
-        return _Finding("consent", False, "This is about being willing to consent and take part, which you decide "
-                        "at the screening visit.")
-    return _Finding("consent", True, "This is about being willing to consent and take part, which you decide at "
-                    "the screening visit.")
+        return _Finding("consent", not refusal, "The note says the patient will give consent and follow the "
+                        "study plan.", facts.evidence(facts.consent_evidence))
+    return _Finding("consent", not refusal, "This is about being willing to consent and take part, which you "
+                    "decide at the screening visit.")
 
 
 # --- Measurements --------------------------------------------------------------------------------
@@ -870,13 +826,17 @@ def _amount(x: float) -> str:
     return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
 
-def _lab_finding(measure: _Measure, lab: LabValue, bounds: list[tuple[str, float, str]], unit_written: str,
-                 kind: CriterionKind) -> _Finding:
-    """Judge a criterion's limit from the latest uploaded value, converting the limit to the value's unit."""
+def _lab_finding(measure: _Measure, lab: LabValue | None, bounds: list[tuple[str, float, str]],
+                 unit_written: str, kind: CriterionKind) -> _Finding:
+    """Judge a criterion's limit from the latest uploaded value, converting the limit to the value's unit
+    (open when no value was uploaded)."""
     spec = healthdata.BY_KEY[measure.key]
-    yours = f"Your {spec.name} of {_amount(lab.value)} {lab.unit} on {lab.date}"
     shown = " and ".join(f"{_OP_SHOWN.get(op.lower(), op)} {n}" for op, _, n in bounds) + (
         f" {unit_written}" if unit_written else "")
+    if lab is None:
+        return _Finding("measure", None, f"The trial asks for {spec.name} {shown}; your uploaded records "
+                        f"have no {spec.name} result.", open_question=True)
+    yours = f"Your {spec.name} of {_amount(lab.value)} {lab.unit} on {lab.date}"
     if _ULN.search(unit_written):
         return _Finding("measure", None, f"The trial's limit ({spec.name} {shown}) is a multiple of the upper limit of "
                         f"normal at its own laboratory, which is not known here, so {yours[0].lower()}{yours[1:]} "
@@ -991,15 +951,9 @@ def _measure_findings(text: str, facts: PatientFacts,
             m = named
         limit = bounds[0][1]
         spans.append(m.span())
-        if lab is not None:
+        if lab is not None or measure.note is None:
+            # An uploaded value decides; a lab never read out of a note stays open without one.
             findings.append(_lab_finding(measure, lab, bounds, unit_written, kind))
-            continue
-        if measure.note is None:
-            named_lab = healthdata.BY_KEY[measure.key].name
-            findings.append(_Finding("measure", None, f"The trial asks for {named_lab} "
-                                     + " and ".join(f"{_OP_SHOWN.get(op.lower(), op)} {n}" for op, _, n in bounds)
-                                     + (f" {unit_written}" if unit_written else "")
-                                     + f"; your uploaded records have no {named_lab} result.", open_question=True))
             continue
         observed: tuple[float, int] | None = None
         for sentence in facts.sentences:
@@ -1166,8 +1120,9 @@ def _literal_status(words: list[str], facts: PatientFacts, minimum: int, in_sent
         positions = [lowered.find(w) for w in sentence_words if _stem(w) in stems]
         states = {assertion_at(sentence.text, p) for p in positions if p >= 0} or {"affirmed"}
         # "swallows tablets without difficulty": a negation on any of the words negates the whole phrase.
-        state = "negated" if "negated" in states else ("family" if "family" in states else "affirmed")
-        return _Status(state if state in ("affirmed", "negated") else "absent", (sentence.id,), " ".join(words))
+        # A mention in the family history says nothing about the patient.
+        state = "negated" if "negated" in states else "absent" if "family" in states else "affirmed"
+        return _Status(state, (sentence.id,), " ".join(words))
     return None
 
 
@@ -1218,7 +1173,7 @@ def _span_weeks(m: re.Match[str]) -> float | None:
     unit_raw = groups.get("u") or groups.get("u2") or ""
     if raw in ("several", "a few"):
         return None
-    count = float(_COUNT_WORDS.get(raw, raw) if raw in _COUNT_WORDS else raw)
+    count = float(_COUNT_WORDS.get(raw, raw))
     unit = unit_raw.lower().rstrip("s")
     return count * _TIME_UNITS_WEEKS.get(unit, _TIME_UNITS_WEEKS.get(unit[:2], 1.0))
 
@@ -1283,6 +1238,16 @@ _REACTION_TO = re.compile(r"\b(?:hypersensitivit\w*|allerg\w*|intoleran\w*|contr
                           r"sensitivity)\s+(?:\w+\s+){0,2}?(?:to|with|against|of)\b", re.I)
 
 
+def _unexplained_words(piece: str, start: int, inside: list[ConceptMatch],
+                       ignore: frozenset[str]) -> list[str]:
+    """The content words of a piece (starting at ``start``) outside the concepts named in it."""
+    leftover = piece
+    for c in sorted(inside, key=lambda c: -c.start):
+        leftover = leftover[: c.start - start] + " " + leftover[c.end - start :]
+    return [w for w in _content_words(leftover)
+            if w not in ("no", "not", "non", "never", "without") and w not in ignore]
+
+
 def _split_units(plain: str, concepts: list[ConceptMatch], ignore: frozenset[str]) -> list[_Unit]:
     """Cut a criterion into list items; a piece that only qualifies the previous one stays with it."""
     pieces: list[tuple[int, str]] = []
@@ -1297,11 +1262,8 @@ def _split_units(plain: str, concepts: list[ConceptMatch], ignore: frozenset[str
                                   ignore) if plain[: reaction.start()].strip() else []
         inside = [c for c in concepts if reaction.start() <= c.start < end]
         piece = plain[reaction.start() : end]
-        leftover = piece
-        for c in sorted(inside, key=lambda c: -c.start):
-            leftover = leftover[: c.start - reaction.start()] + " " + leftover[c.end - reaction.start() :]
         # Within the object list any one named thing is enough, so keep the reaction and the first drug named.
-        words = [w for w in _content_words(leftover) if w not in ("no", "not", "non", "never", "without") and w not in ignore]
+        words = _unexplained_words(piece, reaction.start(), inside, ignore)
         reaction_units = []
         allergy = [c for c in inside if c.key == "allergy"]
         for c in [c for c in inside if c.key != "allergy"] or allergy:
@@ -1315,18 +1277,14 @@ def _split_units(plain: str, concepts: list[ConceptMatch], ignore: frozenset[str
             continue
         if pieces and (_QUALIFYING_PIECE.match(piece.strip()) or _STAGE_END.search(pieces[-1][1])):
             # "locally advanced or metastatic NSCLC": a stage adjective joined to the next piece is one phrase.
-            first_start, first_text = pieces[-1]
+            first_start = pieces[-1][0]
             pieces[-1] = (first_start, plain[first_start : start + len(piece)])
         else:
             pieces.append((start, piece))
     units = []
     for start, piece in pieces:
         inside = [c for c in concepts if start <= c.start < start + len(piece)]
-        leftover = piece
-        for c in sorted(inside, key=lambda c: -c.start):
-            leftover = leftover[: c.start - start] + " " + leftover[c.end - start :]
-        words = [w for w in _content_words(leftover) if w not in ("no", "not", "non", "never", "without") and w not in ignore]
-        units.append(_Unit(piece, start, inside, words))
+        units.append(_Unit(piece, start, inside, _unexplained_words(piece, start, inside, ignore)))
     return units
 
 
@@ -1372,23 +1330,16 @@ def _concept_finding(
                         facts.evidence(hits), discuss=True, open_question=True), leftover_all
 
     if not concepts:
-        literal = _literal_status(leftover_all, facts, minimum=1 if kind == "inclusion" else 2)
-        if literal is not None and literal.state == "affirmed" and not any(
-            w in _QUALIFIERS or w == _NUMBER_TOKEN for w in leftover_all
-        ):
-            return (
-                _Finding("literal", not requirement_negated, f"The note mentions {literal.where}.",
-                         facts.evidence(literal.evidence)),
-                [],
-            )
+        attempts = [(leftover_all, 1 if kind == "inclusion" else 2)]
         if kind == "inclusion" and re.search(r"\beither\b|\bor\b", plain, re.I) and len(units) > 1:
             # "CT scan or ultrasound of the abdomen": one alternative found word for word is enough.
-            for unit in units:
-                found = _literal_status(unit.leftover, facts, minimum=2)
-                if found is not None and found.state == "affirmed" and not any(
-                        w in _QUALIFIERS or w == _NUMBER_TOKEN for w in unit.leftover):
-                    return (_Finding("literal", not requirement_negated, f"The note mentions {found.where}.",
-                                     facts.evidence(found.evidence)), [])
+            attempts += [(unit.leftover, 2) for unit in units]
+        for words, minimum in attempts:
+            found = _literal_status(words, facts, minimum)
+            if found is not None and found.state == "affirmed" and not any(
+                    w in _QUALIFIERS or w == _NUMBER_TOKEN for w in words):
+                return (_Finding("literal", not requirement_negated, f"The note mentions {found.where}.",
+                                 facts.evidence(found.evidence)), [])
         return None, leftover_all
 
     index = concept_index()
@@ -1539,9 +1490,9 @@ def _concept_finding(
     shown_excepted = [k for k in excepted if _concept_status(k, facts).state == "affirmed"]
     if shown_excepted:
         left_out = ", ".join(dict.fromkeys(index[k].name for k in shown_excepted))
-        return _Finding("concept", None, f"{_record(facts)} shows {left_out}, which this criterion leaves out, and "
-                        f"nothing else it names.", closed_reason=f"{_record(facts)} shows {left_out}, which this "
-                        "criterion leaves out, and nothing else it names."), leftovers
+        said = (f"{_record(facts)} shows {left_out}, which this criterion leaves out, and nothing else it "
+                "names.")
+        return _Finding("concept", None, said, closed_reason=said), leftovers
     wanted = names(missing)
     if all(n.startswith("no ") for _, _, n in missing):
         return _Finding("concept", None, f"{_record(facts)} does not say whether there was "
@@ -1554,8 +1505,7 @@ def _concept_finding(
 
 def evaluate(criterion_text: str | None, kind: CriterionKind, patient: Patient) -> Judgement:
     """Judge one criterion ("inclusion" or "exclusion") for a profile or a clinical note."""
-    if kind not in ("inclusion", "exclusion"):
-        raise BadInput(f"criterion kind must be 'inclusion' or 'exclusion', not {kind!r}")
+    check_kind(kind)
     facts = patient_facts(patient)
     text = _normalise(criterion_text or "")
     if not re.search(r"[A-Za-z0-9]", text):
@@ -1625,10 +1575,8 @@ def evaluate(criterion_text: str | None, kind: CriterionKind, patient: Patient) 
                                      open_question=reading.open_question))
             consumed += list(reading.spans)
     organ = organ_function(text, kind, facts)
-    if organ is not None:
-        if organ.truth is not None:
-            label = Label.MET if organ.truth else Label.NOT_MET
-            return Judgement(label, organ.reason, organ.evidence)
+    if organ is not None and organ.truth is not None:
+        return Judgement(Label.MET if organ.truth else Label.NOT_MET, organ.reason, organ.evidence)
     pregnancy, spans = _pregnancy_finding(text, kind, facts)
     if pregnancy is not None:
         consumed += spans
@@ -1872,13 +1820,13 @@ def _combine(findings: list[_Finding], leftover: list[str], kind: CriterionKind,
     false = [f for f in findings if f.truth is False]
     true = [f for f in findings if f.truth is True]
     unknown = [f for f in findings if f.truth is None]
+    evidence = tuple(sorted({i for f in findings for i in f.evidence}))
 
     if kind == "exclusion" and all(f.aspect in ("measure", "lab") for f in findings) and any(
             f.aspect == "measure" for f in findings):
         # Lab limits in an exclusion are a list that keeps people out when any one of them holds ("any of the
         # following"): one value inside its range decides; values inside their limits settle nothing while another
         # limit has no value.
-        evidence = tuple(sorted({i for f in findings for i in f.evidence}))
         if true:
             return Judgement(Label.MET, " ".join(f.reason for f in true[:4]), evidence)
         known = " ".join(f.reason for f in false[:4])
@@ -1896,22 +1844,20 @@ def _combine(findings: list[_Finding], leftover: list[str], kind: CriterionKind,
         return Judgement(Label.NOT_MET, first.reason, first.evidence)
 
     if true and not unknown and not leftover:
-        evidence = tuple(sorted({i for f in true for i in f.evidence}))
         named = 4 if all(f.aspect == "measure" for f in true) else 2  # each lab limit and the value it was met by
-        return Judgement(Label.MET, " ".join(f.reason for f in true[:named]), evidence)
+        return Judgement(Label.MET, " ".join(f.reason for f in true[:named]),
+                         tuple(sorted({i for f in true for i in f.evidence})))
 
     if kind == "exclusion" and facts.complete_record and not any(f.open_question for f in unknown):
         # A complete case summary that does not mention something an exclusion needs: the exclusion does not apply.
         reason = next((f.closed_reason or f.reason for f in unknown if f.aspect == "concept"), None)
         if reason is None:
             reason = "The note does not mention anything this exclusion describes."
-        evidence = tuple(sorted({i for f in findings for i in f.evidence}))
         return Judgement(Label.NOT_MET, reason, evidence)
 
     if not findings:
         return Judgement(Label.NOT_ENOUGH_INFO, f"{_record(facts)} does not say whether this applies.")
 
-    evidence = tuple(sorted({i for f in findings for i in f.evidence}))
     discuss = [f for f in unknown if f.discuss]
     if discuss:
         return Judgement(Label.NEEDS_DISCUSSION, discuss[0].reason, evidence)

@@ -32,10 +32,6 @@ def _sentences(facts: PatientFacts) -> list[tuple[int, str]]:
     return [(s.id, s.text) for s in facts.sentences if not is_boilerplate(s.text)]
 
 
-def _evidence(facts: PatientFacts, ids: list[int]) -> tuple[int, ...]:
-    return facts.evidence(ids)
-
-
 # --- Measurable disease (RECIST) -------------------------------------------------------------------
 
 _MEASURABLE_CRITERION = re.compile(
@@ -73,22 +69,25 @@ def measurable_disease(text: str, facts: PatientFacts) -> Reading | None:
     spans = ((0, len(text)),) if about or len(text.split()) <= 40 else (m.span(),)
     for sid, sentence in _sentences(facts):
         if _NON_MEASURABLE.search(sentence):
-            return Reading(False, "The note says the disease is not measurable.", _evidence(facts, [sid]), spans, False)
+            return Reading(False, "The note says the disease is not measurable.", facts.evidence([sid]),
+                           spans, False)
         said = _MEASURABLE_NOTE.search(sentence)
         if said and assertion_at(sentence, said.start(), said.end()) == "affirmed":
-            return Reading(True, "The note says there is measurable disease.", _evidence(facts, [sid]), spans, False)
+            return Reading(True, "The note says there is measurable disease.", facts.evidence([sid]), spans,
+                           False)
     for sid, sentence in _sentences(facts):
         protein = _M_PROTEIN.search(sentence)
         if protein and float(protein.group("n")) >= 0.5:
             return Reading(True, f"The note gives a serum M-protein of {protein.group('n')} g/dL; under the IMWG "
-                           "criteria 0.5 g/dL or more is measurable disease.", _evidence(facts, [sid]), spans, False)
+                           "criteria 0.5 g/dL or more is measurable disease.", facts.evidence([sid]), spans,
+                           False)
         for size in _LESION_SIZE.finditer(sentence):
             value = float(size.group("n") or size.group("n2"))
             unit = (size.group("u") or size.group("u2")).lower()
             mm = value * 10 if unit == "cm" else value
             if mm >= 10:
                 return Reading(True, f"The note describes a {value:g} {unit} lesion; under RECIST 1.1 a lesion of at "
-                               "least 10 mm on CT is measurable.", _evidence(facts, [sid]), spans, False)
+                               "least 10 mm on CT is measurable.", facts.evidence([sid]), spans, False)
     return Reading(None, "The note does not say whether there is measurable disease (RECIST).", (), spans, True)
 
 
@@ -161,7 +160,7 @@ def life_expectancy(text: str, facts: PatientFacts) -> Reading | None:
             continue
         words = "meets" if ok else "does not meet"
         return Reading(ok, f"The note gives a life expectancy of {have.group(0).strip()}, which {words} the "
-                       f"trial's limit ({amount.group(0).strip()}).", _evidence(facts, [sid]), spans, False)
+                       f"trial's limit ({amount.group(0).strip()}).", facts.evidence([sid]), spans, False)
     return Reading(None, "The note does not state a life expectancy; the trial team estimates it.", (), spans, True)
 
 
@@ -272,7 +271,7 @@ def organ_function(text: str, kind: str, facts: PatientFacts) -> Reading | None:
         said = ", ".join(names[o] for o in sorted(organs))
         truth = not describes_poor
         return Reading(truth, f"The note says {said} {'is' if len(organs) == 1 else 'are'} normal, which meets "
-                       "the usual adequacy limits.", _evidence(facts, ids), spans, False)
+                       "the usual adequacy limits.", facts.evidence(ids), spans, False)
     return Reading(None, f"The note does not give the test results this asks about ({wanted}).", (), spans, True)
 
 
@@ -408,11 +407,25 @@ def pd_l1(text: str, facts: PatientFacts) -> Reading | None:
                   "of": value >= limit}
         ok = checks[op]
         return Reading(ok, f"The note gives PD-L1 expression of {value:g}%; the criterion asks for {op} {limit:g}%.",
-                       _evidence(facts, [sid]), spans, False)
+                       facts.evidence([sid]), spans, False)
     return Reading(None, "The note does not give a PD-L1 expression result.", (), spans, True)
 
 
-# --- NYHA heart-failure class --------------------------------------------------------------------------
+# --- Graded scales (NYHA class, ECOG performance status) ------------------------------------------------
+
+
+def grades_allowed(op: str, first: int, last: int, scale: range) -> set[int]:
+    """The grades of a scale that "op first" allows ("> 1", "<= 2"); with no comparison, first to last."""
+    if op in (">=", "at least"):
+        return {g for g in scale if g >= first}
+    if op == ">":
+        return {g for g in scale if g > first}
+    if op == "<=":
+        return {g for g in scale if g <= first}
+    if op == "<":
+        return {g for g in scale if g < first}
+    return set(range(min(first, last), max(first, last) + 1))
+
 
 _ROMAN = {"i": 1, "ii": 2, "iii": 3, "iv": 4, "1": 1, "2": 2, "3": 3, "4": 4}
 _NYHA_NAME = r"(?:NYHA|New York Heart Association)(?:\s*\(NYHA\))?(?:\s+(?:functional\s+)?(?:class(?:es)?|grade|stage))?"
@@ -434,16 +447,7 @@ def nyha_class(text: str, facts: PatientFacts) -> Reading | None:
     first = _ROMAN[m.group("a").lower()]
     last = _ROMAN[(m.group("c") or m.group("b") or m.group("a")).lower()]
     op = (m.group("op") or "").replace("≥", ">=").replace("≤", "<=").lower()
-    if op in (">=", "at least"):
-        allowed = set(range(first, 5))
-    elif op == ">":
-        allowed = set(range(first + 1, 5))
-    elif op == "<=":
-        allowed = set(range(1, first + 1))
-    elif op == "<":
-        allowed = set(range(1, first))
-    else:
-        allowed = set(range(min(first, last), max(first, last) + 1))
+    allowed = grades_allowed(op, first, last, range(1, 5))
     spans = (m.span(),)
     for sid, sentence in _sentences(facts):
         seen = _NYHA_NOTE.search(sentence)
@@ -452,7 +456,7 @@ def nyha_class(text: str, facts: PatientFacts) -> Reading | None:
             ok = have in allowed
             return Reading(ok, f"The note gives NYHA class {seen.group('a').upper()}, which is "
                            f"{'within' if ok else 'outside'} what the criterion names ({m.group(0).strip()}).",
-                           _evidence(facts, [sid]), spans, False)
+                           facts.evidence([sid]), spans, False)
     heart_failure = [sid for sid, sentence in _sentences(facts) for c in find_concepts(sentence)
                      if c.key in ("heart_failure", "cardiomyopathy") and not c.absent
                      and assertion_at(sentence, c.start, c.end) == "affirmed"]
