@@ -44,7 +44,7 @@ MAX_FLAGS_PER_TRIAL = 6
 MAX_QUESTION_CHARS = 300
 MODEL_MAX_TOKENS = 700
 MODEL_DEADLINE_SECONDS = 90.0
-FULL_CRITERIA = "Full eligibility criteria"
+FULL_CRITERIA = "Full eligibility criteria"  # the stand-in criterion guided mode adds when the text is missing
 
 # --- the role matrix ----------------------------------------------------------------------------------------
 
@@ -330,10 +330,6 @@ class CareTeam:
 
     groups: tuple[Group, ...]
     flags: tuple[Flag, ...] = field(default_factory=tuple)
-
-    def lines(self) -> list[str]:
-        """Every question as one list, group by group."""
-        return [q.line() for g in self.groups for q in g.questions]
 
     def as_report(self) -> dict[str, Any]:
         """The plain dict the report request carries (groups in order; flags by trial)."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any
 
@@ -108,6 +108,29 @@ class AssistantSession:
         """The saved match for one trial, if any."""
         return next((t for t in self.matched_trials if t.get("nct_id") == nct_id), None)
 
+    def choose(self, nct_ids: Sequence[str]) -> str | None:
+        """Record the trials the patient ticked; when they cannot be used, why, in words for the patient."""
+        ids = list(dict.fromkeys(i.strip().upper() for i in nct_ids))
+        if not ids:
+            return "Please tick at least one trial for your report."
+        bad = [i for i in ids if not NCT_RE.fullmatch(i) or self.matched(i) is None]
+        if bad:
+            return f"These trials were not among the assessed trials: {', '.join(bad)}."
+        self.selected_nct_ids = ids
+        self.flags["selection_complete"] = True
+        return None
+
+    def add_user(self, blocks: list[dict[str, Any]]) -> None:
+        """Add user content; joins the previous user message if the last turn ended without a reply
+        (after an API failure or the step limit), so roles keep alternating and nothing is lost."""
+        if self.messages and self.messages[-1]["role"] == "user":
+            content = self.messages[-1]["content"]
+            previous = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+            self.messages[-1] = {"role": "user", "content": previous + blocks}
+        else:
+            self.messages.append({"role": "user", "content": blocks})
+        self.touch()
+
     def chat_log(self) -> list[ChatEntry]:
         """The visible conversation: user and assistant text, without tool calls and results."""
         entries: list[ChatEntry] = []
@@ -146,18 +169,8 @@ class AssistantSession:
             "report_html": self.report_html,
             "seen_nct_ids": self.seen_nct_ids,
             "widgets": self.widgets,
-            "settings": {
-                "model": self.settings.model,
-                "max_tokens": self.settings.max_tokens,
-                "trimming": self.settings.trimming,
-            },
-            "usage": {
-                "model_calls": self.usage.model_calls,
-                "input_tokens": self.usage.input_tokens,
-                "output_tokens": self.usage.output_tokens,
-                "cache_creation_input_tokens": self.usage.cache_creation_input_tokens,
-                "cache_read_input_tokens": self.usage.cache_read_input_tokens,
-            },
+            "settings": asdict(self.settings),
+            "usage": asdict(self.usage),
             "created_at": self.created_at.isoformat(),
             "updated_at": self.updated_at.isoformat(),
         }
@@ -263,13 +276,7 @@ class AssistantSession:
         )
         c.require(isinstance(settings["trimming"], bool), "$.settings.trimming", "must be true or false")
         usage = data["usage"]
-        usage_keys = {
-            "model_calls",
-            "input_tokens",
-            "output_tokens",
-            "cache_creation_input_tokens",
-            "cache_read_input_tokens",
-        }
+        usage_keys = {f.name for f in fields(UsageCounters)}
         c.require(
             isinstance(usage, dict) and set(usage) == usage_keys,
             "$.usage",
