@@ -141,14 +141,16 @@ def _shorten(text: str, limit: int, *, at_sentence: bool = True) -> str:
     return cut.rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
-def _months_between(start: Any, end: Any) -> int | None:
-    def parse(value: Any) -> tuple[int, int] | None:
-        if isinstance(value, datetime | date):
-            return value.year, value.month
-        m = re.fullmatch(r"(\d{4})-(\d{2})(?:-\d{2})?", str(value or "").strip())
-        return (int(m.group(1)), int(m.group(2))) if m else None
+def _year_month(value: Any) -> tuple[int, int] | None:
+    """(year, month) of a date or a 'YYYY-MM[-DD]' text; None for anything else."""
+    if isinstance(value, datetime | date):
+        return value.year, value.month
+    m = re.fullmatch(r"(\d{4})-(\d{2})(?:-\d{2})?", str(value or "").strip())
+    return (int(m.group(1)), int(m.group(2))) if m else None
 
-    a, b = parse(start), parse(end)
+
+def _months_between(start: Any, end: Any) -> int | None:
+    a, b = _year_month(start), _year_month(end)
     if a is None or b is None:
         return None
     months = (b[0] - a[0]) * 12 + b[1] - a[1]
@@ -156,10 +158,8 @@ def _months_between(start: Any, end: Any) -> int | None:
 
 
 def _started(start: Any, today: date) -> bool:
-    m = re.fullmatch(r"(\d{4})-(\d{2})(?:-\d{2})?", str(start or "").strip())
-    if m is None:
-        return False
-    return (int(m.group(1)), int(m.group(2))) <= (today.year, today.month)
+    began = _year_month(start)
+    return began is not None and began <= (today.year, today.month)
 
 
 def _duration(months: int) -> str:
@@ -390,6 +390,7 @@ def trial_view(
     ]
     phases = phase_words(match.get("phases") or details.get("phases"))
     status_code = match.get("status") or details.get("status")
+    title = trials.text(match.get("title") or details.get("title"))
     stale = (status_note(status_code, primary_completion=details.get("primary_completion_date"),
                          last_update=details.get("last_update_date"), today=today)
              if details else trials.text(match.get("status_note")) or None)
@@ -402,10 +403,10 @@ def trial_view(
         "nct_id": nct_id,
         "anchor": f"trial-{nct_id}",
         "url": ctgov_url(nct_id),
-        "title": trials.text(match.get("title") or details.get("title")) or nct_id,
-        "short_title": _shorten(trials.text(match.get("title") or details.get("title")), 70, at_sentence=False),
+        "title": title or nct_id,
+        "short_title": _shorten(title, 70, at_sentence=False),
         "official_title": trials.text(details.get("official_title")),
-        "status": status_words(match.get("status") or details.get("status")),
+        "status": status_words(status_code),
         "phases": phases,
         "study_type": normalize.label("study_type", str(details["study_type"])) if details.get("study_type") else "",
         "sponsor": trials.text(details.get("sponsor")),

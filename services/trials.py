@@ -44,6 +44,12 @@ def text(value: Any) -> str:
     return " ".join(str(value).split())
 
 
+def one_line(value: Any, limit: int) -> str:
+    """text(value) cut to at most limit characters, with an ellipsis when cut."""
+    line = text(value)
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
 def year_month(month_year: Any, day: Any = None) -> str | None:
     """A start or completion date as YYYY-MM (or the registry's own text when it is not ISO)."""
     if isinstance(month_year, str) and month_year.strip():
