@@ -410,7 +410,6 @@ def trial_view(
         "phases": phases,
         "study_type": normalize.label("study_type", str(details["study_type"])) if details.get("study_type") else "",
         "sponsor": trials.text(details.get("sponsor")),
-        "collaborators": [trials.text(c) for c in details.get("collaborators") or [] if trials.text(c)],
         "conditions": [trials.text(c) for c in details.get("conditions") or [] if trials.text(c)],
         "enrollment": _number(details.get("enrollment")),
         "fit_score": score,
@@ -592,9 +591,9 @@ def render_report(
     views = []
     for i, match in enumerate(request.trials, start=1):
         nct_id = str(match.get("nct_id") or "").strip().upper()
-        view = trial_view(i, match, details_by_id.get(nct_id), events_by_id.get(nct_id), sites_by_id.get(nct_id),
-                          today)
-        view.update(contact_view(request.patient_profile, match, details_by_id.get(nct_id), sites_by_id.get(nct_id)))
+        details, site = details_by_id.get(nct_id), sites_by_id.get(nct_id)
+        view = trial_view(i, match, details, events_by_id.get(nct_id), site, today)
+        view.update(contact_view(request.patient_profile, match, details, site))
         view["review"] = review_rows((request.care_team.get("review") or {}).get(nct_id))
         views.append(view)
     facts = dict(request.search_facts or {})
