@@ -128,7 +128,8 @@ class LiveClient:
         """The trial's current status on ClinicalTrials.gov (kept ten minutes)."""
         nct_id = nct_id.strip().upper()
         if not NCT_RE.fullmatch(nct_id):
-            raise LiveUnavailable(f"“{one_line(nct_id, 40)}” is not an NCT number (NCT followed by 8 digits).")
+            raise LiveUnavailable(f"“{one_line(nct_id, 40)}” is not an NCT number "
+                                  "(NCT followed by 8 digits).")
         cached = self._cache.get(nct_id)
         if cached is not None and self._clock() - cached[0] < CACHE_TTL_S:
             return cached[1]
@@ -256,7 +257,8 @@ def parse_status(doc: Mapping[str, Any], nct_id: str) -> LiveStatus:
     ident = protocol.get("identificationModule") or {}
     found = str(ident.get("nctId") or "").upper()
     if found and found != nct_id:
-        raise LiveUnavailable(f"ClinicalTrials.gov answered with another trial ({one_line(found, 20)}); not used.")
+        raise LiveUnavailable(f"ClinicalTrials.gov answered with another trial ({one_line(found, 20)}); "
+                              "not used.")
     status = protocol.get("statusModule") or {}
     if not status.get("overallStatus"):
         raise LiveUnavailable(f"ClinicalTrials.gov's record of {nct_id} has no status.")

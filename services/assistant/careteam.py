@@ -44,7 +44,8 @@ MAX_FLAGS_PER_TRIAL = 6
 MAX_QUESTION_CHARS = 300
 MODEL_MAX_TOKENS = 700
 MODEL_DEADLINE_SECONDS = 90.0
-FULL_CRITERIA = "Full eligibility criteria"  # the stand-in criterion guided mode adds when the text is missing
+# The stand-in criterion guided mode adds when a trial's criteria text is missing.
+FULL_CRITERIA = "Full eligibility criteria"
 
 # --- the role matrix ----------------------------------------------------------------------------------------
 

@@ -120,15 +120,11 @@ class IntakeForm:
         for name in ("stage", "subtype", "notes"):
             if getattr(self, name).strip():
                 fields[name] = getattr(self, name).strip()
-        for name in ("biomarkers", "treatments", "other_conditions"):
-            if getattr(self, name):
-                fields[name] = list(getattr(self, name))
         if self.activity_level:
             fields["activity_level"] = self.activity_level
-        if self.trial_types:
-            fields["trial_types"] = list(self.trial_types)
-        if self.preferred_phases:
-            fields["preferred_phases"] = list(self.preferred_phases)
+        for name in ("biomarkers", "treatments", "other_conditions", "trial_types", "preferred_phases"):
+            if getattr(self, name):
+                fields[name] = list(getattr(self, name))
         return fields
 
 
@@ -343,8 +339,9 @@ class GuidedAssistant:
         self._say(session, "Please search for trials.", step.text)
         return step
 
-    def run_matching(self, session: AssistantSession, limit: int = MAX_MATCHED) -> StepResult:
-        """Judge every criterion of the first `limit` candidates with the rules, save the matches, show the cards."""
+    def run_matching(self, session: AssistantSession) -> StepResult:
+        """Judge every criterion of the first MAX_MATCHED candidates with the rules, save the matches,
+        show the cards."""
         if not session.candidates:
             raise GuidedError("There are no trials to check yet; run the search first.")
         step = StepResult("")
@@ -352,7 +349,7 @@ class GuidedAssistant:
         patient = self.patient(session)
         # Trials found by a search for the diagnosis itself first (their conditions match it), then the others.
         ordered = sorted(session.candidates, key=lambda i: not self._found_for_diagnosis(session.candidates[i]))
-        ids = ordered[:limit]
+        ids = ordered[:MAX_MATCHED]
         matches = []
         for i, nct_id in enumerate(ids, start=1):
             self._status(step, f"Checking trial {i} of {len(ids)}: {nct_id}")

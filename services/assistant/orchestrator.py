@@ -218,7 +218,8 @@ class Orchestrator:
             session.patient_profile["activity_level"] = value
             session.patient_profile["ecog"] = ACTIVITY_LEVELS[value]
         shown = value if isinstance(value, str) else "; ".join(value)
-        session.add_user([{"type": "text", "text": f"My answer to \u201c{widget['question']}\u201d: {shown}"}])
+        answered = f"My answer to \u201c{widget['question']}\u201d: {shown}"
+        session.add_user([{"type": "text", "text": answered}])
         return None
 
     def _accept_selection(self, session: AssistantSession, selection: TrialSelection) -> str | None:

@@ -221,8 +221,8 @@ def badge_html(text: str, colour: str) -> str:
             f'font-weight:600">{html.escape(text)}</span>')
 
 
-def site_points(backend: TrialBackend, nct_ids: Sequence[str], origin: tuple[float, float] | None,
-                cap: int = MAP_SITE_CAP) -> pd.DataFrame:
+def site_points(backend: TrialBackend, nct_ids: Sequence[str],
+                origin: tuple[float, float] | None) -> pd.DataFrame:
     """Located sites of the given trials as map points (lat, lon, colour, tooltip lines), nearest first."""
     rows: list[dict[str, Any]] = []
     for nct_id in nct_ids:
@@ -242,7 +242,7 @@ def site_points(backend: TrialBackend, nct_ids: Sequence[str], origin: tuple[flo
             })
     frame = pd.DataFrame(rows, columns=["lat", "lon", "nct_id", "color", "weight", "t_title", "t_sub", "t_l1", "t_l2",
                                         "distance"])
-    return frame.sort_values("distance", kind="stable").head(cap).reset_index(drop=True)
+    return frame.sort_values("distance", kind="stable").head(MAP_SITE_CAP).reset_index(drop=True)
 
 
 def cards_deck(points: pd.DataFrame, origin: tuple[float, float] | None, radius_miles: float | None,
