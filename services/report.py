@@ -220,16 +220,13 @@ def profile_rows(profile: Mapping[str, Any], intake_answers: Mapping[str, Any]) 
     merged.update({k: v for k, v in profile.items() if v not in (None, "", [], ())})
     if "ecog" in merged and "activity_level" in merged:
         merged.pop("ecog")  # the activity sentence already says it in words
+    known = {key for key, _ in _PROFILE_FIELDS} | _HIDDEN_PROFILE_FIELDS
+    others = [(key, _label(key)) for key in sorted(k for k in merged if k not in known)]
     rows: list[tuple[str, str]] = []
-    for key, title in _PROFILE_FIELDS:
+    for key, title in [*_PROFILE_FIELDS, *others]:
         shown = _value(key, merged.get(key))
         if shown:
             rows.append((title, shown))
-    known = {key for key, _ in _PROFILE_FIELDS} | _HIDDEN_PROFILE_FIELDS
-    for key in sorted(k for k in merged if k not in known):
-        shown = _value(key, merged[key])
-        if shown:
-            rows.append((_label(key), shown))
     return rows
 
 

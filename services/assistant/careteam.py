@@ -116,9 +116,7 @@ def specialist_name(diagnosis: str) -> str:
 def role_title(role: Role, diagnosis: str) -> str:
     """The heading of a role's group in the report."""
     if role == "specialist":
-        name = specialist_name(diagnosis)
-        return ("Your treating specialist (diagnosis, stage, treatments)" if name == "treating specialist"
-                else f"Your {name} (diagnosis, stage, treatments)")
+        return f"Your {specialist_name(diagnosis)} (diagnosis, stage, treatments)"
     return ROLE_TITLES[role]
 
 
