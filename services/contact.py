@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from services.trials import ctgov_url, text
+from services.trials import ctgov_url, one_line, text
 
 MAX_QUESTIONS = 4
 MAX_CHARS = 2000
@@ -75,18 +75,13 @@ def _patient_line(profile: Mapping[str, Any]) -> str:
     return sentence + "."
 
 
-def _shorten(line: str, limit: int = 220) -> str:
-    line = " ".join(line.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
 def draft_message(profile: Mapping[str, Any], trial: Mapping[str, Any], contact: Contact,
                   questions: Sequence[str] = ()) -> str:
     """The draft, plain text. trial: nct_id, title, and optionally site_where (the nearest site in words);
     questions: the criteria (in words) the patient could not judge, first ones first."""
     nct_id = text(trial.get("nct_id"))
     title = text(trial.get("title")) or nct_id
-    asked = [_shorten(q) for q in (text(q) for q in questions) if q][:MAX_QUESTIONS]
+    asked = [one_line(q, 220) for q in (text(q) for q in questions) if q][:MAX_QUESTIONS]
     greeting = "Dear study team," if contact.who == "the study team" else f"Dear {contact.who.split(' (')[0]},"
     lines = [greeting, "",
              f"{_patient_line(profile)} I found your trial {nct_id}, “{title}”, on ClinicalTrials.gov and would like "

@@ -20,7 +20,6 @@ import datetime as dt
 import email.utils
 import json
 import os
-import re
 import socket
 import threading
 import time
@@ -34,7 +33,7 @@ from typing import Any
 
 from services.data.normalize import ENROLLING_STATUSES, canonical
 from services.errors import TrialLandscapeError
-from services.trials import status_words
+from services.trials import NCT_RE, one_line, status_words
 
 DEFAULT_API_URL = "https://clinicaltrials.gov/api/v2"
 MIN_INTERVAL_S = 1.5
@@ -45,7 +44,6 @@ BACKOFF_BASE_S = 1.0
 MAX_WAIT_S = 8.0  # a page waits for the answer: a longer Retry-After gives up at once and says when to try
 MAX_BODY_BYTES = 8 * 1024 * 1024  # one study record is ~50 kB; a search page of 100 a few MB
 CACHE_TTL_S = 600
-_NCT_RE = re.compile(r"^NCT\d{8}$")
 _FIELDS = "protocolSection.identificationModule|protocolSection.statusModule|protocolSection.contactsLocationsModule.locations"
 
 
@@ -106,12 +104,6 @@ def _retry_after(value: str | None) -> float | None:
     return max(0.0, (when - dt.datetime.now(dt.UTC)).total_seconds())
 
 
-def _short(text: str, limit: int = 200) -> str:
-    """A server's error text as one short plain line (it is shown to the user: no markup, no length)."""
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
 class LiveClient:
     """A polite, bounded HTTP client for the ClinicalTrials.gov API v2 (thread-safe; one per process)."""
 
@@ -135,8 +127,9 @@ class LiveClient:
     def status(self, nct_id: str) -> LiveStatus:
         """The trial's current status on ClinicalTrials.gov (kept ten minutes)."""
         nct_id = nct_id.strip().upper()
-        if not _NCT_RE.match(nct_id):
-            raise LiveUnavailable(f"“{_short(nct_id, 40)}” is not an NCT number (NCT followed by 8 digits).")
+        if not NCT_RE.fullmatch(nct_id):
+            raise LiveUnavailable(f"“{one_line(nct_id, 40)}” is not an NCT number "
+                                  "(NCT followed by 8 digits).")
         cached = self._cache.get(nct_id)
         if cached is not None and self._clock() - cached[0] < CACHE_TTL_S:
             return cached[1]
@@ -228,7 +221,8 @@ class LiveClient:
             detail = err.read(2000).decode("utf-8", "replace")
         except OSError:
             detail = ""
-        said = f" It said: {_short(detail)}" if detail.strip() else ""
+        # The server's text is shown to the user: one short plain line, no markup.
+        said = f" It said: {one_line(detail, 200)}" if detail.strip() else ""
         if 400 <= err.code < 500:
             return LiveUnavailable(f"ClinicalTrials.gov refused the request (HTTP {err.code}).{said}")
         return LiveUnavailable(f"ClinicalTrials.gov is having trouble (HTTP {err.code}). Try again later.{said}")
@@ -263,7 +257,8 @@ def parse_status(doc: Mapping[str, Any], nct_id: str) -> LiveStatus:
     ident = protocol.get("identificationModule") or {}
     found = str(ident.get("nctId") or "").upper()
     if found and found != nct_id:
-        raise LiveUnavailable(f"ClinicalTrials.gov answered with another trial ({_short(found, 20)}); not used.")
+        raise LiveUnavailable(f"ClinicalTrials.gov answered with another trial ({one_line(found, 20)}); "
+                              "not used.")
     status = protocol.get("statusModule") or {}
     if not status.get("overallStatus"):
         raise LiveUnavailable(f"ClinicalTrials.gov's record of {nct_id} has no status.")
@@ -276,7 +271,7 @@ def parse_status(doc: Mapping[str, Any], nct_id: str) -> LiveStatus:
     return LiveStatus(
         nct_id=nct_id, overall_status=str(status["overallStatus"]).upper(),
         last_update_posted=date("lastUpdatePostDateStruct"), status_verified=date("statusVerifiedDate"),
-        why_stopped=_short(str(status["whyStopped"]), 300) if status.get("whyStopped") else None,
+        why_stopped=one_line(str(status["whyStopped"]), 300) if status.get("whyStopped") else None,
         recruiting_sites=sum(1 for loc in locations if isinstance(loc, dict) and loc.get("status") == "RECRUITING"),
         sites=len(locations), checked_at=dt.datetime.now(dt.UTC).replace(microsecond=0))
 

@@ -141,14 +141,16 @@ def _shorten(text: str, limit: int, *, at_sentence: bool = True) -> str:
     return cut.rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
-def _months_between(start: Any, end: Any) -> int | None:
-    def parse(value: Any) -> tuple[int, int] | None:
-        if isinstance(value, datetime | date):
-            return value.year, value.month
-        m = re.fullmatch(r"(\d{4})-(\d{2})(?:-\d{2})?", str(value or "").strip())
-        return (int(m.group(1)), int(m.group(2))) if m else None
+def _year_month(value: Any) -> tuple[int, int] | None:
+    """(year, month) of a date or a 'YYYY-MM[-DD]' text; None for anything else."""
+    if isinstance(value, datetime | date):
+        return value.year, value.month
+    m = re.fullmatch(r"(\d{4})-(\d{2})(?:-\d{2})?", str(value or "").strip())
+    return (int(m.group(1)), int(m.group(2))) if m else None
 
-    a, b = parse(start), parse(end)
+
+def _months_between(start: Any, end: Any) -> int | None:
+    a, b = _year_month(start), _year_month(end)
     if a is None or b is None:
         return None
     months = (b[0] - a[0]) * 12 + b[1] - a[1]
@@ -156,10 +158,8 @@ def _months_between(start: Any, end: Any) -> int | None:
 
 
 def _started(start: Any, today: date) -> bool:
-    m = re.fullmatch(r"(\d{4})-(\d{2})(?:-\d{2})?", str(start or "").strip())
-    if m is None:
-        return False
-    return (int(m.group(1)), int(m.group(2))) <= (today.year, today.month)
+    began = _year_month(start)
+    return began is not None and began <= (today.year, today.month)
 
 
 def _duration(months: int) -> str:
@@ -220,16 +220,13 @@ def profile_rows(profile: Mapping[str, Any], intake_answers: Mapping[str, Any]) 
     merged.update({k: v for k, v in profile.items() if v not in (None, "", [], ())})
     if "ecog" in merged and "activity_level" in merged:
         merged.pop("ecog")  # the activity sentence already says it in words
+    known = {key for key, _ in _PROFILE_FIELDS} | _HIDDEN_PROFILE_FIELDS
+    others = [(key, _label(key)) for key in sorted(k for k in merged if k not in known)]
     rows: list[tuple[str, str]] = []
-    for key, title in _PROFILE_FIELDS:
+    for key, title in [*_PROFILE_FIELDS, *others]:
         shown = _value(key, merged.get(key))
         if shown:
             rows.append((title, shown))
-    known = {key for key, _ in _PROFILE_FIELDS} | _HIDDEN_PROFILE_FIELDS
-    for key in sorted(k for k in merged if k not in known):
-        shown = _value(key, merged[key])
-        if shown:
-            rows.append((_label(key), shown))
     return rows
 
 
@@ -390,6 +387,7 @@ def trial_view(
     ]
     phases = phase_words(match.get("phases") or details.get("phases"))
     status_code = match.get("status") or details.get("status")
+    title = trials.text(match.get("title") or details.get("title"))
     stale = (status_note(status_code, primary_completion=details.get("primary_completion_date"),
                          last_update=details.get("last_update_date"), today=today)
              if details else trials.text(match.get("status_note")) or None)
@@ -402,14 +400,13 @@ def trial_view(
         "nct_id": nct_id,
         "anchor": f"trial-{nct_id}",
         "url": ctgov_url(nct_id),
-        "title": trials.text(match.get("title") or details.get("title")) or nct_id,
-        "short_title": _shorten(trials.text(match.get("title") or details.get("title")), 70, at_sentence=False),
+        "title": title or nct_id,
+        "short_title": _shorten(title, 70, at_sentence=False),
         "official_title": trials.text(details.get("official_title")),
-        "status": status_words(match.get("status") or details.get("status")),
+        "status": status_words(status_code),
         "phases": phases,
         "study_type": normalize.label("study_type", str(details["study_type"])) if details.get("study_type") else "",
         "sponsor": trials.text(details.get("sponsor")),
-        "collaborators": [trials.text(c) for c in details.get("collaborators") or [] if trials.text(c)],
         "conditions": [trials.text(c) for c in details.get("conditions") or [] if trials.text(c)],
         "enrollment": _number(details.get("enrollment")),
         "fit_score": score,
@@ -591,9 +588,9 @@ def render_report(
     views = []
     for i, match in enumerate(request.trials, start=1):
         nct_id = str(match.get("nct_id") or "").strip().upper()
-        view = trial_view(i, match, details_by_id.get(nct_id), events_by_id.get(nct_id), sites_by_id.get(nct_id),
-                          today)
-        view.update(contact_view(request.patient_profile, match, details_by_id.get(nct_id), sites_by_id.get(nct_id)))
+        details, site = details_by_id.get(nct_id), sites_by_id.get(nct_id)
+        view = trial_view(i, match, details, events_by_id.get(nct_id), site, today)
+        view.update(contact_view(request.patient_profile, match, details, site))
         view["review"] = review_rows((request.care_team.get("review") or {}).get(nct_id))
         views.append(view)
     facts = dict(request.search_facts or {})

@@ -44,6 +44,12 @@ def text(value: Any) -> str:
     return " ".join(str(value).split())
 
 
+def one_line(value: Any, limit: int) -> str:
+    """text(value) cut to at most limit characters, with an ellipsis when cut."""
+    line = text(value)
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
 def year_month(month_year: Any, day: Any = None) -> str | None:
     """A start or completion date as YYYY-MM (or the registry's own text when it is not ISO)."""
     if isinstance(month_year, str) and month_year.strip():
@@ -391,35 +397,27 @@ class TrialBackend(Protocol):
 
     def search_trials(self, query: TrialQuery) -> SearchPage:
         """Trials matching the query, nearest site first when an origin is given."""
-        ...
 
     def get_trial_details(self, nct_id: str) -> TrialDetails | None:
         """The full record of one trial."""
-        ...
 
     def get_eligibility_criteria(self, nct_id: str) -> EligibilityInfo | None:
         """Eligibility limits and criteria of one trial."""
-        ...
 
     def get_trial_locations(self, nct_id: str, origin: tuple[float, float] | None) -> list[Site] | None:
         """All sites of one trial, with distances from origin (lat, lon) when given."""
-        ...
 
     def get_adverse_events(self, nct_id: str) -> AdverseEvents | None:
         """Adverse events from one trial's posted results."""
-        ...
 
     def geocode_location(self, text: str) -> Place | None:
         """Coordinates for a place name or ZIP code, offline; None when unknown."""
-        ...
 
     def get_dashboard_stats(self, query: TrialQuery) -> DashboardStats:
         """The Explore page's headline numbers for the query."""
-        ...
 
     def generate_report(self, request: ReportRequest) -> ReportOutput:
         """Render the patient's report for the selected trials."""
-        ...
 
 
 # --------------------------------------------------------------------------------------------

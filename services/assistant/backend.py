@@ -277,7 +277,7 @@ class DatabaseBackend:
         board = stats.dashboard(f, db=self.db, facets=["phase", "status"])
         if "kpis" in board.errors or not board.kpis:
             raise TrialLandscapeError(f"The dashboard numbers could not be computed: {board.errors.get('kpis', 'no result')}.")
-        out: DashboardStats = {
+        return {
             "matching_trials": board.kpis.get("matching_trials", 0),
             "recruiting": board.kpis.get("recruiting", 0),
             "sites": board.kpis.get("sites", 0),
@@ -286,7 +286,6 @@ class DatabaseBackend:
             "by_phase": {str(r["value"]): int(r["count"]) for r in board.facets.get("phase", [])},
             "by_status": {str(r["value"]): int(r["count"]) for r in board.facets.get("status", [])},
         }
-        return out
 
     # ------------------------------------------------------------------ report
 

@@ -44,6 +44,7 @@ MAX_FLAGS_PER_TRIAL = 6
 MAX_QUESTION_CHARS = 300
 MODEL_MAX_TOKENS = 700
 MODEL_DEADLINE_SECONDS = 90.0
+# The stand-in criterion guided mode adds when a trial's criteria text is missing.
 FULL_CRITERIA = "Full eligibility criteria"
 
 # --- the role matrix ----------------------------------------------------------------------------------------
@@ -115,9 +116,7 @@ def specialist_name(diagnosis: str) -> str:
 def role_title(role: Role, diagnosis: str) -> str:
     """The heading of a role's group in the report."""
     if role == "specialist":
-        name = specialist_name(diagnosis)
-        return ("Your treating specialist (diagnosis, stage, treatments)" if name == "treating specialist"
-                else f"Your {name} (diagnosis, stage, treatments)")
+        return f"Your {specialist_name(diagnosis)} (diagnosis, stage, treatments)"
     return ROLE_TITLES[role]
 
 
@@ -330,10 +329,6 @@ class CareTeam:
 
     groups: tuple[Group, ...]
     flags: tuple[Flag, ...] = field(default_factory=tuple)
-
-    def lines(self) -> list[str]:
-        """Every question as one list, group by group."""
-        return [q.line() for g in self.groups for q in g.questions]
 
     def as_report(self) -> dict[str, Any]:
         """The plain dict the report request carries (groups in order; flags by trial)."""

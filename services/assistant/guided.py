@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from services.assistant import careteam
+from services.assistant.careteam import FULL_CRITERIA
 from services.assistant.handlers import (
     ACTIVITY_LEVELS,
     MAX_SEARCH_PAGES,
+    TRIAL_TYPES,
     condition_matches,
     search_facts,
     truncate,
@@ -38,7 +40,6 @@ from services.trials import (
     CRITERIA_MISSING,
     DEFAULT_STATUSES,
     MAX_TRIALS,
-    NCT_RE,
     TrialBackend,
     search_sentence,
 )
@@ -47,7 +48,6 @@ GUIDED_LABEL = "Guided mode (no API key)"
 MAX_MATCHED = 12
 MAX_RADIUS_MILES = 12_500.0
 SEXES = ("female", "male")
-TRIAL_TYPES = ("drug", "biological", "device", "procedure", "radiation", "behavioral", "other")
 _GENERIC = frozenset({
     "cancer", "cancers", "carcinoma", "tumor", "tumour", "tumors", "tumours", "neoplasm", "neoplasms", "disease",
     "diseases", "disorder", "disorders", "syndrome", "mellitus", "malignancy",
@@ -120,15 +120,11 @@ class IntakeForm:
         for name in ("stage", "subtype", "notes"):
             if getattr(self, name).strip():
                 fields[name] = getattr(self, name).strip()
-        for name in ("biomarkers", "treatments", "other_conditions"):
-            if getattr(self, name):
-                fields[name] = list(getattr(self, name))
         if self.activity_level:
             fields["activity_level"] = self.activity_level
-        if self.trial_types:
-            fields["trial_types"] = list(self.trial_types)
-        if self.preferred_phases:
-            fields["preferred_phases"] = list(self.preferred_phases)
+        for name in ("biomarkers", "treatments", "other_conditions", "trial_types", "preferred_phases"):
+            if getattr(self, name):
+                fields[name] = list(getattr(self, name))
         return fields
 
 
@@ -169,9 +165,6 @@ def _phase_words(phases: Sequence[str]) -> str:
     if list(phases) == ["NA"]:
         return "No drug phase (for example a device, behaviour or care study)"
     return " and ".join(label("phase", p) for p in phases)
-
-
-FULL_CRITERIA = "Full eligibility criteria"
 
 
 def _trials(n: int) -> str:
@@ -215,13 +208,7 @@ class GuidedAssistant:
     @staticmethod
     def _say(session: AssistantSession, user_text: str, answer: str) -> None:
         """Add the step to the conversation as a user line and the assistant's answer (roles keep alternating)."""
-        block = {"type": "text", "text": user_text}
-        if session.messages and session.messages[-1]["role"] == "user":
-            last = session.messages[-1]["content"]
-            previous = [{"type": "text", "text": last}] if isinstance(last, str) else list(last)
-            session.messages[-1] = {"role": "user", "content": [*previous, block]}
-        else:
-            session.messages.append({"role": "user", "content": [block]})
+        session.add_user([{"type": "text", "text": user_text}])
         session.messages.append({"role": "assistant", "content": [{"type": "text", "text": answer}]})
         session.touch()
 
@@ -256,12 +243,11 @@ class GuidedAssistant:
         fields.update({"latitude": place["latitude"], "longitude": place["longitude"], "complete": True})
         self.start_over(session)
         self._call(session, "save_patient_profile", fields, step)
-        for key in ("interventions_of_interest",):
-            value = getattr(form, key).strip()
-            if value:
-                session.intake_answers[key] = value
-            else:
-                session.intake_answers.pop(key, None)
+        wanted = form.interventions_of_interest.strip()
+        if wanted:
+            session.intake_answers["interventions_of_interest"] = wanted
+        else:
+            session.intake_answers.pop("interventions_of_interest", None)
         filters: dict[str, Any] = {"condition": form.diagnosis.strip(), "age": form.age,
                                    "sex": (form.sex or "").upper(), "near": form.location.strip()}
         if form.travel_radius_miles is not None:
@@ -353,8 +339,9 @@ class GuidedAssistant:
         self._say(session, "Please search for trials.", step.text)
         return step
 
-    def run_matching(self, session: AssistantSession, limit: int = MAX_MATCHED) -> StepResult:
-        """Judge every criterion of the first `limit` candidates with the rules, save the matches, show the cards."""
+    def run_matching(self, session: AssistantSession) -> StepResult:
+        """Judge every criterion of the first MAX_MATCHED candidates with the rules, save the matches,
+        show the cards."""
         if not session.candidates:
             raise GuidedError("There are no trials to check yet; run the search first.")
         step = StepResult("")
@@ -362,7 +349,7 @@ class GuidedAssistant:
         patient = self.patient(session)
         # Trials found by a search for the diagnosis itself first (their conditions match it), then the others.
         ordered = sorted(session.candidates, key=lambda i: not self._found_for_diagnosis(session.candidates[i]))
-        ids = ordered[:limit]
+        ids = ordered[:MAX_MATCHED]
         matches = []
         for i, nct_id in enumerate(ids, start=1):
             self._status(step, f"Checking trial {i} of {len(ids)}: {nct_id}")
@@ -541,15 +528,11 @@ class GuidedAssistant:
 
     def select(self, session: AssistantSession, nct_ids: Sequence[str]) -> StepResult:
         """Record the trials the patient ticked and move to the report phase."""
-        ids = list(dict.fromkeys(i.strip().upper() for i in nct_ids))
-        if not ids:
-            raise GuidedError("Please tick at least one trial for your report.")
-        bad = [i for i in ids if not NCT_RE.fullmatch(i) or session.matched(i) is None]
-        if bad:
-            raise GuidedError(f"These trials were not among the assessed trials: {', '.join(bad)}.")
+        problem = session.choose(nct_ids)
+        if problem:
+            raise GuidedError(problem)
+        ids = session.selected_nct_ids
         step = StepResult("")
-        session.selected_nct_ids = ids
-        session.flags["selection_complete"] = True
         self._call(session, "update_session_phase", {"phase": "report", "reason": "patient selected trials"}, step)
         step.text = f"Thank you. Your report will cover {', '.join(ids)}. Press “Write my report” when you are ready."
         self._say(session, f"I have chosen these trials for my report: {', '.join(ids)}.", step.text)
@@ -588,11 +571,6 @@ class GuidedAssistant:
                 f"{checked} of them against their published criteria with fixed rules (guided mode, no AI), and you "
                 f"chose {len(session.selected_nct_ids)} for this report.")
         return truncate(text, 2000) or ""
-
-    @staticmethod
-    def question_groups(profile: Mapping[str, Any], selected: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[str]]]:
-        """Questions for the doctor grouped by who can answer them (rules): each names its trial and criterion."""
-        return [(g.title, [q.line() for q in g.questions]) for g in careteam.build(profile, selected).groups]
 
     @staticmethod
     def questions(profile: Mapping[str, Any], selected: Sequence[Mapping[str, Any]]) -> list[str]:

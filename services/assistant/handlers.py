@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import date
-from typing import Any
+from typing import Any, TypeVar
 
 from services.assistant import careteam
 from services.assistant.registry import ToolContext, ToolError
@@ -46,6 +46,9 @@ ACTIVITY_LEVELS: dict[str, int] = {
     "I need help with all self-care and am mostly in a bed or chair": 4,
 }
 REQUIRED_FOR_COMPLETE = ("diagnosis", "age", "sex", "location")
+TRIAL_TYPES = ("drug", "biological", "device", "procedure", "radiation", "behavioral", "other")
+
+T = TypeVar("T")
 
 
 # --------------------------------------------------------------------------------------------
@@ -117,8 +120,11 @@ def _nct_arg(args: Mapping[str, Any], key: str = "nct_id") -> str:
     return value
 
 
-def _not_found(nct_id: str) -> ToolError:
-    return ToolError(f"No trial {nct_id} in the database. Check the id against your search results.")
+def _found(nct_id: str, value: T | None) -> T:
+    """The backend's answer for nct_id; a tool error when it has no such trial."""
+    if value is None:
+        raise ToolError(f"No trial {nct_id} in the database. Check the id against your search results.")
+    return value
 
 
 # --------------------------------------------------------------------------------------------
@@ -158,6 +164,7 @@ def search_trials(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     page_no = int(args.get("page", 1))
     query = _query_from_args(args, limit=limit, offset=(page_no - 1) * limit)
     page = ctx.backend.search_trials(query)
+    matching = page.get("matching", page["total"])
     compact = [compact_trial(t, ctx.today) for t in list(page["trials"])[:limit]]
     strategy = args["strategy"]
     with ctx.lock:
@@ -173,7 +180,7 @@ def search_trials(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         entry = {
             "strategy": strategy, "condition": condition, "intervention": intervention,
             "radius_miles": args.get("radius_miles") if "latitude" in args else None,
-            "phases": list(args.get("phases") or []), "total_matching": page.get("matching", page["total"]),
+            "phases": list(args.get("phases") or []), "total_matching": matching,
             "returned": len(compact),
             "new": new, "without_criteria_text": sum(1 for t in compact if t.get("criteria_text") == CRITERIA_MISSING),
         }
@@ -186,7 +193,7 @@ def search_trials(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
             ctx.session.searches.append(entry)
     result: dict[str, Any] = {
         "strategy": strategy,
-        "total_matching": page.get("matching", page["total"]),
+        "total_matching": matching,
         "returned": len(compact),
         "page": page_no,
         "more_pages": query.offset + len(compact) < page["total"],
@@ -194,16 +201,14 @@ def search_trials(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         "unique_candidates_so_far": total_candidates,
         "trials": compact,
     }
-    if page.get("matching", page["total"]) != page["total"]:  # the relevance gate left weak matches out
+    if matching != page["total"]:  # the relevance gate left weak matches out
         result["past_relevance_gate"] = page["total"]
     return result
 
 
 def get_trial_details(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     nct_id = _nct_arg(args)
-    details = ctx.backend.get_trial_details(nct_id)
-    if details is None:
-        raise _not_found(nct_id)
+    details = _found(nct_id, ctx.backend.get_trial_details(nct_id))
     out: dict[str, Any] = dict(details)
     out["title"] = truncate(details.get("title"), MAX_TITLE)
     out["official_title"] = truncate(details.get("official_title"), 300)
@@ -224,9 +229,7 @@ def get_trial_details(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
 
 def get_eligibility_criteria(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     nct_id = _nct_arg(args)
-    info = ctx.backend.get_eligibility_criteria(nct_id)
-    if info is None:
-        raise _not_found(nct_id)
+    info = _found(nct_id, ctx.backend.get_eligibility_criteria(nct_id))
     lacks = set(info.get("not_in_this_copy") or ())  # our copy lacks these: say so, never "no limit"
     no_ages = info.get("min_age") is None and info.get("max_age") is None
     out: dict[str, Any] = {
@@ -254,15 +257,10 @@ def get_trial_locations(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any
     if ("latitude" in args) != ("longitude" in args):
         raise ToolError("Give latitude and longitude together, or neither.")
     origin = (args["latitude"], args["longitude"]) if "latitude" in args else None
-    if (
-        origin is None
-        and "latitude" in ctx.session.patient_profile
-        and "longitude" in ctx.session.patient_profile
-    ):
-        origin = (ctx.session.patient_profile["latitude"], ctx.session.patient_profile["longitude"])
-    sites = ctx.backend.get_trial_locations(nct_id, origin)
-    if sites is None:
-        raise _not_found(nct_id)
+    profile = ctx.session.patient_profile
+    if origin is None and {"latitude", "longitude"} <= profile.keys():
+        origin = (profile["latitude"], profile["longitude"])
+    sites = _found(nct_id, ctx.backend.get_trial_locations(nct_id, origin))
     return {
         "nct_id": nct_id,
         "total_sites": len(sites),
@@ -273,9 +271,7 @@ def get_trial_locations(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any
 
 def get_adverse_events(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     nct_id = _nct_arg(args)
-    report = ctx.backend.get_adverse_events(nct_id)
-    if report is None:
-        raise _not_found(nct_id)
+    report = _found(nct_id, ctx.backend.get_adverse_events(nct_id))
     if not report["has_results"]:
         return {"nct_id": nct_id, "has_results": False, "note": "This trial has not posted results."}
 
@@ -532,23 +528,24 @@ def trial_card(session: AssistantSession, nct_id: str) -> dict[str, Any] | None:
     candidate = session.candidates.get(nct_id)
     if match is None and candidate is None:
         return None
+    saved = match or {}
     base = candidate or {}
     return {
         "nct_id": nct_id,
-        "title": (match or {}).get("title") or base.get("title"),
-        "status": (match or {}).get("status") or base.get("status"),
-        "phases": (match or {}).get("phases") or base.get("phases", []),
-        "fit_score": match.get("fit_score") if match else None,
-        "verdict": match.get("verdict") if match else None,
-        "summary": match.get("summary") if match else None,
-        "nearest_site": (match or {}).get("nearest_site") or base.get("nearest_site"),
+        "title": saved.get("title") or base.get("title"),
+        "status": saved.get("status") or base.get("status"),
+        "phases": saved.get("phases") or base.get("phases", []),
+        "fit_score": saved.get("fit_score"),
+        "verdict": saved.get("verdict"),
+        "summary": saved.get("summary"),
+        "nearest_site": saved.get("nearest_site") or base.get("nearest_site"),
         "url": ctgov_url(nct_id),
-        "fit_band": (match or {}).get("fit_band"),
-        "fit_explanation": (match or {}).get("fit_explanation"),
-        "distance_note": (match or {}).get("distance_note"),
-        "within_reach": (match or {}).get("within_reach"),
-        "status_note": (match or {}).get("status_note") or base.get("status_note"),
-        "criteria_text": (match or {}).get("criteria_text") or base.get("criteria_text"),
+        "fit_band": saved.get("fit_band"),
+        "fit_explanation": saved.get("fit_explanation"),
+        "distance_note": saved.get("distance_note"),
+        "within_reach": saved.get("within_reach"),
+        "status_note": saved.get("status_note") or base.get("status_note"),
+        "criteria_text": saved.get("criteria_text") or base.get("criteria_text"),
     }
 
 

@@ -17,7 +17,7 @@ from services.assistant.tools import build_registry
 from services.assistant.trimming import policy_for, trim_history
 from services.errors import AssistantUnavailable
 from services.llm import Message, ModelClient, count_usage
-from services.trials import NCT_RE, TrialBackend
+from services.trials import TrialBackend
 
 MAX_MODEL_CALLS = 15
 MAX_USER_TEXT = 20_000
@@ -101,12 +101,9 @@ class Orchestrator:
         start_phase = session.phase
         texts: list[str] = []
         events: list[dict[str, Any]] = []
-        usage = {
-            "input_tokens": 0,
-            "output_tokens": 0,
-            "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0,
-        }
+        usage = dict.fromkeys(
+            ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"), 0
+        )
         warnings: list[GroundingWarning] = []
         calls = lookups = 0
         error: str | None = None
@@ -152,11 +149,8 @@ class Orchestrator:
             if not tool_uses:
                 break
             outcomes = self._run_tools(ctx, tool_uses)
-            lookups += sum(
-                1
-                for b in tool_uses
-                if b["name"] in self.registry.tools and self.registry.tools[b["name"]].data
-            )
+            tools = self.registry.tools
+            lookups += sum(1 for b in tool_uses if b["name"] in tools and tools[b["name"]].data)
             results: list[dict[str, Any]] = []
             for block, outcome in zip(tool_uses, outcomes, strict=True):
                 result: dict[str, Any] = {
@@ -196,7 +190,7 @@ class Orchestrator:
             said = list(session.intake_answers.get("patient_said", []))
             said.append(text[:_KEPT_MESSAGE_CHARS])
             session.intake_answers["patient_said"] = said[-_MAX_KEPT_PATIENT_MESSAGES:]
-        _append_user(session, [{"type": "text", "text": text}])
+        session.add_user([{"type": "text", "text": text}])
         return None
 
     def _accept_widget(self, session: AssistantSession, answer: WidgetAnswer) -> str | None:
@@ -224,25 +218,16 @@ class Orchestrator:
             session.patient_profile["activity_level"] = value
             session.patient_profile["ecog"] = ACTIVITY_LEVELS[value]
         shown = value if isinstance(value, str) else "; ".join(value)
-        _append_user(
-            session, [{"type": "text", "text": f"My answer to \u201c{widget['question']}\u201d: {shown}"}]
-        )
+        answered = f"My answer to \u201c{widget['question']}\u201d: {shown}"
+        session.add_user([{"type": "text", "text": answered}])
         return None
 
     def _accept_selection(self, session: AssistantSession, selection: TrialSelection) -> str | None:
-        ids = list(dict.fromkeys(i.strip().upper() for i in selection.nct_ids))
-        if not ids:
-            return "Please tick at least one trial for your report."
-        bad = [i for i in ids if not NCT_RE.fullmatch(i) or session.matched(i) is None]
-        if bad:
-            return f"These trials were not among the assessed trials: {', '.join(bad)}."
-        session.selected_nct_ids = ids
-        session.flags["selection_complete"] = True
-        _append_user(
-            session,
-            [{"type": "text", "text": f"I have chosen these trials for my report: {', '.join(ids)}."}],
-        )
-        return None
+        problem = session.choose(selection.nct_ids)
+        if problem is None:
+            ids = ", ".join(session.selected_nct_ids)
+            session.add_user([{"type": "text", "text": f"I have chosen these trials for my report: {ids}."}])
+        return problem
 
     # ---------------------------------------------------------------- model
 
@@ -335,19 +320,6 @@ class Orchestrator:
     def _status(self, message: str) -> None:
         if self.callbacks.on_status:
             self.callbacks.on_status(message)
-
-
-def _append_user(session: AssistantSession, blocks: list[dict[str, Any]]) -> None:
-    """Add user content; joins the previous user message if the last turn ended without a reply
-    (after an API failure or the step limit), so roles keep alternating and nothing is lost."""
-    if session.messages and session.messages[-1]["role"] == "user":
-        last = session.messages[-1]
-        content = last["content"]
-        previous = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
-        session.messages[-1] = {"role": "user", "content": previous + blocks}
-    else:
-        session.messages.append({"role": "user", "content": blocks})
-    session.touch()
 
 
 def _clean_block(block: dict[str, Any]) -> dict[str, Any]:

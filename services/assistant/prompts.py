@@ -33,13 +33,10 @@ def phase_prompt(phase: str) -> str:
     return "\n\n".join(load_prompt(name) for name in PHASE_PROMPTS[phase])
 
 
-def build_system(session: AssistantSession, cache: bool = True) -> list[dict[str, Any]]:
+def build_system(session: AssistantSession) -> list[dict[str, Any]]:
     """System prompt blocks for the next call; the stable base block carries the cache breakpoint."""
-    base: dict[str, Any] = {"type": "text", "text": load_prompt("base")}
-    if cache:
-        base["cache_control"] = {"type": "ephemeral"}
     return [
-        base,
+        {"type": "text", "text": load_prompt("base"), "cache_control": {"type": "ephemeral"}},
         {"type": "text", "text": phase_prompt(session.phase)},
         {"type": "text", "text": render_context(session)},
     ]

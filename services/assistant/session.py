@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any
 
@@ -108,6 +108,29 @@ class AssistantSession:
         """The saved match for one trial, if any."""
         return next((t for t in self.matched_trials if t.get("nct_id") == nct_id), None)
 
+    def choose(self, nct_ids: Sequence[str]) -> str | None:
+        """Record the trials the patient ticked; when they cannot be used, why, in words for the patient."""
+        ids = list(dict.fromkeys(i.strip().upper() for i in nct_ids))
+        if not ids:
+            return "Please tick at least one trial for your report."
+        bad = [i for i in ids if not NCT_RE.fullmatch(i) or self.matched(i) is None]
+        if bad:
+            return f"These trials were not among the assessed trials: {', '.join(bad)}."
+        self.selected_nct_ids = ids
+        self.flags["selection_complete"] = True
+        return None
+
+    def add_user(self, blocks: list[dict[str, Any]]) -> None:
+        """Add user content; joins the previous user message if the last turn ended without a reply
+        (after an API failure or the step limit), so roles keep alternating and nothing is lost."""
+        if self.messages and self.messages[-1]["role"] == "user":
+            content = self.messages[-1]["content"]
+            previous = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+            self.messages[-1] = {"role": "user", "content": previous + blocks}
+        else:
+            self.messages.append({"role": "user", "content": blocks})
+        self.touch()
+
     def chat_log(self) -> list[ChatEntry]:
         """The visible conversation: user and assistant text, without tool calls and results."""
         entries: list[ChatEntry] = []
@@ -146,18 +169,8 @@ class AssistantSession:
             "report_html": self.report_html,
             "seen_nct_ids": self.seen_nct_ids,
             "widgets": self.widgets,
-            "settings": {
-                "model": self.settings.model,
-                "max_tokens": self.settings.max_tokens,
-                "trimming": self.settings.trimming,
-            },
-            "usage": {
-                "model_calls": self.usage.model_calls,
-                "input_tokens": self.usage.input_tokens,
-                "output_tokens": self.usage.output_tokens,
-                "cache_creation_input_tokens": self.usage.cache_creation_input_tokens,
-                "cache_read_input_tokens": self.usage.cache_read_input_tokens,
-            },
+            "settings": asdict(self.settings),
+            "usage": asdict(self.usage),
             "created_at": self.created_at.isoformat(),
             "updated_at": self.updated_at.isoformat(),
         }
@@ -183,8 +196,7 @@ class AssistantSession:
     @classmethod
     def from_dict(cls, data: Any) -> AssistantSession:
         """Rebuild a session from to_dict() output, checking every field."""
-        c = _Checker()
-        c.require(isinstance(data, dict), "$", "must be a JSON object")
+        _require(isinstance(data, dict), "$", "must be a JSON object")
         expected = {
             "version", "id", "phase", "flags", "intake_answers", "patient_profile", "filters", "messages",
             "candidates", "searches", "matched_trials", "selected_nct_ids", "report_html", "seen_nct_ids", "widgets",
@@ -192,92 +204,86 @@ class AssistantSession:
         }  # fmt: skip
         missing = sorted(expected - data.keys() - {"searches"})  # sessions saved before the search log lack it
         extra = sorted(data.keys() - expected)
-        c.require(not missing, "$", f"is missing {', '.join(missing)}")
-        c.require(not extra, "$", f"has unknown fields {', '.join(extra)}")
-        c.require(
+        _require(not missing, "$", f"is missing {', '.join(missing)}")
+        _require(not extra, "$", f"has unknown fields {', '.join(extra)}")
+        _require(
             data["version"] == SCHEMA_VERSION,
             "$.version",
             f"must be {SCHEMA_VERSION}, got {data['version']!r}",
         )
-        c.require(
+        _require(
             isinstance(data["id"], str) and _TOKEN_RE.fullmatch(data["id"]) is not None,
             "$.id",
             "must be a URL-safe token of at least 43 characters",
         )
-        c.require(
+        _require(
             data["phase"] in CONVERSATION_PHASES, "$.phase", f"must be one of {', '.join(CONVERSATION_PHASES)}, got {data['phase']!r}"
         )
         flags = data["flags"]
-        c.require(
+        _require(
             isinstance(flags, dict) and set(flags) == set(FLAGS),
             "$.flags",
             f"must have exactly {', '.join(FLAGS)}",
         )
         for name, value in flags.items():
-            c.require(isinstance(value, bool), f"$.flags.{name}", "must be true or false")
+            _require(isinstance(value, bool), f"$.flags.{name}", "must be true or false")
         for name in ("intake_answers", "patient_profile", "filters", "candidates", "widgets"):
-            c.require(isinstance(data[name], dict), f"$.{name}", "must be an object")
+            _require(isinstance(data[name], dict), f"$.{name}", "must be an object")
         for nct_id, trial in data["candidates"].items():
-            c.require(NCT_RE.fullmatch(nct_id) is not None, f"$.candidates.{nct_id}", "key must be an NCT id")
-            c.require(isinstance(trial, dict), f"$.candidates.{nct_id}", "must be an object")
+            _require(NCT_RE.fullmatch(nct_id) is not None, f"$.candidates.{nct_id}", "key must be an NCT id")
+            _require(isinstance(trial, dict), f"$.candidates.{nct_id}", "must be an object")
         for widget_id, widget in data["widgets"].items():
-            c.require(isinstance(widget, dict), f"$.widgets.{widget_id}", "must be an object")
-        _check_messages(c, data["messages"])
-        c.require(isinstance(data["matched_trials"], list), "$.matched_trials", "must be a list")
+            _require(isinstance(widget, dict), f"$.widgets.{widget_id}", "must be an object")
+        _check_messages(data["messages"])
+        _require(isinstance(data["matched_trials"], list), "$.matched_trials", "must be a list")
         searches = data.get("searches", [])
-        c.require(isinstance(searches, list) and all(isinstance(x, dict) for x in searches), "$.searches",
+        _require(isinstance(searches, list) and all(isinstance(x, dict) for x in searches), "$.searches",
                   "must be a list of objects")
         for i, trial in enumerate(data["matched_trials"]):
-            c.require(
+            _require(
                 isinstance(trial, dict) and NCT_RE.fullmatch(str(trial.get("nct_id", ""))) is not None,
                 f"$.matched_trials[{i}]",
                 "must be an object with an NCT id",
             )
         for name in ("selected_nct_ids", "seen_nct_ids"):
             ids = data[name]
-            c.require(
+            _require(
                 isinstance(ids, list) and all(isinstance(i, str) and NCT_RE.fullmatch(i) for i in ids),
                 f"$.{name}",
                 "must be a list of NCT ids",
             )
-        c.require(
+        _require(
             data["report_html"] is None or isinstance(data["report_html"], str),
             "$.report_html",
             "must be text or null",
         )
         settings = data["settings"]
-        c.require(
+        _require(
             isinstance(settings, dict) and set(settings) == {"model", "max_tokens", "trimming"},
             "$.settings",
             "must have exactly model, max_tokens, trimming",
         )
-        c.require(
+        _require(
             isinstance(settings["model"], str) and settings["model"] != "",
             "$.settings.model",
             "must be a model name",
         )
-        c.require(
+        _require(
             _is_int(settings["max_tokens"]) and settings["max_tokens"] > 0,
             "$.settings.max_tokens",
             "must be a positive integer",
         )
-        c.require(isinstance(settings["trimming"], bool), "$.settings.trimming", "must be true or false")
+        _require(isinstance(settings["trimming"], bool), "$.settings.trimming", "must be true or false")
         usage = data["usage"]
-        usage_keys = {
-            "model_calls",
-            "input_tokens",
-            "output_tokens",
-            "cache_creation_input_tokens",
-            "cache_read_input_tokens",
-        }
-        c.require(
+        usage_keys = {f.name for f in fields(UsageCounters)}
+        _require(
             isinstance(usage, dict) and set(usage) == usage_keys,
             "$.usage",
             f"must have exactly {', '.join(sorted(usage_keys))}",
         )
         for name, value in usage.items():
-            c.require(_is_int(value) and value >= 0, f"$.usage.{name}", "must be a non-negative integer")
-        stamps = {name: _parse_time(c, data[name], f"$.{name}") for name in ("created_at", "updated_at")}
+            _require(_is_int(value) and value >= 0, f"$.usage.{name}", "must be a non-negative integer")
+        stamps = {name: _parse_time(data[name], f"$.{name}") for name in ("created_at", "updated_at")}
         return cls(
             id=data["id"],
             phase=data["phase"],
@@ -300,38 +306,37 @@ class AssistantSession:
         )
 
 
-class _Checker:
-    def require(self, ok: bool, path: str, problem: str) -> None:
-        if not ok:
-            raise BadInput(f"Assistant session data is corrupt: {path} {problem}.")
+def _require(ok: bool, path: str, problem: str) -> None:
+    if not ok:
+        raise BadInput(f"Assistant session data is corrupt: {path} {problem}.")
 
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _parse_time(c: _Checker, value: Any, path: str) -> datetime:
-    c.require(isinstance(value, str), path, "must be an ISO timestamp")
+def _parse_time(value: Any, path: str) -> datetime:
+    _require(isinstance(value, str), path, "must be an ISO timestamp")
     try:
         stamp = datetime.fromisoformat(value)
     except ValueError:
-        c.require(False, path, f"is not an ISO timestamp: {value!r}")
+        _require(False, path, f"is not an ISO timestamp: {value!r}")
         raise
-    c.require(stamp.tzinfo is not None, path, "must include a time zone")
+    _require(stamp.tzinfo is not None, path, "must include a time zone")
     return stamp
 
 
-def _check_messages(c: _Checker, messages: Any) -> None:
-    c.require(isinstance(messages, list), "$.messages", "must be a list")
+def _check_messages(messages: Any) -> None:
+    _require(isinstance(messages, list), "$.messages", "must be a list")
     for i, message in enumerate(messages):
         path = f"$.messages[{i}]"
-        c.require(isinstance(message, dict), path, "must be an object")
-        c.require(message.get("role") in ("user", "assistant"), f"{path}.role", "must be user or assistant")
+        _require(isinstance(message, dict), path, "must be an object")
+        _require(message.get("role") in ("user", "assistant"), f"{path}.role", "must be user or assistant")
         content = message.get("content")
-        c.require(isinstance(content, str | list), f"{path}.content", "must be text or a list of blocks")
+        _require(isinstance(content, str | list), f"{path}.content", "must be text or a list of blocks")
         if isinstance(content, list):
             for j, block in enumerate(content):
-                c.require(
+                _require(
                     isinstance(block, dict) and isinstance(block.get("type"), str),
                     f"{path}.content[{j}]",
                     "must be a block with a type",

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from services.assistant import handlers
-from services.assistant.handlers import ACTIVITY_LEVELS, MAX_SEARCH_PAGES, MAX_SITES
+from services.assistant.handlers import ACTIVITY_LEVELS, MAX_SEARCH_PAGES, MAX_SITES, TRIAL_TYPES
 from services.assistant.registry import Tool, ToolRegistry
 from services.assistant.session import CONVERSATION_PHASES
 from services.data.normalize import PHASES, STUDY_STATUSES
@@ -51,14 +51,7 @@ _PROFILE_PROPERTIES: dict[str, Any] = {
     "activity_level": {"type": "string", "enum": list(ACTIVITY_LEVELS)},
     "ecog": {"type": "integer", "minimum": 0, "maximum": 4},
     "preferred_phases": _PHASES,
-    "trial_types": {
-        "type": "array",
-        "items": {
-            "type": "string",
-            "enum": ["drug", "biological", "device", "procedure", "radiation", "behavioral", "other"],
-        },
-        "maxItems": 7,
-    },
+    "trial_types": {"type": "array", "items": {"type": "string", "enum": list(TRIAL_TYPES)}, "maxItems": 7},
     "other_conditions": {"type": "array", "items": {"type": "string", "maxLength": 150}, "maxItems": 20},
     "notes": {"type": "string", "maxLength": 1500},
 }

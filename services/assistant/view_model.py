@@ -25,7 +25,7 @@ from services.data.normalize import label
 from services.eligibility.scoring import FitBand
 from services.limits import ConcurrencyGate
 from services.llm import LLMClient
-from services.trials import CRITERIA_MISSING, TrialBackend
+from services.trials import CRITERIA_MISSING, TrialBackend, ctgov_url
 
 PHASE_TITLES: dict[str, str] = {
     "intake": "About you", "search": "Search", "matching": "Check eligibility", "selection": "Choose trials",
@@ -87,12 +87,10 @@ def filter_changes(values: Mapping[str, Any]) -> dict[str, Any]:
             continue
         if key in ("condition", "intervention", "near"):
             out[key] = " ".join(str(value).split())[:200]
-        elif key == "age":
-            out["age"] = float(value)
+        elif key in ("age", "radius"):
+            out[key] = float(value)
         elif key == "sex":
             out["sex"] = str(value).upper() if str(value).upper() in ("FEMALE", "MALE") else None
-        elif key == "radius":
-            out["radius"] = float(value)
         elif key == "radius_unit":
             out["unit"] = "km" if value == "km" else "mi"
         elif key in ("phase", "status"):
@@ -188,7 +186,7 @@ def card_view(card: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "nct_id": card["nct_id"],
         "title": card.get("title") or card["nct_id"],
-        "url": card.get("url") or f"https://clinicaltrials.gov/study/{card['nct_id']}",
+        "url": card.get("url") or ctgov_url(card["nct_id"]),
         "fit": card.get("fit_score"),
         "verdict": words,
         "colour": colour,
@@ -223,8 +221,8 @@ def badge_html(text: str, colour: str) -> str:
             f'font-weight:600">{html.escape(text)}</span>')
 
 
-def site_points(backend: TrialBackend, nct_ids: Sequence[str], origin: tuple[float, float] | None,
-                cap: int = MAP_SITE_CAP) -> pd.DataFrame:
+def site_points(backend: TrialBackend, nct_ids: Sequence[str],
+                origin: tuple[float, float] | None) -> pd.DataFrame:
     """Located sites of the given trials as map points (lat, lon, colour, tooltip lines), nearest first."""
     rows: list[dict[str, Any]] = []
     for nct_id in nct_ids:
@@ -244,7 +242,7 @@ def site_points(backend: TrialBackend, nct_ids: Sequence[str], origin: tuple[flo
             })
     frame = pd.DataFrame(rows, columns=["lat", "lon", "nct_id", "color", "weight", "t_title", "t_sub", "t_l1", "t_l2",
                                         "distance"])
-    return frame.sort_values("distance", kind="stable").head(cap).reset_index(drop=True)
+    return frame.sort_values("distance", kind="stable").head(MAP_SITE_CAP).reset_index(drop=True)
 
 
 def cards_deck(points: pd.DataFrame, origin: tuple[float, float] | None, radius_miles: float | None,
@@ -331,14 +329,12 @@ class GatedModel:
     def create(self, **params: Any) -> dict[str, Any]:
         """One non-streaming call inside a gate slot."""
         with self.gate.slot():
-            reply: dict[str, Any] = self.llm.create(**params)
-            return reply
+            return self.llm.create(**params)
 
     def stream(self, *, on_text: Callable[[str], None] | None = None, **params: Any) -> dict[str, Any]:
         """One streaming call inside a gate slot."""
         with self.gate.slot():
-            reply: dict[str, Any] = self.llm.stream(on_text=on_text, **params)
-            return reply
+            return self.llm.stream(on_text=on_text, **params)
 
 
 def gated_model() -> GatedModel:

@@ -78,6 +78,16 @@ def apply_events(events: list[dict[str, Any]]) -> None:
             ui_state.update_filters(from_patient=True, **vm.filter_changes(event["filters"]))
 
 
+def _progress(status: Any) -> Callable[[str], None]:
+    """A progress callback that shows each message as the status box's label and as a line inside it."""
+
+    def on_status(message: str) -> None:
+        status.update(label=inert.md_line(message))
+        status.write(inert.md_line(message))
+
+    return on_status
+
+
 def model_turn(session: AssistantSession, user_input: UserInput, shown: str) -> None:
     """Run one model turn with streamed text and progress, save, then redraw from the session."""
     # Counted per browser and network address in the database: a new session or another replica shares it.
@@ -101,16 +111,13 @@ def model_turn(session: AssistantSession, user_input: UserInput, shown: str) -> 
                 told[0] = words
                 status.update(label=f"Writing the answer… {words:,} words so far (shown once it is checked)")
 
-        def on_status(message: str) -> None:
-            status.update(label=inert.md_line(message))
-            status.write(inert.md_line(message))
-
         try:
             llm = vm.gated_model()
         except AssistantUnavailable as exc:
             st.session_state["asst_error"] = f"{exc} {exc.hint}"
             st.rerun()
-        turn = Orchestrator(llm, vm.backend_for(session), Callbacks(on_text, on_status, None)).run_turn(session, user_input)
+        callbacks = Callbacks(on_text, _progress(status), None)
+        turn = Orchestrator(llm, vm.backend_for(session), callbacks).run_turn(session, user_input)
         status.update(label="Checked", state="complete")
     save(session)
     apply_events(turn.events)
@@ -122,12 +129,7 @@ def model_turn(session: AssistantSession, user_input: UserInput, shown: str) -> 
 def guided_step(session: AssistantSession, action: Callable[[GuidedAssistant], StepResult]) -> None:
     """Run one guided step with progress messages, save, then redraw."""
     with st.status("Working…", expanded=True) as status:
-
-        def on_status(message: str) -> None:
-            status.update(label=inert.md_line(message))
-            status.write(inert.md_line(message))
-
-        helper = GuidedAssistant(vm.backend_for(session), on_status=on_status,
+        helper = GuidedAssistant(vm.backend_for(session), on_status=_progress(status),
                                  labs=lambda token: records.lab_values(HealthRecordStore().load(token)))
         try:
             with health.database_errors():

@@ -20,16 +20,12 @@ _SYNC = "compare_b_sync"  # session key: the filter the B widgets were last seed
 PREFIX = "cmpb_"  # widget keys of the B panel
 
 
-def _query_dict() -> dict[str, list[str]]:
-    return {k: st.query_params.get_all(k) for k in st.query_params.keys()}  # noqa: SIM118
-
-
 def current_b() -> Filters:
     """Filter set B of this session; on the first visit from a link, read from its `b.` parameters (with notices
     for what was not understood, shown with A's)."""
     if not st.session_state.get(_READ):
         st.session_state[_READ] = True
-        params = _query_dict()
+        params = ui_state.query_dict()
         if any(compare.is_b_param(k) for k in params):
             fb, notices = compare.b_from_query(params)
             st.session_state[B_KEY] = fb
@@ -51,7 +47,7 @@ def write_url(fb: Filters) -> None:
     """Put B into the address bar as `b.` parameters, without the patient's answers (as A's link does)."""
     shared, _ = ui_state.shared_filters(fb)
     wanted = compare.b_query(shared)
-    current = {k: v for k, v in _query_dict().items() if compare.is_b_param(k)}
+    current = {k: v for k, v in ui_state.query_dict().items() if compare.is_b_param(k)}
     if current == wanted:
         return
     for key in current:

@@ -68,10 +68,15 @@ _HIDE_NAVIGATION = ("<style>[data-testid='stSidebar'], [data-testid='stSidebarCo
                     "[data-testid='stExpandSidebarButton'] {display: none;}</style>")
 
 
-def _login_screen(oidc: access.OidcConfig) -> None:
+def _locked_page(intro: str) -> None:
     st.markdown(_HIDE_NAVIGATION, unsafe_allow_html=True)
     st.title("🔒 Trial Landscape")
-    st.write("This instance is for signed-in users. Sign in with your organisation's account to continue.")
+    st.write(intro)
+
+
+def _login_screen(oidc: access.OidcConfig) -> None:
+    _locked_page("This instance is for signed-in users. Sign in with your organisation's account to "
+                 "continue.")
     if st.button("Sign in", type="primary", key="access_login"):
         st.login(oidc.provider) if oidc.provider else st.login()
 
@@ -124,9 +129,7 @@ def visitor() -> limits.Visitor:
 
 
 def _password_screen(password: str) -> None:
-    st.markdown(_HIDE_NAVIGATION, unsafe_allow_html=True)
-    st.title("🔒 Trial Landscape")
-    st.write("This instance is protected. Enter the password you were given to continue.")
+    _locked_page("This instance is protected. Enter the password you were given to continue.")
     with st.form("access_form", clear_on_submit=True, border=True):
         st.text_input("Password", type="password", key=_PASSWORD_WIDGET, max_chars=256)
         st.form_submit_button("Enter", type="primary", on_click=_check_password, args=(password,))

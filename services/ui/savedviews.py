@@ -56,11 +56,11 @@ def _open(view_id: int) -> None:
     _state_cache.clear()
     st.session_state[REPORT_KEY] = savedviews.change_report(db, view, app_db=app_db)
     savedviews.mark_opened(db, view, app_db=app_db)
-    memory = st.session_state["view_memory"]
-    memory.update({k: v[0] for k, v in view.view_params().items() if v})
+    params = view.view_params()
+    st.session_state["view_memory"].update({k: v[0] for k, v in params.items() if v})
     st.session_state["widget_sync"] = None
     ui_state.set_filters(view.filters())
-    st.session_state[_SWITCH_KEY] = (view.page, {k: v for k, v in view.view_params().items()})
+    st.session_state[_SWITCH_KEY] = (view.page, params)
 
 
 def _save() -> None:
@@ -68,7 +68,7 @@ def _save() -> None:
     db, app_db = _dbs()
     f = ui_state.current_filters()
     page = s.get("sidebar_page") or "Explore"
-    view_params = {k: v for k, v in ui_state.view_query_params().items()}
+    view_params = ui_state.view_query_params()
     country = s.get(_K + "country") or None
     try:
         view = savedviews.save_view(db, s.get(_K + "name", ""), f, page=page if page in PAGE_FILES else "Explore",

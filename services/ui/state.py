@@ -62,18 +62,19 @@ def set_filters(f: Filters, notices: list[str] | None = None) -> None:
     _write_url(f)
 
 
-def _query_dict() -> dict[str, list[str]]:
+def query_dict() -> dict[str, list[str]]:
+    """The URL's query parameters, each with all its values."""
     return {k: st.query_params.get_all(k) for k in st.query_params.keys()}  # noqa: SIM118
 
 
 def _write_url(f: Filters, extra: dict[str, str] | None = None) -> None:
     # The URL holds the filters minus patient answers (unless the visitor chose to include them) plus the view.
     wanted = shared_filters(f)[0].to_query()
-    keep = {k: v for k, v in _query_dict().items() if is_view_param(k)}
+    keep = {k: v for k, v in query_dict().items() if is_view_param(k)}
     wanted.update(keep)
     if extra:
         wanted.update({k: [v] for k, v in extra.items()})
-    if wanted != _query_dict():
+    if wanted != query_dict():
         st.query_params.from_dict(wanted)
 
 
@@ -120,7 +121,7 @@ def read_url_once() -> None:
     if st.session_state["url_read"]:
         return
     st.session_state["url_read"] = True
-    params = {k: v for k, v in _query_dict().items()}
+    params = query_dict()
     if params:
         f, notices = Filters.from_query(params)
         st.session_state["filters"] = f
@@ -164,18 +165,19 @@ def show_notices() -> None:
 _W = "flt_"  # prefix of the sidebar widget keys
 
 
+def _yes_no(value: bool | None) -> str:
+    return "ANY" if value is None else ("YES" if value else "NO")
+
+
 def _widget_values(f: Filters) -> dict[str, Any]:
     return {
         "condition": f.condition or "", "intervention": f.intervention or "",
         "status": list(f.status), "phase": list(f.phase), "study_type": list(f.study_type),
         "funder_class": list(f.funder_class), "sponsor": f.sponsor or "", "country": list(f.country),
         "state": list(f.state), "near": f.near or "", "radius": float(f.radius), "unit": f.unit,
-        "age": f.age, "sex": f.sex or "ANY", "healthy": "ANY" if f.healthy_volunteers is None else
-        ("YES" if f.healthy_volunteers else "NO"),
+        "age": f.age, "sex": f.sex or "ANY", "healthy": _yes_no(f.healthy_volunteers),
         "start_from": f.start_from, "start_to": f.start_to, "enroll_min": f.enrollment_min,
-        "enroll_max": f.enrollment_max, "results": "ANY" if f.has_results is None else
-        ("YES" if f.has_results else "NO"),
-        "fda": "ANY" if f.fda_regulated is None else ("YES" if f.fda_regulated else "NO"),
+        "enroll_max": f.enrollment_max, "results": _yes_no(f.has_results), "fda": _yes_no(f.fda_regulated),
     }
 
 
@@ -187,10 +189,6 @@ def seed_filter_widgets(prefix: str, f: Filters, sync_key: str) -> None:
     for name, value in _widget_values(f).items():
         st.session_state[prefix + name] = value
     st.session_state[sync_key] = key
-
-
-def _seed_widgets(f: Filters) -> None:
-    seed_filter_widgets(_W, f, "widget_sync")
 
 
 def _from_widgets() -> None:
@@ -266,7 +264,7 @@ def _condition_expansion(where: Any, text: str | None) -> None:
 def render_sidebar() -> Filters:
     """The filter panel shown on every page; edits update the shared filters and the URL."""
     f = current_filters()
-    _seed_widgets(f)
+    seed_filter_widgets(_W, f, "widget_sync")
     sb = st.sidebar
     # The status box shows every chosen status: Streamlit caps a multiselect's height, which hid the fifth of the
     # five default statuses ("Available") behind a scroll.
@@ -403,7 +401,7 @@ def view_memory(param: str, default: Any = None) -> Any:
 
 def view_query_params() -> dict[str, list[str]]:
     """The page's view settings in the URL (map mode, Trials sort, …), never the assistant's session link."""
-    return {k: v for k, v in _query_dict().items() if is_view_param(k) and k != "session"}
+    return {k: v for k, v in query_dict().items() if is_view_param(k) and k != "session"}
 
 
 def share_query(with_filters: bool = True) -> tuple[str, list[str], list[str]]:
@@ -414,14 +412,14 @@ def share_query(with_filters: bool = True) -> tuple[str, list[str], list[str]]:
     shared, left_out = shared_filters(f) if with_filters else (Filters(), [])
     parts = [shared.query_string()] if with_filters and shared.query_string() else []
     holds = [inert.md_line(line) for line in shared.describe()] if with_filters else []
-    view = [(k, v) for k, vs in _query_dict().items() if is_view_param(k) and k != "session" for v in vs]
+    view = [(k, v) for k, vs in query_dict().items() if is_view_param(k) and k != "session" for v in vs]
     parts += [f"{quote(k, safe='')}={quote(v, safe='')}" for k, v in view]
     holds += list(dict.fromkeys(_VIEW_WORDS.get(k, "the query's parameters") for k, _ in view
                                 if not k.startswith(COMPARE_PARAM_PREFIX)))
     if any(k.startswith(COMPARE_PARAM_PREFIX) for k, _ in view):  # the Compare page's filter set B
         from services.dashboard import compare
 
-        holds.append(inert.md_line(compare.b_words(compare.b_from_query(_query_dict())[0])))
+        holds.append(inert.md_line(compare.b_words(compare.b_from_query(query_dict())[0])))
     return "&".join(parts), holds, left_out
 
 
@@ -486,23 +484,17 @@ _results: SingleFlightCache[Any] = SingleFlightCache(CACHE_TTL_S, max_entries=51
 _countries: SingleFlightCache[list[str]] = SingleFlightCache(3600, max_entries=1)
 
 
-def _country_names() -> list[str]:
-    from services.dashboard.search import country_names
-
-    return _countries.get_or_compute("countries", country_names)
-
-
 def country_options() -> list[str]:
     """Country names present in the database, for the sidebar ([] while it is down, and not cached so)."""
+    from services.dashboard.search import country_names
+
     try:
-        return _country_names()
+        return _countries.get_or_compute("countries", country_names)
     except TrialLandscapeError:
         return []
 
 
 FRESHNESS_TTL_S = 60
-
-
 _fresh: SingleFlightCache[str | None] = SingleFlightCache(FRESHNESS_TTL_S, max_entries=1)
 
 
