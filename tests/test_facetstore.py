@@ -117,6 +117,25 @@ def test_group_mode_counted_in_a_table_equals_the_sorted_count(monkeypatch, labe
     assert table[299] is None and all(v is not None for v in table[:299])
 
 
+@pytest.mark.parametrize("order", ["studies together, ascending", "studies together, any order", "scattered"])
+def test_distinct_studies_per_group_equal_a_count_of_pairs(order):
+    rng = np.random.default_rng(7)
+    rows = np.sort(rng.integers(0, 3_000, 20_000)).astype(np.int32)  # a few sites per study
+    if order == "studies together, any order":
+        rows = rng.permutation(3_000).astype(np.int32)[rows]
+    elif order == "scattered":
+        rows = rng.permutation(rows)
+    groups = rng.integers(0, 40, rows.size).astype(np.int32)
+    groups[:30] = 0  # a study with many sites in one group counts once there
+    rows[:30] = rows[0]
+    want = np.zeros(41, dtype=np.int64)
+    for g, _ in set(zip(groups.tolist(), rows.tolist(), strict=True)):
+        want[g] += 1
+    got = facetstore._distinct_per_group(groups, rows, 41)
+    assert got.tolist() == want.tolist() and got[40] == 0
+    assert facetstore._distinct_per_group(groups[:0], rows[:0], 41).tolist() == [0] * 41
+
+
 @pytest.mark.parametrize("fine", [False, True], ids=["micro-degrees (AACT)", "finer than micro-degrees"])
 def test_locations_group_equal_positions_and_keep_every_coordinate_exact(fine):
     rng = np.random.default_rng(3)

@@ -1102,7 +1102,22 @@ def _distinct_sorted(keys: np.ndarray, *, in_place: bool = False) -> np.ndarray:
 
 def _distinct_per_group(groups: np.ndarray, rows: np.ndarray, ngroups: int) -> np.ndarray:
     """count(DISTINCT study) per group."""
-    width = int(rows.max()) + 1 if rows.size else 1
+    if rows.size == 0:
+        return np.zeros(ngroups, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+    if starts.size * ngroups <= 2**32 and _count_distinct(rows[starts], int(rows.max()) + 1) == starts.size:
+        # Each study's sites lie together (as they are stored: a study's sites get consecutive ids). Then a
+        # (run of one study, group) key rises run by run, and a stable sort (timsort) orders it about three times as
+        # fast as a full sort of (group, study) keys.
+        run = np.zeros(rows.size, dtype=np.uint32)
+        run[starts[1:]] = 1
+        np.cumsum(run, out=run)
+        run *= np.uint32(ngroups)
+        run += groups.astype(np.uint32)
+        run.sort(kind="stable")
+        pairs = run[np.r_[True, run[1:] != run[:-1]]]
+        return np.bincount(pairs % np.uint32(ngroups), minlength=ngroups)
+    width = int(rows.max()) + 1
     bound = ngroups * width  # 32-bit keys sort twice as fast as 64-bit ones
     wide = np.int32 if bound <= 2**31 else np.uint32 if bound <= 2**32 else np.int64
     key: np.ndarray = groups.astype(wide)
