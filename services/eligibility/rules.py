@@ -346,7 +346,6 @@ def _age_context_ok(text: str, start: int, end: int, unit: str | None) -> bool:
 
 def _numeric_age(candidate: str) -> tuple[AgeRange | None, list[tuple[int, int]]]:
     """An age range written with numbers, or (None, [])."""
-    spans: list[tuple[int, int]] = []
     for m in _RANGE.finditer(candidate):
         ua, ub = m.group("ua"), m.group("ub")
         a, b = float(m.group("a")), float(m.group("b"))
@@ -357,44 +356,43 @@ def _numeric_age(candidate: str) -> tuple[AgeRange | None, list[tuple[int, int]]
         unit_b = _unit_years(ub or ua)
         unit_a = _unit_years(ua or ub)
         return AgeRange(a * unit_a, b * unit_b, high_whole_years=unit_b == 1.0), [(m.start(), m.end())]
-    low: tuple[float, bool] | None = None
-    high: tuple[float, bool, bool] | None = None
-    for m in _LOW.finditer(candidate):
-        if _age_context_ok(candidate, m.start(), m.end(), m.group("u")):
-            strict = bool(re.match(r"(>(?!=)|over|older|greater|above|more)", m.group(0).strip(), re.I))
-            low = (float(m.group("n")) * _unit_years(m.group("u")), strict)
-            spans.append((m.start(), m.end()))
-            break
-    if low is None:
-        for m in _LOW_AFTER.finditer(candidate):
-            if _age_context_ok(candidate, m.start(), m.start() + len(m.group("n")), m.group("u")) or m.group(0).endswith("+"):
-                low = (float(m.group("n")) * _unit_years(m.group("u")), False)
-                spans.append((m.start(), m.end()))
-                break
-    for m in _HIGH.finditer(candidate):
-        if _age_context_ok(candidate, m.start(), m.end(), m.group("u")):
-            head = m.group(0).strip().lower()
-            strict = head.startswith(("<", "under", "younger", "less", "below", "beyond"))
-            strict = strict and not head.startswith("<=")
-            unit = _unit_years(m.group("u"))
-            high = (float(m.group("n")) * unit, strict, unit == 1.0)
-            spans.append((m.start(), m.end()))
-            break
-    if high is None:
-        for m in _HIGH_AFTER.finditer(candidate):
-            if _age_context_ok(candidate, m.start(), m.start() + len(m.group("n")), m.group("u")):
-                unit = _unit_years(m.group("u"))
-                high = (float(m.group("n")) * unit, False, unit == 1.0)
-                spans.append((m.start(), m.end()))
-                break
-    if not (low or high):
+    spans: list[tuple[int, int]] = []
+    low_years: float | None = None
+    high_years: float | None = None
+    low_strict = high_strict = whole_years = False
+    low = _age_bound(candidate, _LOW, _LOW_AFTER)
+    if low:
+        low_years = float(low.group("n")) * _unit_years(low.group("u"))
+        # A bound written after the number ("18 or older") starts with a digit, so it is never strict.
+        low_strict = bool(re.match(r"(>(?!=)|over|older|greater|above|more)", low.group(0).strip(), re.I))
+        spans.append(low.span())
+    high = _age_bound(candidate, _HIGH, _HIGH_AFTER)
+    if high:
+        unit = _unit_years(high.group("u"))
+        high_years = float(high.group("n")) * unit
+        head = high.group(0).strip().lower()
+        strict = head.startswith(("<", "under", "younger", "less", "below", "beyond"))
+        high_strict = strict and not head.startswith("<=")
+        whole_years = unit == 1.0
+        spans.append(high.span())
+    if not spans:
         return None, []
-    if high and high[0] and re.search(r"\bbeyond\b", candidate, re.I):
+    if high_years and re.search(r"\bbeyond\b", candidate, re.I):
         # "beyond age 50" describes people older than 50.
-        return AgeRange(high[0], None, low_strict=True), spans
-    low_years, low_strict = low or (None, False)
-    high_years, high_strict, whole_years = high or (None, False, False)
+        return AgeRange(high_years, None, low_strict=True), spans
     return AgeRange(low_years, high_years, low_strict, high_strict, high_whole_years=whole_years), spans
+
+
+def _age_bound(candidate: str, before: re.Pattern[str], after: re.Pattern[str]) -> re.Match[str] | None:
+    """The first bound that reads as an age: with its word before the number, else with its word after it."""
+    for m in before.finditer(candidate):
+        if _age_context_ok(candidate, m.start(), m.end(), m.group("u")):
+            return m
+    for m in after.finditer(candidate):
+        number_end = m.start() + len(m.group("n"))
+        if _age_context_ok(candidate, m.start(), number_end, m.group("u")) or m.group(0).endswith("+"):
+            return m
+    return None
 
 
 _AGE_GROUPS = {
