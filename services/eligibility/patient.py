@@ -175,19 +175,13 @@ _WILL = re.compile(r"\b(will|agrees?|willing|able|has given|gave|signed|provided
 _HEALTHY = re.compile(r"\b(good (?:general )?health|healthy)\b", re.I)
 
 
+# The lowest Karnofsky (or Lansky) score that maps to each ECOG grade, 0 to 5.
+KARNOFSKY_LOWEST = (90, 70, 50, 30, 10, 0)
+
+
 def karnofsky_to_ecog(score: int) -> int:
     """The usual ECOG grade for a Karnofsky (or Lansky) score: 100-90 -> 0, 80-70 -> 1, ... 10 -> 4, 0 -> 5."""
-    if score >= 90:
-        return 0
-    if score >= 70:
-        return 1
-    if score >= 50:
-        return 2
-    if score >= 30:
-        return 3
-    if score >= 10:
-        return 4
-    return 5
+    return next((grade for grade, lowest in enumerate(KARNOFSKY_LOWEST) if score >= lowest), 5)
 
 
 def _age_from(sentences: tuple[Sentence, ...]) -> tuple[float | None, tuple[int, ...]]:

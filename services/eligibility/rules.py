@@ -26,6 +26,7 @@ from services import healthdata
 from services.eligibility.labels import Label, check_kind
 from services.eligibility.parser import Criterion, CriterionKind, criterion_sentences, unescape_markdown
 from services.eligibility.patient import (
+    KARNOFSKY_LOWEST,
     LabValue,
     PatientFacts,
     PatientProfile,
@@ -610,8 +611,7 @@ def _allowed_ecog(text: str) -> tuple[set[int], str] | None:
 
 
 def _karnofsky_ok(grade: int, op: str, score: int) -> bool:
-    # The lowest Karnofsky score that maps to each ECOG grade.
-    lowest = {0: 90, 1: 70, 2: 50, 3: 30, 4: 10, 5: 0}[grade]
+    lowest = KARNOFSKY_LOWEST[grade]
     highest = {0: 100, 1: 80, 2: 60, 3: 40, 4: 20, 5: 0}[grade]
     if op in (">=", "at least", "of"):
         return lowest >= score or karnofsky_to_ecog(score) >= grade and highest >= score
