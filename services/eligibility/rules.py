@@ -147,8 +147,9 @@ _SEVERITY = frozenset(
     untreated uncured unresolved intractable persistent recurrent major serious overt mild
     """.split()
 )
+# A number in a criterion is taken as part of a time limit ("within 6 months").
 _TIME = frozenset("recent recently within months month weeks week years year days day hours hour past last since ago "
-                  "concomitant concurrent ongoing #".split())
+                  "concomitant concurrent ongoing".split()) | {_NUMBER_TOKEN}
 _QUALIFIERS = _SEVERITY | _TIME
 _TOKEN_SYNONYMS = {
     "ekg": "ecg",
@@ -1104,7 +1105,7 @@ class _Unit:
 
 def _literal_status(words: list[str], facts: PatientFacts, minimum: int, in_sentences: tuple[int, ...] = ()) -> _Status | None:
     """Whether all these words appear together in one note sentence, as a plain-text match."""
-    words = [w for w in words if w not in _QUALIFIERS and w != _NUMBER_TOKEN]
+    words = [w for w in words if w not in _QUALIFIERS]
     if len(words) < minimum or not words:
         return None
     stems = {_stem(w) for w in words}
@@ -1136,7 +1137,7 @@ def _unexplained(words: list[str], facts: PatientFacts, sentence_ids: tuple[int,
         said |= {"advanced", "metastatic"}
     if re.search(r"\bstage (?:III|3)[ABC]?\b", shown, re.I):
         said |= {"advanced"}
-    return [w for w in words if w in _TIME or w == _NUMBER_TOKEN or _stem(w) not in said]
+    return [w for w in words if w in _TIME or _stem(w) not in said]
 
 
 _TIMING = "(timing)"
@@ -1334,8 +1335,7 @@ def _concept_finding(
             attempts += [(unit.leftover, 2) for unit in units]
         for words, minimum in attempts:
             found = _literal_status(words, facts, minimum)
-            if found is not None and found.state == "affirmed" and not any(
-                    w in _QUALIFIERS or w == _NUMBER_TOKEN for w in words):
+            if found is not None and found.state == "affirmed" and not any(w in _QUALIFIERS for w in words):
                 return (_Finding("literal", not requirement_negated, f"The note mentions {found.where}.",
                                  facts.evidence(found.evidence)), [])
         return None, leftover_all
@@ -1353,8 +1353,7 @@ def _concept_finding(
             # A list item with no known concept can still be found word for word in the note.
             literal = _literal_status(unit.leftover, facts, minimum=2)
             if literal is not None and literal.state in ("affirmed", "negated") and all(
-                w not in _QUALIFIERS and w != _NUMBER_TOKEN for w in unit.leftover
-            ):
+                    w not in _QUALIFIERS for w in unit.leftover):
                 unit.leftover = []
                 results.append((unit, literal, literal.where))
             continue
@@ -1397,7 +1396,7 @@ def _concept_finding(
             keys = frozenset(c.key for c, _ in statuses)
             timing = _time_check(unit.text if _has_window(unit.text) else plain, facts, combined.evidence, keys)
             if timing is True:
-                unit.leftover = [w for w in unit.leftover if w not in _TIME and w != _NUMBER_TOKEN]
+                unit.leftover = [w for w in unit.leftover if w not in _TIME]
             elif timing is False:
                 combined = _Status("negated", combined.evidence, instead=_TIMING)
             elif whole_window and not any(w in _TIME for w in unit.leftover):
