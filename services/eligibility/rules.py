@@ -16,8 +16,9 @@ structured profile is not a complete record, so there an unmentioned condition s
 from __future__ import annotations
 
 import math
+import operator
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
@@ -806,10 +807,6 @@ _LAB_MEASURES = (
     _lab_measure("ldl", "LDL cholesterol", r"(?-i:LDL)(?:-C| cholesterol)?|low[- ]density lipoprotein(?: cholesterol)?"),
 )
 _ULN = re.compile(r"uln|upper\s+(?:normal\s+)?limit", re.I)
-_OP_SHOWN = {"<=": "≤", ">=": "≥", "at least": "≥", "at most": "≤", "up to": "≤", "less than": "<", "lower than": "<",
-             "below": "<", "under": "<", "more than": ">", "greater than": ">", "higher than": ">", "above": ">",
-             "over": ">", "less than or equal to": "≤", "below or equal to": "≤", "greater than or equal to": "≥",
-             "equal to": "≤"}
 # A limit written without a unit: which unit its size means (the usual units differ by a factor of 10-1000).
 _UNITLESS = {"creatinine": (20.0, "mg/dL", "µmol/L"), "bilirubin": (10.0, "mg/dL", "µmol/L"),
              "anc": (100.0, "×10^9/L", "/mm³"), "platelets": (2000.0, "×10^9/L", "/mm³"),
@@ -830,7 +827,7 @@ def _lab_finding(measure: _Measure, lab: LabValue | None, bounds: list[tuple[str
     """Judge a criterion's limit from the latest uploaded value, converting the limit to the value's unit
     (open when no value was uploaded)."""
     spec = healthdata.BY_KEY[measure.key]
-    shown = " and ".join(f"{_OP_SHOWN.get(op.lower(), op)} {n}" for op, _, n in bounds) + (
+    shown = " and ".join(f"{_SYMBOL.get(op.lower(), op)} {n}" for op, _, n in bounds) + (
         f" {unit_written}" if unit_written else "")
     if lab is None:
         return _Finding("measure", None, f"The trial asks for {spec.name} {shown}; your uploaded records "
@@ -879,7 +876,6 @@ _SECOND_BOUND = re.compile(r"^\s*(?:[a-zµ/%]+\s*)?(?:\([^()]*\)\s*)?(?:,|and|bu
 # A range after the measure's name: "BMI must be 18 - 30", "temperature between 35.0-37.5".
 _RANGE_BOUND = re.compile(r"^[^.;0-9<>]{0,30}?(?:between\s*)?(?P<a>\d{1,3}(?:\.\d+)?)\s*(?:%|[a-zµ°/]+)?\s*(?:-|to)\s*"
                           r"(?P<b>\d{1,3}(?:\.\d+)?)", re.I)
-_UPPER_WORDS = ("<", "<=", "less than", "lower than", "below", "under", "at most", "up to", "below or equal to")
 
 
 _AFEBRILE = re.compile(r"\b(?:afebrile|no fever|denies fever|without fever|fever[- ]free|no temperature)\b", re.I)
@@ -899,17 +895,20 @@ def _measure_value(measure: _Measure, raw: str, unit: str | None) -> float:
     return value * measure.to_standard.get(unit_key, 1.0)
 
 
+# Each way a limit's comparison is written (lower case), by the symbol that shows it.
+_SYMBOL = {
+    **dict.fromkeys(("<", "less than", "lower than", "below", "under"), "<"),
+    **dict.fromkeys(("<=", "at most", "up to", "less than or equal to", "below or equal to", "equal to"), "≤"),
+    **dict.fromkeys((">", "more than", "greater than", "higher than", "above", "over"), ">"),
+    **dict.fromkeys((">=", "at least", "greater than or equal to"), "≥"),
+}
+_TEST: dict[str, Callable[[float, float], bool]] = {"<": operator.lt, "≤": operator.le, ">": operator.gt,
+                                                   "≥": operator.ge}
+
+
 def _compare(value: float, op: str, limit: float) -> bool:
-    op = op.lower()
-    if op in ("<", "less than", "lower than", "below", "under"):
-        return value < limit
-    if op in ("<=", "at most", "up to", "less than or equal to", "below or equal to", "equal to"):
-        return value <= limit
-    if op in (">", "more than", "greater than", "higher than", "above", "over"):
-        return value > limit
-    if op in (">=", "at least", "greater than or equal to"):
-        return value >= limit
-    return math.isclose(value, limit)
+    """Whether the value meets the limit; a comparison not listed ("=") asks for the same number."""
+    return _TEST.get(_SYMBOL.get(op.lower(), "="), math.isclose)(value, limit)
 
 
 def _measure_findings(text: str, facts: PatientFacts,
@@ -969,7 +968,7 @@ def _measure_findings(text: str, facts: PatientFacts,
                 " ".join(s.text for s in facts.sentences)):
             # "No fever" / "afebrile": the temperature is below any fever threshold.
             ids = [s.id for s in facts.sentences if _AFEBRILE.search(s.text)]
-            upper = bounds[0][0].lower() in _UPPER_WORDS
+            upper = _SYMBOL.get(bounds[0][0].lower()) in ("<", "≤")
             findings.append(_Finding("measure", upper, "The note says there is no fever, so the temperature is below "
                                      f"the limit ({written}).", facts.evidence(ids)))
             continue
