@@ -266,6 +266,11 @@ def _unit_years(unit: str | None) -> float:
     return 1.0
 
 
+def _age_text(years: float) -> str:
+    """An age in words: in months under one year ("6 months"), else in years ("18 years")."""
+    return f"{round(years * 12)} months" if years < 1 else f"{years:g} years"
+
+
 @dataclass(frozen=True)
 class AgeRange:
     """An age requirement in years; bounds are inclusive unless marked strict."""
@@ -288,17 +293,12 @@ class AgeRange:
 
     def describe(self) -> str:
         """The range in words, e.g. "18 to 75 years"."""
-        def fmt(value: float) -> str:
-            if value < 1:
-                return f"{round(value * 12)} months"
-            return f"{value:g} years"
-
         if self.low is not None and self.high is not None:
-            return f"{fmt(self.low)} to {fmt(self.high)}"
+            return f"{_age_text(self.low)} to {_age_text(self.high)}"
         if self.low is not None:
-            return ("over " if self.low_strict else "at least ") + fmt(self.low)
+            return ("over " if self.low_strict else "at least ") + _age_text(self.low)
         if self.high is not None:
-            return ("under " if self.high_strict else "at most ") + fmt(self.high)
+            return ("under " if self.high_strict else "at most ") + _age_text(self.high)
         return "any age"
 
 
@@ -458,9 +458,8 @@ def _age_finding(text: str, facts: PatientFacts) -> tuple[_Finding | None, list[
         return _Finding("age", None, f"The trial asks for age {age_range.describe()}, and the age is not known.",
                         descriptor=True, open_question=True), spans
     inside = age_range.contains(facts.age_years)
-    shown = f"{facts.age_years:g} years" if facts.age_years >= 1 else f"{round(facts.age_years * 12)} months"
     verdict = "within" if inside else "outside"
-    return _Finding("age", inside, f"Age {shown} is {verdict} the range {age_range.describe()}.",
+    return _Finding("age", inside, f"Age {_age_text(facts.age_years)} is {verdict} the range {age_range.describe()}.",
                     facts.evidence(facts.age_evidence), descriptor=True), spans
 
 
