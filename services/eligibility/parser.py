@@ -182,7 +182,7 @@ class _Heading:
     rest: str  # text after "Heading:" on the same line
 
 
-def _heading(body: str, bulleted: bool = True) -> _Heading | None:
+def _heading(body: str, bulleted: bool) -> _Heading | None:
     """The heading a line opens, if it is an inclusion/exclusion (or other criteria) heading."""
     text = unescape_markdown(body).strip()
     if _OTHER_HEADING.match(text):

@@ -911,7 +911,7 @@ def _compare(value: float, op: str, limit: float) -> bool:
 
 
 def _measure_findings(text: str, facts: PatientFacts,
-                      kind: CriterionKind = "inclusion") -> tuple[list[_Finding], list[tuple[int, int]]]:
+                      kind: CriterionKind) -> tuple[list[_Finding], list[tuple[int, int]]]:
     norm = _normalise(text)
     findings: list[_Finding] = []
     spans: list[tuple[int, int]] = []
@@ -1101,14 +1101,14 @@ class _Unit:
     leftover: list[str]
 
 
-def _literal_status(words: list[str], facts: PatientFacts, minimum: int, in_sentences: tuple[int, ...] = ()) -> _Status | None:
+def _literal_status(words: list[str], facts: PatientFacts, minimum: int) -> _Status | None:
     """Whether all these words appear together in one note sentence, as a plain-text match."""
     words = [w for w in words if w not in _QUALIFIERS]
     if len(words) < minimum or not words:
         return None
     stems = {_stem(w) for w in words}
     for sentence in facts.sentences:
-        if is_boilerplate(sentence.text) or (in_sentences and sentence.id not in in_sentences):
+        if is_boilerplate(sentence.text):
             continue
         sentence_words = _content_words(sentence.text)
         if not stems <= {_stem(w) for w in sentence_words}:
@@ -1187,8 +1187,7 @@ def _has_window(text: str) -> bool:
     return False
 
 
-def _time_check(piece: str, facts: PatientFacts, sentence_ids: tuple[int, ...],
-                keys: frozenset[str] = frozenset()) -> bool | None:
+def _time_check(piece: str, facts: PatientFacts, sentence_ids: tuple[int, ...], keys: frozenset[str]) -> bool | None:
     """Whether the note's timing of a condition fits the criterion's time limit.
 
     "within the previous 3 months" is met by "two weeks ago" and not by "two years ago"; "fever for more
@@ -1200,11 +1199,11 @@ def _time_check(piece: str, facts: PatientFacts, sentence_ids: tuple[int, ...],
     if window is None:
         return None
     # The limit must be written next to the condition it times, not in a bracket about something else.
-    named = [c for c in find_concepts(piece) if not keys or c.key in keys or keys & ancestors(c.key)]
+    named = [c for c in find_concepts(piece) if c.key in keys or keys & ancestors(c.key)]
     near = [c for c in named
             if not re.search(r"[()\[\]]", piece[min(c.end, window.start()):max(c.start, window.end())])
             and (window.start() - c.end if window.start() >= c.end else c.start - window.end()) <= 40]
-    if keys and not near:
+    if not near:
         return None
     limit = _span_weeks(window)
     if limit is None:
@@ -1217,8 +1216,7 @@ def _time_check(piece: str, facts: PatientFacts, sentence_ids: tuple[int, ...],
         since_event = within or re.match(r"\s*(?:prior|before|ago|since|earlier)\b", piece[window.end():], re.I)
         patterns = _NOTE_AGO if since_event else _NOTE_AGO[1:]
         times = [m for pattern in patterns for m in pattern.finditer(sentence.text)]
-        mentions = [c for c in find_concepts(sentence.text)
-                    if not keys or c.key in keys or keys & ancestors(c.key)]
+        mentions = [c for c in find_concepts(sentence.text) if c.key in keys or keys & ancestors(c.key)]
         if len(times) != 1 or not mentions:
             continue
         seen = times[0]
