@@ -254,11 +254,10 @@ def facts_from_note(note: str) -> PatientFacts:
 
     consent_ids = [s.id for s in sentences if is_boilerplate(s.text)]
     healthy: bool | None = None
-    for sentence in sentences:
-        said = _HEALTHY.search(sentence.text)
-        if said and assertion_at(sentence.text, said.start(), said.end()) == "affirmed":
-            healthy = True
-    if healthy is None and any(
+    if any((said := _HEALTHY.search(s.text)) and assertion_at(s.text, said.start(), said.end()) == "affirmed"
+           for s in sentences):
+        healthy = True
+    elif any(
         assertion_at(s.text, m.start, m.end) == "affirmed" and not m.absent
         for s in sentences
         if not is_boilerplate(s.text)
