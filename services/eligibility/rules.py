@@ -831,10 +831,10 @@ def _lab_finding(measure: _Measure, lab: LabValue | None, bounds: list[tuple[str
     if lab is None:
         return _Finding("measure", None, f"The trial asks for {spec.name} {shown}; your uploaded records "
                         f"have no {spec.name} result.", open_question=True)
-    yours = f"Your {spec.name} of {_amount(lab.value)} {lab.unit} on {lab.date}"
+    reading = f"{spec.name} of {_amount(lab.value)} {lab.unit} on {lab.date}"
     if _ULN.search(unit_written):
         return _Finding("measure", None, f"The trial's limit ({spec.name} {shown}) is a multiple of the upper limit of "
-                        f"normal at its own laboratory, which is not known here, so {yours[0].lower()}{yours[1:]} "
+                        f"normal at its own laboratory, which is not known here, so your {reading} "
                         "cannot be checked against it. Ask the trial team.", open_question=True)
     limits: list[tuple[str, float]] = []
     note = ""
@@ -849,7 +849,7 @@ def _lab_finding(measure: _Measure, lab: LabValue | None, bounds: list[tuple[str
             note = f" (no unit read with the limit; taken as {assumed})"
         if std is None:
             return _Finding("measure", None, f"The trial gives the limit for {spec.name} in {unit_written}, a unit this "
-                            f"app cannot convert, so {yours[0].lower()}{yours[1:]} cannot be checked against it. Ask the "
+                            f"app cannot convert, so your {reading} cannot be checked against it. Ask the "
                             "trial team.", open_question=True)
         limits.append((op, std))
     ok = all(_compare(lab.value, op, std) for op, std in limits)
@@ -861,7 +861,7 @@ def _lab_finding(measure: _Measure, lab: LabValue | None, bounds: list[tuple[str
         verdict = "is in the range this exclusion describes:" if ok else "is not in the range this exclusion describes:"
     else:
         verdict = "is within the limit of" if ok else "is outside the limit of"
-    return _Finding("measure", ok, f"{yours}{converted} {verdict} {shown}{note}.")
+    return _Finding("measure", ok, f"Your {reading}{converted} {verdict} {shown}{note}.")
 
 
 # "... 40% or lower": the bound written after the number.
