@@ -264,7 +264,7 @@ def _split_run_on(line: str) -> list[str]:
     out: list[str] = []
     for piece in pieces:
         head, sep, rest = piece.partition(":")
-        if sep and re.search(r"(?i)criteria\s*$", head) and len(_RUN_ON_DASH.findall(rest)) >= 1:
+        if sep and re.search(r"(?i)criteria\s*$", head) and _RUN_ON_DASH.search(rest):
             out.append(head.strip() + ":")
             items = (item.strip().lstrip("-").strip() for item in _RUN_ON_DASH.split(rest))
             out.extend("- " + item for item in items if item)
