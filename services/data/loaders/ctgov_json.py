@@ -289,10 +289,9 @@ def _map_study(study: dict[str, Any], nct: str, batch: Batch, ids: dict[str, Ite
     })
 
     cond_mod = ps.get("conditionsModule") or {}
-    for name in _list(cond_mod.get("conditions")):
-        batch.add("conditions", {"nct_id": nct, "name": name, "downcase_name": _lower(name)})
-    for name in _list(cond_mod.get("keywords")):
-        batch.add("keywords", {"nct_id": nct, "name": name, "downcase_name": _lower(name)})
+    for table in ("conditions", "keywords"):  # the module's lists are named like the tables
+        for name in _list(cond_mod.get(table)):
+            batch.add(table, {"nct_id": nct, "name": name, "downcase_name": _lower(name)})
     for table, module in (("browse_conditions", "conditionBrowseModule"),
                           ("browse_interventions", "interventionBrowseModule")):
         mod = derived.get(module) or {}
