@@ -541,17 +541,14 @@ def _option_on(option: Any) -> bool:
 
 def _set_label(statement: Any) -> str:
     """SET, SET ROLE, SET SESSION AUTHORIZATION, SET TRANSACTION or RESET."""
-    kind = VariableSetKind(statement.kind)
-    if kind in (VariableSetKind.VAR_RESET, VariableSetKind.VAR_RESET_ALL):
+    if VariableSetKind(statement.kind) in (VariableSetKind.VAR_RESET, VariableSetKind.VAR_RESET_ALL):
         return "RESET"
-    name = (statement.name or "").lower()
-    if name == "role":
-        return "SET ROLE"
-    if name == "session_authorization":
-        return "SET SESSION AUTHORIZATION"
-    if name in ("transaction", "session characteristics"):
-        return "SET TRANSACTION"
-    return "SET"
+    return {
+        "role": "SET ROLE",
+        "session_authorization": "SET SESSION AUTHORIZATION",
+        "transaction": "SET TRANSACTION",
+        "session characteristics": "SET TRANSACTION",
+    }.get((statement.name or "").lower(), "SET")
 
 
 class _Inspector:
