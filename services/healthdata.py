@@ -498,8 +498,8 @@ def read_export_zip(stream: IO[bytes], *, today: date | None = None) -> Parsed:
         main = [i for i in exports if i.filename.replace("\\", "/") == "apple_health_export/export.xml"] or exports
         if len(main) != 1:
             several = " (or more than one)" if main else ""
-            raise HealthDataError(f"The zip has no export.xml{several}. Upload the export.zip from the Health app's "
-                                  "“Export All Health Data” unchanged.")
+            raise HealthDataError(f"The zip has no export.xml{several}. Upload the export.zip from the "
+                                  "Health app's “Export All Health Data” unchanged.")
         info = main[0]
         _check_member(info, MAX_XML_BYTES)
         try:

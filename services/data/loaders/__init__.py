@@ -160,7 +160,8 @@ def _report(db: Database, kind: str, path: Path, studies: int, counts: dict[str,
             notes: list[str], skipped: tuple[dict[str, Any], ...] = ()) -> ImportReport:
     """The import's report, with rows per ctgov table (not the provenance table), recorded in app.imports."""
     rows = {table.split(".", 1)[1]: n for table, n in counts.items() if table != sources.TABLE}
-    report = ImportReport(kind, str(path), studies, rows, time.perf_counter() - started, tuple(notes), skipped)
+    seconds = time.perf_counter() - started
+    report = ImportReport(kind, str(path), studies, rows, seconds, tuple(notes), skipped)
     db.execute("INSERT INTO app.imports (source_kind, source_path, studies, row_counts, seconds) "
                "VALUES (:k, :p, :n, CAST(:c AS jsonb), :s)",
                {"k": report.kind, "p": report.path, "n": report.studies, "c": json.dumps(report.rows),
