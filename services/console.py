@@ -266,8 +266,8 @@ def parameter_names(sql: str) -> tuple[str, ...]:
 
 
 def run_query(sql: str, params: Mapping[str, Any] | None = None, *, db: Database | None = None,
-              max_rows: int | None = None, timeout_ms: int | None = None, visitor: str | None = None,
-              max_bytes: int | None = None, max_value_bytes: int | None = None) -> ConsoleResult:
+              max_rows: int | None = None, timeout_ms: int | None = None,
+              visitor: str | None = None) -> ConsoleResult:
     """Check and run one console query; UnsafeQuery/BadInput for refusals, QueryTimeout past the limit,
     ResultTooLarge for a value over the per-value cap, ConsoleBusy when the budget is taken.
 
@@ -280,8 +280,6 @@ def run_query(sql: str, params: Mapping[str, Any] | None = None, *, db: Database
     configured = limits()
     cap = max(1, min(MAX_ROWS_LIMIT, max_rows if max_rows is not None else configured.max_rows))
     timeout = max(1, timeout_ms if timeout_ms is not None else configured.timeout_ms)
-    byte_cap = max(1, max_bytes if max_bytes is not None else configured.max_bytes)
-    value_cap = max(1, max_value_bytes if max_value_bytes is not None else configured.max_value_bytes)
     db = db or runtime.get_db()
     guard = protection(db)
 
@@ -293,7 +291,7 @@ def run_query(sql: str, params: Mapping[str, Any] | None = None, *, db: Database
     try:
         columns, rows, truncated = console_db(db, configured.concurrent).fetch_guarded(
             guarded.sql, values, max_rows=cap, timeout_ms=timeout, role=guard.role, search_path=SEARCH_PATH,
-            convert=convert, max_bytes=byte_cap, max_value_bytes=value_cap,
+            convert=convert, max_bytes=configured.max_bytes, max_value_bytes=configured.max_value_bytes,
         )
     except QueryTimeout as err:
         raise QueryTimeout(
@@ -307,7 +305,7 @@ def run_query(sql: str, params: Mapping[str, Any] | None = None, *, db: Database
         elapsed_s=round(time.perf_counter() - started, 3), cap=cap, timeout_ms=timeout,
         role_used=guard.role, protection=guard.note,
         parameters=tuple(zip(guarded.parameters, values, strict=True)),
-        truncated_by=truncated, max_bytes=byte_cap,
+        truncated_by=truncated, max_bytes=configured.max_bytes,
     )
 
 

@@ -497,10 +497,9 @@ def read_export_zip(stream: IO[bytes], *, today: date | None = None) -> Parsed:
         exports = [i for i in infos if PurePosixPath(i.filename.replace("\\", "/")).name == "export.xml"]
         main = [i for i in exports if i.filename.replace("\\", "/") == "apple_health_export/export.xml"] or exports
         if len(main) != 1:
-            raise HealthDataError("The zip has no export.xml (or more than one). Upload the export.zip from the Health "
-                                  "app's “Export All Health Data” unchanged." if main else
-                                  "The zip has no export.xml. Upload the export.zip from the Health app's “Export All "
-                                  "Health Data” unchanged.")
+            several = " (or more than one)" if main else ""
+            raise HealthDataError(f"The zip has no export.xml{several}. Upload the export.zip from the "
+                                  "Health app's “Export All Health Data” unchanged.")
         info = main[0]
         _check_member(info, MAX_XML_BYTES)
         try:

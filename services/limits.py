@@ -117,10 +117,10 @@ class SlidingWindowLimiter:
         with self._lock:
             now = self._clock()
             events = self._live(key, now)
-            if len(events) >= self.limit:
-                return self._decision(events, now, False)
-            events.append(now)
-            return self._decision(events, now, True)
+            allowed = len(events) < self.limit
+            if allowed:
+                events.append(now)
+            return self._decision(events, now, allowed)
 
     def acquire(self, key: str) -> LimitDecision:
         """Count one event for `key` or raise TooManyMessages with a sentence saying when to try again."""
@@ -234,12 +234,12 @@ class SharedLimiter:
     """At most `per_browser` events per window for a browser, `per_network` for a network address and
     `global_limit` for everyone, counted in PostgreSQL so that every process and every new session share them.
 
-    When the database cannot be written the decision falls back to `fallback` (this process's own window,
-    keyed by the browser), so the assistant keeps a limit rather than none.
+    When the database cannot be written the decision falls back to this process's own window with the
+    per-browser limit, keyed by the browser, so the assistant keeps a limit rather than none.
     """
 
     def __init__(self, db_factory: Callable[[], Any], kind: str, per_browser: int, per_network: int,
-                 global_limit: int, window_s: float, fallback: SlidingWindowLimiter | None = None) -> None:
+                 global_limit: int, window_s: float) -> None:
         if min(per_browser, per_network, global_limit) < 1 or window_s <= 0:
             raise ValueError("limits must be ≥ 1 and window_s > 0")
         self._db_factory = db_factory
@@ -248,7 +248,7 @@ class SharedLimiter:
         self.per_network = per_network
         self.global_limit = global_limit
         self.window_s = float(window_s)
-        self._fallback = fallback or SlidingWindowLimiter(per_browser, window_s)
+        self._fallback = SlidingWindowLimiter(per_browser, window_s)
 
     def try_acquire(self, visitor: Visitor) -> LimitDecision:
         """Count one event for the visitor if every limit allows it; the decision says whether it was counted."""
@@ -292,8 +292,7 @@ def shared_limiter_from_env(env: Mapping[str, str], db_factory: Callable[[], Any
     window = _number(env, "ASSISTANT_MESSAGE_WINDOW_S", DEFAULT_MESSAGE_WINDOW_S, 1)
     per_network = int(_number(env, "ASSISTANT_NETWORK_LIMIT", per_browser * DEFAULT_NETWORK_FACTOR, 1))
     global_limit = int(_number(env, "ASSISTANT_GLOBAL_LIMIT", DEFAULT_GLOBAL_LIMIT, 1))
-    return SharedLimiter(db_factory, "assistant_message", per_browser, per_network, global_limit, window,
-                         fallback=limiter_from_env(env))
+    return SharedLimiter(db_factory, "assistant_message", per_browser, per_network, global_limit, window)
 
 
 def visitor_limiter() -> SharedLimiter:

@@ -48,6 +48,10 @@ _MAX_STACK_BYTES = 1024 * 1024 * 1024
 _STACK_GRANULE = 1024 * 1024
 
 EMPTY_MESSAGE = "Type a SELECT query."
+_TOO_DEEP = (
+    "The query is nested too deeply for the parser; flatten it, for example with a WITH "
+    "clause or fewer chained operators."
+)
 _ONLY_SELECT = "only a single SELECT query can run here"
 
 _COMMENT_TOKENS = frozenset({"SQL_COMMENT", "C_COMMENT"})
@@ -469,7 +473,7 @@ def _analyse(text: str, default_schema: str) -> tuple[str, ...]:
     except pglast.Error as exc:
         raise UnsafeQuery(_parse_message(exc, text)) from None
     except RecursionError:
-        raise UnsafeQuery(_too_deep()) from None
+        raise UnsafeQuery(_TOO_DEEP) from None
     if len(statements) != 1:
         raise UnsafeQuery(EMPTY_MESSAGE if not statements else "Run one SELECT at a time.")
     statement = statements[0].stmt
@@ -484,7 +488,7 @@ def _parse_message(exc: Exception, text: str) -> str:
     location = _error_location(exc)
     message = _ERROR_INDEX.sub("", message)
     if "memory exhausted" in message or "stack depth" in message:
-        return _too_deep()
+        return _TOO_DEEP
     where = f" (line {text.count(chr(10), 0, location) + 1})" if location is not None else ""
     hint = ""
     if 'at or near ":"' in message:
@@ -500,41 +504,31 @@ def _error_location(exc: Exception) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def _too_deep() -> str:
-    return (
-        "The query is nested too deeply for the parser; flatten it, for example with a WITH "
-        "clause or fewer chained operators."
-    )
-
-
 def _statement_refusal(statement: Any, text: str) -> str:
     """Why a statement other than SELECT is refused, naming its kind."""
     kind = type(statement).__name__
-    first_word = text.split(None, 1)[0].upper() if text.split() else kind
     if kind in _DATA_CHANGES:
-        label, why = _DATA_CHANGES[kind]
-        return f"{label} is not allowed because it {why}; {_ONLY_SELECT}."
-    if kind == "ExplainStmt":
-        analyse = any(option.defname == "analyze" and _option_on(option) for option in statement.options or ())
-        if analyse:
-            return f"EXPLAIN ANALYZE is not allowed because it executes the statement it explains; {_ONLY_SELECT}."
-        return f"EXPLAIN is not allowed because the console shows results, not plans; {_ONLY_SELECT}."
-    if kind == "VariableSetStmt":
-        return f"{_set_label(statement)} is not allowed because {_SESSION}; {_ONLY_SELECT}."
-    if kind == "TransactionStmt":
+        label, does = _DATA_CHANGES[kind]
+        why = f"it {does}"
+    elif kind == "ExplainStmt":
+        if any(option.defname == "analyze" and _option_on(option) for option in statement.options or ()):
+            label, why = "EXPLAIN ANALYZE", "it executes the statement it explains"
+        else:
+            label, why = "EXPLAIN", "the console shows results, not plans"
+    elif kind == "VariableSetStmt":
+        label, why = _set_label(statement), _SESSION
+    elif kind == "TransactionStmt":
         label = TransactionStmtKind(statement.kind).name.removeprefix("TRANS_STMT_").replace("_", " ")
         label = {"START": "START TRANSACTION", "PREPARE": "PREPARE TRANSACTION"}.get(label, label)
-        return f"{label} is not allowed because {_SESSION}; {_ONLY_SELECT}."
-    if kind == "VacuumStmt":
-        label = "VACUUM" if statement.is_vacuumcmd else "ANALYZE"
-        return f"{label} is not allowed because {_MAINTENANCE}; {_ONLY_SELECT}."
-    if kind in ("GrantStmt", "GrantRoleStmt"):
-        label = "GRANT" if statement.is_grant else "REVOKE"
-        return f"{label} is not allowed because it changes permissions; {_ONLY_SELECT}."
-    if kind in _STATEMENTS:
-        given, why = _STATEMENTS[kind]
-        return f"{given or first_word} is not allowed because {why}; {_ONLY_SELECT}."
-    return f"{first_word} is not allowed because {_SCHEMA_CHANGE}; {_ONLY_SELECT}."
+        why = _SESSION
+    elif kind == "VacuumStmt":
+        label, why = "VACUUM" if statement.is_vacuumcmd else "ANALYZE", _MAINTENANCE
+    elif kind in ("GrantStmt", "GrantRoleStmt"):
+        label, why = "GRANT" if statement.is_grant else "REVOKE", "it changes permissions"
+    else:
+        given, why = _STATEMENTS.get(kind, (None, _SCHEMA_CHANGE))
+        label = given or (text.split(None, 1)[0].upper() if text.split() else kind)
+    return f"{label} is not allowed because {why}; {_ONLY_SELECT}."
 
 
 def _option_on(option: Any) -> bool:
@@ -547,17 +541,14 @@ def _option_on(option: Any) -> bool:
 
 def _set_label(statement: Any) -> str:
     """SET, SET ROLE, SET SESSION AUTHORIZATION, SET TRANSACTION or RESET."""
-    kind = VariableSetKind(statement.kind)
-    if kind in (VariableSetKind.VAR_RESET, VariableSetKind.VAR_RESET_ALL):
+    if VariableSetKind(statement.kind) in (VariableSetKind.VAR_RESET, VariableSetKind.VAR_RESET_ALL):
         return "RESET"
-    name = (statement.name or "").lower()
-    if name == "role":
-        return "SET ROLE"
-    if name == "session_authorization":
-        return "SET SESSION AUTHORIZATION"
-    if name in ("transaction", "session characteristics"):
-        return "SET TRANSACTION"
-    return "SET"
+    return {
+        "role": "SET ROLE",
+        "session_authorization": "SET SESSION AUTHORIZATION",
+        "transaction": "SET TRANSACTION",
+        "session characteristics": "SET TRANSACTION",
+    }.get((statement.name or "").lower(), "SET")
 
 
 class _Inspector:
@@ -578,7 +569,7 @@ class _Inspector:
             if not isinstance(node, ast.Node):
                 continue
             if depth > MAX_TREE_DEPTH:
-                raise UnsafeQuery(_too_deep())
+                raise UnsafeQuery(_TOO_DEEP)
             children = self.visit(node, scope)
             if children is None:
                 stack.extend((getattr(node, name), scope, depth + 1) for name in node)
@@ -592,8 +583,7 @@ class _Inspector:
         if isinstance(node, ast.SelectStmt):
             return self.select(node, scope)
         if isinstance(node, (ast.InsertStmt, ast.UpdateStmt, ast.DeleteStmt, ast.MergeStmt)):
-            label, why = _DATA_CHANGES[type(node).__name__]
-            raise UnsafeQuery(f"{label} is not allowed because it {why}; {_ONLY_SELECT}.")
+            raise UnsafeQuery(_statement_refusal(node, ""))
         if isinstance(node, ast.FuncCall):
             _check_function([part.sval for part in node.funcname or ()])
         elif isinstance(node, ast.RangeVar):

@@ -151,20 +151,22 @@ def _write(db: Database, kind: str, path: Path, built: _Built, started: float,
     kept = set(batch.nct_ids)  # a skipped study leaves no provenance row behind
     tables[sources.TABLE] = (sources.COLUMNS, [row for row in provenance if row[0] in kept])
     counts = db.replace_rows(keys, tables, after=AFTER_IMPORT if refresh else [])
-    counts.pop(sources.TABLE, None)
-    notes = tuple(f"skipped {s['nct_id'] or 'a study'} ({s['file']}: line {s['line']}): {s['reason']}"
-                  for s in built.skipped)
-    report = ImportReport(kind, str(path), len(batch.nct_ids), {k.split(".", 1)[1]: v for k, v in counts.items()},
-                          time.perf_counter() - started, notes, tuple(built.skipped))
-    _record(db, report)
-    return report
+    notes = [f"skipped {s['nct_id'] or 'a study'} ({s['file']}: line {s['line']}): {s['reason']}"
+             for s in built.skipped]
+    return _report(db, kind, path, len(batch.nct_ids), counts, started, notes, tuple(built.skipped))
 
 
-def _record(db: Database, report: ImportReport) -> None:
+def _report(db: Database, kind: str, path: Path, studies: int, counts: dict[str, int], started: float,
+            notes: list[str], skipped: tuple[dict[str, Any], ...] = ()) -> ImportReport:
+    """The import's report, with rows per ctgov table (not the provenance table), recorded in app.imports."""
+    rows = {table.split(".", 1)[1]: n for table, n in counts.items() if table != sources.TABLE}
+    seconds = time.perf_counter() - started
+    report = ImportReport(kind, str(path), studies, rows, seconds, tuple(notes), skipped)
     db.execute("INSERT INTO app.imports (source_kind, source_path, studies, row_counts, seconds) "
                "VALUES (:k, :p, :n, CAST(:c AS jsonb), :s)",
                {"k": report.kind, "p": report.path, "n": report.studies, "c": json.dumps(report.rows),
                 "s": report.seconds})
+    return report
 
 
 def _counted(records: Iterator[tuple[str, int, Any]],
@@ -251,13 +253,9 @@ def import_aact(db: Database, path: Path) -> ImportReport:
     keys[sources.TABLE] = nct_ids  # an AACT export is a full record: no provenance row means nothing lacking
     csv_tables = {f"ctgov.{t.table}": (t.columns, t.csv_bytes()) for t in tables}
     counts = db.replace_rows(keys, {}, csv_tables=csv_tables, after=AFTER_IMPORT)
-    counts.pop(sources.TABLE, None)
     notes = [f"skipped {name} (a table we do not mirror)" for name in skipped]
     notes += [f"{t.table}: ignored columns {', '.join(t.dropped_columns)}" for t in tables if t.dropped_columns]
-    report = ImportReport("aact", str(path), len(nct_ids), {k.split(".", 1)[1]: v for k, v in counts.items()},
-                          time.perf_counter() - started, tuple(notes))
-    _record(db, report)
-    return report
+    return _report(db, "aact", path, len(nct_ids), counts, started, notes)
 
 
 def import_criteria_fill(db: Database, path: Path, *, refresh: bool = True) -> ImportReport:
@@ -304,9 +302,4 @@ def import_criteria_fill(db: Database, path: Path, *, refresh: bool = True) -> I
         notes.append(f"{skipped_full} studies left alone: our copy is already a full record")
     if absent := sum(1 for n in ids if n not in current):
         notes.append(f"{absent} studies left alone: not in the database")
-    report = ImportReport("criteria-fill", str(path), len(targets),
-                          {"eligibilities": counts["ctgov.eligibilities"],
-                           "brief_summaries": counts["ctgov.brief_summaries"]},
-                          time.perf_counter() - started, tuple(notes))
-    _record(db, report)
-    return report
+    return _report(db, "criteria-fill", path, len(targets), counts, started, notes)

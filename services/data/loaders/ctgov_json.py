@@ -289,10 +289,9 @@ def _map_study(study: dict[str, Any], nct: str, batch: Batch, ids: dict[str, Ite
     })
 
     cond_mod = ps.get("conditionsModule") or {}
-    for name in _list(cond_mod.get("conditions")):
-        batch.add("conditions", {"nct_id": nct, "name": name, "downcase_name": _lower(name)})
-    for name in _list(cond_mod.get("keywords")):
-        batch.add("keywords", {"nct_id": nct, "name": name, "downcase_name": _lower(name)})
+    for table in ("conditions", "keywords"):  # the module's lists are named like the tables
+        for name in _list(cond_mod.get(table)):
+            batch.add(table, {"nct_id": nct, "name": name, "downcase_name": _lower(name)})
     for table, module in (("browse_conditions", "conditionBrowseModule"),
                           ("browse_interventions", "interventionBrowseModule")):
         mod = derived.get(module) or {}
@@ -308,12 +307,10 @@ def _map_study(study: dict[str, Any], nct: str, batch: Batch, ids: dict[str, Ite
 
     spons = ps.get("sponsorCollaboratorsModule") or {}
     lead = spons.get("leadSponsor")
-    if isinstance(lead, dict):
-        batch.add("sponsors", {"nct_id": nct, "agency_class": lead.get("class"), "lead_or_collaborator": "lead",
-                               "name": lead.get("name")})
-    for collab in _dicts(spons.get("collaborators")):
-        batch.add("sponsors", {"nct_id": nct, "agency_class": collab.get("class"),
-                               "lead_or_collaborator": "collaborator", "name": collab.get("name")})
+    leads = [("lead", lead)] if isinstance(lead, dict) else []
+    for role, sponsor in leads + [("collaborator", c) for c in _dicts(spons.get("collaborators"))]:
+        batch.add("sponsors", {"nct_id": nct, "agency_class": sponsor.get("class"),
+                               "lead_or_collaborator": role, "name": sponsor.get("name")})
     party = spons.get("responsibleParty")
     if isinstance(party, dict):
         batch.add("responsible_parties", {
@@ -339,14 +336,11 @@ def _map_study(study: dict[str, Any], nct: str, batch: Batch, ids: dict[str, Ite
     for alias in _list(ident.get("nctIdAliases")):
         batch.add("id_information", {"nct_id": nct, "id_source": "nct_alias", "id_value": alias})
     org = ident.get("orgStudyIdInfo")
-    if isinstance(org, dict):
-        batch.add("id_information", {"nct_id": nct, "id_source": "org_study_id", "id_value": org.get("id"),
-                                     "id_type": org.get("type"), "id_type_description": org.get("domain"),
-                                     "id_link": org.get("link")})
-    for sec in _dicts(ident.get("secondaryIdInfos")):
-        batch.add("id_information", {"nct_id": nct, "id_source": "secondary_id", "id_value": sec.get("id"),
-                                     "id_type": sec.get("type"), "id_type_description": sec.get("domain"),
-                                     "id_link": sec.get("link")})
+    org_ids = [("org_study_id", org)] if isinstance(org, dict) else []
+    for id_source, info in org_ids + [("secondary_id", sec) for sec in _dicts(ident.get("secondaryIdInfos"))]:
+        batch.add("id_information", {"nct_id": nct, "id_source": id_source, "id_value": info.get("id"),
+                                     "id_type": info.get("type"), "id_type_description": info.get("domain"),
+                                     "id_link": info.get("link")})
 
     for name in _list(ipd.get("infoTypes")):
         batch.add("ipd_information_types", {"nct_id": nct, "name": name})
@@ -554,12 +548,14 @@ def _map_results(nct: str, results: dict[str, Any], batch: Batch,
                 if stored is not None:  # SQL sum(): NULL unless some row has a number
                     subjects[etype] = (subjects[etype] or 0) + stored
         for g in _dicts(ae.get("eventGroups")):
-            for etype, label, prefix in (("serious", "Total, serious adverse events", "serious"),
-                                         ("other", "Total, other adverse events", "other"),
-                                         ("deaths", "Total, all-cause mortality", "deaths")):
+            # The group's fields are named after the event type: seriousNumAffected, deathsNumAtRisk, …
+            for etype, label in (("serious", "Total, serious adverse events"),
+                                 ("other", "Total, other adverse events"),
+                                 ("deaths", "Total, all-cause mortality")):
                 batch.add("reported_event_totals", {
                     "nct_id": nct, "ctgov_group_code": g.get("id"), "event_type": etype, "classification": label,
-                    "subjects_affected": g.get(f"{prefix}NumAffected"), "subjects_at_risk": g.get(f"{prefix}NumAtRisk")})
+                    "subjects_affected": g.get(f"{etype}NumAffected"),
+                    "subjects_at_risk": g.get(f"{etype}NumAtRisk")})
 
     more = results.get("moreInfoModule") or {}
     agreement = more.get("certainAgreement")

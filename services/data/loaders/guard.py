@@ -166,13 +166,13 @@ def _check_member(zf: zipfile.ZipFile, name: str, where: str) -> zipfile.ZipInfo
     return info
 
 
-def open_member(zf: zipfile.ZipFile, name: str, where: str, budget: Budget | None = None) -> io.BufferedReader:
+def open_member(zf: zipfile.ZipFile, name: str, where: str, budget: Budget) -> io.BufferedReader:
     """Open one member of a zip for guarded reading."""
     _check_member(zf, name, where)
     return guarded(zf.open(name), where, budget)
 
 
-def read_member(zf: zipfile.ZipFile, name: str, where: str, budget: Budget | None = None) -> bytes:
+def read_member(zf: zipfile.ZipFile, name: str, where: str, budget: Budget) -> bytes:
     """One whole (JSON) member of a zip, at most the line limit in size."""
     info = _check_member(zf, name, where)
     limit = max_line_bytes()
@@ -183,5 +183,5 @@ def read_member(zf: zipfile.ZipFile, name: str, where: str, budget: Budget | Non
         data = fh.read(limit + 1)
     if len(data) > limit:
         raise BadInput(f"{where}: is more than {_size(limit)} unpacked ({MAX_LINE_ENV}); nothing was imported.")
-    (budget or Budget()).spend(len(data), where)
+    budget.spend(len(data), where)
     return data
