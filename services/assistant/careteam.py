@@ -242,19 +242,13 @@ def open_items(selected: Sequence[Mapping[str, Any]]) -> list[CriterionItem]:
 
 
 def facts_for(role: Role, profile: Mapping[str, Any], selected: Sequence[Mapping[str, Any]],
-              items: Sequence[CriterionItem] | None = None) -> RoleFacts:
-    """The only input a role's builder gets: the profile and criteria its PERMISSIONS row allows, nothing else."""
+              items: Sequence[CriterionItem]) -> RoleFacts:
+    """The only input a role's builder gets: the profile and open criteria (items) its PERMISSIONS row allows,
+    nothing else."""
     allowed = PERMISSIONS[role]
-    facts: dict[str, Any] = {}
-    for kind, keys in PROFILE_FACTS.items():
-        if kind not in allowed:
-            continue
-        for key in keys:
-            value = profile.get(key)
-            if value not in (None, "", [], {}):
-                facts[key] = value
-    chosen = [i for i in (items if items is not None else open_items(selected))
-              if f"criteria:{i.category}" in allowed]
+    facts = {key: profile[key] for kind, keys in PROFILE_FACTS.items() if kind in allowed
+             for key in keys if profile.get(key) not in (None, "", [], {})}
+    chosen = [i for i in items if f"criteria:{i.category}" in allowed]
     sites: tuple[Mapping[str, Any], ...] = ()
     if "sites" in allowed:
         sites = tuple({"nct_id": m.get("nct_id"), "nearest_site": m.get("nearest_site") or None,
@@ -591,8 +585,7 @@ def review(profile: Mapping[str, Any], selected: Sequence[Mapping[str, Any]]) ->
 
 
 def build(profile: Mapping[str, Any], selected: Sequence[Mapping[str, Any]], *, client: ModelClient | None = None,
-          model: str = DEFAULT_MODEL, on_reply: Callable[[Message], None] | None = None,
-          deadline_seconds: float = MODEL_DEADLINE_SECONDS) -> CareTeam:
+          model: str = DEFAULT_MODEL, on_reply: Callable[[Message], None] | None = None) -> CareTeam:
     """Questions grouped by role (rules, or one model call per role when a client is given) and the reviewer's
     flags. A role whose model answer fails, is late or has no usable question gets the rules' questions, and says so."""
     items = open_items(selected)
@@ -602,7 +595,7 @@ def build(profile: Mapping[str, Any], selected: Sequence[Mapping[str, Any]], *, 
     if asked and client is not None:
         pool = ThreadPoolExecutor(max_workers=len(asked), thread_name_prefix="careteam")
         futures = {pool.submit(model_questions, client, inputs[r], model=model, on_reply=on_reply): r for r in asked}
-        done, _ = wait(futures, timeout=deadline_seconds)
+        done, _ = wait(futures, timeout=MODEL_DEADLINE_SECONDS)
         pool.shutdown(wait=False, cancel_futures=True)
         for future, role in futures.items():
             if future not in done:

@@ -23,7 +23,7 @@ from services.assistant.handlers import (
     search_facts,
     truncate,
 )
-from services.assistant.registry import ToolContext, ToolRegistry
+from services.assistant.registry import ToolContext
 from services.assistant.session import AssistantSession
 from services.assistant.tools import build_registry
 from services.data.normalize import PHASES, label
@@ -178,11 +178,10 @@ def _within(radius: Any) -> str:
 class GuidedAssistant:
     """Runs the guided phases for one session through the same tools the model uses."""
 
-    def __init__(self, backend: TrialBackend, *, registry: ToolRegistry | None = None,
-                 on_status: StatusCallback | None = None,
+    def __init__(self, backend: TrialBackend, *, on_status: StatusCallback | None = None,
                  labs: Callable[[str], Sequence[LabValue]] | None = None) -> None:
         self.backend = backend
-        self.registry = registry or build_registry()
+        self.registry = build_registry()
         self.on_status = on_status
         self.labs = labs  # session token -> the latest uploaded lab values (services/assistant/records.py)
 
