@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import shutil
@@ -11,8 +10,9 @@ import subprocess
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime
+from enum import StrEnum
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, TypedDict, TypeVar
 
 import jinja2
 
@@ -37,7 +37,7 @@ from services.trials import (
     status_words,
 )
 
-log = logging.getLogger(__name__)
+E = TypeVar("E", bound=StrEnum)
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 TEMPLATE_NAME = "report.html.j2"
@@ -354,6 +354,14 @@ def _site_text(site: Mapping[str, Any] | None, fallback: Any) -> tuple[str, str]
     return trials.text(fallback), ""
 
 
+def _member(kind: type[E], value: Any) -> E | None:
+    """The member of a string enum whose value this is; None for anything else (missing, misspelt)."""
+    try:
+        return kind(str(value))
+    except ValueError:
+        return None
+
+
 def trial_view(
     index: int,
     match: Mapping[str, Any],
@@ -367,10 +375,7 @@ def trial_view(
     if not NCT_RE.fullmatch(nct_id):
         raise BadInput(f"report trial {index}: {match.get('nct_id')!r} is not an NCT id")
     details = details or {}
-    try:
-        verdict: Verdict | None = Verdict(str(match.get("verdict")))
-    except ValueError:
-        verdict = None
+    verdict = _member(Verdict, match.get("verdict"))
     score = match.get("fit_score")
     score = max(0, min(100, int(score))) if isinstance(score, int | float) and not isinstance(score, bool) else None
     criteria = criterion_rows(match.get("criteria") or [])
@@ -391,10 +396,7 @@ def trial_view(
     stale = (status_note(status_code, primary_completion=details.get("primary_completion_date"),
                          last_update=details.get("last_update_date"), today=today)
              if details else trials.text(match.get("status_note")) or None)
-    try:
-        band: FitBand | None = FitBand(str(match.get("fit_band"))) if match.get("fit_band") else None
-    except ValueError:
-        band = None
+    band = _member(FitBand, match.get("fit_band"))
     return {
         "number": index,
         "nct_id": nct_id,

@@ -384,19 +384,9 @@ def rules_specialist(facts: RoleFacts) -> list[Question]:
     return out[: MAX_PER_ROLE + len(facts.trials) - 1]
 
 
-def rules_radiology(facts: RoleFacts) -> list[Question]:
-    """Questions about scans: measurable disease, brain or spinal spread, lesions a trial names."""
-    return _from_items(facts)
-
-
 def rules_pathology_lab(facts: RoleFacts) -> list[Question]:
     """Questions about tumour tests, biomarkers and blood-test limits."""
     return _from_items(facts, lambda i: _BLOOD_TESTS if i.category == "lab" else None)
-
-
-def rules_primary_care(facts: RoleFacts) -> list[Question]:
-    """Questions about other health problems, heart tests and medicines the trials restrict."""
-    return _from_items(facts)
 
 
 def _whole_list(item: CriterionItem) -> str | None:
@@ -422,9 +412,11 @@ def rules_trial_team(facts: RoleFacts) -> list[Question]:
     return out[: MAX_PER_ROLE + len(facts.sites) - 1]
 
 
+# Radiology (scans, measurable disease, brain or spinal spread) and primary care (other health problems, heart
+# tests, medicines) have no wording of their own: each of their criteria gets the shared patient question.
 RULE_BUILDERS: dict[Role, Builder] = {
-    "specialist": rules_specialist, "radiology": rules_radiology, "pathology_lab": rules_pathology_lab,
-    "primary_care": rules_primary_care, "trial_team": rules_trial_team,
+    "specialist": rules_specialist, "radiology": _from_items, "pathology_lab": rules_pathology_lab,
+    "primary_care": _from_items, "trial_team": rules_trial_team,
 }
 
 
