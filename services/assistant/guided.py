@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -357,8 +358,7 @@ class GuidedAssistant:
         ranked = [m["nct_id"] for m in session.matched_trials]
         self._call(session, "emit_trial_cards", {"nct_ids": ranked[:20], "selectable": True}, step)
         self._call(session, "update_session_phase", {"phase": "selection", "reason": "guided matching done"}, step)
-        counts = {v: sum(1 for m in session.matched_trials if m["verdict"] == v)
-                  for v in ("eligible", "uncertain", "excluded", "not_relevant")}
+        counts = Counter(m["verdict"] for m in session.matched_trials)
         best = session.matched_trials[0]
         far = sum(1 for m in session.matched_trials if m.get("within_reach") is False)
         missing = sum(1 for m in session.matched_trials if m.get("criteria_text") == CRITERIA_MISSING)

@@ -58,11 +58,9 @@ class PhaseStep:
 def phase_steps(session: AssistantSession) -> list[PhaseStep]:
     """The six phases with done / current / to-do states (a phase is done once the conversation moved past it)."""
     current = CONVERSATION_PHASES.index(session.phase)
-    steps = []
-    for i, phase in enumerate(CONVERSATION_PHASES):
-        state = "current" if i == current else "done" if i < current else "todo"
-        steps.append(PhaseStep(i + 1, phase, PHASE_TITLES[phase], state))
-    return steps
+    return [PhaseStep(i + 1, phase, PHASE_TITLES[phase],
+                      "current" if i == current else "done" if i < current else "todo")
+            for i, phase in enumerate(CONVERSATION_PHASES)]
 
 
 def phase_html(steps: Sequence[PhaseStep]) -> str:
