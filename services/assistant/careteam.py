@@ -378,10 +378,9 @@ def _dedupe(questions: Sequence[Question]) -> list[Question]:
 
 def rules_specialist(facts: RoleFacts) -> list[Question]:
     """Disease, stage, treatment and activity questions; last, whether each trial is a reasonable option at all."""
-    out = _from_items(facts)[: MAX_PER_ROLE - 1]
-    out += [Question(t, (), f"Given my treatment so far, would joining {t} be a reasonable option for me?",
-                     "the trial as a whole") for t in facts.trials]
-    return out[: MAX_PER_ROLE + len(facts.trials) - 1]
+    return _from_items(facts)[: MAX_PER_ROLE - 1] + [
+        Question(t, (), f"Given my treatment so far, would joining {t} be a reasonable option for me?",
+                 "the trial as a whole") for t in facts.trials]
 
 
 def rules_pathology_lab(facts: RoleFacts) -> list[Question]:
@@ -409,7 +408,7 @@ def rules_trial_team(facts: RoleFacts) -> list[Question]:
         asked = (f"How often would I need to come to {where}, and is help with travel or costs available?" if where
                  else "Which site would I go to, how often, and is help with travel or costs available?")
         out.append(Question(str(site.get("nct_id")), (), asked, "nearest site"))
-    return out[: MAX_PER_ROLE + len(facts.sites) - 1]
+    return out
 
 
 # Radiology (scans, measurable disease, brain or spinal spread) and primary care (other health problems, heart
