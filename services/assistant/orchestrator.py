@@ -16,7 +16,7 @@ from services.assistant.session import AssistantSession
 from services.assistant.tools import build_registry
 from services.assistant.trimming import policy_for, trim_history
 from services.errors import AssistantUnavailable
-from services.llm import Message, ModelClient, count_usage
+from services.llm import Message, ModelClient, TokenUsage, count_usage
 from services.trials import TrialBackend
 
 MAX_MODEL_CALLS = 15
@@ -97,9 +97,7 @@ class Orchestrator:
         start_phase = session.phase
         texts: list[str] = []
         events: list[dict[str, Any]] = []
-        usage = dict.fromkeys(
-            ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"), 0
-        )
+        usage = TokenUsage()
         warnings: list[GroundingWarning] = []
         calls = lookups = 0
         error: str | None = None
@@ -121,10 +119,9 @@ class Orchestrator:
                 error = f"{exc} {exc.hint}".strip()
                 break
             calls += 1
-            reply_usage = count_usage(reply).as_dict()
-            for key, value in reply_usage.items():
-                usage[key] += value
-            session.usage.add(reply_usage, calls=1)
+            reply_usage = count_usage(reply)
+            usage += reply_usage
+            session.usage.add(reply_usage.as_dict(), calls=1)
             content = [_clean_block(b) for b in reply.get("content") or [] if not _is_empty_text(b)]
             if not content:
                 break
@@ -167,7 +164,7 @@ class Orchestrator:
         if self.callbacks.on_event:
             for event in events:
                 self.callbacks.on_event(event)
-        return TurnResult(answer, events, warnings, calls, usage, error)
+        return TurnResult(answer, events, warnings, calls, usage.as_dict(), error)
 
     # ---------------------------------------------------------------- input
 
