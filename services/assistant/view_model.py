@@ -15,7 +15,7 @@ import pydeck as pdk
 
 from services import inert, limits
 from services.assistant.backend import DatabaseBackend
-from services.assistant.handlers import ACTIVITY_LEVELS, trial_card
+from services.assistant.handlers import trial_card
 from services.assistant.session import CONVERSATION_PHASES, AssistantSession
 from services.assistant.trimming import message_size, policy_for
 from services.dashboard import mapdeck, sitemap
@@ -310,11 +310,6 @@ def profile_lines(session: AssistantSession) -> list[str]:
             value = ", ".join(label("phase", v) if key == "preferred_phases" else str(v) for v in value)
         lines.append(f"{title}: {value:g}" if isinstance(value, float) else f"{title}: {value}")
     return lines
-
-
-def activity_options() -> list[str]:
-    """The activity-level answers (each maps to an ECOG score)."""
-    return list(ACTIVITY_LEVELS)
 
 
 class GatedModel:
