@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
+import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -135,13 +136,8 @@ def form_defaults(session: AssistantSession, f: Filters) -> dict[str, Any]:
 
 def display_log(session: AssistantSession) -> list[tuple[str, str]]:
     """The visible conversation with one bubble per speaker turn (a turn's texts around tool calls joined)."""
-    out: list[tuple[str, str]] = []
-    for entry in session.chat_log():
-        if out and out[-1][0] == entry.role:
-            out[-1] = (entry.role, out[-1][1] + "\n\n" + entry.text)
-        else:
-            out.append((entry.role, entry.text))
-    return out
+    return [(role, "\n\n".join(entry.text for entry in turn))
+            for role, turn in itertools.groupby(session.chat_log(), key=lambda entry: entry.role)]
 
 
 def compact_number(n: int) -> str:
