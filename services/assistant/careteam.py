@@ -242,13 +242,13 @@ def open_items(selected: Sequence[Mapping[str, Any]]) -> list[CriterionItem]:
 
 
 def facts_for(role: Role, profile: Mapping[str, Any], selected: Sequence[Mapping[str, Any]],
-              items: Sequence[CriterionItem]) -> RoleFacts:
-    """The only input a role's builder gets: the profile and open criteria (items) its PERMISSIONS row allows,
-    nothing else."""
+              items: Sequence[CriterionItem] | None = None) -> RoleFacts:
+    """The only input a role's builder gets: the profile and criteria its PERMISSIONS row allows, nothing else."""
     allowed = PERMISSIONS[role]
     facts = {key: profile[key] for kind, keys in PROFILE_FACTS.items() if kind in allowed
              for key in keys if profile.get(key) not in (None, "", [], {})}
-    chosen = [i for i in items if f"criteria:{i.category}" in allowed]
+    chosen = [i for i in (items if items is not None else open_items(selected))
+              if f"criteria:{i.category}" in allowed]
     sites: tuple[Mapping[str, Any], ...] = ()
     if "sites" in allowed:
         sites = tuple({"nct_id": m.get("nct_id"), "nearest_site": m.get("nearest_site") or None,
