@@ -3,7 +3,7 @@
 import streamlit as st
 
 from services import inert, report
-from services.assistant import TrialSelection, WidgetAnswer
+from services.assistant import ACTIVITY_LEVELS, TrialSelection, WidgetAnswer
 from services.assistant import view_model as vm
 from services.assistant.guided import (
     GUIDED_LABEL,
@@ -146,7 +146,7 @@ with main:
                                      placeholder="any distance")
             location = st.text_input("Where do you live? *", d["location"], max_chars=200, key="g_location",
                                      placeholder="City and state or country, or a US ZIP code")
-            options = vm.activity_options()
+            options = list(ACTIVITY_LEVELS)  # each answer maps to an ECOG score
             activity = st.selectbox("How active are you day to day?", options, key="g_activity",
                                     index=options.index(d["activity_level"]) if d["activity_level"] in options else None,
                                     placeholder="Choose the closest description")

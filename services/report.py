@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import shutil
@@ -11,8 +10,9 @@ import subprocess
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime
+from enum import StrEnum
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, TypedDict, TypeVar
 
 import jinja2
 
@@ -37,7 +37,7 @@ from services.trials import (
     status_words,
 )
 
-log = logging.getLogger(__name__)
+E = TypeVar("E", bound=StrEnum)
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 TEMPLATE_NAME = "report.html.j2"
@@ -123,11 +123,16 @@ _STANDARD_GLOSSARY: tuple[tuple[str, str], ...] = (
 )
 
 
+def _texts(values: Iterable[Any]) -> list[str]:
+    """Each value as plain text (trials.text), blank ones dropped."""
+    return [t for t in (trials.text(v) for v in values) if t]
+
+
 def _paragraphs(value: Any) -> list[str]:
     """Text split on blank lines, each paragraph with its whitespace collapsed."""
     if not value:
         return []
-    return [p for p in (trials.text(part) for part in re.split(r"\n\s*\n", str(value))) if p]
+    return _texts(re.split(r"\n\s*\n", str(value)))
 
 
 def _shorten(text: str, limit: int, *, at_sentence: bool = True) -> str:
@@ -354,6 +359,14 @@ def _site_text(site: Mapping[str, Any] | None, fallback: Any) -> tuple[str, str]
     return trials.text(fallback), ""
 
 
+def _member(kind: type[E], value: Any) -> E | None:
+    """The member of a string enum whose value this is; None for anything else (missing, misspelt)."""
+    try:
+        return kind(str(value))
+    except ValueError:
+        return None
+
+
 def trial_view(
     index: int,
     match: Mapping[str, Any],
@@ -367,10 +380,7 @@ def trial_view(
     if not NCT_RE.fullmatch(nct_id):
         raise BadInput(f"report trial {index}: {match.get('nct_id')!r} is not an NCT id")
     details = details or {}
-    try:
-        verdict: Verdict | None = Verdict(str(match.get("verdict")))
-    except ValueError:
-        verdict = None
+    verdict = _member(Verdict, match.get("verdict"))
     score = match.get("fit_score")
     score = max(0, min(100, int(score))) if isinstance(score, int | float) and not isinstance(score, bool) else None
     criteria = criterion_rows(match.get("criteria") or [])
@@ -391,10 +401,7 @@ def trial_view(
     stale = (status_note(status_code, primary_completion=details.get("primary_completion_date"),
                          last_update=details.get("last_update_date"), today=today)
              if details else trials.text(match.get("status_note")) or None)
-    try:
-        band: FitBand | None = FitBand(str(match.get("fit_band"))) if match.get("fit_band") else None
-    except ValueError:
-        band = None
+    band = _member(FitBand, match.get("fit_band"))
     return {
         "number": index,
         "nct_id": nct_id,
@@ -407,7 +414,7 @@ def trial_view(
         "phases": phases,
         "study_type": normalize.label("study_type", str(details["study_type"])) if details.get("study_type") else "",
         "sponsor": trials.text(details.get("sponsor")),
-        "conditions": [trials.text(c) for c in details.get("conditions") or [] if trials.text(c)],
+        "conditions": _texts(details.get("conditions") or []),
         "enrollment": _number(details.get("enrollment")),
         "fit_score": score,
         "fit_band": band.display if band else "",
@@ -429,7 +436,7 @@ def trial_view(
         "start_verb": "started" if _started(start, today) else "starts",
         "end": month_words(end),
         "duration": _duration(months) if months is not None else "",
-        "primary_outcomes": [_shorten(trials.text(o), 300) for o in (details.get("primary_outcomes") or [])[:4] if trials.text(o)],
+        "primary_outcomes": [_shorten(o, 300) for o in _texts((details.get("primary_outcomes") or [])[:4])],
         "side_effects": side_effects(events),
         "site_where": where,
         "site_distance": distance,
@@ -546,7 +553,7 @@ def care_groups(care_team: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The care team's question groups as the template shows them (titles, notes and questions as plain text)."""
     out = []
     for group in list(care_team.get("groups") or [])[:MAX_CARE_GROUPS]:
-        questions = [q for q in (trials.text(q) for q in list(group.get("questions") or [])[:MAX_CARE_QUESTIONS]) if q]
+        questions = _texts(list(group.get("questions") or [])[:MAX_CARE_QUESTIONS])
         title = trials.text(group.get("title"))
         if title and questions:
             out.append({"title": title, "questions": questions, "note": trials.text(group.get("note")),
@@ -594,10 +601,10 @@ def render_report(
         view["review"] = review_rows((request.care_team.get("review") or {}).get(nct_id))
         views.append(view)
     facts = dict(request.search_facts or {})
-    groups = [(trials.text(topic), [q for q in (trials.text(q) for q in qs) if q]) for topic, qs in request.question_groups]
+    groups = [(trials.text(topic), _texts(qs)) for topic, qs in request.question_groups]
     team = care_groups(request.care_team)
     asked = " ".join(q for g in team for q in g["questions"]).lower()
-    questions = [q for q in (trials.text(q) for q in request.questions_for_doctor) if q]
+    questions = _texts(request.questions_for_doctor)
     context = {
         "generated_on": f"{today:%B} {today.day}, {today.year}",
         "summary": _paragraphs(request.summary),

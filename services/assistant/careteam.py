@@ -245,14 +245,8 @@ def facts_for(role: Role, profile: Mapping[str, Any], selected: Sequence[Mapping
               items: Sequence[CriterionItem] | None = None) -> RoleFacts:
     """The only input a role's builder gets: the profile and criteria its PERMISSIONS row allows, nothing else."""
     allowed = PERMISSIONS[role]
-    facts: dict[str, Any] = {}
-    for kind, keys in PROFILE_FACTS.items():
-        if kind not in allowed:
-            continue
-        for key in keys:
-            value = profile.get(key)
-            if value not in (None, "", [], {}):
-                facts[key] = value
+    facts = {key: profile[key] for kind, keys in PROFILE_FACTS.items() if kind in allowed
+             for key in keys if profile.get(key) not in (None, "", [], {})}
     chosen = [i for i in (items if items is not None else open_items(selected))
               if f"criteria:{i.category}" in allowed]
     sites: tuple[Mapping[str, Any], ...] = ()
@@ -384,25 +378,14 @@ def _dedupe(questions: Sequence[Question]) -> list[Question]:
 
 def rules_specialist(facts: RoleFacts) -> list[Question]:
     """Disease, stage, treatment and activity questions; last, whether each trial is a reasonable option at all."""
-    out = _from_items(facts)[: MAX_PER_ROLE - 1]
-    out += [Question(t, (), f"Given my treatment so far, would joining {t} be a reasonable option for me?",
-                     "the trial as a whole") for t in facts.trials]
-    return out[: MAX_PER_ROLE + len(facts.trials) - 1]
-
-
-def rules_radiology(facts: RoleFacts) -> list[Question]:
-    """Questions about scans: measurable disease, brain or spinal spread, lesions a trial names."""
-    return _from_items(facts)
+    return _from_items(facts)[: MAX_PER_ROLE - 1] + [
+        Question(t, (), f"Given my treatment so far, would joining {t} be a reasonable option for me?",
+                 "the trial as a whole") for t in facts.trials]
 
 
 def rules_pathology_lab(facts: RoleFacts) -> list[Question]:
     """Questions about tumour tests, biomarkers and blood-test limits."""
     return _from_items(facts, lambda i: _BLOOD_TESTS if i.category == "lab" else None)
-
-
-def rules_primary_care(facts: RoleFacts) -> list[Question]:
-    """Questions about other health problems, heart tests and medicines the trials restrict."""
-    return _from_items(facts)
 
 
 def _whole_list(item: CriterionItem) -> str | None:
@@ -425,12 +408,14 @@ def rules_trial_team(facts: RoleFacts) -> list[Question]:
         asked = (f"How often would I need to come to {where}, and is help with travel or costs available?" if where
                  else "Which site would I go to, how often, and is help with travel or costs available?")
         out.append(Question(str(site.get("nct_id")), (), asked, "nearest site"))
-    return out[: MAX_PER_ROLE + len(facts.sites) - 1]
+    return out
 
 
+# Radiology (scans, measurable disease, brain or spinal spread) and primary care (other health problems, heart
+# tests, medicines) have no wording of their own: each of their criteria gets the shared patient question.
 RULE_BUILDERS: dict[Role, Builder] = {
-    "specialist": rules_specialist, "radiology": rules_radiology, "pathology_lab": rules_pathology_lab,
-    "primary_care": rules_primary_care, "trial_team": rules_trial_team,
+    "specialist": rules_specialist, "radiology": _from_items, "pathology_lab": rules_pathology_lab,
+    "primary_care": _from_items, "trial_team": rules_trial_team,
 }
 
 
@@ -591,8 +576,7 @@ def review(profile: Mapping[str, Any], selected: Sequence[Mapping[str, Any]]) ->
 
 
 def build(profile: Mapping[str, Any], selected: Sequence[Mapping[str, Any]], *, client: ModelClient | None = None,
-          model: str = DEFAULT_MODEL, on_reply: Callable[[Message], None] | None = None,
-          deadline_seconds: float = MODEL_DEADLINE_SECONDS) -> CareTeam:
+          model: str = DEFAULT_MODEL, on_reply: Callable[[Message], None] | None = None) -> CareTeam:
     """Questions grouped by role (rules, or one model call per role when a client is given) and the reviewer's
     flags. A role whose model answer fails, is late or has no usable question gets the rules' questions, and says so."""
     items = open_items(selected)
@@ -602,7 +586,7 @@ def build(profile: Mapping[str, Any], selected: Sequence[Mapping[str, Any]], *, 
     if asked and client is not None:
         pool = ThreadPoolExecutor(max_workers=len(asked), thread_name_prefix="careteam")
         futures = {pool.submit(model_questions, client, inputs[r], model=model, on_reply=on_reply): r for r in asked}
-        done, _ = wait(futures, timeout=deadline_seconds)
+        done, _ = wait(futures, timeout=MODEL_DEADLINE_SECONDS)
         pool.shutdown(wait=False, cancel_futures=True)
         for future, role in futures.items():
             if future not in done:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +24,7 @@ from services.assistant.handlers import (
     search_facts,
     truncate,
 )
-from services.assistant.registry import ToolContext, ToolRegistry
+from services.assistant.registry import ToolContext
 from services.assistant.session import AssistantSession
 from services.assistant.tools import build_registry
 from services.data.normalize import PHASES, label
@@ -178,11 +179,10 @@ def _within(radius: Any) -> str:
 class GuidedAssistant:
     """Runs the guided phases for one session through the same tools the model uses."""
 
-    def __init__(self, backend: TrialBackend, *, registry: ToolRegistry | None = None,
-                 on_status: StatusCallback | None = None,
+    def __init__(self, backend: TrialBackend, *, on_status: StatusCallback | None = None,
                  labs: Callable[[str], Sequence[LabValue]] | None = None) -> None:
         self.backend = backend
-        self.registry = registry or build_registry()
+        self.registry = build_registry()
         self.on_status = on_status
         self.labs = labs  # session token -> the latest uploaded lab values (services/assistant/records.py)
 
@@ -358,8 +358,7 @@ class GuidedAssistant:
         ranked = [m["nct_id"] for m in session.matched_trials]
         self._call(session, "emit_trial_cards", {"nct_ids": ranked[:20], "selectable": True}, step)
         self._call(session, "update_session_phase", {"phase": "selection", "reason": "guided matching done"}, step)
-        counts = {v: sum(1 for m in session.matched_trials if m["verdict"] == v)
-                  for v in ("eligible", "uncertain", "excluded", "not_relevant")}
+        counts = Counter(m["verdict"] for m in session.matched_trials)
         best = session.matched_trials[0]
         far = sum(1 for m in session.matched_trials if m.get("within_reach") is False)
         missing = sum(1 for m in session.matched_trials if m.get("criteria_text") == CRITERIA_MISSING)

@@ -98,7 +98,7 @@ def _ages(min_age: str | None, max_age: str | None) -> str:
     return f"{low} to {high}"
 
 
-def nearest_sites(sites: list[Site], limit: int = MAX_SITES) -> list[Site]:
+def nearest_sites(sites: list[Site], limit: int) -> list[Site]:
     """Sites ordered by distance (unknown distances last), at most limit."""
     return sorted(sites, key=lambda s: (s.get("distance_miles") is None, s.get("distance_miles") or 0.0))[
         :limit
@@ -113,10 +113,10 @@ def condition_matches(condition_text: str, trial: Mapping[str, Any]) -> bool:
                                                                 (str(t) for t in others))
 
 
-def _nct_arg(args: Mapping[str, Any], key: str = "nct_id") -> str:
-    value = str(args[key]).strip().upper()
+def _nct_arg(args: Mapping[str, Any]) -> str:
+    value = str(args["nct_id"]).strip().upper()
     if not NCT_RE.fullmatch(value):
-        raise ToolError(f"'{args[key]}' is not an NCT id; it must look like NCT followed by 8 digits.")
+        raise ToolError(f"'{args['nct_id']}' is not an NCT id; it must look like NCT followed by 8 digits.")
     return value
 
 

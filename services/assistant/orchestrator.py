@@ -11,15 +11,16 @@ from typing import Any
 from services.assistant.grounding import LOOKUP_PHASES, GroundingWarning, check_answer
 from services.assistant.handlers import ACTIVITY_LEVELS
 from services.assistant.prompts import build_system
-from services.assistant.registry import ToolContext, ToolOutcome, ToolRegistry
+from services.assistant.registry import ToolContext, ToolOutcome
 from services.assistant.session import AssistantSession
 from services.assistant.tools import build_registry
 from services.assistant.trimming import policy_for, trim_history
 from services.errors import AssistantUnavailable
-from services.llm import Message, ModelClient, count_usage
+from services.llm import Message, ModelClient, TokenUsage, count_usage
 from services.trials import TrialBackend
 
 MAX_MODEL_CALLS = 15
+MAX_TOOL_WORKERS = 6
 MAX_USER_TEXT = 20_000
 _MAX_KEPT_PATIENT_MESSAGES = 30
 _KEPT_MESSAGE_CHARS = 600
@@ -78,17 +79,12 @@ class Orchestrator:
         backend: TrialBackend,
         callbacks: Callbacks | None = None,
         *,
-        registry: ToolRegistry | None = None,
-        max_model_calls: int = MAX_MODEL_CALLS,
-        max_workers: int = 6,
         heartbeat_seconds: float = 8.0,
     ) -> None:
         self.llm = llm
         self.backend = backend
         self.callbacks = callbacks or Callbacks()
-        self.registry = registry or build_registry()
-        self.max_model_calls = max_model_calls
-        self.max_workers = max_workers
+        self.registry = build_registry()
         self.heartbeat_seconds = heartbeat_seconds
 
     # ---------------------------------------------------------------- public
@@ -101,19 +97,17 @@ class Orchestrator:
         start_phase = session.phase
         texts: list[str] = []
         events: list[dict[str, Any]] = []
-        usage = dict.fromkeys(
-            ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"), 0
-        )
+        usage = TokenUsage()
         warnings: list[GroundingWarning] = []
         calls = lookups = 0
         error: str | None = None
         wants_tools = False
         ctx = ToolContext(session, self.backend, model=self.llm)
         while True:
-            if calls >= self.max_model_calls:
+            if calls >= MAX_MODEL_CALLS:
                 if wants_tools:
                     notice = (
-                        f"I have taken {self.max_model_calls} steps on this message, which is the most I do in one "
+                        f"I have taken {MAX_MODEL_CALLS} steps on this message, which is the most I do in one "
                         'go. Everything so far is saved. Send "continue" and I will carry on from here.'
                     )
                     texts.append(notice)
@@ -125,10 +119,9 @@ class Orchestrator:
                 error = f"{exc} {exc.hint}".strip()
                 break
             calls += 1
-            reply_usage = count_usage(reply).as_dict()
-            for key, value in reply_usage.items():
-                usage[key] += value
-            session.usage.add(reply_usage, calls=1)
+            reply_usage = count_usage(reply)
+            usage += reply_usage
+            session.usage.add(reply_usage.as_dict(), calls=1)
             content = [_clean_block(b) for b in reply.get("content") or [] if not _is_empty_text(b)]
             if not content:
                 break
@@ -171,7 +164,7 @@ class Orchestrator:
         if self.callbacks.on_event:
             for event in events:
                 self.callbacks.on_event(event)
-        return TurnResult(answer, events, warnings, calls, usage, error)
+        return TurnResult(answer, events, warnings, calls, usage.as_dict(), error)
 
     # ---------------------------------------------------------------- input
 
@@ -271,7 +264,8 @@ class Orchestrator:
             if self.registry.is_barrier(block["name"]):
                 self._run_batch(ctx, tool_uses, batch, outcomes)
                 batch = []
-                self._run_batch(ctx, tool_uses, [i], outcomes)
+                outcomes[i] = self.registry.run(block["name"], block["input"], ctx)
+                self._drain_statuses(ctx)
             else:
                 batch.append(i)
         self._run_batch(ctx, tool_uses, batch, outcomes)
@@ -286,15 +280,10 @@ class Orchestrator:
     ) -> None:
         if not indexes:
             return
-        if len(indexes) == 1 and self.registry.is_barrier(tool_uses[indexes[0]]["name"]):
-            i = indexes[0]
-            outcomes[i] = self.registry.run(tool_uses[i]["name"], tool_uses[i]["input"], ctx)
-            self._drain_statuses(ctx)
-            return
         # Lookups run on worker threads; this thread relays their progress messages and heartbeats,
         # so callbacks (and any UI code behind them) only ever run on the caller's thread.
         names = ", ".join(dict.fromkeys(tool_uses[i]["name"] for i in indexes))
-        with ThreadPoolExecutor(max_workers=min(self.max_workers, len(indexes))) as pool:
+        with ThreadPoolExecutor(max_workers=min(MAX_TOOL_WORKERS, len(indexes))) as pool:
             futures: dict[Future[ToolOutcome], int] = {
                 pool.submit(self.registry.run, tool_uses[i]["name"], tool_uses[i]["input"], ctx): i
                 for i in indexes

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
+import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ import pydeck as pdk
 
 from services import inert, limits
 from services.assistant.backend import DatabaseBackend
-from services.assistant.handlers import ACTIVITY_LEVELS, trial_card
+from services.assistant.handlers import trial_card
 from services.assistant.session import CONVERSATION_PHASES, AssistantSession
 from services.assistant.trimming import message_size, policy_for
 from services.dashboard import mapdeck, sitemap
@@ -58,11 +59,9 @@ class PhaseStep:
 def phase_steps(session: AssistantSession) -> list[PhaseStep]:
     """The six phases with done / current / to-do states (a phase is done once the conversation moved past it)."""
     current = CONVERSATION_PHASES.index(session.phase)
-    steps = []
-    for i, phase in enumerate(CONVERSATION_PHASES):
-        state = "current" if i == current else "done" if i < current else "todo"
-        steps.append(PhaseStep(i + 1, phase, PHASE_TITLES[phase], state))
-    return steps
+    return [PhaseStep(i + 1, phase, PHASE_TITLES[phase],
+                      "current" if i == current else "done" if i < current else "todo")
+            for i, phase in enumerate(CONVERSATION_PHASES)]
 
 
 def phase_html(steps: Sequence[PhaseStep]) -> str:
@@ -137,13 +136,8 @@ def form_defaults(session: AssistantSession, f: Filters) -> dict[str, Any]:
 
 def display_log(session: AssistantSession) -> list[tuple[str, str]]:
     """The visible conversation with one bubble per speaker turn (a turn's texts around tool calls joined)."""
-    out: list[tuple[str, str]] = []
-    for entry in session.chat_log():
-        if out and out[-1][0] == entry.role:
-            out[-1] = (entry.role, out[-1][1] + "\n\n" + entry.text)
-        else:
-            out.append((entry.role, entry.text))
-    return out
+    return [(role, "\n\n".join(entry.text for entry in turn))
+            for role, turn in itertools.groupby(session.chat_log(), key=lambda entry: entry.role)]
 
 
 def compact_number(n: int) -> str:
@@ -312,11 +306,6 @@ def profile_lines(session: AssistantSession) -> list[str]:
             value = ", ".join(label("phase", v) if key == "preferred_phases" else str(v) for v in value)
         lines.append(f"{title}: {value:g}" if isinstance(value, float) else f"{title}: {value}")
     return lines
-
-
-def activity_options() -> list[str]:
-    """The activity-level answers (each maps to an ECOG score)."""
-    return list(ACTIVITY_LEVELS)
 
 
 class GatedModel:

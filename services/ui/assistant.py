@@ -237,9 +237,8 @@ def _store_upload(session: AssistantSession, upload: Any) -> None:
                             "and upload it again in a moment.")
         return
     st.query_params["session"] = session.id
-    earlier = {"csv": "your earlier CSV upload", "apple-health": "your earlier Apple Health upload"}[parsed.source]
     outcome["ok"] = (f"Stored {stored:,} value{'s' if stored != 1 else ''} from {upload.name} (they replace "
-                     f"{earlier}, if any)." + (f" {len(parsed.problems):,} row{'s were' if len(parsed.problems) != 1 else ' was'} "
+                     f"your earlier {_SOURCE_SHOWN[parsed.source]} upload, if any)." + (f" {len(parsed.problems):,} row{'s were' if len(parsed.problems) != 1 else ' was'} "
                                                "not stored; see below." if parsed.problems else ""))
     outcome["problems"] = parsed.problems[: healthdata.SHOWN_PROBLEMS]
     if len(parsed.problems) > healthdata.SHOWN_PROBLEMS:

@@ -67,13 +67,10 @@ def query_dict() -> dict[str, list[str]]:
     return {k: st.query_params.get_all(k) for k in st.query_params.keys()}  # noqa: SIM118
 
 
-def _write_url(f: Filters, extra: dict[str, str] | None = None) -> None:
+def _write_url(f: Filters) -> None:
     # The URL holds the filters minus patient answers (unless the visitor chose to include them) plus the view.
     wanted = shared_filters(f)[0].to_query()
-    keep = {k: v for k, v in query_dict().items() if is_view_param(k)}
-    wanted.update(keep)
-    if extra:
-        wanted.update({k: [v] for k, v in extra.items()})
+    wanted.update({k: v for k, v in query_dict().items() if is_view_param(k)})
     if wanted != query_dict():
         st.query_params.from_dict(wanted)
 
