@@ -298,7 +298,8 @@ def import_criteria_fill(db: Database, path: Path, *, refresh: bool = True) -> I
          sources.TABLE: (sources.COLUMNS, source_rows)},
         after=AFTER_IMPORT if refresh else [])
     notes = []
-    if skipped_full := sum(1 for n in ids if n in current and n not in targets):
+    chosen = set(targets)
+    if skipped_full := sum(1 for n in ids if n in current and n not in chosen):
         notes.append(f"{skipped_full} studies left alone: our copy is already a full record")
     if absent := sum(1 for n in ids if n not in current):
         notes.append(f"{absent} studies left alone: not in the database")
