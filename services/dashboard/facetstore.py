@@ -198,6 +198,12 @@ def _top_codes(counts: np.ndarray, k: int, *, keep_null: bool) -> np.ndarray:
     return nz[order][:k]
 
 
+def _top(labels: np.ndarray, counts: np.ndarray, k: int) -> pd.DataFrame:
+    """value/n rows of the k codes with the most counts (NULL left out): a top-k GROUP BY over the column."""
+    top = _top_codes(counts, k, keep_null=False)
+    return pd.DataFrame({"value": list(labels[top]), "n": [int(x) for x in counts[top]]})
+
+
 def _groups(coded: Coded, counts: np.ndarray, *, keep_null: bool = True) -> pd.DataFrame:
     """value/n rows for every code with a count (a GROUP BY over the column)."""
     nz = np.flatnonzero(counts)
@@ -326,24 +332,18 @@ class FacetStore:
 
     # ---- loading --------------------------------------------------------------------------------
     def _load_studies(self, buffer: io.BufferedReader) -> None:
-        text = ["status", "phases", "phase_raw", "study_type", "funder_class", "lead_sponsor", "lead_lower",
-                "enrollment_type", "gender", "gender_upper", "why_stopped", "g_child", "g_adult", "g_older",
-                "healthy", "has_results"]
+        coded = ("status", "phases", "phase_raw", "study_type", "funder_class", "lead_sponsor", "lead_lower",
+                 "enrollment_type", "gender", "gender_upper", "why_stopped")
+        flags = ("g_child", "g_adult", "g_older", "healthy", "has_results")  # t/f/NULL
         floats = {c: np.float64 for c in ("enrollment", "start_year", "start_day", "age_lo", "age_hi", "finish_year",
                                           *SORT_RANKS.values())}
-        df = _read(buffer, text, {"nct_id": "S16", "duration_bucket": np.int8, "n_sites": np.int64,
+        df = _read(buffer, [*coded, *flags], {"nct_id": "S16", "duration_bucket": np.int8, "n_sites": np.int64,
                                   "n_collaborators": np.int64, **floats})
         self.nct = df["nct_id"].to_numpy().astype("S16")
         self.n = len(df)
-        coded = {c: _coded(df[c]) for c in ("status", "phases", "phase_raw", "study_type", "funder_class",
-                                            "lead_sponsor", "lead_lower", "enrollment_type", "gender",
-                                            "gender_upper", "why_stopped")}
-        self.status, self.phases, self.phase_raw = coded["status"], coded["phases"], coded["phase_raw"]
-        self.study_type, self.funder_class = coded["study_type"], coded["funder_class"]
-        self.lead_sponsor, self.lead_lower = coded["lead_sponsor"], coded["lead_lower"]
-        self.enrollment_type, self.gender, self.gender_upper = (coded["enrollment_type"], coded["gender"],
-                                                                coded["gender_upper"])
-        self.why_stopped = coded["why_stopped"]
+        (self.status, self.phases, self.phase_raw, self.study_type, self.funder_class, self.lead_sponsor,
+         self.lead_lower, self.enrollment_type, self.gender, self.gender_upper, self.why_stopped) = (
+            _coded(df[c]) for c in coded)
         self.enrollment = df["enrollment"].to_numpy(np.float64)
         self.enroll_bucket = (np.searchsorted(ENROLL_EDGES, self.enrollment, side="right") + 1).astype(np.int8)
         self.enroll_bucket[np.isnan(self.enrollment)] = 0
@@ -475,10 +475,8 @@ class FacetStore:
     def any_in_list(self, name: str, values: tuple[str, ...]) -> np.ndarray:
         """Studies with any of the values in a list column (countries, US states)."""
         rows, coded = self.lists[name]
-        wanted = set(values)
-        lut = coded.lut(lambda v: v in wanted)
         mask = np.zeros(self.n, dtype=bool)
-        mask[rows[lut[coded.codes]]] = True
+        mask[rows[coded.among(values)]] = True
         return mask
 
     @property
@@ -619,10 +617,8 @@ class FacetStore:
         raw["study_type"] = _groups(self.study_type, count(self.study_type))
         with_lead = idx[self.lead_sponsor.codes[idx] != self.lead_sponsor.null]
         raw["funder_class"] = _groups(self.funder_class, count(self.funder_class, with_lead))
-        lead_n = count(self.lead_sponsor, with_lead)
-        top = _top_codes(lead_n, tops["lead_sponsors"], keep_null=False)
-        raw["lead_sponsors"] = pd.DataFrame({"value": list(self.lead_sponsor.labels[top]),
-                                             "n": [int(x) for x in lead_n[top]]})
+        raw["lead_sponsors"] = _top(self.lead_sponsor.labels, count(self.lead_sponsor, with_lead),
+                                    tops["lead_sponsors"])
         etype = self.enrollment_type
         key = self.enroll_bucket[idx].astype(np.int64) * etype.size + etype.codes[idx]
         en = np.bincount(key, minlength=8 * etype.size)
@@ -639,8 +635,7 @@ class FacetStore:
         years = self.start_year[idx]
         raw["start_year"] = _int_groups(years[~np.isnan(years)].astype(np.int64))
         raw["sites_per_trial"] = _int_groups(self.sites_bucket[idx].astype(np.int64))
-        top = _top_codes(country_n, tops["countries"], keep_null=False)
-        raw["countries"] = pd.DataFrame({"value": list(country.labels[top]), "n": [int(x) for x in country_n[top]]})
+        raw["countries"] = _top(country.labels, country_n, tops["countries"])
         state_rows, state = self.lists["state"]
         raw["us_states"] = _groups(state, np.bincount(state.codes[mask[state_rows]], minlength=state.size),
                                    keep_null=False)
@@ -649,10 +644,7 @@ class FacetStore:
         closed_status = count(self.status, closed)
         keep = self.status.lut(lambda v: v in CLOSED_OUTCOMES)
         raw["outcome"] = _groups(self.status, np.where(keep, closed_status, 0))
-        why_n = count(self.why_stopped, closed)
-        top = _top_codes(why_n, tops["why_stopped"], keep_null=False)
-        raw["why_stopped"] = pd.DataFrame({"value": list(self.why_stopped.labels[top]),
-                                           "n": [int(x) for x in why_n[top]]})
+        raw["why_stopped"] = _top(self.why_stopped.labels, count(self.why_stopped, closed), tops["why_stopped"])
         finish = self.finish_year[closed]
         done = ~np.isnan(finish)
         raw["results_by_year"] = _int_groups(finish[done].astype(np.int64),
