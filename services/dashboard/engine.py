@@ -566,9 +566,8 @@ class MemoryEngine:
             if rows.size == 0:
                 return [], 0, matching
         miles = store.nearest_miles(place, mask, None if radius_miles is None else float(radius_miles))[rows]
-        codes = np.array([0 if v == "RECRUITING" else 1 if v == "NOT_YET_RECRUITING" else 2
-                          for v in (str(x).replace(" ", "_").upper() if x is not None else ""
-                                    for x in store.status.labels)], dtype=np.int8)
+        rank = {"RECRUITING": 0, "NOT_YET_RECRUITING": 1}  # every other status (and none) ranks 2
+        codes = np.array([rank.get(str(x).replace(" ", "_").upper(), 2) for x in store.status.labels], dtype=np.int8)
         status = codes[store.status.codes[rows]]
         start = store.start_day[rows]
         no_start, no_miles = np.isnan(start), np.isnan(miles)
