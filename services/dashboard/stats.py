@@ -8,7 +8,6 @@ Explore page and the assistant all call this one function.
 
 from __future__ import annotations
 
-import logging
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -22,8 +21,6 @@ from services.dashboard.filters import FUNNEL_FIELDS, Filters
 from services.data import runtime
 from services.data.db import Database
 from services.data.normalize import CLOSED_OUTCOMES, PHASES, canonical, label, phase_list
-
-_log = logging.getLogger(__name__)
 
 FACET_TIMEOUT_MS = 8_000
 TOP = 15
