@@ -628,9 +628,8 @@ class MemoryEngine:
             frames = self._sql.dashboard_frames(f, specs, facets, timeout_ms=timeout_ms, sequential=sequential)
             return replace(frames, engine=self._sql.kind)
         tops = {name: int(spec["top"]) for name, spec in specs.items() if "top" in spec}
-        kpis, funnel, raw = store.dashboard_frames(f, self.db, tops)
-        frames = DashboardFrames(kpis, funnel, raw, {})
-        if landing_view and not frames.errors:
+        frames = DashboardFrames(*store.dashboard_frames(f, self.db, tops))
+        if landing_view:
             landing.save(self.db, store.refreshed_at, landing.dashboard_name(specs), landing.encode(frames))
         return frames
 
