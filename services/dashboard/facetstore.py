@@ -448,7 +448,8 @@ class FacetStore:
         # The first site of each (facility group, study), and the first recruiting one: the Sites page counts distinct
         # studies per group by summing these flags instead of sorting millions of pairs per view.
         self.site_pair_first = _first_of_pairs(self.site_group, self.site_row, self.n)
-        recruiting = _recruiting_lut(self.site_status)[self.site_status.codes]
+        # The shown statuses that say "recruiting" (SQL: upper(btrim(status)) = 'RECRUITING').
+        recruiting = self.site_status.lut(lambda v: str(v).strip(" ").upper() == "RECRUITING")[self.site_status.codes]
         self.site_pair_recruiting = _first_of_pairs(np.where(recruiting, self.site_group, -1), self.site_row, self.n)
 
     # ---- filters ----------------------------------------------------------------------------------
@@ -1368,11 +1369,6 @@ def _first_of_pairs(groups: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
-def _recruiting_lut(coded: Coded) -> np.ndarray:
-    """Which shown statuses say "recruiting" (SQL: upper(btrim(status)) = 'RECRUITING')."""
-    return coded.lut(lambda v: str(v).strip(" ").upper() == "RECRUITING")
-
-
 def site_frames(store: FacetStore, f: Filters, db: Database, place: geo.Place | None, *, order: str, limit: int,
                 investigators: bool) -> SiteFrames:
     """The facility groups of the matching trials with the most trials (or recruiting trials, or nearest to the
@@ -1458,11 +1454,10 @@ def _group_counts(groups: np.ndarray, rows: np.ndarray, coded: Coded, rep: np.nd
 def _investigators(db: Database, site_ids: np.ndarray, reps: np.ndarray, rows: np.ndarray) -> pd.DataFrame:
     """Investigators named at the chosen sites (ctgov.facility_investigators), distinct studies (of the sites) per
     group and name."""
-    found = db.fetch_df(load_sql("feasibility_site_investigators"), {"ids": [int(i) for i in site_ids]},
-                        timeout_ms=LOOKUP_TIMEOUT_MS)
+    ids = [int(i) for i in site_ids]
+    found = db.fetch_df(load_sql("feasibility_site_investigators"), {"ids": ids}, timeout_ms=LOOKUP_TIMEOUT_MS)
     if found.empty:
         return pd.DataFrame(columns=DETAIL_COLUMNS)
-    ids = [int(i) for i in site_ids]
     rep_of = dict(zip(ids, [int(r) for r in reps], strict=True))
     row_of = dict(zip(ids, [int(r) for r in rows], strict=True))
     found["site_id"] = [rep_of[int(i)] for i in found["facility_id"]]
