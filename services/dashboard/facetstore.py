@@ -81,10 +81,7 @@ class Coded:
 
     def lut(self, wanted: Callable[[Any], bool]) -> np.ndarray:
         """Boolean lookup table over the codes: which labels satisfy `wanted` (NULL never does)."""
-        out = np.zeros(self.size, dtype=bool)
-        for i, value in enumerate(self.labels[:-1]):
-            out[i] = bool(wanted(value))
-        return out
+        return np.array([bool(wanted(value)) for value in self.labels[:-1]] + [False], dtype=bool)
 
     def among(self, values: Iterable[str]) -> np.ndarray:
         """One flag per code in `codes`: whether its label is one of the values (NULL never is)."""
