@@ -130,8 +130,7 @@ def _coded(col: pd.Series) -> Coded:
 
 def _read(buffer: io.BufferedReader, text_cols: list[str], dtypes: dict[str, Any]) -> pd.DataFrame:
     """CSV from COPY (NULL as \\N) → DataFrame: text as categories, numbers with explicit dtypes."""
-    dtype: dict[str, Any] = {c: "category" for c in text_cols}
-    dtype.update(dtypes)
+    dtype = {**dict.fromkeys(text_cols, "category"), **dtypes}
     return pd.read_csv(buffer, dtype=dtype, na_values=["\\N"], keep_default_na=False)
 
 
