@@ -568,10 +568,7 @@ def compare_figure(title: str, style: str, rows: Sequence[Any], measure: str = "
 
 def compare_style(section: str) -> str:
     """How a comparison section is drawn: ranked lists horizontally, ordered categories and years vertically."""
-    if section in ("kpis", "funnel"):
-        return "hbar"
-    spec = CHART_BY_FACET[section]
-    return "hbar" if spec.style == "hbar" else "bar"
+    return "hbar" if section in ("kpis", "funnel") or CHART_BY_FACET[section].style == "hbar" else "bar"
 
 
 def shared_compare_figure(title: str, section: str, rows: Sequence[Any], measure: str,
