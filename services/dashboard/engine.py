@@ -344,11 +344,9 @@ class SqlEngine:
             results = self.db.fetch_many(queries, timeout_ms=timeout_ms)
         errors = {name: "timed out" if isinstance(r, QueryTimeout) else str(r)
                   for name, r in results.items() if isinstance(r, TrialLandscapeError)}
-        kpis: dict[str, int] = {}
-        kpi_df = results["kpis"]
-        if isinstance(kpi_df, pd.DataFrame):
-            kpis = {k: int(v or 0) for k, v in kpi_df.iloc[0].to_dict().items()}
-        funnel_df = results["funnel"]
+        kpi_df, funnel_df = results["kpis"], results["funnel"]
+        kpis = ({k: int(v or 0) for k, v in kpi_df.iloc[0].to_dict().items()}
+                if isinstance(kpi_df, pd.DataFrame) else {})
         funnel = ({k: int(v) for k, v in funnel_df.iloc[0].to_dict().items()}
                   if isinstance(funnel_df, pd.DataFrame) else None)
         raw = {n: r for n, r in results.items() if n in specs and isinstance(r, pd.DataFrame)}
