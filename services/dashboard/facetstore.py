@@ -914,7 +914,8 @@ _background: dict[str, threading.Thread] = {}
 _copy_lock = threading.Lock()
 
 
-def _refreshed_at(db: Database) -> str | None:
+def generation(db: Database) -> str | None:
+    """The database's current generation of the derived tables (their refresh stamp; checked every few seconds)."""
     now = time.monotonic()
     seen = _checked.get(db.url)
     if seen is not None and now - seen[0] < REFRESH_CHECK_S:
@@ -945,7 +946,7 @@ def store_for(db: Database, *, background: bool = False) -> FacetStore:
 
     Raises the database's typed error when the tables cannot be read; callers fall back to SQL.
     """
-    stamp = _refreshed_at(db)
+    stamp = generation(db)
     store = _current(db, stamp)
     if store is not None:
         return store
@@ -962,7 +963,7 @@ def store_for(db: Database, *, background: bool = False) -> FacetStore:
 def ready_store(db: Database) -> FacetStore | None:
     """The current store when it is loaded or can be mapped from the start cache at once; else None, with a load by
     COPY started in the background (the server's pages are served by SQL meanwhile, then the cache is written)."""
-    stamp = _refreshed_at(db)
+    stamp = generation(db)
     store = _current(db, stamp)
     if store is not None:
         return store
@@ -983,14 +984,9 @@ def ready_store(db: Database) -> FacetStore | None:
     return None
 
 
-def generation(db: Database) -> str | None:
-    """The database's current generation of the derived tables (their refresh stamp; checked every few seconds)."""
-    return _refreshed_at(db)
-
-
 def loaded_store(db: Database) -> FacetStore | None:
     """This process's store of the current generation when it holds one; never loads (None until then)."""
-    return _current(db, _refreshed_at(db))
+    return _current(db, generation(db))
 
 
 def is_loaded(db: Database) -> bool:
