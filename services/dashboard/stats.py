@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from services.cache import CacheStats, SingleFlightCache
+from services.dashboard import facetstore, landing
 from services.dashboard.engine import Engine, engine_for
 from services.dashboard.engine import prepare_after_import as prepare_engine
 from services.dashboard.filters import FUNNEL_FIELDS, Filters
@@ -93,8 +94,6 @@ def warm_engine(db: Database | None = None) -> None:
 def landing_stored(db: Database) -> bool:
     """Whether the default filters' dashboard of the current generation is stored (app.landing), so a server whose
     engine is still getting ready shows it without SQL."""
-    from services.dashboard import facetstore, landing
-
     return landing.load(db, facetstore.generation(db), landing.dashboard_name(FACETS)) is not None
 
 
@@ -228,8 +227,6 @@ def data_generation(db: Database | None = None) -> str | None:
     db = db or runtime.get_db()
     if engine_for(db).kind != "memory":
         return None
-    from services.dashboard import facetstore
-
     return facetstore.generation(db)
 
 
