@@ -139,8 +139,7 @@ def _is_set(f: Filters, stage: str) -> Any:
 
 def shape_facet(name: str, df: pd.DataFrame) -> list[dict[str, Any]]:
     """Raw facet rows → [{value, label, count, …}] with canonical values and human labels."""
-    spec = FACETS[name]
-    kind = spec.get("kind")
+    kind = FACETS[name].get("kind")
     if df.empty:
         return []
     df = df.astype(object).where(df.notna(), None)
