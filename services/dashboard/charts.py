@@ -276,7 +276,8 @@ def empty_figure(title: str, message: str, height: int = 220) -> go.Figure:
 
 def _colors(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> list[str]:
     no_data = _NO_DATA_BUCKETS.get(spec.facet, set())  # color_for greys a missing value itself
-    return [NOT_GIVEN if r.get("value") in no_data else color_for(spec.color_kind, r.get("value")) for r in rows]
+    return [NOT_GIVEN if r.get("value") in no_data else color_for(spec.color_kind, r.get("value"))
+            for r in rows]
 
 
 def bar_figure(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> go.Figure:

@@ -438,7 +438,8 @@ def facet_queries(f: Filters, specs: Mapping[str, Mapping[str, Any]], names: lis
     """SQL text and parameters of each named facet query for a filter, on the base tables."""
     cte, params = base_cte(f)
     ages = (", ages AS (SELECT m.nct_id, " + age_years_sql("e.minimum_age") + " AS lo, "
-            + age_years_sql("e.maximum_age") + " AS hi FROM m LEFT JOIN ctgov.eligibilities e ON e.nct_id = m.nct_id)")
+            + age_years_sql("e.maximum_age")
+            + " AS hi FROM m LEFT JOIN ctgov.eligibilities e ON e.nct_id = m.nct_id)")
     out: dict[str, tuple[str, dict[str, Any] | None]] = {}
     for name in names:
         spec = specs[name]
@@ -565,7 +566,8 @@ class MemoryEngine:
                 return [], 0, matching
         miles = store.nearest_miles(place, mask, None if radius_miles is None else float(radius_miles))[rows]
         rank = {"RECRUITING": 0, "NOT_YET_RECRUITING": 1}  # every other status (and none) ranks 2
-        codes = np.array([rank.get(str(x).replace(" ", "_").upper(), 2) for x in store.status.labels], dtype=np.int8)
+        codes = np.array([rank.get(str(x).replace(" ", "_").upper(), 2) for x in store.status.labels],
+                         dtype=np.int8)
         status = codes[store.status.codes[rows]]
         start = store.start_day[rows]
         no_start, no_miles = np.isnan(start), np.isnan(miles)

@@ -333,8 +333,8 @@ class FacetStore:
         flags = ("g_child", "g_adult", "g_older", "healthy", "has_results")  # t/f/NULL
         floats = {c: np.float64 for c in ("enrollment", "start_year", "start_day", "age_lo", "age_hi", "finish_year",
                                           *SORT_RANKS.values())}
-        df = _read(buffer, [*coded, *flags], {"nct_id": "S16", "duration_bucket": np.int8, "n_sites": np.int64,
-                                  "n_collaborators": np.int64, **floats})
+        df = _read(buffer, [*coded, *flags], {"nct_id": "S16", "duration_bucket": np.int8,
+                                              "n_sites": np.int64, "n_collaborators": np.int64, **floats})
         self.nct = df["nct_id"].to_numpy().astype("S16")
         self.n = len(df)
         (self.status, self.phases, self.phase_raw, self.study_type, self.funder_class, self.lead_sponsor,
@@ -445,7 +445,8 @@ class FacetStore:
         # studies per group by summing these flags instead of sorting millions of pairs per view.
         self.site_pair_first = _first_of_pairs(self.site_group, self.site_row, self.n)
         # The shown statuses that say "recruiting" (SQL: upper(btrim(status)) = 'RECRUITING').
-        recruiting = self.site_status.lut(lambda v: str(v).strip(" ").upper() == "RECRUITING")[self.site_status.codes]
+        recruiting = self.site_status.lut(lambda v: str(v).strip(" ").upper() == "RECRUITING")
+        recruiting = recruiting[self.site_status.codes]
         self.site_pair_recruiting = _first_of_pairs(np.where(recruiting, self.site_group, -1), self.site_row, self.n)
 
     # ---- filters ----------------------------------------------------------------------------------
@@ -641,7 +642,8 @@ class FacetStore:
         closed_status = count(self.status, closed)
         keep = self.status.lut(lambda v: v in CLOSED_OUTCOMES)
         raw["outcome"] = _groups(self.status, np.where(keep, closed_status, 0))
-        raw["why_stopped"] = _top(self.why_stopped.labels, count(self.why_stopped, closed), tops["why_stopped"])
+        raw["why_stopped"] = _top(self.why_stopped.labels, count(self.why_stopped, closed),
+                                  tops["why_stopped"])
         finish = self.finish_year[closed]
         done = ~np.isnan(finish)
         raw["results_by_year"] = _int_groups(finish[done].astype(np.int64),
@@ -915,7 +917,8 @@ _copy_lock = threading.Lock()
 
 
 def generation(db: Database) -> str | None:
-    """The database's current generation of the derived tables (their refresh stamp; checked every few seconds)."""
+    """The database's current generation of the derived tables (their refresh stamp; checked every few
+    seconds)."""
     now = time.monotonic()
     seen = _checked.get(db.url)
     if seen is not None and now - seen[0] < REFRESH_CHECK_S:
@@ -1447,7 +1450,8 @@ def _investigators(db: Database, site_ids: np.ndarray, reps: np.ndarray, rows: n
     """Investigators named at the chosen sites (ctgov.facility_investigators), distinct studies (of the sites) per
     group and name."""
     ids = [int(i) for i in site_ids]
-    found = db.fetch_df(load_sql("feasibility_site_investigators"), {"ids": ids}, timeout_ms=LOOKUP_TIMEOUT_MS)
+    found = db.fetch_df(load_sql("feasibility_site_investigators"), {"ids": ids},
+                        timeout_ms=LOOKUP_TIMEOUT_MS)
     if found.empty:
         return pd.DataFrame(columns=DETAIL_COLUMNS)
     rep_of = dict(zip(ids, [int(r) for r in reps], strict=True))
