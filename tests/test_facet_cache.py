@@ -122,7 +122,7 @@ def loaded_and_mapped(scratch, tmp_path_factory):
     """One store loaded by COPY and the same store mapped back from a cache of its own (a folder no other test
     touches), shared by the comparisons below: loading and mapping are the slow part, comparing is not."""
     db, _ = scratch
-    copied = facetstore.FacetStore(db, facetstore._refreshed_at(db) or "")
+    copied = facetstore.FacetStore(db, facetstore.generation(db) or "")
     root = tmp_path_factory.mktemp("mapped-cache")
     facetstore.write_cache(copied, root)
     mapped = facetstore.read_cache(root, copied.refreshed_at)

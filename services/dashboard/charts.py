@@ -275,12 +275,9 @@ def empty_figure(title: str, message: str, height: int = 220) -> go.Figure:
 
 
 def _colors(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    no_data = _NO_DATA_BUCKETS.get(spec.facet, set())
-    out = []
-    for r in rows:
-        value = r.get("value")
-        out.append(NOT_GIVEN if value is None or value in no_data else color_for(spec.color_kind, value))
-    return out
+    no_data = _NO_DATA_BUCKETS.get(spec.facet, set())  # color_for greys a missing value itself
+    return [NOT_GIVEN if r.get("value") in no_data else color_for(spec.color_kind, r.get("value"))
+            for r in rows]
 
 
 def bar_figure(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> go.Figure:
@@ -572,10 +569,7 @@ def compare_figure(title: str, style: str, rows: Sequence[Any], measure: str = "
 
 def compare_style(section: str) -> str:
     """How a comparison section is drawn: ranked lists horizontally, ordered categories and years vertically."""
-    if section in ("kpis", "funnel"):
-        return "hbar"
-    spec = CHART_BY_FACET[section]
-    return "hbar" if spec.style == "hbar" else "bar"
+    return "hbar" if section in ("kpis", "funnel") or CHART_BY_FACET[section].style == "hbar" else "bar"
 
 
 def shared_compare_figure(title: str, section: str, rows: Sequence[Any], measure: str,

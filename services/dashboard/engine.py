@@ -187,16 +187,6 @@ def near_cte(f: Filters, params: dict[str, Any]) -> str:
             "WHERE f.latitude IS NOT NULL AND f.longitude IS NOT NULL GROUP BY f.nct_id)")
 
 
-def _ordered_page(db: Database, f: Filters, cte: str, params: dict[str, Any], *, sort: str, descending: bool,
-                  limit: int, offset: int) -> list[str]:
-    order = SORTS.get(sort, SORTS["start_date"])
-    direction = "DESC NULLS LAST" if descending else "ASC NULLS LAST"
-    params.update({"limit": max(1, min(int(limit), PAGE_CAP)), "offset": max(0, int(offset))})
-    sql = (f"{cte}{near_cte(f, params)}\n{load_sql('trials_order')}\n"
-           f"ORDER BY {order} {direction}, s.nct_id LIMIT :limit OFFSET :offset")
-    return [str(r["nct_id"]) for r in db.fetch_rows(sql, params, timeout_ms=PAGE_TIMEOUT_MS)]
-
-
 def relevance_page(db: Database, f: Filters, select: str, params: dict[str, Any], *, descending: bool, limit: int,
                    offset: int, gated: bool = False) -> tuple[list[str], int, int]:
     """One page in relevance order of the trials `select` gives (each engine's matching ids), how many were ranked
@@ -277,7 +267,12 @@ class SqlEngine:
             select, found = base_select(f)
             return relevance_page(self.db, f, select, found, descending=descending, limit=limit, offset=offset)[0]
         cte, params = base_cte(f)
-        return _ordered_page(self.db, f, cte, params, sort=sort, descending=descending, limit=limit, offset=offset)
+        order = SORTS.get(sort, SORTS["start_date"])
+        direction = "DESC NULLS LAST" if descending else "ASC NULLS LAST"
+        params.update({"limit": max(1, min(int(limit), PAGE_CAP)), "offset": max(0, int(offset))})
+        sql = (f"{cte}{near_cte(f, params)}\n{load_sql('trials_order')}\n"
+               f"ORDER BY {order} {direction}, s.nct_id LIMIT :limit OFFSET :offset")
+        return [str(r["nct_id"]) for r in self.db.fetch_rows(sql, params, timeout_ms=PAGE_TIMEOUT_MS)]
 
     def search_page(self, f: Filters, origin: tuple[float, float] | None, radius_miles: float | None, *,
                     limit: int, offset: int) -> tuple[list[str], int, int] | None:
@@ -347,12 +342,11 @@ class SqlEngine:
                     results[name] = err
         else:
             results = self.db.fetch_many(queries, timeout_ms=timeout_ms)
-        errors = {name: _error_text(r) for name, r in results.items() if isinstance(r, TrialLandscapeError)}
-        kpis: dict[str, int] = {}
-        kpi_df = results["kpis"]
-        if isinstance(kpi_df, pd.DataFrame):
-            kpis = {k: int(v or 0) for k, v in kpi_df.iloc[0].to_dict().items()}
-        funnel_df = results["funnel"]
+        errors = {name: "timed out" if isinstance(r, QueryTimeout) else str(r)
+                  for name, r in results.items() if isinstance(r, TrialLandscapeError)}
+        kpi_df, funnel_df = results["kpis"], results["funnel"]
+        kpis = ({k: int(v or 0) for k, v in kpi_df.iloc[0].to_dict().items()}
+                if isinstance(kpi_df, pd.DataFrame) else {})
         funnel = ({k: int(v) for k, v in funnel_df.iloc[0].to_dict().items()}
                   if isinstance(funnel_df, pd.DataFrame) else None)
         raw = {n: r for n, r in results.items() if n in specs and isinstance(r, pd.DataFrame)}
@@ -439,23 +433,17 @@ class SqlEngine:
                          frame("country_values", "countries"), frame("state_values", "states"), errors)
 
 
-def _error_text(err: TrialLandscapeError) -> str:
-    return "timed out" if isinstance(err, QueryTimeout) else str(err)
-
-
-def _ages_cte() -> str:
-    return (", ages AS (SELECT m.nct_id, " + age_years_sql("e.minimum_age") + " AS lo, "
-            + age_years_sql("e.maximum_age") + " AS hi FROM m LEFT JOIN ctgov.eligibilities e ON e.nct_id = m.nct_id)")
-
-
 def facet_queries(f: Filters, specs: Mapping[str, Mapping[str, Any]], names: list[str]
                   ) -> dict[str, tuple[str, dict[str, Any] | None]]:
     """SQL text and parameters of each named facet query for a filter, on the base tables."""
     cte, params = base_cte(f)
+    ages = (", ages AS (SELECT m.nct_id, " + age_years_sql("e.minimum_age") + " AS lo, "
+            + age_years_sql("e.maximum_age")
+            + " AS hi FROM m LEFT JOIN ctgov.eligibilities e ON e.nct_id = m.nct_id)")
     out: dict[str, tuple[str, dict[str, Any] | None]] = {}
     for name in names:
         spec = specs[name]
-        extra = _ages_cte() if name == "age_groups" else ""
+        extra = ages if name == "age_groups" else ""
         p = dict(params)
         if "top" in spec:
             p["top"] = spec["top"]
@@ -577,9 +565,9 @@ class MemoryEngine:
             if rows.size == 0:
                 return [], 0, matching
         miles = store.nearest_miles(place, mask, None if radius_miles is None else float(radius_miles))[rows]
-        codes = np.array([0 if v == "RECRUITING" else 1 if v == "NOT_YET_RECRUITING" else 2
-                          for v in (str(x).replace(" ", "_").upper() if x is not None else ""
-                                    for x in store.status.labels)], dtype=np.int8)
+        rank = {"RECRUITING": 0, "NOT_YET_RECRUITING": 1}  # every other status (and none) ranks 2
+        codes = np.array([rank.get(str(x).replace(" ", "_").upper(), 2) for x in store.status.labels],
+                         dtype=np.int8)
         status = codes[store.status.codes[rows]]
         start = store.start_day[rows]
         no_start, no_miles = np.isnan(start), np.isnan(miles)
@@ -640,9 +628,8 @@ class MemoryEngine:
             frames = self._sql.dashboard_frames(f, specs, facets, timeout_ms=timeout_ms, sequential=sequential)
             return replace(frames, engine=self._sql.kind)
         tops = {name: int(spec["top"]) for name, spec in specs.items() if "top" in spec}
-        kpis, funnel, raw = store.dashboard_frames(f, self.db, tops)
-        frames = DashboardFrames(kpis, funnel, raw, {})
-        if landing_view and not frames.errors:
+        frames = DashboardFrames(*store.dashboard_frames(f, self.db, tops))
+        if landing_view:
             landing.save(self.db, store.refreshed_at, landing.dashboard_name(specs), landing.encode(frames))
         return frames
 

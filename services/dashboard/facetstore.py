@@ -81,10 +81,7 @@ class Coded:
 
     def lut(self, wanted: Callable[[Any], bool]) -> np.ndarray:
         """Boolean lookup table over the codes: which labels satisfy `wanted` (NULL never does)."""
-        out = np.zeros(self.size, dtype=bool)
-        for i, value in enumerate(self.labels[:-1]):
-            out[i] = bool(wanted(value))
-        return out
+        return np.array([bool(wanted(value)) for value in self.labels[:-1]] + [False], dtype=bool)
 
     def among(self, values: Iterable[str]) -> np.ndarray:
         """One flag per code in `codes`: whether its label is one of the values (NULL never is)."""
@@ -133,8 +130,7 @@ def _coded(col: pd.Series) -> Coded:
 
 def _read(buffer: io.BufferedReader, text_cols: list[str], dtypes: dict[str, Any]) -> pd.DataFrame:
     """CSV from COPY (NULL as \\N) → DataFrame: text as categories, numbers with explicit dtypes."""
-    dtype: dict[str, Any] = {c: "category" for c in text_cols}
-    dtype.update(dtypes)
+    dtype = {**dict.fromkeys(text_cols, "category"), **dtypes}
     return pd.read_csv(buffer, dtype=dtype, na_values=["\\N"], keep_default_na=False)
 
 
@@ -196,6 +192,12 @@ def _top_codes(counts: np.ndarray, k: int, *, keep_null: bool) -> np.ndarray:
         nz = nz[nz != len(counts) - 1]
     order = np.lexsort((nz, -counts[nz]))
     return nz[order][:k]
+
+
+def _top(labels: np.ndarray, counts: np.ndarray, k: int) -> pd.DataFrame:
+    """value/n rows of the k codes with the most counts (NULL left out): a top-k GROUP BY over the column."""
+    top = _top_codes(counts, k, keep_null=False)
+    return pd.DataFrame({"value": list(labels[top]), "n": [int(x) for x in counts[top]]})
 
 
 def _groups(coded: Coded, counts: np.ndarray, *, keep_null: bool = True) -> pd.DataFrame:
@@ -326,24 +328,18 @@ class FacetStore:
 
     # ---- loading --------------------------------------------------------------------------------
     def _load_studies(self, buffer: io.BufferedReader) -> None:
-        text = ["status", "phases", "phase_raw", "study_type", "funder_class", "lead_sponsor", "lead_lower",
-                "enrollment_type", "gender", "gender_upper", "why_stopped", "g_child", "g_adult", "g_older",
-                "healthy", "has_results"]
+        coded = ("status", "phases", "phase_raw", "study_type", "funder_class", "lead_sponsor", "lead_lower",
+                 "enrollment_type", "gender", "gender_upper", "why_stopped")
+        flags = ("g_child", "g_adult", "g_older", "healthy", "has_results")  # t/f/NULL
         floats = {c: np.float64 for c in ("enrollment", "start_year", "start_day", "age_lo", "age_hi", "finish_year",
                                           *SORT_RANKS.values())}
-        df = _read(buffer, text, {"nct_id": "S16", "duration_bucket": np.int8, "n_sites": np.int64,
-                                  "n_collaborators": np.int64, **floats})
+        df = _read(buffer, [*coded, *flags], {"nct_id": "S16", "duration_bucket": np.int8,
+                                              "n_sites": np.int64, "n_collaborators": np.int64, **floats})
         self.nct = df["nct_id"].to_numpy().astype("S16")
         self.n = len(df)
-        coded = {c: _coded(df[c]) for c in ("status", "phases", "phase_raw", "study_type", "funder_class",
-                                            "lead_sponsor", "lead_lower", "enrollment_type", "gender",
-                                            "gender_upper", "why_stopped")}
-        self.status, self.phases, self.phase_raw = coded["status"], coded["phases"], coded["phase_raw"]
-        self.study_type, self.funder_class = coded["study_type"], coded["funder_class"]
-        self.lead_sponsor, self.lead_lower = coded["lead_sponsor"], coded["lead_lower"]
-        self.enrollment_type, self.gender, self.gender_upper = (coded["enrollment_type"], coded["gender"],
-                                                                coded["gender_upper"])
-        self.why_stopped = coded["why_stopped"]
+        (self.status, self.phases, self.phase_raw, self.study_type, self.funder_class, self.lead_sponsor,
+         self.lead_lower, self.enrollment_type, self.gender, self.gender_upper, self.why_stopped) = (
+            _coded(df[c]) for c in coded)
         self.enrollment = df["enrollment"].to_numpy(np.float64)
         self.enroll_bucket = (np.searchsorted(ENROLL_EDGES, self.enrollment, side="right") + 1).astype(np.int8)
         self.enroll_bucket[np.isnan(self.enrollment)] = 0
@@ -448,7 +444,9 @@ class FacetStore:
         # The first site of each (facility group, study), and the first recruiting one: the Sites page counts distinct
         # studies per group by summing these flags instead of sorting millions of pairs per view.
         self.site_pair_first = _first_of_pairs(self.site_group, self.site_row, self.n)
-        recruiting = _recruiting_lut(self.site_status)[self.site_status.codes]
+        # The shown statuses that say "recruiting" (SQL: upper(btrim(status)) = 'RECRUITING').
+        recruiting = self.site_status.lut(lambda v: str(v).strip(" ").upper() == "RECRUITING")
+        recruiting = recruiting[self.site_status.codes]
         self.site_pair_recruiting = _first_of_pairs(np.where(recruiting, self.site_group, -1), self.site_row, self.n)
 
     # ---- filters ----------------------------------------------------------------------------------
@@ -475,10 +473,8 @@ class FacetStore:
     def any_in_list(self, name: str, values: tuple[str, ...]) -> np.ndarray:
         """Studies with any of the values in a list column (countries, US states)."""
         rows, coded = self.lists[name]
-        wanted = set(values)
-        lut = coded.lut(lambda v: v in wanted)
         mask = np.zeros(self.n, dtype=bool)
-        mask[rows[lut[coded.codes]]] = True
+        mask[rows[coded.among(values)]] = True
         return mask
 
     @property
@@ -619,10 +615,8 @@ class FacetStore:
         raw["study_type"] = _groups(self.study_type, count(self.study_type))
         with_lead = idx[self.lead_sponsor.codes[idx] != self.lead_sponsor.null]
         raw["funder_class"] = _groups(self.funder_class, count(self.funder_class, with_lead))
-        lead_n = count(self.lead_sponsor, with_lead)
-        top = _top_codes(lead_n, tops["lead_sponsors"], keep_null=False)
-        raw["lead_sponsors"] = pd.DataFrame({"value": list(self.lead_sponsor.labels[top]),
-                                             "n": [int(x) for x in lead_n[top]]})
+        raw["lead_sponsors"] = _top(self.lead_sponsor.labels, count(self.lead_sponsor, with_lead),
+                                    tops["lead_sponsors"])
         etype = self.enrollment_type
         key = self.enroll_bucket[idx].astype(np.int64) * etype.size + etype.codes[idx]
         en = np.bincount(key, minlength=8 * etype.size)
@@ -639,8 +633,7 @@ class FacetStore:
         years = self.start_year[idx]
         raw["start_year"] = _int_groups(years[~np.isnan(years)].astype(np.int64))
         raw["sites_per_trial"] = _int_groups(self.sites_bucket[idx].astype(np.int64))
-        top = _top_codes(country_n, tops["countries"], keep_null=False)
-        raw["countries"] = pd.DataFrame({"value": list(country.labels[top]), "n": [int(x) for x in country_n[top]]})
+        raw["countries"] = _top(country.labels, country_n, tops["countries"])
         state_rows, state = self.lists["state"]
         raw["us_states"] = _groups(state, np.bincount(state.codes[mask[state_rows]], minlength=state.size),
                                    keep_null=False)
@@ -649,10 +642,8 @@ class FacetStore:
         closed_status = count(self.status, closed)
         keep = self.status.lut(lambda v: v in CLOSED_OUTCOMES)
         raw["outcome"] = _groups(self.status, np.where(keep, closed_status, 0))
-        why_n = count(self.why_stopped, closed)
-        top = _top_codes(why_n, tops["why_stopped"], keep_null=False)
-        raw["why_stopped"] = pd.DataFrame({"value": list(self.why_stopped.labels[top]),
-                                           "n": [int(x) for x in why_n[top]]})
+        raw["why_stopped"] = _top(self.why_stopped.labels, count(self.why_stopped, closed),
+                                  tops["why_stopped"])
         finish = self.finish_year[closed]
         done = ~np.isnan(finish)
         raw["results_by_year"] = _int_groups(finish[done].astype(np.int64),
@@ -925,7 +916,9 @@ _background: dict[str, threading.Thread] = {}
 _copy_lock = threading.Lock()
 
 
-def _refreshed_at(db: Database) -> str | None:
+def generation(db: Database) -> str | None:
+    """The database's current generation of the derived tables (their refresh stamp; checked every few
+    seconds)."""
     now = time.monotonic()
     seen = _checked.get(db.url)
     if seen is not None and now - seen[0] < REFRESH_CHECK_S:
@@ -956,7 +949,7 @@ def store_for(db: Database, *, background: bool = False) -> FacetStore:
 
     Raises the database's typed error when the tables cannot be read; callers fall back to SQL.
     """
-    stamp = _refreshed_at(db)
+    stamp = generation(db)
     store = _current(db, stamp)
     if store is not None:
         return store
@@ -973,7 +966,7 @@ def store_for(db: Database, *, background: bool = False) -> FacetStore:
 def ready_store(db: Database) -> FacetStore | None:
     """The current store when it is loaded or can be mapped from the start cache at once; else None, with a load by
     COPY started in the background (the server's pages are served by SQL meanwhile, then the cache is written)."""
-    stamp = _refreshed_at(db)
+    stamp = generation(db)
     store = _current(db, stamp)
     if store is not None:
         return store
@@ -994,14 +987,9 @@ def ready_store(db: Database) -> FacetStore | None:
     return None
 
 
-def generation(db: Database) -> str | None:
-    """The database's current generation of the derived tables (their refresh stamp; checked every few seconds)."""
-    return _refreshed_at(db)
-
-
 def loaded_store(db: Database) -> FacetStore | None:
     """This process's store of the current generation when it holds one; never loads (None until then)."""
-    return _current(db, _refreshed_at(db))
+    return _current(db, generation(db))
 
 
 def is_loaded(db: Database) -> bool:
@@ -1376,11 +1364,6 @@ def _first_of_pairs(groups: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
-def _recruiting_lut(coded: Coded) -> np.ndarray:
-    """Which shown statuses say "recruiting" (SQL: upper(btrim(status)) = 'RECRUITING')."""
-    return coded.lut(lambda v: str(v).strip(" ").upper() == "RECRUITING")
-
-
 def site_frames(store: FacetStore, f: Filters, db: Database, place: geo.Place | None, *, order: str, limit: int,
                 investigators: bool) -> SiteFrames:
     """The facility groups of the matching trials with the most trials (or recruiting trials, or nearest to the
@@ -1466,11 +1449,11 @@ def _group_counts(groups: np.ndarray, rows: np.ndarray, coded: Coded, rep: np.nd
 def _investigators(db: Database, site_ids: np.ndarray, reps: np.ndarray, rows: np.ndarray) -> pd.DataFrame:
     """Investigators named at the chosen sites (ctgov.facility_investigators), distinct studies (of the sites) per
     group and name."""
-    found = db.fetch_df(load_sql("feasibility_site_investigators"), {"ids": [int(i) for i in site_ids]},
+    ids = [int(i) for i in site_ids]
+    found = db.fetch_df(load_sql("feasibility_site_investigators"), {"ids": ids},
                         timeout_ms=LOOKUP_TIMEOUT_MS)
     if found.empty:
         return pd.DataFrame(columns=DETAIL_COLUMNS)
-    ids = [int(i) for i in site_ids]
     rep_of = dict(zip(ids, [int(r) for r in reps], strict=True))
     row_of = dict(zip(ids, [int(r) for r in rows], strict=True))
     found["site_id"] = [rep_of[int(i)] for i in found["facility_id"]]

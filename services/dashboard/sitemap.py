@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import html
 import json
-import logging
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +19,6 @@ from services.data import geo, runtime
 from services.data.db import Database
 from services.data.normalize import canonical, label
 
-_log = logging.getLogger(__name__)
 GEO_DIR = Path(__file__).resolve().parents[2] / "data" / "geo"
 # Above this many located sites the map draws grid cells instead of single points: the browser stays
 # responsive and the page payload stays a few megabytes.

@@ -8,7 +8,6 @@ Explore page and the assistant all call this one function.
 
 from __future__ import annotations
 
-import logging
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -16,14 +15,13 @@ from typing import Any
 import pandas as pd
 
 from services.cache import CacheStats, SingleFlightCache
+from services.dashboard import facetstore, landing
 from services.dashboard.engine import Engine, engine_for
 from services.dashboard.engine import prepare_after_import as prepare_engine
 from services.dashboard.filters import FUNNEL_FIELDS, Filters
 from services.data import runtime
 from services.data.db import Database
 from services.data.normalize import CLOSED_OUTCOMES, PHASES, canonical, label, phase_list
-
-_log = logging.getLogger(__name__)
 
 FACET_TIMEOUT_MS = 8_000
 TOP = 15
@@ -96,8 +94,6 @@ def warm_engine(db: Database | None = None) -> None:
 def landing_stored(db: Database) -> bool:
     """Whether the default filters' dashboard of the current generation is stored (app.landing), so a server whose
     engine is still getting ready shows it without SQL."""
-    from services.dashboard import facetstore, landing
-
     return landing.load(db, facetstore.generation(db), landing.dashboard_name(FACETS)) is not None
 
 
@@ -143,8 +139,7 @@ def _is_set(f: Filters, stage: str) -> Any:
 
 def shape_facet(name: str, df: pd.DataFrame) -> list[dict[str, Any]]:
     """Raw facet rows → [{value, label, count, …}] with canonical values and human labels."""
-    spec = FACETS[name]
-    kind = spec.get("kind")
+    kind = FACETS[name].get("kind")
     if df.empty:
         return []
     df = df.astype(object).where(df.notna(), None)
@@ -231,8 +226,6 @@ def data_generation(db: Database | None = None) -> str | None:
     db = db or runtime.get_db()
     if engine_for(db).kind != "memory":
         return None
-    from services.dashboard import facetstore
-
     return facetstore.generation(db)
 
 
