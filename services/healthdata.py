@@ -24,6 +24,7 @@ from typing import IO, Any, Literal
 from xml.parsers import expat
 
 from services.errors import BadInput
+from services.trials import one_line
 
 Kind = Literal["lab", "vital", "steps"]
 Source = Literal["apple-health", "csv"]
@@ -202,23 +203,18 @@ def measure_named(name: str) -> Measure | None:
     return _BY_NAME.get(key) or _BY_NAME.get(key.replace(" ", ""))
 
 
-def _short(text: str, n: int = 40) -> str:
-    text = re.sub(r"\s+", " ", str(text)).strip()
-    return text if len(text) <= n else text[: n - 1] + "…"
-
-
 def _observation(measure: Measure, name: str, value: float, unit: str, day: date, source: Source) -> Observation | str:
     """An observation, or the sentence saying why the value cannot be used."""
     if not math.isfinite(value):
         return "the value is not a finite number"
     std = measure.to_standard(value, unit)
     if std is None:
-        return (f"“{_short(unit) or '(no unit)'}” is not a unit for {measure.name}; write the value in "
+        return (f"“{one_line(unit, 40) or '(no unit)'}” is not a unit for {measure.name}; write the value in "
                 f"{measure.unit_choices()}")
     if not measure.low <= std <= measure.high:
-        return (f"{measure.name} of {value:g} {_short(unit)} is outside the possible range "
+        return (f"{measure.name} of {value:g} {one_line(unit, 40)} is outside the possible range "
                 f"({measure.low:g}–{measure.high:g} {measure.unit}); check the value and its unit")
-    return Observation(measure.kind, measure.key, _short(name, 80), value, _short(unit, 30), round(std, 6),
+    return Observation(measure.kind, measure.key, one_line(name, 80), value, one_line(unit, 30), round(std, 6),
                        measure.unit, day, source)
 
 
@@ -284,7 +280,7 @@ def read_csv(data: bytes, *, today: date | None = None) -> Parsed:
     if missing:
         raise HealthDataError(f"The CSV file's first row must name the columns date, name, value, unit; "
                               f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} missing (first row: "
-                              f"“{_short(','.join(header), 80)}”). Download the template and copy your values into it.")
+                              f"“{one_line(','.join(header), 80)}”). Download the template and copy your values into it.")
     at = {c: columns.index(c) for c in CSV_COLUMNS}
     parsed = Parsed("csv", [])
     kept: list[Observation] = []
@@ -316,14 +312,14 @@ def _csv_row(cells: Mapping[str, str], today: date) -> Observation | str:
     measure = measure_named(cells["name"])
     if measure is None:
         examples = "Creatinine, eGFR, ALT, AST, Total bilirubin, Haemoglobin, ANC, Platelets, HbA1c, LDL, Weight, Steps"
-        return f"“{_short(cells['name'])}” is not a test this app recognises; use a name from the template ({examples})"
+        return f"“{one_line(cells['name'], 40)}” is not a test this app recognises; use a name from the template ({examples})"
     day = _day(cells["date"], today)
     if day is None or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", cells["date"]):
-        return f"the date “{_short(cells['date'])}” is not a real past date written as YYYY-MM-DD (e.g. 2026-10-02)"
+        return f"the date “{one_line(cells['date'], 40)}” is not a real past date written as YYYY-MM-DD (e.g. 2026-10-02)"
     raw = cells["value"].replace("\u2009", "").replace(" ", "")
     if not re.fullmatch(r"\d+(?:\.\d+)?", raw):
         hint = " (use a point for decimals)" if re.fullmatch(r"\d+,\d+", raw) else ""
-        return f"the value “{_short(cells['value'])}” is not a plain number{hint}; write only the number, e.g. 1.2"
+        return f"the value “{one_line(cells['value'], 40)}” is not a plain number{hint}; write only the number, e.g. 1.2"
     return _observation(measure, cells["name"], float(raw), cells["unit"], day, "csv")
 
 
@@ -347,7 +343,7 @@ class _ExportReader:
         if not self.root_seen:
             self.root_seen = True
             if name != "HealthData":
-                raise HealthDataError(f"This XML file is not an Apple Health export (it starts with <{_short(name)}>, "
+                raise HealthDataError(f"This XML file is not an Apple Health export (it starts with <{one_line(name, 40)}>, "
                                       "not <HealthData>). Upload export.zip from the Health app's “Export All Health "
                                       "Data”.")
             return
@@ -492,7 +488,7 @@ def read_export_zip(stream: IO[bytes], *, today: date | None = None) -> Parsed:
                                   f"({MAX_ZIP_ENTRIES:,}); it was refused.")
         unsafe = [i.filename for i in infos if _unsafe_name(i.filename)]
         if unsafe:
-            raise HealthDataError(f"The zip contains a file name that points outside the archive (“{_short(unsafe[0])}”); "
+            raise HealthDataError(f"The zip contains a file name that points outside the archive (“{one_line(unsafe[0], 40)}”); "
                                   "it was refused and nothing was stored. Upload the export.zip the Health app made.")
         exports = [i for i in infos if PurePosixPath(i.filename.replace("\\", "/")).name == "export.xml"]
         main = [i for i in exports if i.filename.replace("\\", "/") == "apple_health_export/export.xml"] or exports
@@ -506,7 +502,7 @@ def read_export_zip(stream: IO[bytes], *, today: date | None = None) -> Parsed:
             with archive.open(info) as member:
                 reader = _parse_export(member.read, today, deadline)
         except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError) as exc:
-            raise HealthDataError(f"export.xml in the zip cannot be read ({_short(str(exc), 80)}); nothing was stored.") from exc
+            raise HealthDataError(f"export.xml in the zip cannot be read ({one_line(str(exc), 80)}); nothing was stored.") from exc
         base = PurePosixPath(info.filename.replace("\\", "/")).parent
         labs, unread = _clinical_labs(archive, base, reader.clinical, today, deadline)
     parsed = _finish(reader, labs)
@@ -519,10 +515,10 @@ def read_export_zip(stream: IO[bytes], *, today: date | None = None) -> Parsed:
 
 def _check_member(info: zipfile.ZipInfo, limit: int) -> None:
     if info.file_size > limit:
-        raise HealthDataError(f"{_short(info.filename)} is {info.file_size / 1e6:.0f} MB uncompressed, over the "
+        raise HealthDataError(f"{one_line(info.filename, 40)} is {info.file_size / 1e6:.0f} MB uncompressed, over the "
                               f"{limit / 1e6:.0f} MB this app reads; nothing was stored.")
     if info.file_size > 1_000_000 and info.file_size > MAX_ZIP_RATIO * max(info.compress_size, 1):
-        raise HealthDataError(f"{_short(info.filename)} is compressed more than {MAX_ZIP_RATIO} to 1, which a real "
+        raise HealthDataError(f"{one_line(info.filename, 40)} is compressed more than {MAX_ZIP_RATIO} to 1, which a real "
                               "export never is (a “zip bomb”); it was refused and nothing was stored.")
 
 

@@ -45,9 +45,9 @@ def text(value: Any) -> str:
 
 
 def one_line(value: Any, limit: int) -> str:
-    """text(value) cut to at most limit characters, with an ellipsis when cut."""
+    """text(value) cut to at most limit characters, with an ellipsis when cut (the one shortener of the app)."""
     line = text(value)
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
 def year_month(month_year: Any, day: Any = None) -> str | None:

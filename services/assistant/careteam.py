@@ -30,6 +30,7 @@ from services.eligibility.plain import (
 )
 from services.errors import AssistantUnavailable
 from services.llm import DEFAULT_MODEL, Message, ModelClient
+from services.trials import one_line
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -217,11 +218,6 @@ class RoleFacts:
                           ensure_ascii=False)
 
 
-def _short(text: Any, limit: int) -> str:
-    clean = " ".join(str(text or "").split())
-    return clean if len(clean) <= limit else clean[: limit - 1].rstrip() + "…"
-
-
 def _structured(text: str) -> bool:
     """The registry's age and sex limits: the rules judge them; nothing for a doctor to answer."""
     return bool(re.match(r"(Age|Sex)\b|Any age$", text))
@@ -236,7 +232,7 @@ def open_items(selected: Sequence[Mapping[str, Any]]) -> list[CriterionItem]:
             if c.get("status") not in OPEN_STATUSES or not text.strip() or _structured(text):
                 continue
             out.append(CriterionItem(f"c{len(out) + 1}", str(match.get("nct_id") or ""), str(c.get("type") or ""),
-                                     category_of(text), _short(text, 300), _short(c.get("plain") or text, 300),
+                                     category_of(text), one_line(text, 300), one_line(c.get("plain") or text, 300),
                                      str(c["status"])))
     return out
 
@@ -287,10 +283,10 @@ class Question:
 
     def line(self) -> str:
         """The question as the report prints it: NCT id — “criterion”: question."""
-        named = "; ".join(f"“{_short(c, 130 if len(self.criteria) == 1 else 70)}”" for c in self.criteria[:2])
+        named = "; ".join(f"“{one_line(c, 130 if len(self.criteria) == 1 else 70)}”" for c in self.criteria[:2])
         if len(self.criteria) > 2:
             named += f" and {len(self.criteria) - 2} more"
-        return _short(f"{self.nct_id} — {named or self.about}: {self.text}", 2 * MAX_QUESTION_CHARS)
+        return one_line(f"{self.nct_id} — {named or self.about}: {self.text}", 2 * MAX_QUESTION_CHARS)
 
 
 @dataclass(frozen=True)
@@ -404,7 +400,7 @@ def rules_trial_team(facts: RoleFacts) -> list[Question]:
     """Questions about consent, visits, pregnancy rules, and for each trial its nearest site and costs."""
     out = _from_items(facts, _whole_list, _team_question)[: MAX_PER_ROLE - 1]
     for site in facts.sites:
-        where = _short(site.get("nearest_site") or "", 160)
+        where = one_line(site.get("nearest_site") or "", 160)
         asked = (f"How often would I need to come to {where}, and is help with travel or costs available?" if where
                  else "Which site would I go to, how often, and is help with travel or costs available?")
         out.append(Question(str(site.get("nct_id")), (), asked, "nearest site"))
@@ -529,10 +525,10 @@ def review(profile: Mapping[str, Any], selected: Sequence[Mapping[str, Any]]) ->
             mine.append(Flag(nct, "conflict", "This trial seems to be about another condition than yours."))
         for c in criteria:
             text, status = str(c["criterion"]), c.get("status")
-            quote = f"“{_short(c.get('plain') or text, 110)}”"
+            quote = f"“{one_line(c.get('plain') or text, 110)}”"
             category = category_of(text)
             if status == "not_met":
-                why = _short(c.get("reason") or "", 200)
+                why = one_line(c.get("reason") or "", 200)
                 mine.append(Flag(nct, "conflict", f"{quote}: your answers suggest you do not pass this line."
                                                   f"{' ' + why if why else ''}"))
                 continue
@@ -546,7 +542,7 @@ def review(profile: Mapping[str, Any], selected: Sequence[Mapping[str, Any]]) ->
                 hit = next(((f, w) for f in conditions + taken if (w := _mentions(text, f))), None)
                 if hit:
                     mine.append(Flag(nct, "safety", f"{quote}: it names “{hit[1]}”, and you told us about "
-                                                    f"“{_short(hit[0], 60)}”. Ask whether it rules you out or needs care."))
+                                                    f"“{one_line(hit[0], 60)}”. Ask whether it rules you out or needs care."))
                     continue
             if category == "reproductive" and (_can_be_pregnant(profile) or (
                     profile.get("sex") == "male" and re.search(r"\b(men|male|partners?|sperm)\b", text, re.I))):
@@ -563,7 +559,7 @@ def review(profile: Mapping[str, Any], selected: Sequence[Mapping[str, Any]]) ->
                                 for c in criteria)
             new = [f for f in conditions if _SERIOUS.search(f)] + (
                 [m for m in markers if _GENE.search(m)] if names_markers else [])
-            mine += [Flag(nct, "new", f"You told us about “{_short(fact, 60)}”; none of this trial's criteria mention "
+            mine += [Flag(nct, "new", f"You told us about “{one_line(fact, 60)}”; none of this trial's criteria mention "
                                       "it. Ask whether it matters for this trial.")
                      for fact in new if not _mentions(every, fact)]
         kinds = {"conflict": 0, "safety": 1, "missing": 2, "new": 3}

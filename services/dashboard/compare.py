@@ -20,6 +20,7 @@ import pandas as pd
 
 from services.dashboard.filters import COMPARE_PARAM_PREFIX, PARAMS, Filters
 from services.dashboard.stats import FACETS, Dashboard
+from services.trials import one_line
 
 B_PREFIX = COMPARE_PARAM_PREFIX  # URL parameters of filter set B: the usual filter parameters with this prefix
 
@@ -264,13 +265,9 @@ def b_from_query(params: Mapping[str, Any]) -> tuple[Filters, list[str]]:
         if name in PARAMS:
             own[name] = raw
         else:  # view parameters (map mode, sort, …) mean nothing for a filter set
-            notices.append(f"Ignored unknown parameter “{_short(str(key))}”.")
+            notices.append(f"Ignored unknown parameter “{one_line(str(key), 40)}”.")
     f, more = Filters.from_query(own)
     return f, ["Filter set B: " + n for n in notices + more]
-
-
-def _short(text: str, n: int = 40) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def b_words(fb: Filters) -> str:

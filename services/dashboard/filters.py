@@ -30,6 +30,7 @@ from services.data.normalize import (
     sql_status,
     sql_study_type,
 )
+from services.trials import one_line
 
 MAX_TEXT = 200  # longest free-text filter value we accept (a condition name is far shorter)
 MAX_VALUES = 50  # most values in one multi-valued filter
@@ -95,7 +96,7 @@ class Filters:
             name = PARAMS.get(key_s)
             if name is None:
                 if not is_view_param(key_s):
-                    notices.append(f"Ignored unknown parameter “{_short(key_s)}”.")
+                    notices.append(f"Ignored unknown parameter “{one_line(key_s, 40)}”.")
                 continue
             items = [str(v) for v in (raw if isinstance(raw, (list, tuple)) else [raw])]
             try:
@@ -111,7 +112,7 @@ class Filters:
         if f.near:
             found = geo.geocode(f.near)
             if found.place is None:
-                notices.append(f"Could not find the place “{_short(f.near)}”: {found.message} "
+                notices.append(f"Could not find the place “{one_line(f.near, 40)}”: {found.message} "
                                f"The other filters still apply.")
                 f = replace(f, near=None)
         if f.radius > max_radius(f.unit):
@@ -231,10 +232,6 @@ def is_view_param(key: str) -> bool:
     return key in VIEW_PARAMS or key.startswith((SQL_PARAM_PREFIX, COMPARE_PARAM_PREFIX))
 
 
-def _short(text: str, n: int = 40) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"
-
-
 def _num(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
@@ -274,7 +271,7 @@ def _multi(allowed: Iterable[str], kind: str) -> Any:
                 else:
                     bad.append(part)
         if bad:
-            raise ValueError(f"unknown value(s) {', '.join(_short(b, 20) for b in bad[:5])}; "
+            raise ValueError(f"unknown value(s) {', '.join(one_line(b, 20) for b in bad[:5])}; "
                              f"allowed: {', '.join(allowed_set)}.")
         if len(out) > MAX_VALUES:
             raise ValueError(f"more than {MAX_VALUES} values.")
@@ -313,7 +310,7 @@ def _states(items: Sequence[str]) -> tuple[str, ...]:
     for item in _names(items):
         name = geo.us_state_name(item)
         if name is None:
-            raise ValueError(f"“{_short(item, 20)}” is not a US state (use a name like Texas or a code like TX).")
+            raise ValueError(f"“{one_line(item, 20)}” is not a US state (use a name like Texas or a code like TX).")
         if name not in out:
             out.append(name)
     return tuple(out)
@@ -324,7 +321,7 @@ def _float(items: Sequence[str]) -> float:
     try:
         return float(raw)
     except ValueError as err:
-        raise ValueError(f"“{_short(raw, 20)}” is not a number.") from err
+        raise ValueError(f"“{one_line(raw, 20)}” is not a number.") from err
 
 
 def _number(lo: float, hi: float, what: str) -> Any:

@@ -15,6 +15,7 @@ from pydeck.bindings import json_tools
 from services import inert
 from services.cache import SingleFlightCache
 from services.dashboard import sitemap
+from services.trials import one_line
 
 # Every pickable layer's objects carry these four fields, so one tooltip template serves them all.
 TOOLTIP = {
@@ -236,7 +237,7 @@ def group_points(rows: pd.DataFrame, unit: str = "mi") -> pd.DataFrame:
                                         strict=True)],
         "t_l1": [f"{int(t):,} matching trial{'s' if int(t) != 1 else ''} · {int(r):,} recruiting now"
                  for t, r in zip(located["trials"], located["recruiting"], strict=True)],
-        "t_l2": [sitemap._short(sitemap._text(p)) for p in located["sponsors"]],
+        "t_l2": [one_line(p, sitemap.TITLE_CHARS) for p in located["sponsors"]],
     })
     for col in ("t_title", "t_sub", "t_l1", "t_l2"):  # the tooltip template is HTML: record text stays text
         out[col] = [inert.html_text(v) for v in out[col]]

@@ -18,6 +18,7 @@ from services.dashboard.filters import Filters
 from services.data import geo, runtime
 from services.data.db import Database
 from services.data.normalize import canonical, label
+from services.trials import one_line
 
 GEO_DIR = Path(__file__).resolve().parents[2] / "data" / "geo"
 # Above this many located sites the map draws grid cells instead of single points: the browser stays
@@ -127,10 +128,6 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def _short(text: str, n: int = TITLE_CHARS) -> str:
-    return text if len(text) <= n else text[: n - 1].rstrip() + "…"
-
-
 def _where(city: Any, state: Any, country: Any) -> str:
     return ", ".join(p for p in (_text(city), _text(state), _text(country)) if p)
 
@@ -160,7 +157,7 @@ def shape_sites(df: pd.DataFrame) -> pd.DataFrame:
         f"{n} · {label('status', st)}" + ("" if s else " (trial status)")
         for n, st, s in zip(cols["nct_id"], status, site, strict=True)
     ]
-    out["t_l2"] = [_short(_text(t)) for t in cols["title"]]
+    out["t_l2"] = [one_line(t, TITLE_CHARS) for t in cols["title"]]
     return out
 
 

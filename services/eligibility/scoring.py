@@ -36,6 +36,7 @@ from typing import Any
 from services.eligibility.labels import Label
 from services.eligibility.parser import Criterion, CriterionKind
 from services.eligibility.rules import Judgement
+from services.trials import one_line
 
 
 @dataclass(frozen=True)
@@ -188,11 +189,6 @@ class TrialVerdict:
     reason: str
 
 
-def _short(text: str, limit: int = 90) -> str:
-    text = re.sub(r"\s+", " ", text).strip()
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
 def trial_verdict(results: Iterable[CriterionResult], condition_matches: bool) -> TrialVerdict:
     """Verdict with precedence not relevant > excluded > uncertain > eligible (see the module docstring)."""
     results = list(results)
@@ -203,7 +199,7 @@ def trial_verdict(results: Iterable[CriterionResult], condition_matches: bool) -
         first = blocking[0]
         what = "An inclusion requirement is not met" if first.kind == "inclusion" else "An exclusion applies"
         more = f" (and {len(blocking) - 1} more)" if len(blocking) > 1 else ""
-        quoted = f": “{_short(first.text)}”" if first.text else ""
+        quoted = f": “{one_line(first.text, 90)}”" if first.text else ""
         return TrialVerdict(Verdict.EXCLUDED, f"{what}{quoted}{more}.")
     open_items = [r for r in results if r.label in (Label.NOT_ENOUGH_INFO, Label.NEEDS_DISCUSSION)]
     if open_items:
