@@ -17,7 +17,7 @@ import statistics
 import time
 import zipfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import date, timedelta
 from pathlib import PurePosixPath
 from typing import IO, Any, Literal
@@ -164,9 +164,7 @@ class Observation:
 
     def as_row(self) -> dict[str, Any]:
         """The row stored in app.health_records (JSON-friendly)."""
-        return {"kind": self.kind, "key": self.key, "name": self.name, "value": self.value, "unit": self.unit,
-                "std_value": self.std_value, "std_unit": self.std_unit, "observed_on": self.observed_on.isoformat(),
-                "source": self.source}
+        return {**asdict(self), "observed_on": self.observed_on.isoformat()}
 
 
 @dataclass

@@ -129,11 +129,6 @@ class SlidingWindowLimiter:
             raise TooManyMessages(decision.message(self.limit, self.window_s), retry_after_s=decision.retry_after_s)
         return decision
 
-    def forget(self, key: str) -> None:
-        """Drop everything counted for `key`."""
-        with self._lock:
-            self._events.pop(key, None)
-
 
 class ConcurrencyGate:
     """A counting semaphore for model calls: `with gate.slot(): …`; waits at most timeout_s, then ModelBusy."""
@@ -179,12 +174,6 @@ def _number(env: Mapping[str, str], name: str, default: float, minimum: float) -
     except ValueError:
         return default
     return value if math.isfinite(value) and value >= minimum else default
-
-
-def limiter_from_env(env: Mapping[str, str]) -> SlidingWindowLimiter:
-    """A message limiter with the limit and window read from `env` (defaults for missing or bad values)."""
-    return SlidingWindowLimiter(int(_number(env, "ASSISTANT_MESSAGE_LIMIT", DEFAULT_MESSAGE_LIMIT, 1)),
-                                _number(env, "ASSISTANT_MESSAGE_WINDOW_S", DEFAULT_MESSAGE_WINDOW_S, 1))
 
 
 def gate_from_env(env: Mapping[str, str]) -> ConcurrencyGate:

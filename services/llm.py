@@ -76,8 +76,7 @@ class ModelClient(Protocol):
 
 def api_key_from_env() -> str | None:
     """The configured API key (ANTHROPIC_API_KEY), or None when the assistant must run in guided mode."""
-    key = os.environ.get("ANTHROPIC_API_KEY", "").strip()
-    return key or None
+    return os.environ.get("ANTHROPIC_API_KEY", "").strip() or None
 
 
 class LLMClient:

@@ -511,18 +511,14 @@ class ReportInputs(TypedDict):
     nearest_sites: dict[str, Site]
 
 
-def report_inputs(backend: TrialBackend, request: ReportRequest) -> ReportInputs:
-    """Details, adverse events and the nearest site of each selected trial, as render_report's keyword arguments.
+def trial_inputs(backend: TrialBackend, profile: Mapping[str, Any], matches: Iterable[Mapping[str, Any]], *,
+                 adverse_events: bool = True) -> ReportInputs:
+    """Details, adverse events (unless the caller does not show them) and the nearest site of each saved match,
+    as render_report's keyword arguments.
 
     The nearest site is measured from the patient's saved latitude/longitude; without them it is left out
     and the saved match's own nearest-site sentence is shown instead.
     """
-    return trial_inputs(backend, request.patient_profile, request.trials)
-
-
-def trial_inputs(backend: TrialBackend, profile: Mapping[str, Any], matches: Iterable[Mapping[str, Any]], *,
-                 adverse_events: bool = True) -> ReportInputs:
-    """report_inputs for any list of saved matches (without adverse events when the caller does not show them)."""
     lat, lon = profile.get("latitude"), profile.get("longitude")
     origin = (float(lat), float(lon)) if isinstance(lat, int | float) and isinstance(lon, int | float) else None
     details: dict[str, TrialDetails] = {}

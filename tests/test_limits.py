@@ -142,14 +142,16 @@ def test_limits_gate_times_out_with_model_busy_and_frees_slots_on_error():
 
 
 def test_limits_configuration_from_environment():
-    lim = limits.limiter_from_env({})
+    lim = limits.shared_limiter_from_env({}, dict)
     gate = limits.gate_from_env({})
     assert (lim.limit, lim.window_s, gate.limit, gate.timeout_s) == (20, 600.0, 4, 30.0)
-    lim = limits.limiter_from_env({"ASSISTANT_MESSAGE_LIMIT": "5", "ASSISTANT_MESSAGE_WINDOW_S": "60"})
+    lim = limits.shared_limiter_from_env({"ASSISTANT_MESSAGE_LIMIT": "5", "ASSISTANT_MESSAGE_WINDOW_S": "60"},
+                                       dict)
     gate = limits.gate_from_env({"MODEL_CONCURRENCY": "2", "MODEL_WAIT_S": "3.5"})
     assert (lim.limit, lim.window_s, gate.limit, gate.timeout_s) == (5, 60.0, 2, 3.5)
     # bad values fall back to the defaults instead of disabling the limits
-    lim = limits.limiter_from_env({"ASSISTANT_MESSAGE_LIMIT": "0", "ASSISTANT_MESSAGE_WINDOW_S": "soon"})
+    lim = limits.shared_limiter_from_env({"ASSISTANT_MESSAGE_LIMIT": "0", "ASSISTANT_MESSAGE_WINDOW_S": "soon"},
+                                       dict)
     gate = limits.gate_from_env({"MODEL_CONCURRENCY": "-1", "MODEL_WAIT_S": "nan"})
     assert (lim.limit, lim.window_s, gate.limit, gate.timeout_s) == (20, 600.0, 4, 30.0)
 

@@ -32,8 +32,8 @@ from services.report import (
     profile_rows,
     render_pdf,
     render_report,
-    report_inputs,
     side_effects,
+    trial_inputs,
 )
 from services.trials import ReportRequest
 from tests.html_check import check_html, element_texts, tables
@@ -88,7 +88,7 @@ def case(db: Any) -> SimpleNamespace:
         questions_for_doctor=("Is my HbA1c in the range these trials want?", "Would I stop metformin?"),
         glossary=({"term": "HbA1c</dd><script>alert(3)</script>", "meaning": "Average blood sugar over 3 months."},),
     )
-    inputs = report_inputs(backend, request)
+    inputs = trial_inputs(backend, request.patient_profile, request.trials)
     html = render_report(request, **inputs, generated_on=DAY)
     return SimpleNamespace(backend=backend, request=request, inputs=inputs, html=html, candidates=candidates,
                            matches=matches, db=db)
@@ -475,7 +475,8 @@ def test_report_marks_a_stale_recruiting_trial(db: Any) -> None:
         trials=tuple({"nct_id": n, "verdict": "uncertain", "fit_score": 30, "summary": "S", "criteria": [],
                       "unknowns": []} for n in (stale, fresh)),
         summary="S", questions_for_doctor=("Q?",), glossary=())
-    html = render_report(request, **report_inputs(backend, request), generated_on=DAY)
+    inputs = trial_inputs(backend, request.patient_profile, request.trials)
+    html = render_report(request, **inputs, generated_on=DAY)
     check_html(html)
     stale_part, fresh_part = html.split(f'id="trial-{fresh}"')
     details = backend.get_trial_details(stale) or {}

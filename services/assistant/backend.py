@@ -63,11 +63,8 @@ def place_name_for(lat: float, lon: float) -> str | None:
     """The remembered place name for a point (within SAME_PLACE_MILES), nearest first; None when unknown."""
     with _places_lock:
         known = list(_places.items())
-    best: tuple[float, str] | None = None
-    for (plat, plon), name in known:
-        miles = geo.haversine_miles(lat, lon, plat, plon)
-        if miles <= SAME_PLACE_MILES and (best is None or miles < best[0]):
-            best = (miles, name)
+    near = [(geo.haversine_miles(lat, lon, plat, plon), name) for (plat, plon), name in known]
+    best = min((p for p in near if p[0] <= SAME_PLACE_MILES), key=lambda p: p[0], default=None)
     return best[1] if best else None
 
 
@@ -291,4 +288,5 @@ class DatabaseBackend:
 
     def generate_report(self, request: ReportRequest) -> ReportOutput:
         """Render the report for the selected trials with services.report (details, side effects, nearest sites)."""
-        return {"html": report.render_report(request, **report.report_inputs(self, request))}
+        return {"html": report.render_report(
+            request, **report.trial_inputs(self, request.patient_profile, request.trials))}

@@ -582,13 +582,12 @@ class GuidedAssistant:
         """Terms from GLOSSARY that the report's text uses, plus the basics every report needs."""
         text = json.dumps([session.patient_profile, list(selected)], ensure_ascii=False).lower()
         entries = [{"term": term, "meaning": meaning} for term, (pattern, meaning) in GLOSSARY.items()
-                   if term in ALWAYS_EXPLAINED or re.search(pattern, text)]
+                   if re.search(pattern, text)]
         return entries[:30]
 
 
-ALWAYS_EXPLAINED = frozenset({"Clinical trial", "Inclusion criteria", "Exclusion criteria", "NCT number",
-                              "Fit score"})
-# term -> (regular expression that finds it in the report's text, meaning in plain words)
+# term -> (regular expression that finds it in the report's text, meaning in plain words); the empty pattern
+# matches every text: those terms are explained in every report.
 GLOSSARY: dict[str, tuple[str, str]] = {
     "Clinical trial": ("", "A research study that tests a medicine, device or way of care in people."),
     "NCT number": ("", "The trial's ID on ClinicalTrials.gov, NCT followed by eight digits."),

@@ -152,28 +152,12 @@ class AssistantSession:
         self.touch()
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict of the whole session."""
-        return {
-            "version": SCHEMA_VERSION,
-            "id": self.id,
-            "phase": self.phase,
-            "flags": dict(self.flags),
-            "intake_answers": self.intake_answers,
-            "patient_profile": self.patient_profile,
-            "filters": self.filters,
-            "messages": self.messages,
-            "candidates": self.candidates,
-            "searches": self.searches,
-            "matched_trials": self.matched_trials,
-            "selected_nct_ids": self.selected_nct_ids,
-            "report_html": self.report_html,
-            "seen_nct_ids": self.seen_nct_ids,
-            "widgets": self.widgets,
-            "settings": asdict(self.settings),
-            "usage": asdict(self.usage),
-            "created_at": self.created_at.isoformat(),
-            "updated_at": self.updated_at.isoformat(),
-        }
+        """A JSON-ready dict of the whole session (its fields as they are, shallow; the nested ones as plain data)."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data.update(version=SCHEMA_VERSION, flags=dict(self.flags), settings=asdict(self.settings),
+                    usage=asdict(self.usage), created_at=self.created_at.isoformat(),
+                    updated_at=self.updated_at.isoformat())
+        return data
 
     def to_json(self) -> str:
         """Serialise to JSON; from_json(to_json()) gives back an equal session."""
@@ -197,11 +181,7 @@ class AssistantSession:
     def from_dict(cls, data: Any) -> AssistantSession:
         """Rebuild a session from to_dict() output, checking every field."""
         _require(isinstance(data, dict), "$", "must be a JSON object")
-        expected = {
-            "version", "id", "phase", "flags", "intake_answers", "patient_profile", "filters", "messages",
-            "candidates", "searches", "matched_trials", "selected_nct_ids", "report_html", "seen_nct_ids", "widgets",
-            "settings", "usage", "created_at", "updated_at",
-        }  # fmt: skip
+        expected = {"version"} | {f.name for f in fields(cls)}
         missing = sorted(expected - data.keys() - {"searches"})  # sessions saved before the search log lack it
         extra = sorted(data.keys() - expected)
         _require(not missing, "$", f"is missing {', '.join(missing)}")
@@ -284,26 +264,10 @@ class AssistantSession:
         for name, value in usage.items():
             _require(_is_int(value) and value >= 0, f"$.usage.{name}", "must be a non-negative integer")
         stamps = {name: _parse_time(data[name], f"$.{name}") for name in ("created_at", "updated_at")}
-        return cls(
-            id=data["id"],
-            phase=data["phase"],
-            flags=dict(flags),
-            intake_answers=data["intake_answers"],
-            patient_profile=data["patient_profile"],
-            filters=data["filters"],
-            messages=data["messages"],
-            candidates=data["candidates"],
-            searches=searches,
-            matched_trials=data["matched_trials"],
-            selected_nct_ids=data["selected_nct_ids"],
-            report_html=data["report_html"],
-            seen_nct_ids=data["seen_nct_ids"],
-            widgets=data["widgets"],
-            settings=AssistantSettings(**settings),
-            usage=UsageCounters(**usage),
-            created_at=stamps["created_at"],
-            updated_at=stamps["updated_at"],
-        )
+        kept = {name: data[name] for name in expected - {"version", "searches"}}
+        kept.update(flags=dict(flags), searches=searches, settings=AssistantSettings(**settings),
+                    usage=UsageCounters(**usage), **stamps)
+        return cls(**kept)
 
 
 def _require(ok: bool, path: str, problem: str) -> None:

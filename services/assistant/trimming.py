@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 
 Message = dict[str, Any]
@@ -59,11 +60,9 @@ def trim_history(messages: list[Message], policy: TrimPolicy) -> tuple[list[Mess
     starts = safe_starts(messages)
     if not starts:
         return list(messages), 0
-    suffix = [0] * (len(messages) + 1)
-    for i in range(len(messages) - 1, -1, -1):
-        suffix[i] = suffix[i + 1] + sizes[i]
+    tail = list(accumulate(reversed(sizes)))[::-1]  # tail[i]: the size of messages[i:]
     # The earliest safe start whose tail fits; if none fits, the latest one (keep as little as is valid).
-    cut = next((i for i in starts if suffix[i] <= policy.keep_chars), starts[-1])
+    cut = next((i for i in starts if tail[i] <= policy.keep_chars), starts[-1])
     kept = messages[cut:]
     bridge = {"type": "text", "text": BRIDGE_NOTE}
     first = kept[0]
