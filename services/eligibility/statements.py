@@ -181,7 +181,6 @@ _ORGAN_WORDS = re.compile(
     r"(?:function|reserve)\b|\borgan (?:and marrow )?function\b|\blaborator(?:y|ies) (?:values?|parameters?|tests?)\b",
     re.I,
 )
-_ADEQUATE = re.compile(r"\b(?:adequate|sufficient|normal|acceptable|satisfactory|preserved|appropriate)\b", re.I)
 _INADEQUATE = re.compile(r"\b(?:inadequate|insufficient|abnormal|impaired|impairment|poor|dysfunction|failure|"
                          r"insufficiency|compromised)\b", re.I)
 _NORMAL_NOTE = re.compile(r"\b(?:normal|within normal limits|WNL|unremarkable|adequate|preserved|intact)\b", re.I)
@@ -251,7 +250,7 @@ def organ_function(text: str, kind: str, facts: PatientFacts) -> Reading | None:
     rest = _ORGAN_WORDS.sub(" ", rest)
     rest = re.sub(r"[\d.,]+|[<>=≤≥%/×*()\[\]:;+\-]|\^|10\^?9", " ", rest)
     rest = _LAB_FILLER.sub(" ", rest)
-    leftover = [w for w in re.findall(r"[A-Za-z]{3,}", rest)]
+    leftover = re.findall(r"[A-Za-z]{3,}", rest)
     if len(leftover) > 2:
         return None
     # Which way the line points: "adequate ... function" asks for good function, "impaired", "failure" or a
