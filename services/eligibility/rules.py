@@ -1044,7 +1044,7 @@ _OTHER_BEFORE = re.compile(r"\b(?:other|another|second(?: primary)?|additional|d
                            r"synchronous|secondary)\s+(?:\w+\s+){0,2}$", re.I)
 
 
-def _other_cancer_status(key: str, facts: PatientFacts, excepted: frozenset[str]) -> _Status:
+def _other_cancer_status(facts: PatientFacts, excepted: frozenset[str]) -> _Status:
     """"Other malignancy", "second primary cancer": a cancer besides the one the patient is treated for.
 
     The note shows one only when it affirms two different kinds of cancer; "no other cancers" negates it.
@@ -1259,10 +1259,9 @@ def _split_units(plain: str, concepts: list[ConceptMatch], ignore: frozenset[str
         piece = plain[reaction.start() : end]
         # Within the object list any one named thing is enough, so keep the reaction and the first drug named.
         words = _unexplained_words(piece, reaction.start(), inside, ignore)
-        reaction_units = []
         allergy = [c for c in inside if c.key == "allergy"]
-        for c in [c for c in inside if c.key != "allergy"] or allergy:
-            reaction_units.append(_Unit(piece, reaction.start(), allergy + [c] if c not in allergy else [c], words))
+        reaction_units = [_Unit(piece, reaction.start(), allergy + [c] if c not in allergy else [c], words)
+                          for c in [c for c in inside if c.key != "allergy"] or allergy]
         tail = _split_units(plain[end:], [c for c in concepts if c.start >= end], ignore) if end < len(plain) else []
         return head_units + reaction_units + tail
     for piece in _UNIT_SPLIT.split(plain):
@@ -1359,7 +1358,7 @@ def _concept_finding(
             before_c = plain[max(0, c.start - 30) : c.start]
             if (_OTHER_BEFORE.search(before_c) and (c.key == "cancer" or "cancer" in ancestors(c.key))) or (
                     c.key == "cancer" and re.search(r"\b(?:previous|prior|past)\s+(?:\w+\s+)?$", before_c, re.I)):
-                status = _other_cancer_status(c.key, facts, excepted)
+                status = _other_cancer_status(facts, excepted)
                 other_cancer.append(c)
             else:
                 status = _concept_status(c.key, facts, excepted)
@@ -1463,7 +1462,7 @@ def _concept_finding(
             return _Finding("concept", present_wanted, f"{_record(facts)} shows {names(results)}.", evidence(results)), []
         if qualified and not absent:
             return _qualified(qualified), leftovers
-        if results and not absent and not negated:
+        if results and not absent:
             # Everything named is on record; only words outside the named items are unexplained.
             return _Finding(
                 "concept", None,
