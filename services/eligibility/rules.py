@@ -39,6 +39,7 @@ from services.eligibility.patient import (
 )
 from services.eligibility.statements import (
     grades_allowed,
+    in_weeks,
     life_expectancy,
     measurable_disease,
     nyha_class,
@@ -1143,8 +1144,6 @@ _ADJUVANT = "(adjuvant)"
 _ADVANCED_SETTING = re.compile(r"\b(?:for|in)\s+(?:the\s+)?(?:locally\s+)?(?:advanced|metastatic|recurrent|unresectable)"
                                r"(?:/metastatic)?\b|\b(?:advanced|metastatic) (?:disease )?setting\b", re.I)
 _EARLY_SETTING = re.compile(r"\b(?:neo-?)?adjuvant\b|\bperioperative\b|\bcurative[- ]intent\b", re.I)
-_TIME_UNITS_WEEKS = {"hour": 1 / 168, "hr": 1 / 168, "day": 1 / 7, "week": 1.0, "wk": 1.0, "month": 52 / 12, "mo": 52 / 12,
-                     "year": 52.0, "yr": 52.0}
 _COUNT = r"(?P<n>\d{1,3}(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a|an|several|a few)"
 _TIME_UNIT = r"(?P<u>hours?|hrs?|days?|weeks?|wks?|months?|mos?|years?|yrs?)"
 _WINDOW_WITHIN = re.compile(r"\b(?:within|in|during|over)\s+(?:the\s+)?(?:(?:last|past|previous|preceding|prior)\s+)?"
@@ -1160,19 +1159,14 @@ _NOTE_AGO = (
                re.I),
     re.compile(r"\b(?:for|over)\s+(?:the\s+)?(?:(?:past|last)\s+)?" + _COUNT + r"\s*" + _TIME_UNIT, re.I),
 )
-_COUNT_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
-                "eleven": 11, "twelve": 12, "a": 1, "an": 1}
 
 
 def _span_weeks(m: re.Match[str]) -> float | None:
     groups = m.groupdict()
     raw = (groups.get("n") or groups.get("n2") or "").lower()
-    unit_raw = groups.get("u") or groups.get("u2") or ""
     if raw in ("several", "a few"):
         return None
-    count = float(_COUNT_WORDS.get(raw, raw))
-    unit = unit_raw.lower().rstrip("s")
-    return count * _TIME_UNITS_WEEKS.get(unit, _TIME_UNITS_WEEKS.get(unit[:2], 1.0))
+    return in_weeks(raw, groups.get("u") or groups.get("u2") or "")
 
 
 def _has_window(text: str) -> bool:

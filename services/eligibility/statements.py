@@ -93,7 +93,10 @@ def measurable_disease(text: str, facts: PatientFacts) -> Reading | None:
 
 # --- Life expectancy --------------------------------------------------------------------------------
 
-_UNIT_WEEKS = {"day": 1 / 7, "week": 1.0, "wk": 1.0, "month": 52 / 12, "mo": 52 / 12, "year": 52.0, "yr": 52.0}
+_UNIT_WEEKS = {"hour": 1 / 168, "hr": 1 / 168, "day": 1 / 7, "week": 1.0, "wk": 1.0, "month": 52 / 12,
+               "mo": 52 / 12, "year": 52.0, "yr": 52.0}
+_COUNT_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+                "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a": 1, "an": 1}
 _LIFE_CRITERION = re.compile(
     r"\b(?:life expectancy|expected survival|survival expectancy|expected to (?:live|survive)|estimated survival|"
     r"anticipated survival|prognosis)\b(?P<rest>[^.;]{0,60})",
@@ -105,14 +108,13 @@ _AMOUNT = re.compile(
     r"mos?|years?|yrs?)\b",
     re.I,
 )
-_WORD_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "six": 6, "twelve": 12}
 
 
-def _weeks(m: re.Match[str]) -> float:
-    raw = m.group("n").lower()
-    n = float(_WORD_NUMBERS.get(raw, raw))
-    unit = m.group("u").lower().rstrip("s")
-    return n * _UNIT_WEEKS.get(unit, _UNIT_WEEKS.get(unit[:2], 1.0))
+def in_weeks(count: str, unit: str) -> float:
+    """A count ("12", "six", "a") of a time unit ("months", "wks") in weeks (rules.py's time limits too)."""
+    raw = count.lower()
+    unit = unit.lower().rstrip("s")
+    return float(_COUNT_WORDS.get(raw, raw)) * _UNIT_WEEKS.get(unit, _UNIT_WEEKS.get(unit[:2], 1.0))
 
 
 def _is_upper(op: str | None) -> bool:
@@ -135,7 +137,7 @@ def life_expectancy(text: str, facts: PatientFacts) -> Reading | None:
     amount = _AMOUNT.search(rest)
     if amount is None:
         return None
-    need = _weeks(amount)
+    need = in_weeks(amount.group("n"), amount.group("u"))
     upper = _is_upper(amount.group("op"))
     spans = ((m.start(), m.end()),)
     for sid, sentence in _sentences(facts):
@@ -145,7 +147,7 @@ def life_expectancy(text: str, facts: PatientFacts) -> Reading | None:
         have = _AMOUNT.search(said.group("rest"))
         if have is None:
             continue
-        value = _weeks(have)
+        value = in_weeks(have.group("n"), have.group("u"))
         note_upper, note_lower = _is_upper(have.group("op")), _is_lower(have.group("op"))
         # A bound in the note settles a requirement only in the direction it speaks: "more than 6 months"
         # meets "at least 12 weeks" but says nothing against "at least 1 year".
