@@ -1645,11 +1645,9 @@ def _current_treatment(text: str, kind: CriterionKind, facts: PatientFacts) -> J
     m = _CURRENT_TREATMENT.search(text)
     if m is None or kind != "inclusion" or not facts.complete_record:
         return None
-    described = text[m.start("state"):]
-    described = re.split(r"[.;]|\(", described)[0]
-    for c in find_concepts(described):
-        if _concept_status(c.key, facts).state != "absent":
-            return None
+    described = re.split(r"[.;]|\(", text[m.start("state"):])[0]
+    if any(_concept_status(c.key, facts).state != "absent" for c in find_concepts(described)):
+        return None
     words = {_stem(w) for w in _content_words(described) if w not in _QUALIFIERS and w not in _STATE_WORDS}
     said = {_stem(w) for sentence in facts.sentences if not is_boilerplate(sentence.text)
             for w in _content_words(sentence.text)}
@@ -1836,9 +1834,8 @@ def _combine(findings: list[_Finding], leftover: list[str], kind: CriterionKind,
 
     if kind == "exclusion" and facts.complete_record and not any(f.open_question for f in unknown):
         # A complete case summary that does not mention something an exclusion needs: the exclusion does not apply.
-        reason = next((f.closed_reason or f.reason for f in unknown if f.aspect == "concept"), None)
-        if reason is None:
-            reason = "The note does not mention anything this exclusion describes."
+        reason = next((f.closed_reason or f.reason for f in unknown if f.aspect == "concept"),
+                      "The note does not mention anything this exclusion describes.")
         return Judgement(Label.NOT_MET, reason, evidence)
 
     if not findings:
