@@ -82,9 +82,7 @@ class CriterionEvaluator(Protocol):
     def __call__(self, criterion_text: str, kind: CriterionKind, patient: Patient) -> Judgement: ...
 
 
-@lru_cache(maxsize=256)
-def _facts_for_note(note: str) -> PatientFacts:
-    return facts_from_note(note)
+_facts_for_note = lru_cache(maxsize=256)(facts_from_note)
 
 
 def patient_facts(patient: Patient) -> PatientFacts:
