@@ -270,8 +270,8 @@ def organ_function(text: str, kind: str, facts: PatientFacts) -> Reading | None:
         return None  # an abnormal result: the numbers decide, which the measurement rules read
     if organs <= normal:
         truth = not describes_poor
-        return Reading(truth, f"The note says {wanted} {'is' if len(organs) == 1 else 'are'} normal, which meets "
-                       "the usual adequacy limits.", facts.evidence(ids), spans, False)
+        return Reading(truth, f"The note says {wanted} {'is' if len(organs) == 1 else 'are'} normal, "
+                       "which meets the usual adequacy limits.", facts.evidence(ids), spans, False)
     return Reading(None, f"The note does not give the test results this asks about ({wanted}).", (), spans, True)
 
 
