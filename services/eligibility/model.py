@@ -163,8 +163,7 @@ def parse_answer(text: str, allowed_ids: Iterable[int]) -> tuple[Label, str, tup
     ids = data["sentence_ids"]
     if not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
         raise MalformedAnswer("sentence_ids must be a list of whole numbers")
-    allowed = set(allowed_ids)
-    unknown = sorted(set(ids) - allowed)
+    unknown = sorted(set(ids) - set(allowed_ids))
     if unknown:
         raise MalformedAnswer(f"sentence_ids {unknown} are not numbers of the patient statements")
     return Label(label), re.sub(r"\s+", " ", reason).strip(), tuple(sorted(set(ids)))

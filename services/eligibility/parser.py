@@ -296,9 +296,7 @@ def parse_criteria(text: str | None) -> ParsedCriteria:
             continue
         indent = len(raw) - len(raw.lstrip(" "))
         bullet = _BULLET.match(stripped)
-        body = stripped[bullet.end() :] if bullet else stripped
-        if bullet:
-            body = _REDUNDANT_NUMBER.sub("", body)
+        body = _REDUNDANT_NUMBER.sub("", stripped[bullet.end() :]) if bullet else stripped
 
         heading = _heading(body, bulleted=bullet is not None)
         if in_other_list and heading is None:
@@ -328,8 +326,7 @@ def parse_criteria(text: str | None) -> ParsedCriteria:
             if not _clean(body):
                 previous_blank = False
                 continue
-            is_child = current is not None and base_indent is not None and indent > base_indent
-            if is_child and current is not None:
+            if current is not None and base_indent is not None and indent > base_indent:
                 current.add_bullet(body, indent)
             else:
                 base_indent = indent if base_indent is None else min(base_indent, indent)

@@ -189,7 +189,7 @@ def _age_from(sentences: tuple[Sentence, ...]) -> tuple[float | None, tuple[int,
         for pattern in _AGE_PATTERNS:
             m = pattern.search(sentence.text)
             if m:
-                unit = (m.group(2) if m.lastindex and m.lastindex >= 2 else "year") or "year"
+                unit = m.group(2) if m.lastindex == 2 else "year"
                 return float(m.group(1)) * _UNIT_YEARS[unit.lower()], (sentence.id,)
         if _NEWBORN.search(sentence.text):
             return 0.0, (sentence.id,)
@@ -400,16 +400,15 @@ def _list_negated_after(tail: str) -> bool:
     clause = re.split(r"[.;:]|\b(?:but|however|although|whereas|while)\b", tail, maxsplit=1, flags=re.I)[0]
     if not _LIST_JOIN.match(clause) and not _LIST_STATUS_AFTER.match(clause):
         return False
-    # Walk the list items after the mention until the status words begin.
-    for m in re.finditer(r"\b(?:tests?|testing|serolog\w*|screen\w*|results?|antibod\w*|antigens?|PCR|status|"
-                         r"infections?|mutations?|alterations?|rearrangements?|fusions?|was|were|is|are|all|both|came|"
-                         r"returned|tested|found|reported|confirmed|negative|non-?reactive|not detected|undetectable|"
-                         r"wild[- ]?type|absent|ruled out|excluded)\b", clause, re.I):
-        if _LIST_STATUS_AFTER.match(clause[m.start():]):
-            between = clause[: m.start()]
-            return len(between.strip()) == 0 or (_list_items(between) is not None and len(between.split()) <= 24)
+    # The list items after the mention run up to the first status word.
+    m = re.search(r"\b(?:tests?|testing|serolog\w*|screen\w*|results?|antibod\w*|antigens?|PCR|status|"
+                  r"infections?|mutations?|alterations?|rearrangements?|fusions?|was|were|is|are|all|both|"
+                  r"came|returned|tested|found|reported|confirmed|negative|non-?reactive|not detected|"
+                  r"undetectable|wild[- ]?type|absent|ruled out|excluded)\b", clause, re.I)
+    if m is None or not _LIST_STATUS_AFTER.match(clause[m.start():]):
         return False
-    return False
+    between = clause[: m.start()]
+    return len(between.strip()) == 0 or (_list_items(between) is not None and len(between.split()) <= 24)
 
 
 def _list_negated_before(clause: str) -> bool:

@@ -265,10 +265,8 @@ def plain_criterion(text: str, kind: CriterionKind = "inclusion") -> str:
     if not clean:
         return ""
     short = len(clean) <= 160
-    if short:
-        for phrase in (_age_phrase(clean), _sex_phrase(clean)):
-            if phrase:
-                return phrase
+    if short and (phrase := _age_phrase(clean) or _sex_phrase(clean)):
+        return phrase
     if _INVESTIGATOR.search(clean) and _OTHER_THING.search(clean):
         return ("Any other health problem or situation that the study doctor thinks would make the trial unsafe "
                 "for you or get in the way of the study.")

@@ -39,6 +39,7 @@ from services.eligibility.patient import (
 )
 from services.eligibility.statements import (
     grades_allowed,
+    in_weeks,
     life_expectancy,
     measurable_disease,
     nyha_class,
@@ -81,9 +82,7 @@ class CriterionEvaluator(Protocol):
     def __call__(self, criterion_text: str, kind: CriterionKind, patient: Patient) -> Judgement: ...
 
 
-@lru_cache(maxsize=256)
-def _facts_for_note(note: str) -> PatientFacts:
-    return facts_from_note(note)
+_facts_for_note = lru_cache(maxsize=256)(facts_from_note)
 
 
 def patient_facts(patient: Patient) -> PatientFacts:
@@ -1044,7 +1043,7 @@ _OTHER_BEFORE = re.compile(r"\b(?:other|another|second(?: primary)?|additional|d
                            r"synchronous|secondary)\s+(?:\w+\s+){0,2}$", re.I)
 
 
-def _other_cancer_status(key: str, facts: PatientFacts, excepted: frozenset[str]) -> _Status:
+def _other_cancer_status(facts: PatientFacts, excepted: frozenset[str]) -> _Status:
     """"Other malignancy", "second primary cancer": a cancer besides the one the patient is treated for.
 
     The note shows one only when it affirms two different kinds of cancer; "no other cancers" negates it.
@@ -1143,8 +1142,6 @@ _ADJUVANT = "(adjuvant)"
 _ADVANCED_SETTING = re.compile(r"\b(?:for|in)\s+(?:the\s+)?(?:locally\s+)?(?:advanced|metastatic|recurrent|unresectable)"
                                r"(?:/metastatic)?\b|\b(?:advanced|metastatic) (?:disease )?setting\b", re.I)
 _EARLY_SETTING = re.compile(r"\b(?:neo-?)?adjuvant\b|\bperioperative\b|\bcurative[- ]intent\b", re.I)
-_TIME_UNITS_WEEKS = {"hour": 1 / 168, "hr": 1 / 168, "day": 1 / 7, "week": 1.0, "wk": 1.0, "month": 52 / 12, "mo": 52 / 12,
-                     "year": 52.0, "yr": 52.0}
 _COUNT = r"(?P<n>\d{1,3}(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a|an|several|a few)"
 _TIME_UNIT = r"(?P<u>hours?|hrs?|days?|weeks?|wks?|months?|mos?|years?|yrs?)"
 _WINDOW_WITHIN = re.compile(r"\b(?:within|in|during|over)\s+(?:the\s+)?(?:(?:last|past|previous|preceding|prior)\s+)?"
@@ -1160,19 +1157,14 @@ _NOTE_AGO = (
                re.I),
     re.compile(r"\b(?:for|over)\s+(?:the\s+)?(?:(?:past|last)\s+)?" + _COUNT + r"\s*" + _TIME_UNIT, re.I),
 )
-_COUNT_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
-                "eleven": 11, "twelve": 12, "a": 1, "an": 1}
 
 
 def _span_weeks(m: re.Match[str]) -> float | None:
     groups = m.groupdict()
     raw = (groups.get("n") or groups.get("n2") or "").lower()
-    unit_raw = groups.get("u") or groups.get("u2") or ""
     if raw in ("several", "a few"):
         return None
-    count = float(_COUNT_WORDS.get(raw, raw))
-    unit = unit_raw.lower().rstrip("s")
-    return count * _TIME_UNITS_WEEKS.get(unit, _TIME_UNITS_WEEKS.get(unit[:2], 1.0))
+    return in_weeks(raw, groups.get("u") or groups.get("u2") or "")
 
 
 def _has_window(text: str) -> bool:
@@ -1259,10 +1251,9 @@ def _split_units(plain: str, concepts: list[ConceptMatch], ignore: frozenset[str
         piece = plain[reaction.start() : end]
         # Within the object list any one named thing is enough, so keep the reaction and the first drug named.
         words = _unexplained_words(piece, reaction.start(), inside, ignore)
-        reaction_units = []
         allergy = [c for c in inside if c.key == "allergy"]
-        for c in [c for c in inside if c.key != "allergy"] or allergy:
-            reaction_units.append(_Unit(piece, reaction.start(), allergy + [c] if c not in allergy else [c], words))
+        reaction_units = [_Unit(piece, reaction.start(), allergy + [c] if c not in allergy else [c], words)
+                          for c in [c for c in inside if c.key != "allergy"] or allergy]
         tail = _split_units(plain[end:], [c for c in concepts if c.start >= end], ignore) if end < len(plain) else []
         return head_units + reaction_units + tail
     for piece in _UNIT_SPLIT.split(plain):
@@ -1359,7 +1350,7 @@ def _concept_finding(
             before_c = plain[max(0, c.start - 30) : c.start]
             if (_OTHER_BEFORE.search(before_c) and (c.key == "cancer" or "cancer" in ancestors(c.key))) or (
                     c.key == "cancer" and re.search(r"\b(?:previous|prior|past)\s+(?:\w+\s+)?$", before_c, re.I)):
-                status = _other_cancer_status(c.key, facts, excepted)
+                status = _other_cancer_status(facts, excepted)
                 other_cancer.append(c)
             else:
                 status = _concept_status(c.key, facts, excepted)
@@ -1463,7 +1454,7 @@ def _concept_finding(
             return _Finding("concept", present_wanted, f"{_record(facts)} shows {names(results)}.", evidence(results)), []
         if qualified and not absent:
             return _qualified(qualified), leftovers
-        if results and not absent and not negated:
+        if results and not absent:
             # Everything named is on record; only words outside the named items are unexplained.
             return _Finding(
                 "concept", None,
@@ -1652,11 +1643,9 @@ def _current_treatment(text: str, kind: CriterionKind, facts: PatientFacts) -> J
     m = _CURRENT_TREATMENT.search(text)
     if m is None or kind != "inclusion" or not facts.complete_record:
         return None
-    described = text[m.start("state"):]
-    described = re.split(r"[.;]|\(", described)[0]
-    for c in find_concepts(described):
-        if _concept_status(c.key, facts).state != "absent":
-            return None
+    described = re.split(r"[.;]|\(", text[m.start("state"):])[0]
+    if any(_concept_status(c.key, facts).state != "absent" for c in find_concepts(described)):
+        return None
     words = {_stem(w) for w in _content_words(described) if w not in _QUALIFIERS and w not in _STATE_WORDS}
     said = {_stem(w) for sentence in facts.sentences if not is_boilerplate(sentence.text)
             for w in _content_words(sentence.text)}
@@ -1843,9 +1832,8 @@ def _combine(findings: list[_Finding], leftover: list[str], kind: CriterionKind,
 
     if kind == "exclusion" and facts.complete_record and not any(f.open_question for f in unknown):
         # A complete case summary that does not mention something an exclusion needs: the exclusion does not apply.
-        reason = next((f.closed_reason or f.reason for f in unknown if f.aspect == "concept"), None)
-        if reason is None:
-            reason = "The note does not mention anything this exclusion describes."
+        reason = next((f.closed_reason or f.reason for f in unknown if f.aspect == "concept"),
+                      "The note does not mention anything this exclusion describes.")
         return Judgement(Label.NOT_MET, reason, evidence)
 
     if not findings:

@@ -122,8 +122,8 @@ def fit_from_statuses(statuses: Sequence[str], verdict: str, *, criteria_missing
     This is the one definition of the score (see the module docstring); :func:`fit_score` feeds it labels.
     """
     total = len(statuses)
-    favourable = sum(1 for s in statuses if s == "met")
-    judged = favourable + sum(1 for s in statuses if s == "not_met")
+    favourable = statuses.count("met")
+    judged = favourable + statuses.count("not_met")
     if verdict == Verdict.NOT_RELEVANT:
         return FitScore(None, None, favourable, judged, total,
                         "No score: this trial studies a different condition from yours.")

@@ -93,7 +93,10 @@ def measurable_disease(text: str, facts: PatientFacts) -> Reading | None:
 
 # --- Life expectancy --------------------------------------------------------------------------------
 
-_UNIT_WEEKS = {"day": 1 / 7, "week": 1.0, "wk": 1.0, "month": 52 / 12, "mo": 52 / 12, "year": 52.0, "yr": 52.0}
+_UNIT_WEEKS = {"hour": 1 / 168, "hr": 1 / 168, "day": 1 / 7, "week": 1.0, "wk": 1.0, "month": 52 / 12,
+               "mo": 52 / 12, "year": 52.0, "yr": 52.0}
+_COUNT_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+                "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a": 1, "an": 1}
 _LIFE_CRITERION = re.compile(
     r"\b(?:life expectancy|expected survival|survival expectancy|expected to (?:live|survive)|estimated survival|"
     r"anticipated survival|prognosis)\b(?P<rest>[^.;]{0,60})",
@@ -105,14 +108,13 @@ _AMOUNT = re.compile(
     r"mos?|years?|yrs?)\b",
     re.I,
 )
-_WORD_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "six": 6, "twelve": 12}
 
 
-def _weeks(m: re.Match[str]) -> float:
-    raw = m.group("n").lower()
-    n = float(_WORD_NUMBERS.get(raw, raw))
-    unit = m.group("u").lower().rstrip("s")
-    return n * _UNIT_WEEKS.get(unit, _UNIT_WEEKS.get(unit[:2], 1.0))
+def in_weeks(count: str, unit: str) -> float:
+    """A count ("12", "six", "a") of a time unit ("months", "wks") in weeks (rules.py's time limits too)."""
+    raw = count.lower()
+    unit = unit.lower().rstrip("s")
+    return float(_COUNT_WORDS.get(raw, raw)) * _UNIT_WEEKS.get(unit, _UNIT_WEEKS.get(unit[:2], 1.0))
 
 
 def _is_upper(op: str | None) -> bool:
@@ -135,7 +137,7 @@ def life_expectancy(text: str, facts: PatientFacts) -> Reading | None:
     amount = _AMOUNT.search(rest)
     if amount is None:
         return None
-    need = _weeks(amount)
+    need = in_weeks(amount.group("n"), amount.group("u"))
     upper = _is_upper(amount.group("op"))
     spans = ((m.start(), m.end()),)
     for sid, sentence in _sentences(facts):
@@ -145,7 +147,7 @@ def life_expectancy(text: str, facts: PatientFacts) -> Reading | None:
         have = _AMOUNT.search(said.group("rest"))
         if have is None:
             continue
-        value = _weeks(have)
+        value = in_weeks(have.group("n"), have.group("u"))
         note_upper, note_lower = _is_upper(have.group("op")), _is_lower(have.group("op"))
         # A bound in the note settles a requirement only in the direction it speaks: "more than 6 months"
         # meets "at least 12 weeks" but says nothing against "at least 1 year".
@@ -181,7 +183,6 @@ _ORGAN_WORDS = re.compile(
     r"(?:function|reserve)\b|\borgan (?:and marrow )?function\b|\blaborator(?:y|ies) (?:values?|parameters?|tests?)\b",
     re.I,
 )
-_ADEQUATE = re.compile(r"\b(?:adequate|sufficient|normal|acceptable|satisfactory|preserved|appropriate)\b", re.I)
 _INADEQUATE = re.compile(r"\b(?:inadequate|insufficient|abnormal|impaired|impairment|poor|dysfunction|failure|"
                          r"insufficiency|compromised)\b", re.I)
 _NORMAL_NOTE = re.compile(r"\b(?:normal|within normal limits|WNL|unremarkable|adequate|preserved|intact)\b", re.I)
@@ -251,7 +252,7 @@ def organ_function(text: str, kind: str, facts: PatientFacts) -> Reading | None:
     rest = _ORGAN_WORDS.sub(" ", rest)
     rest = re.sub(r"[\d.,]+|[<>=≤≥%/×*()\[\]:;+\-]|\^|10\^?9", " ", rest)
     rest = _LAB_FILLER.sub(" ", rest)
-    leftover = [w for w in re.findall(r"[A-Za-z]{3,}", rest)]
+    leftover = re.findall(r"[A-Za-z]{3,}", rest)
     if len(leftover) > 2:
         return None
     # Which way the line points: "adequate ... function" asks for good function, "impaired", "failure" or a
@@ -268,10 +269,9 @@ def organ_function(text: str, kind: str, facts: PatientFacts) -> Reading | None:
     if organs & abnormal:
         return None  # an abnormal result: the numbers decide, which the measurement rules read
     if organs <= normal:
-        said = ", ".join(names[o] for o in sorted(organs))
         truth = not describes_poor
-        return Reading(truth, f"The note says {said} {'is' if len(organs) == 1 else 'are'} normal, which meets "
-                       "the usual adequacy limits.", facts.evidence(ids), spans, False)
+        return Reading(truth, f"The note says {wanted} {'is' if len(organs) == 1 else 'are'} normal, "
+                       "which meets the usual adequacy limits.", facts.evidence(ids), spans, False)
     return Reading(None, f"The note does not give the test results this asks about ({wanted}).", (), spans, True)
 
 

@@ -579,8 +579,7 @@ def _find_concepts(text: str) -> tuple[ConceptMatch, ...]:
         if prefilter is not None and not any(prefix in lowered for prefix in prefilter):
             continue
         if absent is not None:
-            for m in absent.finditer(text):
-                found.append(ConceptMatch(concept.key, m.start(), m.end(), True))
+            found += [ConceptMatch(concept.key, m.start(), m.end(), True) for m in absent.finditer(text)]
         for m in present.finditer(text):
             before = lowered[max(0, m.start() - 14) : m.start()].split()
             after = lowered[m.end() : m.end() + 16].replace("-", " -").split()
