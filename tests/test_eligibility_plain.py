@@ -66,5 +66,12 @@ def test_eligibility_plain_questions_are_a_patients_not_mechanical() -> None:
         assert "criterion" not in q.text and q.text.endswith("?")
 
 
+@pytest.mark.parametrize("text", ["", "   \n\n  ", ".", "- •", "**", "\\*"])
+def test_eligibility_plain_question_of_an_empty_line_is_none(text: str) -> None:
+    """A criterion line with no words (a record's stray bullet or blank line) asks nothing and does not fail."""
+    for kind in ("inclusion", "exclusion"):
+        assert patient_question(text, kind) is None
+
+
 def test_eligibility_plain_topics_are_known() -> None:
     assert all(topic_of(t) in TOPICS for t in ("Prisoners", "ECOG 0-1", "Pregnant", "HbA1c ≥ 7%", "EGFR mutation"))

@@ -361,7 +361,7 @@ def _quote(text: str, limit: int = 110) -> str:
     text = text.rstrip(".")
     text = text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
     keep = len(text) > 1 and text[1].isupper()  # an acronym such as "HIV" keeps its capital
-    return f"“{text if keep else text[0].lower() + text[1:]}”"
+    return f"“{text if keep else text[:1].lower() + text[1:]}”"
 
 
 @dataclass(frozen=True)
@@ -376,6 +376,8 @@ def patient_question(text: str, kind: CriterionKind) -> PatientQuestion | None:
     """The question a patient would ask their doctor about an open criterion (None when it is not one for the
     doctor, such as consent or study visits)."""
     clean = " ".join(unescape_markdown(text).split())
+    if not any(ch.isalnum() for ch in clean):
+        return None  # an empty line or punctuation only: nothing to ask about
     if _age_phrase(clean) or _sex_phrase(clean):
         return None  # the rules judge ages and sex; nothing to ask
     plain = plain_criterion(text, kind)
