@@ -218,17 +218,16 @@ def area_params(f: Filters, *, only_in_area: bool = True) -> dict[str, Any]:
 
 
 # ---- SQL over the base tables -----------------------------------------------------------------------
-SQL_TEXT = {
-    "missing": ("SQL engine: queries on AACT's base tables",
-                "This database has no derived tables (it is read-only, like the AACT cloud, or they have not been "
-                "built), so every count, chart, map and table is computed from the `ctgov` tables directly. The "
-                "numbers are the same; at full registry size a view takes seconds instead of a fraction of one. "
-                "For the fast engine, load AACT into a database the app may write to, e.g. "
+SQL_TITLE = "SQL engine: queries on AACT's base tables"
+SQL_TEXT = {  # why this database's engine is SQL → what the Data page says
+    "missing": ("This database has no derived tables (it is read-only, like the AACT cloud, or they have not "
+                "been built), so every count, chart, map and table is computed from the `ctgov` tables "
+                "directly. The numbers are the same; at full registry size a view takes seconds instead of a "
+                "fraction of one. For the fast engine, load AACT into a database the app may write to, e.g. "
                 "`python -m services import aact export.zip`."),
-    "setting": ("SQL engine: queries on AACT's base tables",
-                f"`{ENGINE_SETTING}=sql` chose this engine: every count, chart, map and table is computed from the "
-                "`ctgov` tables directly. The in-process engine gives the same numbers faster but holds every "
-                "study in this process's memory."),
+    "setting": (f"`{ENGINE_SETTING}=sql` chose this engine: every count, chart, map and table is computed "
+                "from the `ctgov` tables directly. The in-process engine gives the same numbers faster but "
+                "holds every study in this process's memory."),
 }
 MEMORY_TEXT = ("In-process engine",
                "Every study's facet inputs and every trial site are held in memory by this server process, loaded "
@@ -247,8 +246,7 @@ class SqlEngine:
         self.reason = reason
 
     def describe(self) -> dict[str, str]:
-        title, text = SQL_TEXT.get(self.reason, SQL_TEXT["missing"])
-        return {"mode": self.kind, "title": title, "text": text}
+        return {"mode": self.kind, "title": SQL_TITLE, "text": SQL_TEXT.get(self.reason, SQL_TEXT["missing"])}
 
     def matched_select(self, f: Filters) -> tuple[str, dict[str, Any]]:
         return base_select(f)

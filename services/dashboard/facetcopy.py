@@ -9,6 +9,7 @@ by COPY publishes it here; only the latest generation is kept.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import secrets
@@ -52,10 +53,8 @@ def publish(db: Database, folder: Path) -> bool:
                       timeout_ms=TIMEOUT_MS)
     except (TrialLandscapeError, OSError) as err:
         _log.warning("could not keep the facet start cache in the database: %s", err)
-        try:
+        with contextlib.suppress(TrialLandscapeError):
             db.execute("DELETE FROM app.facet_copy WHERE key = :key", {"key": private}, timeout_ms=TIMEOUT_MS)
-        except TrialLandscapeError:
-            pass
         return False
     _log.info("facet start cache %s kept in the database in %.1f s", folder.name, time.perf_counter() - started)
     return True

@@ -12,8 +12,10 @@ and come back as study rows.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
+import functools
 import gc
 import hashlib
 import io
@@ -272,33 +274,23 @@ def _locations(lat: np.ndarray, lon: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return site_loc, np.append(loc_lat, np.nan), np.append(loc_lon, np.nan)
 
 
-_allocator_tuned = False
-
-
+@functools.cache
 def _tune_allocator() -> None:
     """Serve large arrays (≥ 8 MB) from their own memory maps, returned to the system as soon as they are freed.
 
     glibc otherwise raises that threshold after the first large free, so the map's tens-of-MB temporaries land
     in the heap, where ~300 MB stayed resident between page views. Once per process; no-op off glibc.
     """
-    global _allocator_tuned
-    if _allocator_tuned:
-        return
-    _allocator_tuned = True
-    try:
+    with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt(-3, 8 << 20)  # M_MMAP_THRESHOLD
-    except (OSError, AttributeError):
-        pass
 
 
 def _release_memory() -> None:
     """Free what only reference cycles still hold (pandas frames keep some), then give freed heap pages back to
     the operating system (glibc keeps them otherwise; no-op elsewhere)."""
     gc.collect()
-    try:
+    with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
 
 
 # ---- the store -------------------------------------------------------------------------------------

@@ -494,23 +494,21 @@ class FilterDef:
     mask: Mask
 
 
+def _in_database(select: Callable[[Filters, dict[str, Any]], str | None]) -> Mask:
+    """A mask the database decides: the studies returned by the SELECT of NCT ids that `select` builds."""
+    def mask(store: Any, f: Filters, db: Any) -> np.ndarray:
+        params: dict[str, Any] = {}
+        return store.lookup(db, select(f, params), params)  # type: ignore[no-any-return]
+    return mask
+
+
 def _condition_sql(f: Filters, params: dict[str, Any]) -> str:
     return condition_sql(str(f.condition), params) or "FALSE"
-
-
-def _condition_mask(store: Any, f: Filters, db: Any) -> np.ndarray:
-    params: dict[str, Any] = {}
-    return store.lookup(db, condition_terms_sql(str(f.condition), params), params)  # type: ignore[no-any-return]
 
 
 def _intervention_sql(f: Filters, params: dict[str, Any]) -> str:
     sub = intervention_ids_sql(str(f.intervention), params)
     return f"s.nct_id IN ({sub})" if sub else "FALSE"
-
-
-def _intervention_mask(store: Any, f: Filters, db: Any) -> np.ndarray:
-    params: dict[str, Any] = {}
-    return store.lookup(db, intervention_ids_sql(str(f.intervention), params), params)  # type: ignore[no-any-return]
 
 
 def _status_sql(f: Filters, params: dict[str, Any]) -> str:
@@ -637,19 +635,16 @@ def _fda_sql(f: Filters, params: dict[str, Any]) -> str:
             "CAST(:fda AS boolean) AND (s.is_fda_regulated_drug IS NOT NULL OR s.is_fda_regulated_device IS NOT NULL))")
 
 
-def _fda_mask(store: Any, f: Filters, db: Any) -> np.ndarray:
-    params: dict[str, Any] = {}
-    return store.lookup(db, f"SELECT s.nct_id FROM ctgov.studies s WHERE {_fda_sql(f, params)}", params)  # type: ignore[no-any-return]
-
-
 _start_from = _bound("start_from", "start_from", "extract(year FROM s.start_date)", "start_year", ">=")
 _start_to = _bound("start_to", "start_to", "extract(year FROM s.start_date)", "start_year", "<=")
 _enroll_min = _bound("enrollment_min", "enroll_min", "s.enrollment", "enrollment", ">=")
 _enroll_max = _bound("enrollment_max", "enroll_max", "s.enrollment", "enrollment", "<=")
 
 FILTER_DEFS: tuple[FilterDef, ...] = (
-    FilterDef("condition", lambda f: bool(f.condition), _condition_sql, _condition_mask),
-    FilterDef("intervention", lambda f: bool(f.intervention), _intervention_sql, _intervention_mask),
+    FilterDef("condition", lambda f: bool(f.condition), _condition_sql,
+              _in_database(lambda f, p: condition_terms_sql(str(f.condition), p))),
+    FilterDef("intervention", lambda f: bool(f.intervention), _intervention_sql,
+              _in_database(lambda f, p: intervention_ids_sql(str(f.intervention), p))),
     FilterDef("status", lambda f: bool(f.status), _status_sql,
               lambda store, f, db: store.status.among(f.status)),
     FilterDef("phase", lambda f: bool(f.phase), _phase_sql, _phase_mask),
@@ -672,7 +667,8 @@ FILTER_DEFS: tuple[FilterDef, ...] = (
     FilterDef("enrollment_max", lambda f: f.enrollment_max is not None, *_enroll_max),
     FilterDef("has_results", lambda f: f.has_results is not None, _results_sql,
               lambda store, f, db: store.has_results == f.has_results),
-    FilterDef("fda_regulated", lambda f: f.fda_regulated is not None, _fda_sql, _fda_mask),
+    FilterDef("fda_regulated", lambda f: f.fda_regulated is not None, _fda_sql,
+              _in_database(lambda f, p: f"SELECT s.nct_id FROM ctgov.studies s WHERE {_fda_sql(f, p)}")),
 )
 
 

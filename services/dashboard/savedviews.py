@@ -209,10 +209,8 @@ def _matched_now(db: Database, f: Filters) -> tuple[str, dict[str, Any], str | N
     else SQL on the base tables, which the marking statement then reads in its own snapshot (stamp None)."""
     store = _current_store(db)
     if store is not None:
-        select, params = ids_select(nct_texts(store.nct[store.mask(f, db)]))
-        return select, params, store.refreshed_at
-    select, params = base_select(f)
-    return select, params, None
+        return *ids_select(nct_texts(store.nct[store.mask(f, db)])), store.refreshed_at
+    return *base_select(f), None
 
 
 def _current_store(db: Database) -> Any:

@@ -122,8 +122,6 @@ def trial_detail(nct_id: str, near_lat: float | None = None, near_lon: float | N
 
 
 def _missing(value: Any) -> bool:
-    if value is None:
-        return True
     try:
         return bool(pd.isna(value))
     except (TypeError, ValueError):

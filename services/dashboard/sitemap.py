@@ -118,10 +118,6 @@ def _cell_status(status: str | None) -> str:
 
 
 @lru_cache(maxsize=256)
-def _status_label(status: str) -> str:
-    return label("status", status)
-
-
 def _text(value: Any) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
@@ -175,7 +171,7 @@ def shape_cells(df: pd.DataFrame) -> pd.DataFrame:
                       for s, t in zip(out["weight"].tolist(), out["trials"].astype(int).tolist(), strict=True)]
     out["t_sub"] = ["around " + _where(c, None, k)
                     for c, k in zip(out["city"].tolist(), out["country"].tolist(), strict=True)]
-    out["t_l1"] = ["mostly " + _status_label(s) for s in status]
+    out["t_l1"] = ["mostly " + label("status", s) for s in status]
     out["t_l2"] = "grouped: zoom in with filters (or a place) to see each site"
     return out
 

@@ -30,8 +30,6 @@ TABLE_COLUMNS = ["link", "title", "phase", "status", "conditions", "lead_sponsor
 
 
 def _text(value: Any) -> str:
-    if value is None:
-        return ""
     try:
         if pd.isna(value):
             return ""
@@ -111,7 +109,7 @@ def age_range(study: dict[str, Any]) -> str:
 
 def healthy_text(value: Any) -> str:
     """Whether healthy volunteers are accepted, in words."""
-    if value is None or _text(value) == "":
+    if _text(value) == "":
         return "Not stated"
     if isinstance(value, str):
         value = value.strip().lower() in ("true", "t", "yes", "accepts healthy volunteers")
@@ -134,7 +132,7 @@ def sex_text(study: dict[str, Any], prov: Provenance | None = None) -> str:
 def healthy_volunteers_text(study: dict[str, Any], prov: Provenance | None = None) -> str:
     """Whether healthy volunteers are accepted, or 'not in this copy …'."""
     value = study.get("healthy_volunteers")
-    if (value is None or _text(value) == "") and prov is not None and prov.lacks_field("healthy_volunteers"):
+    if _text(value) == "" and prov is not None and prov.lacks_field("healthy_volunteers"):
         return NOT_IN_COPY
     return healthy_text(value)
 
