@@ -15,7 +15,7 @@ from pydeck.bindings import json_tools
 from services import inert
 from services.cache import SingleFlightCache
 from services.dashboard import sitemap
-from services.trials import one_line
+from services.trials import one_line, text
 
 # Every pickable layer's objects carry these four fields, so one tooltip template serves them all.
 TOOLTIP = {
@@ -230,7 +230,7 @@ def group_points(rows: pd.DataFrame, unit: str = "mi") -> pd.DataFrame:
         "lat": located["lat"].astype(float), "lon": located["lon"].astype(float),
         "color": [recruiting if int(r) > 0 else other for r in located["recruiting"]],
         "r": [min(22.0, 3.0 + 1.6 * math.sqrt(float(t))) for t in located["trials"]],
-        "t_title": [f"#{int(k)} {sitemap._text(n) or 'Unnamed site'}" for k, n in zip(located["rank"], located["facility"],
+        "t_title": [f"#{int(k)} {text(n) or 'Unnamed site'}" for k, n in zip(located["rank"], located["facility"],
                                                                                    strict=True)],
         "t_sub": [sitemap._where(c, s, k) + (f" · {d:,.1f} {unit} away" if d is not None and d == d else "")
                   for c, s, k, d in zip(located["city"], located["state"], located["country"], located["distance"],

@@ -18,7 +18,7 @@ from services.dashboard.filters import Filters
 from services.data import geo, runtime
 from services.data.db import Database
 from services.data.normalize import canonical, label
-from services.trials import one_line
+from services.trials import one_line, text
 
 GEO_DIR = Path(__file__).resolve().parents[2] / "data" / "geo"
 # Above this many located sites the map draws grid cells instead of single points: the browser stays
@@ -118,14 +118,8 @@ def _cell_status(status: str | None) -> str:
 
 
 @lru_cache(maxsize=256)
-def _text(value: Any) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    return str(value)
-
-
 def _where(city: Any, state: Any, country: Any) -> str:
-    return ", ".join(p for p in (_text(city), _text(state), _text(country)) if p)
+    return ", ".join(p for p in (text(city), text(state), text(country)) if p)
 
 
 def shape_sites(df: pd.DataFrame) -> pd.DataFrame:
@@ -136,14 +130,14 @@ def shape_sites(df: pd.DataFrame) -> pd.DataFrame:
     out = df.copy()
     cols = {c: out[c].tolist() for c in ("site_status", "trial_status", "facility", "city", "state", "country",
                                          "nct_id", "title")}  # lists: iterating text columns cell by cell is slow
-    site = [canonical("status", s) if _text(s) else None for s in cols["site_status"]]
+    site = [canonical("status", s) if text(s) else None for s in cols["site_status"]]
     trial = [canonical("status", s) for s in cols["trial_status"]]
     status = [s or t or "UNKNOWN" for s, t in zip(site, trial, strict=True)]
     out["status"] = status
     out["status_from"] = ["site" if s else "trial" for s in site]
     out["color"] = [list(status_colour(s)) for s in status]
     out["weight"] = 1
-    out["t_title"] = [_text(n) or "Unnamed site" for n in cols["facility"]]
+    out["t_title"] = [text(n) or "Unnamed site" for n in cols["facility"]]
     miles = out["miles"].tolist() if "miles" in out else [None] * len(out)
     out["t_sub"] = [
         _where(c, s, k) + (f" · {m:,.1f} mi away" if m is not None and not pd.isna(m) else "")
@@ -307,13 +301,13 @@ def status_legend(points: pd.DataFrame) -> list[tuple[str, RGB, int]]:
 def legend_html(entries: Iterable[tuple[str, RGB, int | None]], title: str) -> str:
     """A small HTML legend (coloured squares and labels) for st.markdown."""
     items = []
-    for text, (r, g, b), count in entries:
+    for name, (r, g, b), count in entries:
         suffix = f" ({count:,})" if count is not None else ""
         items.append(
             f'<span style="display:inline-flex;align-items:center;margin:0 14px 4px 0;white-space:nowrap">'
             f'<span style="width:12px;height:12px;border-radius:2px;margin-right:5px;'
             f'background:rgb({r},{g},{b});border:1px solid rgba(0,0,0,.25)"></span>'
-            f"{html.escape(text)}{suffix}</span>"
+            f"{html.escape(name)}{suffix}</span>"
         )
     return (f'<div style="font-size:0.85rem;line-height:1.5"><b>{html.escape(title)}</b><br/>'
             + "".join(items) + "</div>")
@@ -336,11 +330,11 @@ def nearest_table(nearest: pd.DataFrame, unit: str = "mi") -> pd.DataFrame:
     out = nearest.sort_values(["miles", "site_id"], kind="stable").reset_index(drop=True)
     table = pd.DataFrame({
         "distance": (out["miles"].astype(float) * factor).round(1),
-        "facility": out["facility"].map(_text), "city": out["city"].map(_text),
-        "state": out["state"].map(_text), "country": out["country"].map(_text),
+        "facility": out["facility"].map(text), "city": out["city"].map(text),
+        "state": out["state"].map(text), "country": out["country"].map(text),
         "status": [label("status", s) + ("" if src == "site" else " (trial)")
                    for s, src in zip(out["status"], out["status_from"], strict=True)],
-        "nct_id": out["nct_id"], "title": out["title"].map(_text),
+        "nct_id": out["nct_id"], "title": out["title"].map(text),
     })
     return table[cols]
 
