@@ -24,7 +24,7 @@ from typing import IO, Any, Literal
 from xml.parsers import expat
 
 from services.errors import BadInput
-from services.trials import one_line
+from services.inert import one_line
 
 Kind = Literal["lab", "vital", "steps"]
 Source = Literal["apple-health", "csv"]

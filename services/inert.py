@@ -45,6 +45,19 @@ def _clean(text: object) -> str:
     return "".join(c for c in value if c in "\n\t" or (ord(c) >= 32 and ord(c) != 127))
 
 
+def text(value: object) -> str:
+    """A text value with runs of white space collapsed; missing values (None, NaN) as ''."""
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    return " ".join(str(value).split())
+
+
+def one_line(value: object, limit: int) -> str:
+    """text(value) cut to at most limit characters, with an ellipsis when cut (the one shortener of the app)."""
+    line = text(value)
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
 def md(text: object) -> str:
     """Text shown literally in Markdown: nothing in it becomes markup, a link, an image or HTML."""
     value = _clean(text).replace("\r\n", "\n").replace("\r", "\n")

@@ -19,6 +19,7 @@ import jinja2
 from services import contact, trials
 from services.data import normalize
 from services.data.provenance import copy_note
+from services.eligibility.match import OPEN_CRITERION_STATUSES
 from services.eligibility.scoring import FitBand, Verdict
 from services.errors import BadInput, TrialLandscapeError
 from services.freshness import status_note
@@ -446,16 +447,13 @@ def trial_view(
     }
 
 
-_OPEN_STATUSES = ("not_enough_information", "needs_discussion")
-
-
 def contact_view(profile: Mapping[str, Any], match: Mapping[str, Any], details: Mapping[str, Any] | None,
                  site: Mapping[str, Any] | None) -> dict[str, Any]:
     """Whom to write to about this trial and a draft message (contact_who, contact_ways, contact_source, message)."""
     details = details or {}
     nct_id = str(match.get("nct_id") or details.get("nct_id") or "").strip().upper()
     found = contact.choose_contact(nct_id, details.get("contacts") or [], (site or {}).get("facility"))
-    open_ones = [c for c in match.get("criteria") or [] if c.get("status") in _OPEN_STATUSES]
+    open_ones = [c for c in match.get("criteria") or [] if c.get("status") in OPEN_CRITERION_STATUSES]
     open_ones.sort(key=lambda c: c.get("type") != "inclusion")  # stable: the registry's order within each kind
     asked = [trials.text(c.get("plain") or c.get("criterion")) for c in open_ones]
     where, _ = _site_text(site, match.get("nearest_site"))  # the distance is worded for the reader of the report

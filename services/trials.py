@@ -14,6 +14,8 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, NotRequired, Protocol, TypedDict
 
 from services.data import normalize, provenance
+from services.inert import one_line as one_line  # the record formatters below build on these two
+from services.inert import text as text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -35,19 +37,6 @@ def ctgov_url(nct_id: str) -> str:
 # --------------------------------------------------------------------------------------------
 # Formatters. Record values: a database value in the canonical form the JSON records carry. In words: a canonical
 # value as a patient reads it.
-
-
-def text(value: Any) -> str:
-    """A text value with runs of white space collapsed; missing values (None, NaN) as ''."""
-    if value is None or (isinstance(value, float) and value != value):
-        return ""
-    return " ".join(str(value).split())
-
-
-def one_line(value: Any, limit: int) -> str:
-    """text(value) cut to at most limit characters, with an ellipsis when cut (the one shortener of the app)."""
-    line = text(value)
-    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
 def year_month(month_year: Any, day: Any = None) -> str | None:

@@ -14,6 +14,7 @@ from services.assistant import AssistantSession, careteam
 from services.assistant.backend import DatabaseBackend
 from services.assistant.careteam import PERMISSIONS, PROFILE_FACTS, ROLES, RoleFacts
 from services.assistant.guided import ACTIVITY_LEVELS, GuidedAssistant, IntakeForm
+from services.eligibility.match import OPEN_CRITERION_STATUSES
 from services.llm import LLMClient
 from tests.fake_anthropic import FakeAnthropic, ScriptedTurn, text_block
 
@@ -82,7 +83,7 @@ def _check_scoped(role: str, facts: RoleFacts) -> None:
             elif not value.isdigit():  # a bare number such as ECOG 1 is found by the key check above
                 assert value not in text, (role, kind, value)
     assert {f"criteria:{i.category}" for i in facts.items} <= PERMISSIONS[role]  # type: ignore[index]
-    assert all(i.status in careteam.OPEN_STATUSES for i in facts.items)
+    assert all(i.status in OPEN_CRITERION_STATUSES for i in facts.items)
     assert "Reason about" not in text  # judgement reasons may quote the patient: never passed on
     assert bool(facts.sites) == (role == "trial_team")
 
@@ -376,7 +377,7 @@ def test_careteam_nsclc_report_groups_questions_by_specialist(nsclc: AssistantSe
     selected = [m for i in nsclc.selected_nct_ids if (m := nsclc.matched(i)) is not None]
     team = careteam.build(nsclc.patient_profile, selected)
     assert team.groups[0].title == "Your oncologist (diagnosis, stage, treatments)"
-    open_by_trial = {m["nct_id"]: {c["plain"] for c in m["criteria"] if c["status"] in careteam.OPEN_STATUSES}
+    open_by_trial = {m["nct_id"]: {c["plain"] for c in m["criteria"] if c["status"] in OPEN_CRITERION_STATUSES}
                      for m in selected}
     for group in team.groups:
         assert group.questions and len([q for q in group.questions if not q.about]) <= careteam.MAX_PER_ROLE

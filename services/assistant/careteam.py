@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from services.eligibility.match import OPEN_CRITERION_STATUSES
 from services.eligibility.model import reply_text
 from services.eligibility.plain import (
     _LAB_VALUE,
@@ -29,8 +30,8 @@ from services.eligibility.plain import (
     topic_of,
 )
 from services.errors import AssistantUnavailable
+from services.inert import one_line
 from services.llm import DEFAULT_MODEL, Message, ModelClient
-from services.trials import one_line
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -38,7 +39,6 @@ T = TypeVar("T")
 Role = Literal["specialist", "radiology", "pathology_lab", "primary_care", "trial_team"]
 ROLES: tuple[Role, ...] = ("specialist", "radiology", "pathology_lab", "primary_care", "trial_team")
 PROMPT_DIR = Path(__file__).parent / "prompts" / "careteam"
-OPEN_STATUSES = frozenset({"needs_discussion", "not_enough_information"})
 MAX_PER_ROLE = 6
 MAX_ITEMS_PER_ROLE = 12  # criteria one role's builder (or model call) receives
 MAX_FLAGS_PER_TRIAL = 6
@@ -229,7 +229,7 @@ def open_items(selected: Sequence[Mapping[str, Any]]) -> list[CriterionItem]:
     for match in selected:
         for c in match.get("criteria") or []:
             text = str(c.get("criterion") or "")
-            if c.get("status") not in OPEN_STATUSES or not text.strip() or _structured(text):
+            if c.get("status") not in OPEN_CRITERION_STATUSES or not text.strip() or _structured(text):
                 continue
             out.append(CriterionItem(f"c{len(out) + 1}", str(match.get("nct_id") or ""), str(c.get("type") or ""),
                                      category_of(text), one_line(text, 300), one_line(c.get("plain") or text, 300),
@@ -532,7 +532,7 @@ def review(profile: Mapping[str, Any], selected: Sequence[Mapping[str, Any]]) ->
                 mine.append(Flag(nct, "conflict", f"{quote}: your answers suggest you do not pass this line."
                                                   f"{' ' + why if why else ''}"))
                 continue
-            if status not in OPEN_STATUSES:
+            if status not in OPEN_CRITERION_STATUSES:
                 continue
             if text.startswith(FULL_CRITERIA):
                 mine.append(Flag(nct, "missing", "Our copy has none of this trial's criteria text; read them on "

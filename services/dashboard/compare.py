@@ -20,7 +20,7 @@ import pandas as pd
 
 from services.dashboard.filters import COMPARE_PARAM_PREFIX, PARAMS, Filters
 from services.dashboard.stats import FACETS, Dashboard
-from services.trials import one_line
+from services.inert import one_line
 
 B_PREFIX = COMPARE_PARAM_PREFIX  # URL parameters of filter set B: the usual filter parameters with this prefix
 

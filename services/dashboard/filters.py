@@ -30,7 +30,7 @@ from services.data.normalize import (
     sql_status,
     sql_study_type,
 )
-from services.trials import one_line
+from services.inert import one_line
 
 MAX_TEXT = 200  # longest free-text filter value we accept (a condition name is far shorter)
 MAX_VALUES = 50  # most values in one multi-valued filter

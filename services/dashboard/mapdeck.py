@@ -15,7 +15,6 @@ from pydeck.bindings import json_tools
 from services import inert
 from services.cache import SingleFlightCache
 from services.dashboard import sitemap
-from services.trials import one_line, text
 
 # Every pickable layer's objects carry these four fields, so one tooltip template serves them all.
 TOOLTIP = {
@@ -230,14 +229,14 @@ def group_points(rows: pd.DataFrame, unit: str = "mi") -> pd.DataFrame:
         "lat": located["lat"].astype(float), "lon": located["lon"].astype(float),
         "color": [recruiting if int(r) > 0 else other for r in located["recruiting"]],
         "r": [min(22.0, 3.0 + 1.6 * math.sqrt(float(t))) for t in located["trials"]],
-        "t_title": [f"#{int(k)} {text(n) or 'Unnamed site'}" for k, n in zip(located["rank"], located["facility"],
+        "t_title": [f"#{int(k)} {inert.text(n) or 'Unnamed site'}" for k, n in zip(located["rank"], located["facility"],
                                                                                    strict=True)],
         "t_sub": [sitemap._where(c, s, k) + (f" · {d:,.1f} {unit} away" if d is not None and d == d else "")
                   for c, s, k, d in zip(located["city"], located["state"], located["country"], located["distance"],
                                         strict=True)],
         "t_l1": [f"{int(t):,} matching trial{'s' if int(t) != 1 else ''} · {int(r):,} recruiting now"
                  for t, r in zip(located["trials"], located["recruiting"], strict=True)],
-        "t_l2": [one_line(p, sitemap.TITLE_CHARS) for p in located["sponsors"]],
+        "t_l2": [inert.one_line(p, sitemap.TITLE_CHARS) for p in located["sponsors"]],
     })
     for col in ("t_title", "t_sub", "t_l1", "t_l2"):  # the tooltip template is HTML: record text stays text
         out[col] = [inert.html_text(v) for v in out[col]]

@@ -18,7 +18,7 @@ from services.dashboard.filters import Filters
 from services.data import geo, runtime
 from services.data.db import Database
 from services.data.normalize import canonical, label
-from services.trials import one_line, text
+from services.inert import one_line, text
 
 GEO_DIR = Path(__file__).resolve().parents[2] / "data" / "geo"
 # Above this many located sites the map draws grid cells instead of single points: the browser stays

@@ -17,6 +17,9 @@ from services.eligibility.plain import plain_criterion
 from services.eligibility.rules import Judgement
 from services.eligibility.scoring import fit_score, gap_checklist, pass_status, results_from, trial_verdict
 
+# The saved statuses of a line that is still open: neither passed nor failed, to settle with the care team.
+OPEN_CRITERION_STATUSES = frozenset({"needs_discussion", "not_enough_information"})
+
 
 def criterion_status(label: Label | str, kind: CriterionKind) -> str:
     """The saved-match status for a label: met / not_met / needs_discussion / not_enough_information."""

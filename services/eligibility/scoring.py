@@ -36,7 +36,7 @@ from typing import Any
 from services.eligibility.labels import Label
 from services.eligibility.parser import Criterion, CriterionKind
 from services.eligibility.rules import Judgement
-from services.trials import one_line
+from services.inert import one_line
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,37 @@
+"""The app's one text formatter and shortener (services.inert.text / one_line), used wherever record text, a URL
+parameter or an upload's value is quoted in a message, a tooltip or a report."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from services.inert import one_line, text
+
+
+@pytest.mark.parametrize(("value", "want"), [
+    (None, ""), (float("nan"), ""), ("", ""), ("  a \n\t b  ", "a b"), (12, "12"), (1.5, "1.5"), ("x\u00a0y", "x y"),
+])
+def test_inert_text_collapses_white_space_and_blanks_missing_values(value: object, want: str) -> None:
+    assert text(value) == want
+
+
+def test_inert_one_line_keeps_short_text_and_cuts_long_text_with_an_ellipsis() -> None:
+    assert one_line("Boston,\n  MA", 40) == "Boston, MA"
+    assert one_line("a" * 40, 40) == "a" * 40
+    assert one_line("a" * 41, 40) == "a" * 39 + "…"
+    assert one_line("word " * 20, 10) == "word word…"  # no space before the ellipsis
+    assert one_line(None, 5) == ""
+
+
+def test_inert_one_line_is_never_longer_than_its_limit_and_keeps_the_start() -> None:
+    rng = random.Random(7)
+    alphabet = "ab \n\t.,é"
+    for _ in range(2_000):
+        raw = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
+        limit = rng.randint(2, 50)
+        out = one_line(raw, limit)
+        assert len(out) <= limit and "\n" not in out and "\t" not in out
+        whole = text(raw)
+        assert out == whole or (out.endswith("…") and whole.startswith(out[:-1]))
