@@ -217,7 +217,8 @@ def filters_from_widgets(prefix: str) -> tuple[Filters, list[str]]:
         put("near", s[prefix + "near"].strip())
         put("radius", s[prefix + "radius"])
         put("unit", s[prefix + "unit"])
-    for key in ("age", "sex", "healthy", "start_from", "start_to", "enroll_min", "enroll_max", "results", "fda"):
+    for key in ("age", "sex", "healthy", "start_from", "start_to", "enroll_min", "enroll_max", "results",
+                "fda"):
         value = s[prefix + key]
         if value != "ANY":  # the choice boxes' "Any"; the flags go into the URL as yes/no
             put(key, value.lower() if key in ("healthy", "results", "fda") else value)
