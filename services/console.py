@@ -26,7 +26,7 @@ from services import consolescope
 from services.data import runtime, sqlcompat
 from services.data.db import SQL_DIR, Database, load_sql
 from services.errors import BadInput, ConsoleBusy, QueryTimeout, UnsafeQuery
-from services.sqlguard import MAX_CHARS as GUARD_MAX_CHARS
+from services.sqlguard import MAX_CHARS as MAX_CHARS
 from services.sqlguard import GuardedQuery, check_query
 
 DEFAULT_MAX_ROWS = 10_000
@@ -47,7 +47,6 @@ SCOPE_SCHEMAS = READABLE_SCHEMAS - {consolescope.INFO_SCHEMA}
 # ctgov first, as the guard assumes for bare names; public for extension functions (pg_trgm, …).
 SEARCH_PATH = "ctgov, public"
 EXAMPLES_DIR = SQL_DIR / "examples"
-MAX_CHARS = GUARD_MAX_CHARS
 
 _INTEGER_TYPES = {"int2": "a whole number", "int4": "a whole number", "int8": "a whole number"}
 _TEXT_TYPES = frozenset({"text", "varchar", "bpchar", "char", "name", "citext", "unknown"})
@@ -295,7 +294,7 @@ def run_query(sql: str, params: Mapping[str, Any] | None = None, *, db: Database
         )
     except QueryTimeout as err:
         raise QueryTimeout(
-            f"The query ran past the console's time limit of {_seconds(timeout)} and was cancelled.",
+            f"The query ran past the console's time limit of {timeout / 1000:g} s and was cancelled.",
             hint="Add a WHERE clause or a LIMIT, aggregate earlier, or check that every join has a join condition.",
         ) from err
     finally:
@@ -379,10 +378,6 @@ def _describe_type(type_name: str) -> str:
         "timestamp": "a date and time such as 2024-01-31 12:00", "timestamptz": "a date and time such as "
         "2024-01-31 12:00+00:00", "json": "JSON", "jsonb": "JSON", "uuid": "a UUID",
     }.get(type_name, type_name)
-
-
-def _seconds(ms: int) -> str:
-    return f"{ms / 1000:g} s"
 
 
 def _unique(columns: Sequence[str]) -> list[str]:

@@ -4,7 +4,7 @@ their statistical analyses — AACT's results tables read and laid out one colum
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -92,10 +92,7 @@ def trial_results(nct_id: str, db: Database | None = None) -> TrialResults:
     for value in frames.values():
         if isinstance(value, TrialLandscapeError):
             raise value
-    flow_rows: pd.DataFrame = frames["results_flow"]  # type: ignore[assignment]
-    base_rows: pd.DataFrame = frames["results_baseline"]  # type: ignore[assignment]
-    out_rows: pd.DataFrame = frames["results_primary_outcomes"]  # type: ignore[assignment]
-    ana_rows: pd.DataFrame = frames["results_primary_analyses"]  # type: ignore[assignment]
+    flow_rows, base_rows, out_rows, ana_rows = (cast(pd.DataFrame, frames[name]) for name in RESULT_QUERIES)
 
     flow = pd.DataFrame()
     if not flow_rows.empty:

@@ -226,8 +226,8 @@ _MAINTENANCE = "it is database maintenance"
 _SCHEMA_CHANGE = "it changes the database's schema, permissions or documentation"
 
 # Statement kinds other than SELECT: (keyword shown to the user or None for the statement's
-# first word, why it is refused). EXPLAIN is refused too, with or without ANALYZE: ANALYZE runs
-# the statement it explains, and a plain plan is text the results table is not built to show.
+# first word, why it is refused). The guard refuses EXPLAIN too (_statement_refusal); the console
+# takes a leading EXPLAIN off first (sqlcompat.split_explain) and gives the guard only the query inside.
 _STATEMENTS: dict[str, tuple[str | None, str]] = {
     "TruncateStmt": ("TRUNCATE", "it empties tables"),
     "CopyStmt": ("COPY", "it moves bulk data to or from files and programs"),
@@ -459,8 +459,7 @@ def _with_stack(stack_bytes: int, work: Callable[[], T]) -> T:
     worker.join()
     if "error" in outcome:
         raise outcome["error"]
-    result: T = outcome["value"]
-    return result
+    return outcome["value"]
 
 
 _STACK_LOCK = threading.Lock()

@@ -78,9 +78,7 @@ def canonical(kind: str, value: str | None) -> str | None:
 def canonical_phase_part(part: str) -> str:
     """One phase ('Phase 2', 'PHASE2', 'Early Phase 1', 'N/A') → its enum."""
     upper = part.strip().upper()
-    if upper in _SPECIAL["phase"]:
-        return _SPECIAL["phase"][upper]
-    return upper.replace(" ", "")
+    return _SPECIAL["phase"].get(upper, upper.replace(" ", ""))
 
 
 def phase_list(value: str | None) -> tuple[str, ...]:

@@ -85,7 +85,6 @@ class Explain:
 
     options: str
     inner: str
-    analyze: bool
 
     def wrap(self, inner_sql: str) -> str:
         return f"EXPLAIN ({self.options}) {inner_sql}" if self.options else f"EXPLAIN {inner_sql}"
@@ -115,12 +114,10 @@ def split_explain(sql: str) -> Explain | None:
             i += 1
     if i >= len(tokens):
         raise UnsafeQuery("EXPLAIN needs the SELECT it should explain after it.")
-    option_text = sql[tokens[0].end + 1:tokens[i].start]
-    options, analyze = _options(option_text)
-    return Explain(options, sql[tokens[i].start:], analyze)
+    return Explain(_options(sql[tokens[0].end + 1:tokens[i].start]), sql[tokens[i].start:])
 
 
-def _options(option_text: str) -> tuple[str, bool]:
+def _options(option_text: str) -> str:
     """Rebuild EXPLAIN's options from what PostgreSQL's parser reads in them, allowing only known ones."""
     try:
         parsed = pglast.parse_sql(f"EXPLAIN {option_text} SELECT 1")
@@ -130,7 +127,6 @@ def _options(option_text: str) -> tuple[str, bool]:
     if not isinstance(stmt, ast.ExplainStmt) or not isinstance(stmt.query, ast.SelectStmt):
         raise UnsafeQuery("EXPLAIN's options could not be read; write them as EXPLAIN (ANALYZE, FORMAT JSON) SELECT …")
     out: list[str] = []
-    analyze = False
     for option in stmt.options or ():
         name = option.defname.lower()
         kind = _EXPLAIN_OPTIONS.get(name)
@@ -144,12 +140,11 @@ def _options(option_text: str) -> tuple[str, bool]:
             if value is not None and value not in _TRUE_WORDS | _FALSE_WORDS:
                 raise UnsafeQuery(f"EXPLAIN option {name.upper()} takes true or false, not {value}.")
             out.append(f"{name.upper()} {'true' if on else 'false'}")
-            analyze = analyze or (name == "analyze" and on)
         else:
             if value not in kind:
                 raise UnsafeQuery(f"EXPLAIN {name.upper()} takes one of {', '.join(kind)}.")
             out.append(f"{name.upper()} {value}")
-    return ", ".join(out), analyze
+    return ", ".join(out)
 
 
 def _option_value(arg: Any) -> str | None:

@@ -27,10 +27,7 @@ def current_b() -> Filters:
         st.session_state[_READ] = True
         params = ui_state.query_dict()
         if any(compare.is_b_param(k) for k in params):
-            fb, notices = compare.b_from_query(params)
-            st.session_state[B_KEY] = fb
-            if notices:
-                st.session_state["notices"] = [*st.session_state.get("notices", []), *notices]
+            set_b(*compare.b_from_query(params))
     st.session_state.setdefault(B_KEY, Filters())
     return st.session_state[B_KEY]  # type: ignore[no-any-return]
 

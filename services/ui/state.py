@@ -217,19 +217,11 @@ def filters_from_widgets(prefix: str) -> tuple[Filters, list[str]]:
         put("near", s[prefix + "near"].strip())
         put("radius", s[prefix + "radius"])
         put("unit", s[prefix + "unit"])
-    put("age", s[prefix + "age"])
-    if s[prefix + "sex"] != "ANY":
-        put("sex", s[prefix + "sex"])
-    if s[prefix + "healthy"] != "ANY":
-        put("healthy", s[prefix + "healthy"].lower())
-    put("start_from", s[prefix + "start_from"])
-    put("start_to", s[prefix + "start_to"])
-    put("enroll_min", s[prefix + "enroll_min"])
-    put("enroll_max", s[prefix + "enroll_max"])
-    if s[prefix + "results"] != "ANY":
-        put("results", s[prefix + "results"].lower())
-    if s[prefix + "fda"] != "ANY":
-        put("fda", s[prefix + "fda"].lower())
+    for key in ("age", "sex", "healthy", "start_from", "start_to", "enroll_min", "enroll_max", "results",
+                "fda"):
+        value = s[prefix + key]
+        if value != "ANY":  # the choice boxes' "Any"; the flags go into the URL as yes/no
+            put(key, value.lower() if key in ("healthy", "results", "fda") else value)
     return Filters.from_query(params)
 
 

@@ -100,8 +100,9 @@ def months_between(start: date | None, end: date | None) -> int | None:
     return int((end - start).days / 30)
 
 
-def downcase(value: str | None) -> str | None:
-    return value.lower() if value is not None else None
+def downcase(value: Any) -> Any:
+    """Text lower-cased (AACT's downcase_* columns); anything else as it is."""
+    return value.lower() if isinstance(value, str) else value
 
 
 def calculated_values(nct_id: str, *, facilities_countries: list[str], sae_subjects: int | None,

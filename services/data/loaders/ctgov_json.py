@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from services.data.loaders import guard
-from services.data.loaders.common import COLUMNS, NCT_RE, Batch, calculated_values, parse_api_date
+from services.data.loaders.common import COLUMNS, NCT_RE, Batch, calculated_values, downcase, parse_api_date
 from services.errors import BadInput
 
 
@@ -291,14 +291,14 @@ def _map_study(study: dict[str, Any], nct: str, batch: Batch, ids: dict[str, Ite
     cond_mod = ps.get("conditionsModule") or {}
     for table in ("conditions", "keywords"):  # the module's lists are named like the tables
         for name in _list(cond_mod.get(table)):
-            batch.add(table, {"nct_id": nct, "name": name, "downcase_name": _lower(name)})
+            batch.add(table, {"nct_id": nct, "name": name, "downcase_name": downcase(name)})
     for table, module in (("browse_conditions", "conditionBrowseModule"),
                           ("browse_interventions", "interventionBrowseModule")):
         mod = derived.get(module) or {}
         for key, mesh_type in (("meshes", "mesh-list"), ("ancestors", "mesh-ancestor")):
             for mesh in _dicts(mod.get(key)):
                 term = mesh.get("term")
-                batch.add(table, {"nct_id": nct, "mesh_term": term, "downcase_mesh_term": _lower(term),
+                batch.add(table, {"nct_id": nct, "mesh_term": term, "downcase_mesh_term": downcase(term),
                                   "mesh_type": mesh_type})
 
     _map_arms(nct, arms, batch, ids)
@@ -382,10 +382,6 @@ def _map_study(study: dict[str, Any], nct: str, batch: Batch, ids: dict[str, Ite
         maximum_age=elig.get("maximumAge"),
         outcome_counts=(counts[0], counts[1], counts[2]),
     ))
-
-
-def _lower(value: Any) -> Any:
-    return value.lower() if isinstance(value, str) else value
 
 
 def _map_arms(nct: str, arms: dict[str, Any], batch: Batch, ids: dict[str, Iterator[int]]) -> None:
