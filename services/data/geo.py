@@ -57,10 +57,16 @@ def _csv_rows(name: str) -> list[dict[str, str]]:
 US_STATE_CODES: dict[str, str] = {row["code"]: row["name"] for row in _csv_rows("us_states.csv")}
 
 # AACT country spellings that ClinicalTrials.gov counts as the United States (has_us_facility).
-US_TERRITORIES: frozenset[str] = frozenset({
-    "Puerto Rico", "Guam", "U.S. Virgin Islands", "Virgin Islands (U.S.)", "American Samoa",
-    "Northern Mariana Islands",
-})
+US_TERRITORIES: frozenset[str] = frozenset(
+    {
+        "Puerto Rico",
+        "Guam",
+        "U.S. Virgin Islands",
+        "Virgin Islands (U.S.)",
+        "American Samoa",
+        "Northern Mariana Islands",
+    }
+)
 
 # ISO codes of those territories; the zipcodes package files their ZIPs under the same codes as states.
 _TERRITORY_ISO: frozenset[str] = frozenset({"PR", "GU", "VI", "AS", "MP"})
@@ -88,8 +94,9 @@ _LEADING_ZIP_RE = re.compile(r"\s*(\d{5})(?:[-\s]?\d{4})?(?!\d)")
 _NOT_WORD_RE = re.compile(r"[\W_]+")
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 # Letters that Unicode decomposition leaves alone but people type without their mark.
-_LETTER_FOLDS = str.maketrans({"ø": "o", "æ": "ae", "œ": "oe", "ł": "l", "đ": "d", "ı": "i", "þ": "th",
-                               "ð": "d"})
+_LETTER_FOLDS = str.maketrans(
+    {"ø": "o", "æ": "ae", "œ": "oe", "ł": "l", "đ": "d", "ı": "i", "þ": "th", "ð": "d"}
+)
 # Abbreviations that gazetteers and trial registries spell either way ("St. Louis", "Saint Louis").
 _TOKEN_FOLDS = {"saint": "st", "sainte": "ste", "mount": "mt", "fort": "ft"}
 _TOKEN_FOLD_RE = re.compile(r"\b(?:saint|sainte|mount|fort)\b")
@@ -100,8 +107,12 @@ _SITE_SPLIT_RE = re.compile(r"\s+-\s+|[,/;()]")
 _SITE_SUFFIX_RE = re.compile(r"(?:\s(?:cedex|\d+|[a-z]|shi|ku|gun|si|gu|city|machi|cho))+$")
 # Registry idioms for two capitals that no gazetteer spells that way.
 _SITE_ALIASES = {
-    "caba": "buenos aires", "capital federal": "buenos aires", "ciudad autonoma buenos aires": "buenos aires",
-    "ciudad autonoma de buenos aires": "buenos aires", "df": "mexico city", "mexico df": "mexico city",
+    "caba": "buenos aires",
+    "capital federal": "buenos aires",
+    "ciudad autonoma buenos aires": "buenos aires",
+    "ciudad autonoma de buenos aires": "buenos aires",
+    "df": "mexico city",
+    "mexico df": "mexico city",
     "cdmx": "mexico city",
 }
 # Hong Kong and Macao are sometimes filed under China, by sites and by people.
@@ -191,8 +202,9 @@ def bounding_box(lat: float, lon: float, radius_miles: float) -> tuple[float, fl
         # The circle reaches a pole (or half the globe): every longitude is within reach.
         return max(min_lat, -90.0), min(max_lat, 90.0), -180.0, 180.0
     # Widest longitude offset on the circle, reached at the tangent point (not at the centre's latitude).
-    dlon = (math.degrees(math.asin(min(1.0, math.sin(angle) / math.cos(math.radians(lat))))) * (1 + 1e-9)
-            + 1e-9)
+    dlon = (
+        math.degrees(math.asin(min(1.0, math.sin(angle) / math.cos(math.radians(lat))))) * (1 + 1e-9) + 1e-9
+    )
     min_lon, max_lon = lon - dlon, lon + dlon
     if min_lon < -180.0 or max_lon > 180.0:
         # Crossing the antimeridian: one box cannot express the wrap, so widen to the full range.
@@ -317,8 +329,9 @@ class _Gazetteer:
             # GeoNames files Puerto Rico and the other territories as countries; keep their code as state too.
             if iso in _TERRITORY_ISO:
                 admin1 = iso
-            city = _City(record["name"], record["latitude"], record["longitude"], iso, admin1,
-                         record["population"])
+            city = _City(
+                record["name"], record["latitude"], record["longitude"], iso, admin1, record["population"]
+            )
             name_key = fold(city.name)
             self.by_name[name_key].append(city)
             if (city.population or 0) >= ALTERNATE_NAME_MIN_POPULATION:
@@ -437,8 +450,9 @@ def warm_up() -> None:
 
 
 @lru_cache(maxsize=200_000)
-def geocode_site(city: str | None, state: str | None, zip_code: str | None,
-                 country: str | None) -> tuple[float, float] | None:
+def geocode_site(
+    city: str | None, state: str | None, zip_code: str | None, country: str | None
+) -> tuple[float, float] | None:
     """(lat, lon) of a trial site from its city, state, ZIP and country columns; None when unknown."""
     iso = country_code(country) if country and country.strip() else None
     state_code = us_state_code(state) if state else None
@@ -460,8 +474,11 @@ def geocode_site(city: str | None, state: str | None, zip_code: str | None,
             return by_zip[0], by_zip[1]
         town = None
         if key and region is not None:
-            town = (in_us_state.get((key, region)) or gaz.zip_towns.get((key, region))
-                    or in_us_state_alternate.get((key, region)))
+            town = (
+                in_us_state.get((key, region))
+                or gaz.zip_towns.get((key, region))
+                or in_us_state_alternate.get((key, region))
+            )
         if town is not None:
             return town.lat, town.lon
         return (by_zip[0], by_zip[1]) if by_zip is not None else None
@@ -497,8 +514,9 @@ def geocode(text: str) -> GeocodeResult:
     if not cleaned or not fold(cleaned):
         return GeocodeResult(query, None, (), f"No place given. {_HINT}")
     if len(cleaned) > MAX_QUERY_CHARS:
-        return GeocodeResult(query, None, (),
-                             f"That text is too long to be a place name ({len(cleaned)} characters). {_HINT}")
+        return GeocodeResult(
+            query, None, (), f"That text is too long to be a place name ({len(cleaned)} characters). {_HINT}"
+        )
     zip_match = _ZIP_RE.fullmatch(cleaned)
     if zip_match:
         return _zip_result(query, zip_match.group(1))
@@ -506,8 +524,11 @@ def geocode(text: str) -> GeocodeResult:
     if embedded:
         rest = " ".join((cleaned[: embedded.start()] + " " + cleaned[embedded.end() :]).split()).strip(" ,;")
         by_name = _resolve_text(query, rest) if fold(rest) else None
-        if (by_name is not None and by_name.place is not None
-                and by_name.place.country not in _US_COUNTRY_NAMES):
+        if (
+            by_name is not None
+            and by_name.place is not None
+            and by_name.place.country not in _US_COUNTRY_NAMES
+        ):
             return by_name  # a European postcode next to its town, not a US ZIP
         if embedded.group(1) in _gazetteer().zips:
             return _zip_result(query, embedded.group(1))
@@ -520,9 +541,12 @@ def geocode(text: str) -> GeocodeResult:
 def _zip_result(query: str, zip5: str) -> GeocodeResult:
     found = _gazetteer().zips.get(zip5)
     if found is None:
-        return GeocodeResult(query, None, (),
-                             f"{zip5} is not a US ZIP code in the offline list. Check the digits, or "
-                             f"{_lower(_HINT)}")
+        return GeocodeResult(
+            query,
+            None,
+            (),
+            f"{zip5} is not a US ZIP code in the offline list. Check the digits, or {_lower(_HINT)}",
+        )
     lat, lon, town, state = found
     country = _country_for(state if state in _TERRITORY_ISO else "US")
     state_name = US_STATE_CODES.get(state)
@@ -567,8 +591,11 @@ def _resolve_single(query: str, name: str) -> GeocodeResult:
     chosen = regions[0]
     # Towns that merely list the region's name among their alternates ("USA") are noise here, and the
     # capital of a city-state is the chosen point itself.
-    cities = [c for c in cities
-              if fold(c.name) == fold(name) and haversine_km(c.lat, c.lon, chosen.lat, chosen.lon) > 1.0]
+    cities = [
+        c
+        for c in cities
+        if fold(c.name) == fold(name) and haversine_km(c.lat, c.lon, chosen.lat, chosen.lon) > 1.0
+    ]
     others = _unique([*regions[1:], *(_city_place(c) for c in cities)])
     message = _region_message(chosen) + (" " + _others_sentence(others) if others else "")
     return GeocodeResult(query, chosen, tuple(others[:MAX_ALTERNATIVES]), message)
@@ -621,8 +648,10 @@ def _city_result(query: str, name: str, cities: list[_City], qualifiers: list[li
     reason = "the most populous match" if not qualifiers else "the most populous match there"
     if chosen.population is not None:
         reason += f" (population {chosen.population:,})"
-    message = (f'{len(places)} places are called "{name}"; using {chosen.name}, {reason}. '
-               f"{_others_sentence(others)} Add a state or country to choose another.")
+    message = (
+        f'{len(places)} places are called "{name}"; using {chosen.name}, {reason}. '
+        f"{_others_sentence(others)} Add a state or country to choose another."
+    )
     return GeocodeResult(query, chosen, tuple(others[:MAX_ALTERNATIVES]), message)
 
 
@@ -642,10 +671,14 @@ def _city_candidates(key: str, qualifiers: list[list[_Scope]]) -> list[_City]:
     exact = [c for c in gaz.by_name.get(key, ()) if _in_all(c, qualifiers)]
     best = max((c.population or 0 for c in exact), default=0)
     floor = max(best, 1) * ALTERNATE_NAME_POPULATION_RATIO
-    alternates = [c for c in gaz.by_alternate.get(key, ())
-                  if (c.population or 0) >= floor and _in_all(c, qualifiers)]
-    towns = [t for t in gaz.zip_towns_by_name.get(key, ())
-             if _in_all(t, qualifiers) and not _has_city_in([*exact, *alternates], t)]
+    alternates = [
+        c for c in gaz.by_alternate.get(key, ()) if (c.population or 0) >= floor and _in_all(c, qualifiers)
+    ]
+    towns = [
+        t
+        for t in gaz.zip_towns_by_name.get(key, ())
+        if _in_all(t, qualifiers) and not _has_city_in([*exact, *alternates], t)
+    ]
     return sorted(
         {(c.name, c.iso, c.admin1, c.lat, c.lon): c for c in [*alternates, *exact, *towns]}.values(),
         key=lambda c: (_fit(c, qualifiers), -(c.population or 0)),
@@ -744,22 +777,32 @@ def _country_place(iso: str) -> Place | None:
 def _region_message(place: Place) -> str:
     if place.kind == "state":
         code = us_state_code(place.state)
-        what = ("a US territory" if code in _TERRITORY_ISO else "the US capital district" if code == "DC"
-                else "a US state")
-        return (f"{place.state} is {what}; using the average position of its ZIP codes as its point. "
-                "Add a city or type a ZIP code for a closer match.")
+        what = (
+            "a US territory"
+            if code in _TERRITORY_ISO
+            else "the US capital district"
+            if code == "DC"
+            else "a US state"
+        )
+        return (
+            f"{place.state} is {what}; using the average position of its ZIP codes as its point. "
+            "Add a city or type a ZIP code for a closer match."
+        )
     capital = _gazetteer().countries.get(country_code(place.country) or "", (0, ""))[1]
     if not capital or fold(capital) == fold(place.country):
         return f"Using {place.country}."
-    return (f"{place.country} is a country or territory; using its capital, {capital}, as its point. "
-            "Add a city for a closer match.")
+    return (
+        f"{place.country} is a country or territory; using its capital, {capital}, as its point. "
+        "Add a city for a closer match."
+    )
 
 
 def _city_place(city: _City) -> Place:
     country = _country_for(city.iso)
     state = US_STATE_CODES.get(city.admin1) if city.iso in _US_ISO else None
-    return Place(_display(city.name, state, country), city.lat, city.lon, "city", country, state,
-                 city.population)
+    return Place(
+        _display(city.name, state, country), city.lat, city.lon, "city", country, state, city.population
+    )
 
 
 def _display(town: str, state: str | None, country: str) -> str:
