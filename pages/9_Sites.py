@@ -48,6 +48,7 @@ if rows.empty:
 else:
     where = f" Distances from **{inert.md_line(place.name)}** (nearest site of the group)." if place else ""
     area = feasibility.area_text(f)
+    area = f" {inert.md_line(area)}" if area else ""
     st.caption(f"{totals['groups']:,} sites (facility groups) from {totals['sites']:,} named facility rows of the "
                f"matching trials{area}; showing the first {len(rows):,}, ranked by "
                f"{feasibility.ORDER_LABELS[table.order].lower()}."

@@ -172,6 +172,20 @@ def test_sites_page_lists_the_groups_states_the_rule_and_draws_them(db):
     assert len(groups["data"]) == int(expected.rows["lat"].notna().sum())
 
 
+def test_feasibility_area_text_reads_as_a_phrase():
+    assert feasibility.area_text(Filters()) == ""
+    assert feasibility.area_text(Filters(state=("Texas",))) == "in Texas"
+    assert feasibility.area_text(Filters(country=("Japan", "Korea"))) == "in Japan, Korea"
+    assert (feasibility.area_text(Filters(state=("Texas",), near="Houston, TX", radius=50.0, unit="mi"))
+            == "in Texas and within 50 mi of Houston, TX")
+
+
+def test_sites_page_caption_names_the_area_as_plain_text(db):
+    at = _page(near="Boston, MA", radius="50")
+    captions = " ".join(c.value for c in at.caption)
+    assert r"named facility rows of the matching trials within 50 mi of Boston\, MA;" in captions
+
+
 def test_sites_page_ranks_by_recruiting_and_keeps_it_in_the_link(db):
     at = _page(condition="diabetes")
     at.radio(key="sites_rank").set_value("recruiting").run()

@@ -54,12 +54,12 @@ def site_table(f: Filters, place: geo.Place | None = None, order: str = "trials"
 
 
 def area_text(f: Filters) -> str:
-    """" in …" naming the filter's area, whose facilities alone are listed (empty without one)."""
-    parts = [", ".join(f.state)] if f.state else []
-    parts += [", ".join(f.country)] if f.country else []
+    """"in Texas and within 100 mi of Boston, MA": the filter's area, whose facilities alone are listed (plain text,
+    empty without one)."""
+    parts = [f"in {', '.join(names)}" for names in (f.state, f.country) if names]
     if f.near:
         parts.append(f"within {f.radius:g} {f.unit} of {f.near}")
-    return (" in " + " · ".join(parts)) if parts else ""
+    return " and ".join(parts)
 
 
 def _details(detail: pd.DataFrame, kind: str) -> dict[int, tuple[list[tuple[Any, int]], int]]:
