@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from services.trials import ctgov_url, one_line, text
+from services.inert import one_line, text
+from services.trials import ctgov_url
 
 MAX_QUESTIONS = 4
 MAX_CHARS = 2000

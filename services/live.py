@@ -33,7 +33,8 @@ from typing import Any
 
 from services.data.normalize import ENROLLING_STATUSES, canonical
 from services.errors import TrialLandscapeError
-from services.trials import NCT_RE, one_line, status_words
+from services.inert import one_line
+from services.trials import NCT_RE, status_words
 
 DEFAULT_API_URL = "https://clinicaltrials.gov/api/v2"
 MIN_INTERVAL_S = 1.5

@@ -16,7 +16,7 @@ from typing import Any, TypedDict, TypeVar
 
 import jinja2
 
-from services import contact, trials
+from services import contact, inert
 from services.data import normalize
 from services.data.provenance import copy_note
 from services.eligibility.match import OPEN_CRITERION_STATUSES
@@ -125,8 +125,8 @@ _STANDARD_GLOSSARY: tuple[tuple[str, str], ...] = (
 
 
 def _texts(values: Iterable[Any]) -> list[str]:
-    """Each value as plain text (trials.text), blank ones dropped."""
-    return [t for t in (trials.text(v) for v in values) if t]
+    """Each value as plain text (inert.text), blank ones dropped."""
+    return [t for t in (inert.text(v) for v in values) if t]
 
 
 def _paragraphs(value: Any) -> list[str]:
@@ -182,7 +182,7 @@ def _number(value: Any) -> str:
         return f"{int(value):,}"
     if isinstance(value, float):
         return f"{value:,.1f}"
-    return trials.text(value)
+    return inert.text(value)
 
 
 def _value(key: str, value: Any) -> str:
@@ -203,7 +203,7 @@ def _value(key: str, value: Any) -> str:
         return ", ".join(_value(key, v) for v in value if _value(key, v))
     if isinstance(value, int | float):
         return _number(value)
-    text = trials.text(value)
+    text = inert.text(value)
     if key in ("sex", "trial_types"):
         return text[:1].upper() + text[1:].lower()
     return text
@@ -243,8 +243,8 @@ def criterion_rows(criteria: Iterable[Mapping[str, Any]]) -> list[dict[str, str]
         status = str(item.get("status") or "not_enough_information")
         status = _STATUS_ALIASES.get(status, status)
         label, css, mark = _STATUS_VIEW.get(status, _STATUS_VIEW["not_enough_information"])
-        full = trials.text(item.get("criterion"))
-        plain = trials.text(item.get("plain")) or full
+        full = inert.text(item.get("criterion"))
+        plain = inert.text(item.get("plain")) or full
         kind = str(item.get("type") or item.get("kind") or "inclusion")
         rows.append(
             {
@@ -255,7 +255,7 @@ def criterion_rows(criteria: Iterable[Mapping[str, Any]]) -> list[dict[str, str]
                 "status": label,
                 "css": css,
                 "mark": mark,
-                "reason": trials.text(item.get("reason")),
+                "reason": inert.text(item.get("reason")),
             }
         )
     return rows
@@ -269,13 +269,13 @@ def side_effects(report: Mapping[str, Any] | None) -> dict[str, Any] | None:
         return {"has_results": False, "serious": [], "other": []}
     totals: dict[tuple[bool, str], dict[str, Any]] = {}
     for event in report.get("events") or []:
-        term = trials.text(event.get("term"))
+        term = inert.text(event.get("term"))
         if not term:
             continue
         serious = bool(event.get("serious"))
         row = totals.setdefault(
             (serious, term.lower()),
-            {"term": term[:1].upper() + term[1:], "organ_system": trials.text(event.get("organ_system")),
+            {"term": term[:1].upper() + term[1:], "organ_system": inert.text(event.get("organ_system")),
              "affected": 0, "at_risk": 0},
         )
         row["affected"] += int(event.get("subjects_affected") or 0)
@@ -320,13 +320,13 @@ def _arm_rows(details: Mapping[str, Any]) -> list[dict[str, str]]:
         kind = str(arm.get("group_type") or arm.get("type") or "").upper().replace(" ", "_")
         treatments = arm.get("interventions")
         if isinstance(treatments, list | tuple):
-            treatments = ", ".join(trials.text(t.get("name") if isinstance(t, Mapping) else t) for t in treatments)
+            treatments = ", ".join(inert.text(t.get("name") if isinstance(t, Mapping) else t) for t in treatments)
         rows.append(
             {
-                "title": trials.text(arm.get("title") or arm.get("label") or arm.get("name")) or "Study group",
+                "title": inert.text(arm.get("title") or arm.get("label") or arm.get("name")) or "Study group",
                 "kind": _ARM_TYPES.get(kind, ""),
-                "description": _shorten(trials.text(arm.get("description")), 400),
-                "treatments": trials.text(treatments),
+                "description": _shorten(inert.text(arm.get("description")), 400),
+                "treatments": inert.text(treatments),
             }
         )
     return rows
@@ -336,20 +336,20 @@ def _intervention_names(details: Mapping[str, Any]) -> list[str]:
     names = []
     for item in details.get("interventions") or []:
         if isinstance(item, Mapping):
-            name = trials.text(item.get("name"))
+            name = inert.text(item.get("name"))
             kind = normalize.label("intervention_type", str(item["type"])) if item.get("type") else ""
             if name:
                 names.append(f"{name} ({kind.lower()})" if kind else name)
-        elif trials.text(item):
-            names.append(trials.text(item))
+        elif inert.text(item):
+            names.append(inert.text(item))
     return list(dict.fromkeys(names))
 
 
 def _site_text(site: Mapping[str, Any] | None, fallback: Any) -> tuple[str, str]:
     """(where, distance) of the nearest site; from the site record, else the saved match's sentence."""
     if site:
-        place = ", ".join(p for p in (trials.text(site.get(k)) for k in ("city", "state", "country")) if p)
-        where = " — ".join(p for p in (trials.text(site.get("facility")), place) if p)
+        place = ", ".join(p for p in (inert.text(site.get(k)) for k in ("city", "state", "country")) if p)
+        where = " — ".join(p for p in (inert.text(site.get("facility")), place) if p)
         miles = site.get("distance_miles")
         distance = ""
         if isinstance(miles, int | float):
@@ -357,7 +357,7 @@ def _site_text(site: Mapping[str, Any] | None, fallback: Any) -> tuple[str, str]
         return where, distance
     if isinstance(fallback, Mapping):
         return _site_text(fallback, None)
-    return trials.text(fallback), ""
+    return inert.text(fallback), ""
 
 
 def _member(kind: type[E], value: Any) -> E | None:
@@ -387,21 +387,21 @@ def trial_view(
     criteria = criterion_rows(match.get("criteria") or [])
     counts = {css: sum(1 for c in criteria if c["css"] == css) for css in ("met", "notmet", "discuss", "unknown")}
     plain_summary = _paragraphs(match.get("summary"))
-    registry_summary = _shorten(trials.text(details.get("summary")), MAX_REGISTRY_SUMMARY_CHARS)
+    registry_summary = _shorten(inert.text(details.get("summary")), MAX_REGISTRY_SUMMARY_CHARS)
     start, end = details.get("start_date"), details.get("completion_date")
     months = _months_between(start, end)
     where, distance = _site_text(site, match.get("nearest_site"))
     unknowns = [
-        {"kind": _UNKNOWN_KINDS.get(str(u.get("kind")), "Find out"), "text": trials.text(u.get("text"))}
+        {"kind": _UNKNOWN_KINDS.get(str(u.get("kind")), "Find out"), "text": inert.text(u.get("text"))}
         for u in match.get("unknowns") or []
-        if trials.text(u.get("text"))
+        if inert.text(u.get("text"))
     ]
     phases = phase_words(match.get("phases") or details.get("phases"))
     status_code = match.get("status") or details.get("status")
-    title = trials.text(match.get("title") or details.get("title"))
+    title = inert.text(match.get("title") or details.get("title"))
     stale = (status_note(status_code, primary_completion=details.get("primary_completion_date"),
                          last_update=details.get("last_update_date"), today=today)
-             if details else trials.text(match.get("status_note")) or None)
+             if details else inert.text(match.get("status_note")) or None)
     band = _member(FitBand, match.get("fit_band"))
     return {
         "number": index,
@@ -410,17 +410,17 @@ def trial_view(
         "url": ctgov_url(nct_id),
         "title": title or nct_id,
         "short_title": _shorten(title, 70, at_sentence=False),
-        "official_title": trials.text(details.get("official_title")),
+        "official_title": inert.text(details.get("official_title")),
         "status": status_words(status_code),
         "phases": phases,
         "study_type": normalize.label("study_type", str(details["study_type"])) if details.get("study_type") else "",
-        "sponsor": trials.text(details.get("sponsor")),
+        "sponsor": inert.text(details.get("sponsor")),
         "conditions": _texts(details.get("conditions") or []),
         "enrollment": _number(details.get("enrollment")),
         "fit_score": score,
         "fit_band": band.display if band else "",
-        "fit_explanation": trials.text(match.get("fit_explanation")),
-        "distance_note": trials.text(match.get("distance_note")),
+        "fit_explanation": inert.text(match.get("fit_explanation")),
+        "distance_note": inert.text(match.get("distance_note")),
         "status_note": stale or "",
         "criteria_missing": match.get("criteria_text") == CRITERIA_MISSING,
         "verdict": verdict.display if verdict else "Not assessed",
@@ -443,7 +443,7 @@ def trial_view(
         "site_distance": distance,
         "has_details": bool(details),
         "copy_note": copy_note(details.get("not_in_this_copy") or ()) or "",
-        "criteria_source": trials.text(details.get("criteria_source")),
+        "criteria_source": inert.text(details.get("criteria_source")),
     }
 
 
@@ -455,9 +455,9 @@ def contact_view(profile: Mapping[str, Any], match: Mapping[str, Any], details: 
     found = contact.choose_contact(nct_id, details.get("contacts") or [], (site or {}).get("facility"))
     open_ones = [c for c in match.get("criteria") or [] if c.get("status") in OPEN_CRITERION_STATUSES]
     open_ones.sort(key=lambda c: c.get("type") != "inclusion")  # stable: the registry's order within each kind
-    asked = [trials.text(c.get("plain") or c.get("criterion")) for c in open_ones]
+    asked = [inert.text(c.get("plain") or c.get("criterion")) for c in open_ones]
     where, _ = _site_text(site, match.get("nearest_site"))  # the distance is worded for the reader of the report
-    title = trials.text(details.get("title") or match.get("title")) or nct_id
+    title = inert.text(details.get("title") or match.get("title")) or nct_id
     message = contact.draft_message(profile, {"nct_id": nct_id, "title": title, "site_where": where}, found, asked)
     return {"contact_who": found.who, "contact_ways": list(found.ways), "contact_source": found.source,
             "message": message}
@@ -469,7 +469,7 @@ def search_view(facts: Mapping[str, Any]) -> dict[str, Any]:
     found = int(facts.get("found") or 0)
     missing = int(facts.get("without_criteria_text") or 0)
     return {
-        "limit": (f"Up to {_number(radius)} miles from {trials.text(facts.get('place')) or 'your place'}"
+        "limit": (f"Up to {_number(radius)} miles from {inert.text(facts.get('place')) or 'your place'}"
                   if isinstance(radius, int | float) else "No travel limit"),
         "searches": [line[:1].upper() + line[1:] for line in describe_searches(facts)],
         "found": _number(found),
@@ -484,7 +484,7 @@ def _glossary(given: Sequence[Mapping[str, str]], views: list[dict[str, Any]]) -
     rows: list[tuple[str, str]] = []
     seen: set[str] = set()
     for entry in given:
-        term, meaning = trials.text(entry.get("term")), trials.text(entry.get("meaning"))
+        term, meaning = inert.text(entry.get("term")), inert.text(entry.get("meaning"))
         if term and meaning and term.lower() not in seen:
             rows.append((term, meaning))
             seen.add(term.lower())
@@ -548,17 +548,17 @@ def care_groups(care_team: Mapping[str, Any]) -> list[dict[str, Any]]:
     out = []
     for group in list(care_team.get("groups") or [])[:MAX_CARE_GROUPS]:
         questions = _texts(list(group.get("questions") or [])[:MAX_CARE_QUESTIONS])
-        title = trials.text(group.get("title"))
+        title = inert.text(group.get("title"))
         if title and questions:
-            out.append({"title": title, "questions": questions, "note": trials.text(group.get("note")),
+            out.append({"title": title, "questions": questions, "note": inert.text(group.get("note")),
                         "by_model": group.get("source") == "model"})
     return out
 
 
 def review_rows(flags: Any) -> list[tuple[str, str]]:
     """A trial's reviewer points as (label, text) rows; none when the reviewer had nothing to say."""
-    return [(trials.text(f.get("label")), trials.text(f.get("text"))) for f in list(flags or [])[:8]
-            if isinstance(f, Mapping) and trials.text(f.get("text"))]
+    return [(inert.text(f.get("label")), inert.text(f.get("text"))) for f in list(flags or [])[:8]
+            if isinstance(f, Mapping) and inert.text(f.get("text"))]
 
 
 def _environment() -> jinja2.Environment:
@@ -595,7 +595,7 @@ def render_report(
         view["review"] = review_rows((request.care_team.get("review") or {}).get(nct_id))
         views.append(view)
     facts = dict(request.search_facts or {})
-    groups = [(trials.text(topic), _texts(qs)) for topic, qs in request.question_groups]
+    groups = [(inert.text(topic), _texts(qs)) for topic, qs in request.question_groups]
     team = care_groups(request.care_team)
     asked = " ".join(q for g in team for q in g["questions"]).lower()
     questions = _texts(request.questions_for_doctor)

@@ -14,8 +14,7 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, NotRequired, Protocol, TypedDict
 
 from services.data import normalize, provenance
-from services.inert import one_line as one_line  # the record formatters below build on these two
-from services.inert import text as text
+from services.inert import text
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -14,7 +14,7 @@ from services.dashboard.filters import Filters
 from services.data import geo, runtime, sitename
 from services.data.db import Database, load_sql
 from services.data.normalize import PHASES, canonical, label
-from services.trials import text
+from services.inert import text
 
 LIMIT = 200  # facility groups listed (and drawn)
 ORDER_LABELS = {"trials": "Most matching trials", "recruiting": "Most recruiting now", "distance": "Nearest"}
