@@ -9,6 +9,7 @@ APP_DATABASE_URL (default: the embedded server).
 from __future__ import annotations
 
 import contextlib
+import functools
 import gzip
 import hashlib
 import logging
@@ -189,7 +190,8 @@ def get_db() -> Database:
             return _state["main"]
         url = os.environ.get("DATABASE_URL", "").strip()
         if url:
-            db = Database(url, statement_timeout_ms=_timeout(), pool_size=_pool_size())
+            connect = functools.partial(Database, url, statement_timeout_ms=_timeout(), pool_size=_pool_size())
+            db = connect()
             health = db.health()
             if health.ok and not health.read_only:
                 try:
@@ -197,10 +199,9 @@ def get_db() -> Database:
                     sitename.ensure_built(db)
                 except QueryFailed as err:  # e.g. no CREATE privilege: use it as it is
                     _log.warning("could not apply schema to %s: %s", db.label, err)
-                    db = Database(url, read_only=True, statement_timeout_ms=_timeout(),
-                                  pool_size=_pool_size())
+                    db = connect(read_only=True)
             elif health.ok:
-                db = Database(url, read_only=True, statement_timeout_ms=_timeout(), pool_size=_pool_size())
+                db = connect(read_only=True)
         else:
             db = Database(embedded_url(), statement_timeout_ms=_timeout(), pool_size=_pool_size(),
                           label=f"embedded PostgreSQL ({embedded.data_dir()})")
