@@ -167,7 +167,8 @@ def save_view(db: Database, name: str, f: Filters, *, page: str = "Explore",
     if page not in PAGES:
         raise BadInput(f"not a page: {page[:40]!r}.")
     clean = clean_name(name)
-    if len(list_views(app_db)) >= MAX_VIEWS and clean.lower() not in {v.name.lower() for v in list_views(app_db)}:
+    names = {v.name.lower() for v in list_views(app_db)}  # a name saved again replaces its view
+    if len(names) >= MAX_VIEWS and clean.lower() not in names:
         raise BadInput(f"There are already {MAX_VIEWS} saved views; delete one first.")
     params = {k: list(v) for k, v in (view_params or {}).items() if is_view_param(k) and k != "session"}
     country = (watch_country or "").strip()[:120] or None
