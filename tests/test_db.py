@@ -81,6 +81,20 @@ def test_db_describe_url_hides_password():
     assert text == "aact-db.example.org:5432/aact" and "s3cret" not in text
 
 
+def test_db_describe_url_survives_an_unreadable_port():
+    # urlsplit reads the port only when asked, and then raises ValueError: a typo in DATABASE_URL's port made
+    # Database() itself fail (its label is this description) instead of the health check reporting it.
+    for url in ("postgresql://alice:s3cret@db.example.org:54x2/aact", "postgresql://alice:s3cret@db.example.org:99999/aact"):
+        text = describe_url(url)
+        assert text == "db.example.org (unreadable port)/aact" and "s3cret" not in text
+    bad = Database("postgresql://alice:s3cret@db.example.org:54x2/aact")
+    try:
+        health = bad.health()
+        assert not health.ok and "s3cret" not in health.error
+    finally:
+        bad.close()
+
+
 def test_db_unreachable_server_raises_database_unavailable():
     bad = Database("postgresql://postgres@127.0.0.1:1/none")
     try:

@@ -115,7 +115,10 @@ def describe_url(url: str) -> str:
         query_host = re.search(r"host=([^&]+)", parts.query or "")
         host = f"socket {query_host.group(1)}" if query_host else "local socket"
     db = (parts.path or "/").lstrip("/") or "postgres"
-    port = f":{parts.port}" if parts.port else ""
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:  # urlsplit reads the port only when asked ("54x2", "99999")
+        port = " (unreadable port)"
     return f"{host}{port}/{db}"
 
 
