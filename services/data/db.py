@@ -97,10 +97,15 @@ def schema_files() -> list[Path]:
 
 
 def to_async_url(url: str) -> str:
-    """postgresql://… → postgresql+asyncpg://… (what SQLAlchemy's asyncpg dialect expects)."""
+    """postgresql://… → postgresql+asyncpg://… (what SQLAlchemy's asyncpg dialect expects).
+
+    libpq's `sslmode=…` (the usual spelling, e.g. for the AACT cloud) becomes asyncpg's `ssl=…`, which takes
+    the same values; SQLAlchemy hands every query parameter to asyncpg.connect, which knows no `sslmode`.
+    """
     for prefix in ("postgresql+asyncpg://", "postgresql://", "postgres://"):
         if url.startswith(prefix):
-            return "postgresql+asyncpg://" + url[len(prefix):]
+            address, mark, query = url[len(prefix):].partition("?")
+            return "postgresql+asyncpg://" + address + mark + re.sub(r"(^|&)sslmode=", r"\1ssl=", query)
     raise DatabaseUnavailable(f"DATABASE_URL must start with postgresql:// (got {describe_url(url)!r}).")
 
 
