@@ -381,12 +381,18 @@ def _describe_type(type_name: str) -> str:
 
 
 def _unique(columns: Sequence[str]) -> list[str]:
+    """The k-th repeat of a name becomes name_k, or the next free suffix if a column is already called that."""
     seen: dict[str, int] = {}
+    taken: set[str] = set()
     out = []
     for column in columns:
-        count = seen.get(column, 0)
-        seen[column] = count + 1
-        out.append(column if count == 0 else f"{column}_{count + 1}")
+        name, count = column, seen.get(column, 1)
+        while name in taken:
+            count += 1
+            name = f"{column}_{count}"
+        seen[column] = count
+        taken.add(name)
+        out.append(name)
     return out
 
 

@@ -206,6 +206,9 @@ _SYSTEM_SCHEMA_PREFIXES = ("pg_temp", "pg_toast_temp")
 
 _TABLESAMPLE_METHODS = frozenset({"bernoulli", "system"})
 _OPERATOR_SCHEMAS = frozenset({"pg_catalog", "public"})
+# Where a SELECT names an operator, possibly schema-qualified: in an expression (A_Expr), before ANY/ALL
+# over a subquery (SubLink) and after ORDER BY … USING (SortBy).
+_OPERATOR_FIELDS = {ast.A_Expr: "name", ast.SubLink: "operName", ast.SortBy: "useOp"}
 
 _LOCK_CLAUSES = {
     LockClauseStrength.LCS_FORKEYSHARE: "FOR KEY SHARE",
@@ -591,12 +594,14 @@ class _Inspector:
             method = (node.method or ())[-1].sval
             if method not in _TABLESAMPLE_METHODS:
                 raise UnsafeQuery(f"TABLESAMPLE {method} is not allowed; use TABLESAMPLE BERNOULLI or SYSTEM.")
-        elif isinstance(node, ast.A_Expr) and isinstance(node.name, tuple) and len(node.name) > 1:
-            schema = node.name[0].sval
-            if schema not in _OPERATOR_SCHEMAS:
-                raise UnsafeQuery(
-                    f"Operators from schema {schema} are not allowed; use the built-in operators."
-                )
+        elif type(node) in _OPERATOR_FIELDS:
+            operator = getattr(node, _OPERATOR_FIELDS[type(node)])
+            if isinstance(operator, tuple) and len(operator) > 1:
+                schema = operator[0].sval
+                if schema not in _OPERATOR_SCHEMAS:
+                    raise UnsafeQuery(
+                        f"Operators from schema {schema} are not allowed; use the built-in operators."
+                    )
         return None
 
     def select(self, node: ast.SelectStmt, scope: frozenset[str]) -> list[tuple[Any, frozenset[str]]]:

@@ -465,6 +465,18 @@ def test_console_result_json_and_frame(db):
         "id,price,whole,day,missing,doc,list,flag,x,x_2", 'NCT1,2.5,7.0,2024-01-31,,"{""a"": 1}","[1, 2]",True,1,2']
 
 
+def test_console_frame_names_stay_unique_when_a_suffixed_name_is_also_selected():
+    # `SELECT 1 AS a, 2 AS a, 3 AS a_2`: the second a must not become a second a_2 (pyarrow, and so st.dataframe,
+    # refuses a frame with duplicate column names).
+    import pyarrow as pa
+
+    result = console.ConsoleResult(columns=("a", "a", "a_2", "a"), rows=((1, 2, 3, 4),), truncated=False,
+                                   elapsed_s=0.0, cap=10, timeout_ms=1000, role_used=None, protection="")
+    frame = result.frame()
+    assert list(frame.columns) == ["a", "a_2", "a_2_2", "a_3"]
+    assert pa.Table.from_pandas(frame).num_columns == 4
+
+
 # ---- CLI ----------------------------------------------------------------------------------------
 def _cli(argv: list[str]) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()

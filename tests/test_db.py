@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from services.data import embedded
-from services.data.db import Database, describe_url
+from services.data.db import Database, describe_url, to_async_url
 from services.errors import DatabaseUnavailable, QueryFailed, QueryTimeout
 
 
@@ -79,6 +79,35 @@ def test_db_health_reports_version(db):
 def test_db_describe_url_hides_password():
     text = describe_url("postgresql://alice:s3cret@aact-db.example.org:5432/aact")
     assert text == "aact-db.example.org:5432/aact" and "s3cret" not in text
+
+
+def test_db_describe_url_survives_an_unreadable_port():
+    # urlsplit reads the port only when asked, and then raises ValueError: a typo in DATABASE_URL's port made
+    # Database() itself fail (its label is this description) instead of the health check reporting it.
+    for url in ("postgresql://alice:s3cret@db.example.org:54x2/aact", "postgresql://alice:s3cret@db.example.org:99999/aact"):
+        text = describe_url(url)
+        assert text == "db.example.org (unreadable port)/aact" and "s3cret" not in text
+    bad = Database("postgresql://alice:s3cret@db.example.org:54x2/aact")
+    try:
+        health = bad.health()
+        assert not health.ok and "s3cret" not in health.error
+    finally:
+        bad.close()
+
+
+def test_db_libpq_sslmode_in_the_url_reaches_asyncpg_as_ssl(db):
+    # The README's AACT cloud address ends in ?sslmode=require, libpq's spelling; asyncpg takes ssl=… and refused
+    # the whole address ("connect() got an unexpected keyword argument 'sslmode'") before trying to connect.
+    assert to_async_url("postgresql://u:p@h:5432/aact?sslmode=require") == "postgresql+asyncpg://u:p@h:5432/aact?ssl=require"
+    assert to_async_url("postgres://u@h/a?application_name=x&sslmode=disable") == \
+        "postgresql+asyncpg://u@h/a?application_name=x&ssl=disable"
+    assert to_async_url("postgresql://u:pa&sslmode=x@h/a") == "postgresql+asyncpg://u:pa&sslmode=x@h/a"  # no query
+    joiner = "&" if "?" in db.url else "?"
+    plain = Database(f"{db.url}{joiner}sslmode=disable", pool_size=1)
+    try:
+        assert plain.health().ok  # the test server speaks plain TCP or a socket: sslmode=disable connects
+    finally:
+        plain.close()
 
 
 def test_db_unreachable_server_raises_database_unavailable():

@@ -84,6 +84,21 @@ def test_live_honours_a_short_retry_after_and_refuses_to_wait_long():
         assert len(fake.arrivals) == 1
 
 
+def test_live_retry_after_reads_odd_headers_without_failing():
+    # An HTTP date in zone -0000 parses to a naive datetime; a superscript digit (one Latin-1 header byte) passes
+    # str.isdigit but not float(). Both used to escape as TypeError/ValueError instead of a wait or a back-off.
+    assert live._retry_after("Wed, 21 Oct 2015 07:28:00 -0000") == 0.0
+    assert live._retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0
+    assert live._retry_after("\u00b2") is None
+    assert live._retry_after(" 3 ") == 3.0
+    slept: list[float] = []
+    with fake_ctgov([_record("NCT00000104")]) as fake:
+        fake.script = [Scripted(429, headers={"Retry-After": "Wed, 21 Oct 2015 07:28:00 -0000"})]
+        client = LiveClient(fake.url, **{**FAST, "min_interval_s": 0.0}, sleep=slept.append)
+        assert client.status("NCT00000104").overall_status == "RECRUITING"
+    assert slept == [0.0]
+
+
 def test_live_gives_up_after_the_retries_with_a_clear_message():
     with fake_ctgov([_record("NCT00000103")]) as fake:
         fake.script = [Scripted(429)] * 10

@@ -98,3 +98,30 @@ def test_loader_numbers_with_separators_or_not_available_markers_keep_their_stud
     assert coerce_row("outcome_counts", cols, {"nct_id": "NCT1", "count": "NA"}) == ("NCT1", None)
     with pytest.raises(FieldError):
         coerce_row("outcome_counts", cols, {"nct_id": "NCT1", "count": "1,2"})
+
+
+def test_loader_whole_numbers_the_column_cannot_hold_are_a_field_error():
+    """An integer column holds -2,147,483,648 … 2,147,483,647: a bigger count used to reach COPY (which refused the
+    whole import without naming the study) and "1e400" raised OverflowError; both are now that study's FieldError."""
+    from services.data.loaders.coerce import FieldError, coerce_row
+
+    cols = ("nct_id", "enrollment")
+    for value in (3_000_000_000, "3000000000", 2.5e10, "1e400", -2**31 - 1):
+        with pytest.raises(FieldError, match="studies.enrollment"):
+            coerce_row("studies", cols, {"nct_id": "NCT1", "enrollment": value})
+    for value, stored in ((2**31 - 1, 2**31 - 1), ("-2147483648", -2**31), ("1.70", 1), (True, 1), ("1e3", 1000)):
+        assert coerce_row("studies", cols, {"nct_id": "NCT1", "enrollment": value}) == ("NCT1", stored)
+
+
+def test_robustness_a_count_too_big_for_its_column_skips_only_that_study(db, scratch_dir):
+    studies = _studies(5)
+    studies[2]["protocolSection"].setdefault("designModule", {}).setdefault("enrollmentInfo", {})["count"] = 3_000_000_000
+    path = _write(scratch_dir / "too_big.jsonl", studies)
+    try:
+        report = import_ctgov_json(db, path, refresh=False)
+        assert report.studies == 4
+        assert [(s["nct_id"], s["field"], s["line"]) for s in report.skipped] == [
+            (_nct(studies[2]), "studies.enrollment", 3)]
+    finally:
+        import_ctgov_json(db, _write(scratch_dir / "restore_too_big.jsonl", _studies(5)), refresh=False)
+

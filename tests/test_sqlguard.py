@@ -186,6 +186,10 @@ HOSTILE: list[tuple[str, str, str]] = [
     # other
     ("tablesample_method", "SELECT * FROM ctgov.studies TABLESAMPLE system_time(1000)", "TABLESAMPLE system_time is not allowed"),
     ("operator_from_other_schema", "SELECT 1 OPERATOR(ctgov.+) 2", "Operators from schema ctgov are not allowed"),
+    ("operator_from_other_schema_any_subquery", "SELECT 1 WHERE 1 OPERATOR(ctgov.=) ANY (SELECT 1)",
+     "Operators from schema ctgov are not allowed"),
+    ("operator_from_other_schema_order_by_using", "SELECT nct_id FROM ctgov.studies ORDER BY nct_id USING OPERATOR(ctgov.<)",
+     "Operators from schema ctgov are not allowed"),
     ("syntax_error", "SELECT nct_id FROM ctgov.studies WHERE", "PostgreSQL cannot parse the query: syntax error at end of input"),
     ("unterminated_string", "SELECT 'open\nFROM ctgov.studies", "unterminated quoted string"),
     ("syntax_error_line", "SELECT nct_id\nFROM ctgov.studies\nWHERE phase = = 'PHASE1'", "(line 3)"),
@@ -346,6 +350,15 @@ def test_sqlguard_grammar_functions_and_extensions_pass() -> None:
         "FROM ctgov.studies TABLESAMPLE BERNOULLI (10)"
     )
     assert check_query(sql).tables == ("ctgov.studies",)
+
+
+def test_sqlguard_built_in_operators_pass_wherever_an_operator_is_named() -> None:
+    sql = (
+        "SELECT nct_id FROM ctgov.studies WHERE nct_id = ANY (SELECT nct_id FROM ctgov.sponsors) "
+        "AND 1 OPERATOR(pg_catalog.=) ANY (SELECT 1) AND enrollment OPERATOR(pg_catalog.>) 0 "
+        "ORDER BY nct_id USING OPERATOR(pg_catalog.<), enrollment USING >"
+    )
+    assert check_query(sql).tables == ("ctgov.studies", "ctgov.sponsors")
 
 
 def test_sqlguard_survives_deep_input_on_a_small_caller_stack() -> None:

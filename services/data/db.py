@@ -97,10 +97,15 @@ def schema_files() -> list[Path]:
 
 
 def to_async_url(url: str) -> str:
-    """postgresql://… → postgresql+asyncpg://… (what SQLAlchemy's asyncpg dialect expects)."""
+    """postgresql://… → postgresql+asyncpg://… (what SQLAlchemy's asyncpg dialect expects).
+
+    libpq's `sslmode=…` (the usual spelling, e.g. for the AACT cloud) becomes asyncpg's `ssl=…`, which takes
+    the same values; SQLAlchemy hands every query parameter to asyncpg.connect, which knows no `sslmode`.
+    """
     for prefix in ("postgresql+asyncpg://", "postgresql://", "postgres://"):
         if url.startswith(prefix):
-            return "postgresql+asyncpg://" + url[len(prefix):]
+            address, mark, query = url[len(prefix):].partition("?")
+            return "postgresql+asyncpg://" + address + mark + re.sub(r"(^|&)sslmode=", r"\1ssl=", query)
     raise DatabaseUnavailable(f"DATABASE_URL must start with postgresql:// (got {describe_url(url)!r}).")
 
 
@@ -115,7 +120,10 @@ def describe_url(url: str) -> str:
         query_host = re.search(r"host=([^&]+)", parts.query or "")
         host = f"socket {query_host.group(1)}" if query_host else "local socket"
     db = (parts.path or "/").lstrip("/") or "postgres"
-    port = f":{parts.port}" if parts.port else ""
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:  # urlsplit reads the port only when asked ("54x2", "99999")
+        port = " (unreadable port)"
     return f"{host}{port}/{db}"
 
 

@@ -68,12 +68,25 @@ def _to_bool(table: str, column: str, value: Any) -> bool:
 
 def _to_int(table: str, column: str, value: Any) -> int | None:
     """ActiveRecord's integer cast of a number: truncated ("1.70" → 1, as AACT stores frequency thresholds)."""
-    if isinstance(value, bool):
+    if isinstance(value, (bool, int)):
         return int(value)
     if isinstance(value, (float, Decimal)) and math.isfinite(value):
         return int(value)
     text = _number_text(table, column, value, "a whole number")
-    return None if text is None else int(float(text))
+    return None if text is None else int(Decimal(text.strip()))
+
+
+def _whole_number(bits: int) -> Coercer:
+    """_to_int for a column of `bits` bits: a number it cannot hold is that study's FieldError, not a failed COPY."""
+    low, high = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+
+    def convert(table: str, column: str, value: Any) -> int | None:
+        number = _to_int(table, column, value)
+        if number is not None and not low <= number <= high:
+            raise FieldError(table, column, value, f"a whole number from {low:,} to {high:,}")
+        return number
+
+    return convert
 
 
 def _to_float(table: str, column: str, value: Any) -> float | None:
@@ -121,8 +134,9 @@ Coercer = Callable[[str, str, Any], Any]
 _KINDS: dict[str, tuple[tuple[type, ...], Coercer]] = {
     "varchar": ((str,), _to_text),
     "text": ((str,), _to_text),
-    "integer": ((int,), _to_int),
-    "bigint": ((int,), _to_int),
+    # No type is stored as it is: every whole number is checked against the column's range.
+    "integer": ((), _whole_number(32)),
+    "bigint": ((), _whole_number(64)),
     "boolean": ((bool,), _to_bool),
     "date": ((date,), _to_date),
     "double precision": ((float,), _to_float),
