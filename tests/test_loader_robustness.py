@@ -125,3 +125,45 @@ def test_robustness_a_count_too_big_for_its_column_skips_only_that_study(db, scr
     finally:
         import_ctgov_json(db, _write(scratch_dir / "restore_too_big.jsonl", _studies(5)), refresh=False)
 
+
+
+def test_loader_numbers_a_numeric_column_cannot_hold_are_a_field_error():
+    """A coordinate is numeric(10,6) (at most 4 integer digits) and a plain numeric holds at most 131,072 integer and
+    16,383 decimal digits: a value beyond either used to reach COPY, which refused the whole import without naming
+    the study. A whole number written with a huge exponent is refused before int() spends seconds expanding it."""
+    import time
+
+    from services.data.loaders.coerce import FieldError, coerce_row
+
+    cols = ("nct_id", "latitude")
+    for value in (12345.5, "-10000", "9999.9999996", "1e400", -1e300):
+        with pytest.raises(FieldError, match="facilities.latitude"):
+            coerce_row("facilities", cols, {"nct_id": "NCT1", "latitude": value})
+    for value, stored in ((42.36, "42.36"), ("-71.0589", "-71.0589"), (9999.999999, "9999.999999"), (0, "0")):
+        assert str(coerce_row("facilities", cols, {"nct_id": "NCT1", "latitude": value})[1]) == stored
+    cols = ("nct_id", "param_value_num")
+    for value in ("1e131072", "1e-16384"):
+        with pytest.raises(FieldError, match="baseline_measurements.param_value_num"):
+            coerce_row("baseline_measurements", cols, {"nct_id": "NCT1", "param_value_num": value})
+    assert coerce_row("baseline_measurements", cols, {"nct_id": "NCT1", "param_value_num": "1e131071"})[1] > 0
+    started = time.monotonic()
+    for value in ("1e500000", "-7e999999999"):
+        with pytest.raises(FieldError, match="studies.enrollment"):
+            coerce_row("studies", ("nct_id", "enrollment"), {"nct_id": "NCT1", "enrollment": value})
+    assert time.monotonic() - started < 1.0  # was 21 s for the first value alone
+
+
+def test_robustness_a_coordinate_out_of_range_skips_only_that_study(db, scratch_dir):
+    studies = _studies(5)
+    with_site = next(i for i, s in enumerate(studies) if s["protocolSection"].get("contactsLocationsModule", {})
+                     .get("locations"))
+    location = studies[with_site]["protocolSection"]["contactsLocationsModule"]["locations"][0]
+    location["geoPoint"] = {"lat": 12345.5, "lon": 10.0}
+    path = _write(scratch_dir / "far_away.jsonl", studies)
+    try:
+        report = import_ctgov_json(db, path, refresh=False)
+        assert report.studies == 4
+        assert [(s["nct_id"], s["field"], s["line"]) for s in report.skipped] == [
+            (_nct(studies[with_site]), "facilities.latitude", with_site + 1)]
+    finally:
+        import_ctgov_json(db, _write(scratch_dir / "restore_far_away.jsonl", _studies(5)), refresh=False)

@@ -1,4 +1,5 @@
-"""AACT's 47 study tables (schema `ctgov`, API v2 layout): names, columns in AACT's order and their types.
+"""AACT's 47 study tables (schema `ctgov`, API v2 layout): names, columns in AACT's order and their types
+(with their modifiers: numeric(10,6)).
 
 Read from the CREATE TABLE statements in sql/schema/001_ctgov_tables.sql and 003_ctgov_aact_tables.sql
 (transcribed from AACT's db/ctgov_v2.sql and its 2024 migrations, github.com/ctti-clinicaltrials/aact, MIT):
@@ -24,7 +25,8 @@ def _columns(stmt: ast.CreateStmt) -> tuple[tuple[str, str], ...]:
     for col in stmt.tableElts or ():
         if isinstance(col, ast.ColumnDef) and col.colname and col.typeName and col.typeName.names:
             name = col.typeName.names[-1].sval
-            columns.append((col.colname, _TYPE_NAMES.get(name, name)))
+            mods = ",".join(str(mod.val.ival) for mod in col.typeName.typmods or ())  # numeric(10,6)
+            columns.append((col.colname, _TYPE_NAMES.get(name, name) + (f"({mods})" if mods else "")))
     return tuple(columns)
 
 

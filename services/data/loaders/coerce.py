@@ -12,7 +12,7 @@ import math
 import re
 from collections.abc import Callable
 from datetime import date
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from services.data.loaders.aact_schema import TABLES
@@ -66,24 +66,29 @@ def _to_bool(table: str, column: str, value: Any) -> bool:
     raise FieldError(table, column, value, "a yes/no value")
 
 
-def _to_int(table: str, column: str, value: Any) -> int | None:
-    """ActiveRecord's integer cast of a number: truncated ("1.70" → 1, as AACT stores frequency thresholds)."""
-    if isinstance(value, (bool, int)):
-        return int(value)
-    if isinstance(value, (float, Decimal)) and math.isfinite(value):
-        return int(value)
-    text = _number_text(table, column, value, "a whole number")
-    return None if text is None else int(Decimal(text.strip()))
-
-
 def _whole_number(bits: int) -> Coercer:
-    """_to_int for a column of `bits` bits: a number it cannot hold is that study's FieldError, not a failed COPY."""
+    """ActiveRecord's integer cast of a number, truncated ("1.70" → 1, as AACT stores frequency thresholds), for a
+    column of `bits` bits: a number it cannot hold is that study's FieldError, not a failed COPY."""
     low, high = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+    expected = f"a whole number from {low:,} to {high:,}"
 
     def convert(table: str, column: str, value: Any) -> int | None:
-        number = _to_int(table, column, value)
-        if number is not None and not low <= number <= high:
-            raise FieldError(table, column, value, f"a whole number from {low:,} to {high:,}")
+        if isinstance(value, (bool, int)):
+            number = int(value)
+        else:
+            if isinstance(value, (float, Decimal)) and math.isfinite(value):
+                exact = Decimal(value)
+            else:
+                text = _number_text(table, column, value, "a whole number")
+                if text is None:
+                    return None
+                exact = Decimal(text.strip())
+            # Sized up before int(): int(Decimal("1e500000")) alone takes seconds.
+            if exact.adjusted() >= len(str(high)):
+                raise FieldError(table, column, value, expected)
+            number = int(exact)
+        if not low <= number <= high:
+            raise FieldError(table, column, value, expected)
         return number
 
     return convert
@@ -96,17 +101,34 @@ def _to_float(table: str, column: str, value: Any) -> float | None:
     return None if text is None else float(text)
 
 
-def _to_numeric(table: str, column: str, value: Any) -> Decimal | None:
-    if isinstance(value, float):
-        return Decimal(repr(value))
-    text = _number_text(table, column, value, "a number")
-    if text is None:
-        return None
-    try:
-        return Decimal(text.strip())
-    except InvalidOperation:
-        pass
-    raise FieldError(table, column, value, "a number")
+def _decimal(precision: int | None = None, scale: int = 0) -> Coercer:
+    """A number for a numeric column: numeric(precision, scale), or PostgreSQL's own limits for a plain numeric
+    (131,072 digits before the point, 16,383 after). A number it cannot hold is that study's FieldError, not a
+    failed COPY."""
+    integer_digits = 131_072 if precision is None else precision - scale
+    largest = Decimal(10) ** integer_digits - Decimal(1).scaleb(-scale)
+    expected = "a number" if precision is None else f"a number from -{largest:,} to {largest:,}"
+
+    def convert(table: str, column: str, value: Any) -> int | float | Decimal | None:
+        if isinstance(value, float):
+            exact = Decimal(repr(value))
+        elif isinstance(value, (int, Decimal)) and not isinstance(value, bool):
+            exact = Decimal(value)
+        else:
+            text = _number_text(table, column, value, "a number")
+            if text is None:
+                return None
+            exact = Decimal(text.strip())
+        stored = exact
+        if exact.is_finite() and precision is not None and exact.adjusted() < integer_digits:
+            stored = exact.quantize(Decimal(1).scaleb(-scale), ROUND_HALF_UP)  # as PostgreSQL rounds it
+        exponent = stored.as_tuple().exponent
+        if not stored.is_finite() or stored.adjusted() >= integer_digits or (isinstance(exponent, int)
+                                                                               and exponent < -16_383):
+            raise FieldError(table, column, value, expected)
+        return value if isinstance(value, (int, float)) else exact  # a number is stored as it came
+
+    return convert
 
 
 def _to_text(table: str, column: str, value: Any) -> str:
@@ -140,11 +162,13 @@ _KINDS: dict[str, tuple[tuple[type, ...], Coercer]] = {
     "boolean": ((bool,), _to_bool),
     "date": ((date,), _to_date),
     "double precision": ((float,), _to_float),
-    "numeric": ((int, float, Decimal), _to_numeric),
+    "numeric": ((int, float, Decimal), _decimal()),
 }
 
 
 def _kind(pg_type: str) -> tuple[tuple[type, ...], Coercer]:
+    if numeric := re.fullmatch(r"numeric\((\d+),(\d+)\)", pg_type):  # no type is stored as it is
+        return (), _decimal(int(numeric[1]), int(numeric[2]))
     return _KINDS.get(pg_type, ((object,), _to_text))
 
 
