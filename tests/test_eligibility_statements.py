@@ -184,7 +184,8 @@ def test_adjuvant_treatment_is_not_treatment_for_advanced_disease() -> None:
     ("text", "grade"),
     [("ECOG 1", 1), ("Eastern Cooperative Oncology Group (ECOG) performance status of one.", 1), ("WHO PS 0", 0),
      ("Zubrod score 2", 2), ("performance status 2", 2), ("Karnofsky 80%", 1), ("KPS of 90", 0),
-     ("She is fully active.", 0), ("He is a man who was 5 years old", None)],
+     ("She is fully active.", 0), ("He is a man who was 5 years old", None),
+     ("Biopsy showed a WHO grade 2 astrocytoma.", None), ("WHO performance status grade 1", 1)],
 )
 def test_performance_status_spellings(text: str, grade: int | None) -> None:
     assert ecog_in(text) == grade
@@ -194,7 +195,9 @@ def test_performance_status_spellings(text: str, grade: int | None) -> None:
     ("criterion", "expected"),
     [("Eastern Cooperative Oncology Group (ECOG) performance status of 0 or 1", Label.MET),
      ("ECOG performance status <= 1", Label.MET), ("ECOG 0", Label.NOT_MET),
-     ("Karnofsky performance status >= 70%", Label.MET), ("WHO performance status 0-2", Label.MET)],
+     ("Karnofsky performance status >= 70%", Label.MET), ("WHO performance status 0-2", Label.MET),
+     # "who" is a pronoun, not the WHO scale: the grades are the ones after "ECOG".
+     ("Patients who had 2 prior regimens and ECOG performance status 0-1", Label.MET)],
 )
 def test_performance_status_criteria(criterion: str, expected: Label) -> None:
     assert _label(criterion, "inclusion") == expected

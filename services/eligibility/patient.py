@@ -132,7 +132,8 @@ _GESTATION = re.compile(
 # Performance status in every spelling: "ECOG 1", "Eastern Cooperative Oncology Group (ECOG) performance status
 # of one", "WHO PS 0", "Zubrod 2", "performance status 1", "Karnofsky 80%", "KPS of 90", "Lansky 70".
 _NUMBER_WORDS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
-_PS_SCALE = r"(?:ECOG|Eastern Cooperative Oncology Group|Zubrod|(?-i:WHO)|World Health Organi[sz]ation)"
+# A "WHO grade" is a tumour's grade, not performance status.
+_PS_SCALE = r"(?:ECOG|Eastern Cooperative Oncology Group|Zubrod|(?:(?-i:WHO)|World Health Organi[sz]ation)(?![- ]grade\b))"
 _ECOG = re.compile(
     r"(?:\b" + _PS_SCALE + r"(?:\s*\((?:ECOG|WHO)\))?(?:[- ](?:performance|PS|score|grade|status|scale|of|is|was|"
     r"\(PS\)|:|=)){0,5}|\bperformance status(?:\s*\((?:ECOG|WHO|PS)\))?(?: score| grade)?|\bPS)"

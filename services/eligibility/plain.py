@@ -123,7 +123,7 @@ _AFTER_WORDS = {"less": "at most", "lower": "at most", "below": "at most", "unde
                 "more": "at least", "higher": "at least", "greater": "at least", "above": "at least"}
 _ECOG = re.compile(
     # "WHO" is the scale only in capitals and before its own words or a grade: not "who have 2", "WHO Group 2".
-    r"(?:\bECOG\b|Eastern Cooperative Oncology Group|(?-i:\bWHO\b)(?=\W*(?:performance|PS\b|status|scores?\b|[<>≤≥=]|[0-4](?!\d)))|"
+    r"(?:\bECOG\b|Eastern Cooperative Oncology Group|(?-i:\bWHO\b)(?=\W*(?:performance|PS\b|ECOG|status|scores?\b|[<>≤≥=]|[0-4](?!\d)))|"
     r"\bZubrod\b)[^0-9.;]{0,45}?"
     rf"(?:(?P<op>{_LE}|{_LT}|{_GE}|{_GT})\s*(?P<one>[0-4])(?!\d)|(?P<lo>[0-4])\s*(?:-|–|to|or|and|,)\s*(?P<hi>[0-4])(?!\d)"
     rf"(?:\s*(?:,\s*(?:or|and)?|or|and)\s*(?P<last>[0-4])(?!\d))?|(?P<single>[0-4])(?!\d){_OR_BOUND})", re.I)

@@ -601,7 +601,9 @@ def _allowed_ecog(text: str) -> tuple[set[int], str] | None:
         norm = re.sub(rf"\b{word}\b", digit, norm, flags=re.I)
     norm = re.sub(r"\b(?:less than or equal to|at most|no (?:more|greater) than|up to)\s*(?=\d)", "<=", norm, flags=re.I)
     norm = re.sub(r"\b(?:greater than or equal to|at least)\s*(?=\d)", ">=", norm, flags=re.I)
-    m = re.search(r"(?:ECOG|Eastern Cooperative Oncology Group|Zubrod|WHO|performance status)[^0-9<>]{0,40}(>=|>|<=|<|of|:)?\s*([0-5])"
+    # "WHO" is the scale only in capitals and before its own words or a grade: not "who had 2", "WHO grade 2".
+    m = re.search(r"(?:ECOG|Eastern Cooperative Oncology Group|Zubrod|(?-i:WHO)(?=\W*(?:performance|PS\b|ECOG|[<>=]|[0-5](?!\d)))|"
+                  r"performance status)[^0-9<>]{0,40}(>=|>|<=|<|of|:)?\s*([0-5])"
                   r"(?:\s*(?:-|to|~|or|/|,)\s*([0-5]))?(?:\s*(?:,|or)\s*([0-5]))?", norm, re.I)
     if not m:
         return None
