@@ -161,6 +161,19 @@ def test_eligibility_rules_pregnancy_known() -> None:
     )
 
 
+@pytest.mark.parametrize(("note", "pregnant"), [
+    # A negated word that qualifies something else says nothing against the pregnancy.
+    ("A 25-year-old woman, 20 weeks pregnant, with no prenatal care.", True),
+    ("A 30-year-old woman at 12 weeks gestation. She denies gestational diabetes.", True),
+    ("A 28-year-old woman who is pregnant. No history of pregnancy complications.", True),
+    ("A 30-year-old woman. Pregnancy test negative.", False),
+    ("A 30-year-old woman who is not pregnant.", False),
+])
+def test_eligibility_rules_negated_pregnancy_detail_is_not_a_negated_pregnancy(note: str, pregnant: bool) -> None:
+    assert facts_from_note(note).pregnant is pregnant
+    assert label("Pregnant or breastfeeding women", "exclusion", note) == (Label.MET if pregnant else Label.NOT_MET)
+
+
 def test_eligibility_rules_own_premature_birth_is_not_pregnancy() -> None:
     assert label("Premature birth (<36 weeks gestation)", "exclusion", BOY) == Label.NOT_MET
 

@@ -124,6 +124,9 @@ _MALE_NOUN = re.compile(r"\b(man|men|male|boy|gentleman|he)\b", re.I)
 _FEMALE_PRONOUN = re.compile(r"\b(she|her|hers|herself)\b", re.I)
 _MALE_PRONOUN = re.compile(r"\b(he|his|him|himself)\b", re.I)
 _PREGNANT = re.compile(r"\b(pregnan\w*|gestation\w*|gravid\w*|trimester|antenatal|prenatal)\b", re.I)
+# A pregnancy word that qualifies something else: "no prenatal care" does not say the patient is not pregnant.
+_PREGNANCY_DETAIL = re.compile(r"^\W*(?:care|visits?|vitamins?|diabetes|hypertension|complications?|loss(?:es)?|"
+                               r"history|induced|related|associated)\b", re.I)
 _GESTATION = re.compile(
     r"\b(\d{1,2}(?:\.\d)?)\s*weeks?(?:'|’)?\s*(?:of\s+)?(?:gestation|pregnan\w*|gestational age)"
     r"|gestational age (?:of |is |was )?(\d{1,2}(?:\.\d)?)\s*weeks",
@@ -237,7 +240,7 @@ def facts_from_note(note: str) -> PatientFacts:
             if status == "affirmed" and pregnant is not False:
                 pregnant = True
                 pregnancy_ids.append(sentence.id)
-            elif status == "negated":
+            elif status == "negated" and not _PREGNANCY_DETAIL.match(sentence.text[m.end():]):
                 pregnant = False
                 pregnancy_ids.append(sentence.id)
         g = _GESTATION.search(sentence.text)
