@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from services.eligibility.labels import Label
@@ -377,3 +382,20 @@ def test_eligibility_rules_mutually_exclusive_subtypes_when_neither_is_known() -
     assert evaluate("Type 1 diabetes", "inclusion", "0. A 30-year-old man with asthma.") == Judgement(
         Label.NOT_ENOUGH_INFO, "The note does not mention type 1 diabetes."
     )
+
+
+def test_reason_naming_excepted_conditions_does_not_depend_on_the_hash_seed() -> None:
+    """The conditions a criterion leaves out are named in the order written, the same in every process."""
+    script = (
+        "from services.eligibility.rules import evaluate, PatientProfile\n"
+        "p = PatientProfile(age_years=70, sex='female', conditions=('breast cancer',))\n"
+        "print(evaluate('No other prior malignancy is allowed except for the following: lobular carcinoma in-situ of "
+        "the breast (LCIS), or any other cancer from which the patient has been disease-free for 5 years.', "
+        "'exclusion', p).reason)\n"
+    )
+    reasons = {
+        subprocess.run([sys.executable, "-c", script], env={**os.environ, "PYTHONHASHSEED": seed}, check=True,
+                       capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1], timeout=120).stdout
+        for seed in ("0", "1")  # two seeds that ordered a set of these names differently
+    }
+    assert len(reasons) == 1 and "which this criterion leaves out" in reasons.pop()
