@@ -47,6 +47,57 @@ def test_eligibility_plain_common_forms(kind: str, text: str, plain: str) -> Non
     assert plain_criterion(text, kind) == plain  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(("text", "plain"), [
+    # A strict lower bound on ECOG is the next grade up, not the grade written.
+    ("ECOG performance status > 2",
+     "Daily activity score (ECOG) of 3 or more (at best: in a bed or chair more than half the day)."),
+    ("WHO performance status greater than 1",
+     "Daily activity score (ECOG) of 2 or more (at best: up and about more than half the day and able to look after "
+     "yourself, but not able to work)."),
+    # An upper bound on Karnofsky is a ceiling, never "at least".
+    ("KPS < 50", "Activity score (Karnofsky) below 50 (at best: needing a lot of help and frequent medical care)."),
+    ("Karnofsky performance status of below 70%",
+     "Activity score (Karnofsky) below 70 (at best: needing help now and then but managing most of your own needs)."),
+    ("Karnofsky ≤ 70", "Activity score (Karnofsky) of at most 70 (at best: looking after yourself, though not able "
+     "to work or do normal activity)."),
+    # A bound written after the number, and a third grade in a list.
+    ("ECOG performance status score of 2 or less",
+     "Daily activity score (ECOG) of 0 to 2: from fully active to up and about more than half the day and able to "
+     "look after yourself, but not able to work."),
+    ("ECOG 2 or higher", "Daily activity score (ECOG) of 2 or more (at best: up and about more than half the day and "
+     "able to look after yourself, but not able to work)."),
+    ("Karnofsky 70 or less", "Activity score (Karnofsky) of at most 70 (at best: looking after yourself, though not "
+     "able to work or do normal activity)."),
+    ("Performance status WHO >2", "Daily activity score (ECOG) of 3 or more (at best: in a bed or chair more than "
+     "half the day)."),
+    ("WHO/ECOG PS of 0-1",
+     "Daily activity score (ECOG) of 0 to 1: from fully active to able to do light work but not hard physical work."),
+    ("WHO scores 0-2", "Daily activity score (ECOG) of 0 to 2: from fully active to up and about more than half the "
+     "day and able to look after yourself, but not able to work."),
+    ("ECOG 0, 1 or 2", "Daily activity score (ECOG) of 0 to 2: from fully active to up and about more than half the "
+     "day and able to look after yourself, but not able to work."),
+    # Karnofsky goes in steps of 10, so "more than 60" is 70 or better.
+    ("Karnofsky performance status > 60%",
+     "Activity score (Karnofsky) of more than 60: looking after yourself, though not able to work or do normal "
+     "activity."),
+])
+def test_eligibility_plain_performance_bounds_keep_their_direction(text: str, plain: str) -> None:
+    assert plain_criterion(text, "exclusion") == plain
+
+
+@pytest.mark.parametrize("text", [
+    "Who cannot satisfy sexual activity (more than 4 times) with proper sexual stimulation",
+    "Subjects who have 2 or more lumbar disc herniations as assessed by MRI.",
+    "Diagnosis of pulmonary hypertension WHO Groups 2, 3, 4, or 5",
+    "WHO grade 2 glioma",
+    # nor is an age the score
+    "Karnofsky performance status (for patients >12 years of age) or Lansky Play score (for patients ≤12 years of age)",
+])
+def test_eligibility_plain_who_is_not_always_the_who_scale(text: str) -> None:
+    """"who" the pronoun, and WHO groups or grades, are not a WHO performance status."""
+    assert "activity score" not in plain_criterion(text, "exclusion")
+
+
 def test_eligibility_plain_keeps_direction_of_exclusions() -> None:
     assert plain_criterion("Not able to comply with study visits", "exclusion").startswith("Not being able")
     assert plain_criterion("Unable to give informed consent", "exclusion").startswith("Not being able")

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from services.eligibility.labels import Label
@@ -159,6 +164,19 @@ def test_eligibility_rules_pregnancy_known() -> None:
     assert label("Pregnant women", "exclusion", PatientProfile(sex="female", age_years=30, pregnant=False)) == (
         Label.NOT_MET
     )
+
+
+@pytest.mark.parametrize(("note", "pregnant"), [
+    # A negated word that qualifies something else says nothing against the pregnancy.
+    ("A 25-year-old woman, 20 weeks pregnant, with no prenatal care.", True),
+    ("A 30-year-old woman at 12 weeks gestation. She denies gestational diabetes.", True),
+    ("A 28-year-old woman who is pregnant. No history of pregnancy complications.", True),
+    ("A 30-year-old woman. Pregnancy test negative.", False),
+    ("A 30-year-old woman who is not pregnant.", False),
+])
+def test_eligibility_rules_negated_pregnancy_detail_is_not_a_negated_pregnancy(note: str, pregnant: bool) -> None:
+    assert facts_from_note(note).pregnant is pregnant
+    assert label("Pregnant or breastfeeding women", "exclusion", note) == (Label.MET if pregnant else Label.NOT_MET)
 
 
 def test_eligibility_rules_own_premature_birth_is_not_pregnancy() -> None:
@@ -364,3 +382,20 @@ def test_eligibility_rules_mutually_exclusive_subtypes_when_neither_is_known() -
     assert evaluate("Type 1 diabetes", "inclusion", "0. A 30-year-old man with asthma.") == Judgement(
         Label.NOT_ENOUGH_INFO, "The note does not mention type 1 diabetes."
     )
+
+
+def test_reason_naming_excepted_conditions_does_not_depend_on_the_hash_seed() -> None:
+    """The conditions a criterion leaves out are named in the order written, the same in every process."""
+    script = (
+        "from services.eligibility.rules import evaluate, PatientProfile\n"
+        "p = PatientProfile(age_years=70, sex='female', conditions=('breast cancer',))\n"
+        "print(evaluate('No other prior malignancy is allowed except for the following: lobular carcinoma in-situ of "
+        "the breast (LCIS), or any other cancer from which the patient has been disease-free for 5 years.', "
+        "'exclusion', p).reason)\n"
+    )
+    reasons = {
+        subprocess.run([sys.executable, "-c", script], env={**os.environ, "PYTHONHASHSEED": seed}, check=True,
+                       capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1], timeout=120).stdout
+        for seed in ("0", "1")  # two seeds that ordered a set of these names differently
+    }
+    assert len(reasons) == 1 and "which this criterion leaves out" in reasons.pop()

@@ -93,6 +93,30 @@ def test_biomarker_status_words(criterion: str, kind: str, expected: Label) -> N
     assert _label(criterion, kind) == expected
 
 
+@pytest.mark.parametrize(
+    ("result", "criterion", "expected"),
+    [
+        # A result written as a bound is a range of values, not the number in it.
+        ("PD-L1 <1%", "PD-L1 tumour proportion score >= 1%", Label.NOT_MET),
+        ("PD-L1 TPS < 1%", "PD-L1 expression < 1%", Label.MET),
+        ("PD-L1 less than 50%", "PD-L1 TPS >= 50%", Label.NOT_MET),
+        ("PD-L1 >50%", "PD-L1 TPS > 50%", Label.MET),
+        ("PD-L1 at least 50%", "PD-L1 TPS >= 50%", Label.MET),
+        ("PD-L1 TPS 1-49%", "PD-L1 TPS >= 1%", Label.MET),
+        ("PD-L1 TPS 1-49%", "PD-L1 TPS >= 50%", Label.NOT_MET),
+        # A bound that straddles the limit does not decide it.
+        ("PD-L1 >10%", "PD-L1 TPS >= 50%", Label.NOT_ENOUGH_INFO),
+        ("PD-L1 TPS 1-49%", "PD-L1 TPS >= 20%", Label.NOT_ENOUGH_INFO),
+        # A plain value is read as before.
+        ("PD-L1 50%", "PD-L1 TPS > 50%", Label.NOT_MET),
+        ("PD-L1 negative", "PD-L1 expression < 1%", Label.MET),
+    ],
+)
+def test_pd_l1_result_written_as_a_bound(result: str, criterion: str, expected: Label) -> None:
+    patient = PatientProfile(age_years=60, sex="male", conditions=("non-small cell lung cancer",), biomarkers=(result,))
+    assert evaluate(criterion, "inclusion", patient).label == expected
+
+
 def test_a_test_is_not_a_result() -> None:
     assert not [m for m in find_concepts("Tumour sample available for EGFR T790M central testing") if m.key == "egfr"]
 
@@ -160,7 +184,8 @@ def test_adjuvant_treatment_is_not_treatment_for_advanced_disease() -> None:
     ("text", "grade"),
     [("ECOG 1", 1), ("Eastern Cooperative Oncology Group (ECOG) performance status of one.", 1), ("WHO PS 0", 0),
      ("Zubrod score 2", 2), ("performance status 2", 2), ("Karnofsky 80%", 1), ("KPS of 90", 0),
-     ("She is fully active.", 0), ("He is a man who was 5 years old", None)],
+     ("She is fully active.", 0), ("He is a man who was 5 years old", None),
+     ("Biopsy showed a WHO grade 2 astrocytoma.", None), ("WHO performance status grade 1", 1)],
 )
 def test_performance_status_spellings(text: str, grade: int | None) -> None:
     assert ecog_in(text) == grade
@@ -170,7 +195,9 @@ def test_performance_status_spellings(text: str, grade: int | None) -> None:
     ("criterion", "expected"),
     [("Eastern Cooperative Oncology Group (ECOG) performance status of 0 or 1", Label.MET),
      ("ECOG performance status <= 1", Label.MET), ("ECOG 0", Label.NOT_MET),
-     ("Karnofsky performance status >= 70%", Label.MET), ("WHO performance status 0-2", Label.MET)],
+     ("Karnofsky performance status >= 70%", Label.MET), ("WHO performance status 0-2", Label.MET),
+     # "who" is a pronoun, not the WHO scale: the grades are the ones after "ECOG".
+     ("Patients who had 2 prior regimens and ECOG performance status 0-1", Label.MET)],
 )
 def test_performance_status_criteria(criterion: str, expected: Label) -> None:
     assert _label(criterion, "inclusion") == expected
@@ -194,7 +221,28 @@ def test_life_expectancy_bounds() -> None:
     assert _label("Life expectancy of at least 12 weeks", "inclusion") == Label.MET
     # "more than 6 months" says nothing against "at least 1 year".
     assert _label("Estimated survival time is at least 1 year", "inclusion") == Label.NOT_ENOUGH_INFO
+    # and the reason says the note gives one that does not settle it, not that the note gives none.
+    reason = evaluate("Estimated survival time is at least 1 year", "inclusion", NSCLC_NOTE).reason
+    assert "more than 6 months, which does not settle" in reason
     assert _label("Life expectancy >= 3 months", "inclusion", NAIVE_NOTE) == Label.NOT_ENOUGH_INFO
+
+
+@pytest.mark.parametrize(
+    ("said", "criterion", "expected"),
+    [
+        # The note's bound is read the way the criterion's is: "no more than" is at most, "not less than" at least.
+        ("Life expectancy of no more than 6 months.", "Life expectancy of at least 12 weeks", Label.NOT_ENOUGH_INFO),
+        ("Life expectancy of no more than 6 months.", "Life expectancy <= 6 months", Label.MET),
+        ("Her life expectancy is not less than 3 months.", "Life expectancy < 3 months", Label.NOT_MET),
+        ("Her life expectancy is not less than 3 months.", "Life expectancy of at least 12 weeks", Label.MET),
+        # and a bound written as a symbol is a bound, not the number in it.
+        ("Life expectancy ≥ 6 months.", "Life expectancy ≤ 6 months", Label.NOT_ENOUGH_INFO),
+        ("Life expectancy ≤ 2 months.", "Life expectancy ≥ 3 months", Label.NOT_MET),
+        ("Life expectancy of about 2 years.", "Life expectancy < 3 months", Label.NOT_MET),
+    ],
+)
+def test_life_expectancy_bound_in_the_note(said: str, criterion: str, expected: Label) -> None:
+    assert _label(criterion, "inclusion", f"A 60-year-old man with lung cancer. {said}") == expected
 
 
 @pytest.mark.parametrize(

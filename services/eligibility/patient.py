@@ -124,6 +124,9 @@ _MALE_NOUN = re.compile(r"\b(man|men|male|boy|gentleman|he)\b", re.I)
 _FEMALE_PRONOUN = re.compile(r"\b(she|her|hers|herself)\b", re.I)
 _MALE_PRONOUN = re.compile(r"\b(he|his|him|himself)\b", re.I)
 _PREGNANT = re.compile(r"\b(pregnan\w*|gestation\w*|gravid\w*|trimester|antenatal|prenatal)\b", re.I)
+# A pregnancy word that qualifies something else: "no prenatal care" does not say the patient is not pregnant.
+_PREGNANCY_DETAIL = re.compile(r"^\W*(?:care|visits?|vitamins?|diabetes|hypertension|complications?|loss(?:es)?|"
+                               r"history|induced|related|associated)\b", re.I)
 _GESTATION = re.compile(
     r"\b(\d{1,2}(?:\.\d)?)\s*weeks?(?:'|’)?\s*(?:of\s+)?(?:gestation|pregnan\w*|gestational age)"
     r"|gestational age (?:of |is |was )?(\d{1,2}(?:\.\d)?)\s*weeks",
@@ -132,7 +135,8 @@ _GESTATION = re.compile(
 # Performance status in every spelling: "ECOG 1", "Eastern Cooperative Oncology Group (ECOG) performance status
 # of one", "WHO PS 0", "Zubrod 2", "performance status 1", "Karnofsky 80%", "KPS of 90", "Lansky 70".
 _NUMBER_WORDS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
-_PS_SCALE = r"(?:ECOG|Eastern Cooperative Oncology Group|Zubrod|(?-i:WHO)|World Health Organi[sz]ation)"
+# A "WHO grade" is a tumour's grade, not performance status.
+_PS_SCALE = r"(?:ECOG|Eastern Cooperative Oncology Group|Zubrod|(?:(?-i:WHO)|World Health Organi[sz]ation)(?![- ]grade\b))"
 _ECOG = re.compile(
     r"(?:\b" + _PS_SCALE + r"(?:\s*\((?:ECOG|WHO)\))?(?:[- ](?:performance|PS|score|grade|status|scale|of|is|was|"
     r"\(PS\)|:|=)){0,5}|\bperformance status(?:\s*\((?:ECOG|WHO|PS)\))?(?: score| grade)?|\bPS)"
@@ -236,7 +240,7 @@ def facts_from_note(note: str) -> PatientFacts:
             if status == "affirmed" and pregnant is not False:
                 pregnant = True
                 pregnancy_ids.append(sentence.id)
-            elif status == "negated":
+            elif status == "negated" and not _PREGNANCY_DETAIL.match(sentence.text[m.end():]):
                 pregnant = False
                 pregnancy_ids.append(sentence.id)
         g = _GESTATION.search(sentence.text)

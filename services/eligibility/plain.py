@@ -117,28 +117,39 @@ _ECOG_WORDS = {
     3: "in a bed or chair more than half the day",
     4: "in a bed or chair all the time",
 }
+# A bound written after the number: "ECOG 2 or less", "Karnofsky 70 or higher".
+_OR_BOUND = r"(?:\s*or\s+(?P<after>less|lower|below|under|more|higher|greater|above))?"
+_AFTER_WORDS = {"less": "at most", "lower": "at most", "below": "at most", "under": "at most",
+                "more": "at least", "higher": "at least", "greater": "at least", "above": "at least"}
 _ECOG = re.compile(
-    r"(?:\bECOG\b|Eastern Cooperative Oncology Group|\bWHO\b|\bZubrod\b)[^0-9.;]{0,45}?"
-    rf"(?:(?P<op>{_LE}|{_LT}|{_GE})\s*(?P<one>[0-4])(?!\d)|(?P<lo>[0-4])\s*(?:-|–|to|or|and|,)\s*(?P<hi>[0-4])(?!\d)"
-    rf"|(?P<single>[0-4])(?!\d))", re.I)
-_KARNOFSKY = re.compile(rf"(?:Karnofsky|Karnovsky|KPS|Lansky)[^.;\d]{{0,30}}?(?P<op>{_GE}|{_GT})?\s*(?P<num>\d{{2,3}})\s*%?",
-                        re.I)
+    # "WHO" is the scale only in capitals and before its own words or a grade: not "who have 2", "WHO Group 2".
+    r"(?:\bECOG\b|Eastern Cooperative Oncology Group|(?-i:\bWHO\b)(?=\W*(?:performance|PS\b|ECOG|status|scores?\b|[<>≤≥=]|[0-4](?!\d)))|"
+    r"\bZubrod\b)[^0-9.;]{0,45}?"
+    rf"(?:(?P<op>{_LE}|{_LT}|{_GE}|{_GT})\s*(?P<one>[0-4])(?!\d)|(?P<lo>[0-4])\s*(?:-|–|to|or|and|,)\s*(?P<hi>[0-4])(?!\d)"
+    rf"(?:\s*(?:,\s*(?:or|and)?|or|and)\s*(?P<last>[0-4])(?!\d))?|(?P<single>[0-4])(?!\d){_OR_BOUND})", re.I)
+_KARNOFSKY = re.compile(rf"(?:Karnofsky|Karnovsky|KPS|Lansky)[^.;\d]{{0,30}}?(?P<op>{_GE}|{_GT}|{_LE}|{_LT})?\s*"
+                        rf"(?P<num>\d{{2,3}})(?!\d|\s*(?:years?|yrs?|months?)\b)\s*%?{_OR_BOUND}", re.I)
+
+
+def _bound_words(m: re.Match[str]) -> str | None:
+    """The comparison a performance-status match makes, in words ("at least" ...), or None for an exact value."""
+    if m.group("op"):
+        return _words(m.group("op"))
+    return _AFTER_WORDS[m.group("after").lower()] if m.group("after") else None
 
 
 def _ecog_phrase(text: str) -> str | None:
     m = _ECOG.search(text)
     if m:
-        if m.group("op"):
-            words = _words(m.group("op"))
-            n = int(m.group("one"))
-            top = n if words == "at most" else n - 1 if words == "less than" else None
-            if top is None:  # "ECOG ≥ 2" -- usually an exclusion
-                return f"Daily activity score (ECOG) of {n} or more (at best: {_ECOG_WORDS.get(n, '')})."
-            low, high = 0, max(0, top)
-        elif m.group("lo") is not None:
-            low, high = int(m.group("lo")), int(m.group("hi"))
+        if m.group("lo") is not None:
+            low, high = int(m.group("lo")), int(m.group("last") or m.group("hi"))
         else:
-            low = high = int(m.group("single"))
+            n = int(m.group("one") or m.group("single"))
+            words = _bound_words(m)
+            if words in ("at least", "more than"):  # "ECOG ≥ 2" or "ECOG > 1" -- usually an exclusion
+                low = n + 1 if words == "more than" else n
+                return f"Daily activity score (ECOG) of {low} or more (at best: {_ECOG_WORDS.get(low, '')})."
+            low, high = (0, n) if words == "at most" else (0, max(0, n - 1)) if words == "less than" else (n, n)
         if low == high:
             return f"Daily activity score (ECOG) of {low}: {_ECOG_WORDS[low]}."
         return (f"Daily activity score (ECOG) of {low} to {high}: from {_ECOG_WORDS[low]} to "
@@ -146,13 +157,23 @@ def _ecog_phrase(text: str) -> str | None:
     k = _KARNOFSKY.search(text)
     if k:
         n = int(k.group("num"))
-        meaning = ("normal activity with at most minor symptoms" if n >= 90 else
-                   "normal activity, with some effort" if n >= 80 else
-                   "looking after yourself, though not able to work or do normal activity" if n >= 70 else
-                   "needing help now and then but managing most of your own needs" if n >= 60 else
-                   "needing a lot of help and frequent medical care")
-        return f"Activity score (Karnofsky) of at least {n}: {meaning}."
+        words = _bound_words(k) or "at least"
+        # The scale goes in steps of 10: "more than 60" is 70 or better, "below 70" at best 60.
+        if words == "less than":
+            return f"Activity score (Karnofsky) below {n} (at best: {_karnofsky_words((n - 1) // 10 * 10)})."
+        if words == "at most":
+            return f"Activity score (Karnofsky) of at most {n} (at best: {_karnofsky_words(n)})."
+        lowest = n // 10 * 10 + 10 if words == "more than" else n
+        return f"Activity score (Karnofsky) of {words} {n}: {_karnofsky_words(lowest)}."
     return None
+
+
+def _karnofsky_words(n: int) -> str:
+    return ("normal activity with at most minor symptoms" if n >= 90 else
+            "normal activity, with some effort" if n >= 80 else
+            "looking after yourself, though not able to work or do normal activity" if n >= 70 else
+            "needing help now and then but managing most of your own needs" if n >= 60 else
+            "needing a lot of help and frequent medical care")
 
 
 # --- ages and sex ---------------------------------------------------------------------------------------

@@ -601,7 +601,9 @@ def _allowed_ecog(text: str) -> tuple[set[int], str] | None:
         norm = re.sub(rf"\b{word}\b", digit, norm, flags=re.I)
     norm = re.sub(r"\b(?:less than or equal to|at most|no (?:more|greater) than|up to)\s*(?=\d)", "<=", norm, flags=re.I)
     norm = re.sub(r"\b(?:greater than or equal to|at least)\s*(?=\d)", ">=", norm, flags=re.I)
-    m = re.search(r"(?:ECOG|Eastern Cooperative Oncology Group|Zubrod|WHO|performance status)[^0-9<>]{0,40}(>=|>|<=|<|of|:)?\s*([0-5])"
+    # "WHO" is the scale only in capitals and before its own words or a grade: not "who had 2", "WHO grade 2".
+    m = re.search(r"(?:ECOG|Eastern Cooperative Oncology Group|Zubrod|(?-i:WHO)(?=\W*(?:performance|PS\b|ECOG|[<>=]|[0-5](?!\d)))|"
+                  r"performance status)[^0-9<>]{0,40}(>=|>|<=|<|of|:)?\s*([0-5])"
                   r"(?:\s*(?:-|to|~|or|/|,)\s*([0-5]))?(?:\s*(?:,|or)\s*([0-5]))?", norm, re.I)
     if not m:
         return None
@@ -1280,7 +1282,9 @@ def _concept_finding(
     """Judge the named things in the criterion; returns the finding and the words nothing explained."""
     norm = _normalise(text)
     # Clauses that carve out exceptions ("other than basal cell skin cancer") do not count against anyone.
-    excepted = frozenset(c.key for m in _EXCEPTION.finditer(norm) for c in find_concepts(m.group(0)))
+    # Listed in the order written, so a reason names them the same way in every process.
+    excepted_in_order = list(dict.fromkeys(c.key for m in _EXCEPTION.finditer(norm) for c in find_concepts(m.group(0))))
+    excepted = frozenset(excepted_in_order)
     norm = _EXCEPTION.sub(lambda m: " " * len(m.group(0)), norm)
     masked = list(norm)
     for start, end in consumed:
@@ -1471,7 +1475,7 @@ def _concept_finding(
         unmentioned = ", ".join(dict.fromkeys(n.removeprefix("no ") for _, _, n in missing))
         return _Finding("concept", True, f"{_record(facts)} does not mention {unmentioned}, so the patient is taken "
                         "not to have it.", ()), []
-    shown_excepted = [k for k in excepted if _concept_status(k, facts).state == "affirmed"]
+    shown_excepted = [k for k in excepted_in_order if _concept_status(k, facts).state == "affirmed"]
     if shown_excepted:
         left_out = ", ".join(dict.fromkeys(index[k].name for k in shown_excepted))
         said = (f"{_record(facts)} shows {left_out}, which this criterion leaves out, and nothing else it "

@@ -35,6 +35,7 @@ from typing import Any
 
 from services.eligibility.labels import Label
 from services.eligibility.parser import Criterion, CriterionKind
+from services.eligibility.plain import patient_question
 from services.eligibility.rules import Judgement
 from services.inert import one_line
 
@@ -290,8 +291,6 @@ _RECORD_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
 def gap_checklist(results: Iterable[CriterionResult], limit: int = 12) -> Checklist:
     """Records to bring and the questions a patient would ask (services.eligibility.plain) for the criteria still
     labelled unknown or 'ask your doctor'; questions on one topic that say the same thing are asked once."""
-    from services.eligibility.plain import patient_question
-
     records: dict[str, None] = {}
     questions: dict[str, str] = {}
     for result in results:

@@ -9,8 +9,11 @@ sentences scoped to one sex ("A female participant is eligible if ..."), permiss
 
 from __future__ import annotations
 
+import operator
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import pairwise
 
 from services.eligibility.parser import criterion_sentences
 from services.eligibility.patient import PatientFacts, assertion_at, is_boilerplate
@@ -117,13 +120,45 @@ def in_weeks(count: str, unit: str) -> float:
     return float(_COUNT_WORDS.get(raw, raw)) * _UNIT_WEEKS.get(unit, _UNIT_WEEKS.get(unit[:2], 1.0))
 
 
-def _is_upper(op: str | None) -> bool:
-    return (op or "").lower() in ("<", "<=", "less than", "under", "shorter than")
+# The comparison each bound word makes: "under 6 months" is below 6 months, "of at least 12 weeks" at or above.
+_BOUND_TESTS: dict[str, Callable[[float, float], bool]] = {
+    **dict.fromkeys((">=", "=>", "≥", "at least", "of at least", "minimum of"), operator.ge),
+    **dict.fromkeys((">", "greater than", "more than", "longer than", "above", "over", "exceeding", "beyond"),
+                    operator.gt),
+    **dict.fromkeys(("<=", "≤", "at most"), operator.le),
+    **dict.fromkeys(("<", "less than", "shorter than", "below", "under"), operator.lt),
+}
 
 
-def _is_lower(op: str | None) -> bool:
-    return (op or "").lower() in (">", ">=", "=>", "at least", "more than", "greater than", "longer than", "over",
-                                  "of at least", "minimum of", "exceeding", "beyond")
+def _bound(op: str | None, n: float, unwritten: Callable[[float, float], bool]) -> Callable[[float], bool]:
+    """The values a bound word and its number allow (``unwritten`` is the comparison when no word is written)."""
+    test = _BOUND_TESTS.get((op or "").lower(), unwritten)
+    return lambda x: test(x, n)
+
+
+def _between(low: float, high: float) -> Callable[[float], bool]:
+    """The values from low to high, both included."""
+    return lambda x: low <= x <= high
+
+
+def _settles(result: Callable[[float], bool], limit: Callable[[float], bool], *cuts: float) -> bool | None:
+    """True when every value a result allows meets the limit, False when none does, None when only some do.
+
+    Both are bounded only at ``cuts``, so each cut and one value from each stretch between and beyond them
+    stand for all values.
+    """
+    points = sorted(set(cuts))
+    probes = [points[0] - 1, *points, *((a + b) / 2 for a, b in pairwise(points)), points[-1] + 1]
+    meets = {limit(x) for x in probes if result(x)}
+    return meets.pop() if len(meets) == 1 else None
+
+
+def _as_symbols(text: str) -> str:
+    """"not less than 12 weeks" is at least 12 weeks and "no more than" at most: written as ">=" and "<=" (as are
+    "≥" and "≤")."""
+    text = text.replace("≥", ">=").replace("≤", "<=")
+    text = re.sub(r"\b(?:not|no) less than\b", ">=", text, flags=re.I)
+    return re.sub(r"\b(?:not|no) (?:more|longer) than\b", "<=", text, flags=re.I)
 
 
 def life_expectancy(text: str, facts: PatientFacts) -> Reading | None:
@@ -131,39 +166,33 @@ def life_expectancy(text: str, facts: PatientFacts) -> Reading | None:
     m = _LIFE_CRITERION.search(text)
     if m is None:
         return None
-    # "not less than 12 weeks" is at least 12 weeks; "no more than" is at most.
-    rest = re.sub(r"\b(?:not|no) less than\b", ">=", m.group("rest"), flags=re.I)
-    rest = re.sub(r"\b(?:not|no) (?:more|longer) than\b", "<=", rest, flags=re.I)
-    amount = _AMOUNT.search(rest)
+    amount = _AMOUNT.search(_as_symbols(m.group("rest")))
     if amount is None:
         return None
     need = in_weeks(amount.group("n"), amount.group("u"))
-    upper = _is_upper(amount.group("op"))
+    wanted = _bound(amount.group("op"), need, operator.ge)
     spans = ((m.start(), m.end()),)
+    unsettled = ""
     for sid, sentence in _sentences(facts):
         said = _LIFE_CRITERION.search(sentence)
         if said is None:
             continue
-        have = _AMOUNT.search(said.group("rest"))
+        have = _AMOUNT.search(_as_symbols(said.group("rest")))
         if have is None:
             continue
         value = in_weeks(have.group("n"), have.group("u"))
-        note_upper, note_lower = _is_upper(have.group("op")), _is_lower(have.group("op"))
         # A bound in the note settles a requirement only in the direction it speaks: "more than 6 months"
         # meets "at least 12 weeks" but says nothing against "at least 1 year".
-        ok: bool | None
-        if upper:
-            ok = True if (note_upper or not note_lower) and value <= need else (
-                False if (note_lower or not note_upper) and value >= need else None)
-        else:
-            ok = True if (note_lower or not note_upper) and value >= need else (
-                False if (note_upper or not note_lower) and value < need else None)
+        ok = _settles(_bound(have.group("op"), value, operator.eq), wanted, value, need)
         if ok is None:
+            unsettled = unsettled or (f"The note gives a life expectancy of {have.group(0).strip()}, which does not "
+                                      f"settle the trial's limit ({amount.group(0).strip()}).")
             continue
         words = "meets" if ok else "does not meet"
         return Reading(ok, f"The note gives a life expectancy of {have.group(0).strip()}, which {words} the "
                        f"trial's limit ({amount.group(0).strip()}).", facts.evidence([sid]), spans, False)
-    return Reading(None, "The note does not state a life expectancy; the trial team estimates it.", (), spans, True)
+    return Reading(None, unsettled or "The note does not state a life expectancy; the trial team estimates it.", (),
+                   spans, True)
 
 
 # --- Organ function stated as normal or adequate -----------------------------------------------------
@@ -383,30 +412,44 @@ _PDL1_CRITERION = re.compile(
     r"(?P<n>\d{1,3})\s*%",
     re.I,
 )
-_PDL1_NOTE = re.compile(r"\bPD-?L1\b[^.;0-9]{0,50}?(?P<n>\d{1,3})\s*%", re.I)
-_PDL1_NOTE_NEGATIVE = re.compile(r"\bPD-?L1\b[^.;0-9]{0,30}?(?:negative|not expressed|<\s*1\s*%|0\s*%)", re.I)
+# A result may be a bound or a range ("PD-L1 <1%", "TPS 1-49%"): it stands for every value it allows.
+_PDL1_NOTE = re.compile(
+    r"\bPD-?L1\b[^.;0-9]{0,50}?(?P<op><=|>=|=>|≤|≥|<|>|less than|below|under|at most|at least|greater than|more than|"
+    r"above|over)?\s*(?P<n>\d{1,3})(?:\s*%?\s*(?:-|–|to)\s*(?P<hi>\d{1,3}))?\s*%",
+    re.I,
+)
+_PDL1_NOTE_NEGATIVE = re.compile(r"\bPD-?L1\b[^.;0-9]{0,30}?(?:negative|not expressed)", re.I)
 
 
 def pd_l1(text: str, facts: PatientFacts) -> Reading | None:
-    """A PD-L1 expression threshold ("PD-L1 TPS >= 50%") against the note's PD-L1 result."""
+    """A PD-L1 expression threshold ("PD-L1 TPS >= 50%") against the note's PD-L1 result.
+
+    A result written as a bound or a range meets the threshold only when every value it allows does, and fails
+    it only when none does."""
     m = _PDL1_CRITERION.search(text)
     if m is None:
         return None
     op, limit = m.group("op").lower(), float(m.group("n"))
     spans = (m.span(),)
+    wanted = _bound(op, limit, operator.ge)
     for sid, sentence in _sentences(facts):
         seen = _PDL1_NOTE.search(sentence)
-        value: float | None = float(seen.group("n")) if seen else None
-        if value is None and _PDL1_NOTE_NEGATIVE.search(sentence):
-            value = 0.0
-        if value is None:
+        if seen and seen.group("op"):
+            n = float(seen.group("n"))
+            shown, cuts, result = f"{seen.group('op').lower()} {n:g}%", (n, n), _bound(seen.group("op"), n, operator.eq)
+        elif seen:
+            low, high = sorted((float(seen.group("n")), float(seen.group("hi") or seen.group("n"))))
+            shown = f"{low:g}-{high:g}%" if low < high else f"{low:g}%"
+            cuts, result = (low, high), _between(low, high)
+        elif _PDL1_NOTE_NEGATIVE.search(sentence):
+            shown, cuts, result = "0%", (0.0, 0.0), _between(0.0, 0.0)
+        else:
             continue
-        checks = {">=": value >= limit, "=>": value >= limit, "at least": value >= limit, ">": value > limit,
-                  "greater than": value > limit, "more than": value > limit, "above": value > limit,
-                  "<=": value <= limit, "<": value < limit, "less than": value < limit, "below": value < limit,
-                  "of": value >= limit}
-        ok = checks[op]
-        return Reading(ok, f"The note gives PD-L1 expression of {value:g}%; the criterion asks for {op} {limit:g}%.",
+        ok = _settles(result, wanted, limit, *cuts)
+        if ok is None:
+            return Reading(None, f"The note gives PD-L1 expression of {shown}, which does not settle the criterion's "
+                           f"limit ({op} {limit:g}%).", facts.evidence([sid]), spans, True)
+        return Reading(ok, f"The note gives PD-L1 expression of {shown}; the criterion asks for {op} {limit:g}%.",
                        facts.evidence([sid]), spans, False)
     return Reading(None, "The note does not give a PD-L1 expression result.", (), spans, True)
 
