@@ -346,3 +346,23 @@ def test_at_least_one_of_the_following_stays_one_criterion() -> None:
     text = "Inclusion Criteria:\n\n* At least one of the following:\n\n  1. Prior surgery\n  2. Prior radiotherapy\n"
     parsed = parse_criteria(text)
     assert len(parsed.inclusion) == 1
+
+
+@pytest.mark.parametrize(
+    ("criterion", "biomarkers", "said"),
+    [
+        ("PD-L1 TPS >= 50%", ("PD-L1 60%",), "Your profile gives PD-L1 expression of 60%"),
+        ("PD-L1 TPS >= 50%", (), "Your profile does not give a PD-L1 expression result"),
+        ("Life expectancy of at least 12 weeks", (), "Your profile does not state a life expectancy"),
+        ("Measurable disease per RECIST 1.1", (), "Your profile does not say whether there is measurable disease"),
+    ],
+)
+def test_reasons_for_a_profile_name_the_profile_not_a_note(criterion: str, biomarkers: tuple[str, ...],
+                                                            said: str) -> None:
+    """A patient who answered questions (no note) is told what their profile says; a note's wording stays."""
+    profile = PatientProfile(age_years=60, sex="male", conditions=("non-small cell lung cancer",),
+                             biomarkers=biomarkers)
+    reason = evaluate(criterion, "inclusion", profile).reason
+    assert said in reason and "The note" not in reason
+    note = "1. A 60-year-old man with non-small cell lung cancer." + (f" 2. {biomarkers[0]}." if biomarkers else "")
+    assert said.replace("Your profile", "The note") in evaluate(criterion, "inclusion", note).reason

@@ -86,6 +86,11 @@ class PatientFacts:
     comply: bool = False
     labs: tuple[LabValue, ...] = ()  # uploaded lab results (a profile's; a note has none)
 
+    @property
+    def source(self) -> str:
+        """Whose words a reason quotes: "The note", or "Your profile" for answers and uploaded records."""
+        return "The note" if self.from_note else "Your profile"
+
     def evidence(self, ids: tuple[int, ...] | list[int]) -> tuple[int, ...]:
         """Sentence ids worth citing: note sentences only, sorted, without repeats."""
         if not self.from_note:

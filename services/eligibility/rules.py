@@ -217,10 +217,6 @@ def _content_words(text: str) -> list[str]:
     return words
 
 
-def _record(facts: PatientFacts) -> str:
-    return "The note" if facts.from_note else "Your profile"
-
-
 # --- What a criterion asks about -----------------------------------------------------------------
 
 
@@ -557,7 +553,7 @@ def _pregnancy_finding(text: str, kind: CriterionKind, facts: PatientFacts) -> t
             if said and not re.search(r"nursing (?:home|care|staff|facility)", sentence.text, re.I):
                 feeding = assertion_at(sentence.text, said.start(), said.end()) == "affirmed"
                 truth = not feeding if negated else feeding
-                return _Finding("pregnancy", truth, f"The note says the patient {'is' if feeding else 'is not'} "
+                return _Finding("pregnancy", truth, f"{facts.source} says the patient {'is' if feeding else 'is not'} "
                                 "breastfeeding.", facts.evidence([sentence.id])), spans
         return _Finding("pregnancy", None, "Whether the patient is breastfeeding is not known.",
                         open_question=True), spans
@@ -969,7 +965,7 @@ def _measure_findings(text: str, facts: PatientFacts,
             # "No fever" / "afebrile": the temperature is below any fever threshold.
             ids = [s.id for s in facts.sentences if _AFEBRILE.search(s.text)]
             upper = _SYMBOL.get(bounds[0][0].lower()) in ("<", "≤")
-            findings.append(_Finding("measure", upper, "The note says there is no fever, so the temperature is below "
+            findings.append(_Finding("measure", upper, f"{facts.source} says there is no fever, so the temperature is below "
                                      f"the limit ({written}).", facts.evidence(ids)))
             continue
         if observed is None:
@@ -1327,7 +1323,7 @@ def _concept_finding(
         for words, minimum in attempts:
             found = _literal_status(words, facts, minimum)
             if found is not None and found.state == "affirmed" and not any(w in _QUALIFIERS for w in words):
-                return (_Finding("literal", not requirement_negated, f"The note mentions {found.where}.",
+                return (_Finding("literal", not requirement_negated, f"{facts.source} mentions {found.where}.",
                                  facts.evidence(found.evidence)), [])
         return None, leftover_all
 
@@ -1416,15 +1412,15 @@ def _concept_finding(
         # "no smoking" that is not there means the record shows smoking.
         flipped = [n[3:] for _, _, n in rows if n.startswith("no ")]
         plain_names = [n for _, st, n in rows if not n.startswith("no ") and not st.instead]
-        parts = [f"{_record(facts)} shows {n}, but not in the time the criterion sets." if st.instead == _TIMING
-                 else f"{_record(facts)} shows {n} only as adjuvant or neoadjuvant treatment, not for advanced disease."
+        parts = [f"{facts.source} shows {n}, but not in the time the criterion sets." if st.instead == _TIMING
+                 else f"{facts.source} shows {n} only as adjuvant or neoadjuvant treatment, not for advanced disease."
                  if st.instead == _ADJUVANT
-                 else f"{_record(facts)} shows {st.instead}, not {n}." for _, st, n in rows if st.instead]
+                 else f"{facts.source} shows {st.instead}, not {n}." for _, st, n in rows if st.instead]
         if plain_names:
             listed = ", ".join(dict.fromkeys(re.sub(r"^(?:an?|the) ", "", n) for n in plain_names))
-            parts.append(f"{_record(facts)} says there is no {listed}.")
+            parts.append(f"{facts.source} says there is no {listed}.")
         if flipped:
-            parts.append(f"{_record(facts)} shows {', '.join(dict.fromkeys(flipped))}, while this criterion is about "
+            parts.append(f"{facts.source} shows {', '.join(dict.fromkeys(flipped))}, while this criterion is about "
                              "people without it.")
         return " ".join(parts)
 
@@ -1437,16 +1433,16 @@ def _concept_finding(
     def _qualified(rows: list[tuple[_Unit, _Status, str]]) -> _Finding:
         return _Finding(
             "concept", None,
-            f"{_record(facts)} shows {names(rows)}, but not whether the details in the criterion ({extra(rows)}) apply.",
+            f"{facts.source} shows {names(rows)}, but not whether the details in the criterion ({extra(rows)}) apply.",
             evidence(rows), discuss=True,
-            closed_reason=f"{_record(facts)} shows {names(rows)} but does not describe it as the criterion does "
+            closed_reason=f"{facts.source} shows {names(rows)} but does not describe it as the criterion does "
             f"({extra(rows)}), so this is taken not to apply.",
         )
 
     present_wanted = not requirement_negated
     if disjunctive:
         if clean:
-            return _Finding("concept", present_wanted, f"{_record(facts)} shows {names(clean)}.", evidence(clean)), []
+            return _Finding("concept", present_wanted, f"{facts.source} shows {names(clean)}.", evidence(clean)), []
         if qualified:
             return _qualified(qualified), leftovers
         if results and len(negated) == len(results):
@@ -1455,17 +1451,17 @@ def _concept_finding(
         if negated:
             return _Finding("concept", requirement_negated, not_there(negated), evidence(negated)), leftovers
         if results and not absent and not qualified and not head_leftover:
-            return _Finding("concept", present_wanted, f"{_record(facts)} shows {names(results)}.", evidence(results)), []
+            return _Finding("concept", present_wanted, f"{facts.source} shows {names(results)}.", evidence(results)), []
         if qualified and not absent:
             return _qualified(qualified), leftovers
         if results and not absent:
             # Everything named is on record; only words outside the named items are unexplained.
             return _Finding(
                 "concept", None,
-                f"{_record(facts)} shows {names(results)}, but not whether the rest of the criterion "
+                f"{facts.source} shows {names(results)}, but not whether the rest of the criterion "
                 f"({' '.join(dict.fromkeys(w for w in head_leftover if w != _NUMBER_TOKEN)) or 'the details'}) applies.",
                 evidence(results), discuss=True,
-                closed_reason=f"{_record(facts)} shows {names(results)} but not the rest of what the criterion "
+                closed_reason=f"{facts.source} shows {names(results)} but not the rest of what the criterion "
                 "describes, so this is taken not to apply.",
             ), leftovers
     missing = absent or results
@@ -1473,19 +1469,19 @@ def _concept_finding(
     if wants_absence and kind == "inclusion" and facts.complete_record and not qualified and not clean:
         # "No history of X" (or "non-smoker") in a complete case summary that never mentions X.
         unmentioned = ", ".join(dict.fromkeys(n.removeprefix("no ") for _, _, n in missing))
-        return _Finding("concept", True, f"{_record(facts)} does not mention {unmentioned}, so the patient is taken "
+        return _Finding("concept", True, f"{facts.source} does not mention {unmentioned}, so the patient is taken "
                         "not to have it.", ()), []
     shown_excepted = [k for k in excepted_in_order if _concept_status(k, facts).state == "affirmed"]
     if shown_excepted:
         left_out = ", ".join(dict.fromkeys(index[k].name for k in shown_excepted))
-        said = (f"{_record(facts)} shows {left_out}, which this criterion leaves out, and nothing else it "
+        said = (f"{facts.source} shows {left_out}, which this criterion leaves out, and nothing else it "
                 "names.")
         return _Finding("concept", None, said, closed_reason=said), leftovers
     wanted = names(missing)
     if all(n.startswith("no ") for _, _, n in missing):
-        return _Finding("concept", None, f"{_record(facts)} does not say whether there was "
+        return _Finding("concept", None, f"{facts.source} does not say whether there was "
                         f"{', '.join(dict.fromkeys(n[3:] for _, _, n in missing))}."), leftovers
-    return _Finding("concept", None, f"{_record(facts)} does not mention {wanted}."), leftovers
+    return _Finding("concept", None, f"{facts.source} does not mention {wanted}."), leftovers
 
 
 # --- Putting the aspects together ---------------------------------------------------------------
@@ -1520,7 +1516,7 @@ def evaluate(criterion_text: str | None, kind: CriterionKind, patient: Patient) 
         if sex_scope(text) == facts.sex and _SCOPED_AGREEMENT.search(text):
             method = _contraception_in(facts)
             if method is not None and kind == "inclusion":
-                return Judgement(Label.MET, f"The note says the patient uses {method[0]}, a highly effective method "
+                return Judgement(Label.MET, f"{facts.source} says the patient uses {method[0]}, a highly effective method "
                                  "of contraception.", facts.evidence([method[1]]))
             return Judgement(Label.NOT_ENOUGH_INFO, "This line asks something of people of the patient's sex "
                              "(such as agreeing to contraception) that the note does not say.")
@@ -1537,7 +1533,7 @@ def evaluate(criterion_text: str | None, kind: CriterionKind, patient: Patient) 
         named = [c for c in find_concepts(" ".join(permissive)) if not c.absent]
         if named and all(_concept_status(c.key, facts).state == "negated" for c in named):
             names = ", ".join(dict.fromkeys(concept_index()[c.key].name for c in named))
-            return Judgement(Label.NOT_APPLICABLE, f"{_record(facts)} says there was no {names}, so the limits this "
+            return Judgement(Label.NOT_APPLICABLE, f"{facts.source} says there was no {names}, so the limits this "
                              "line sets on it do not concern the patient.")
         inner = evaluate(" ".join(required), kind, facts)
         against = (kind == "inclusion" and inner.label == Label.NOT_MET) or (kind == "exclusion" and inner.label == Label.MET)
@@ -1582,7 +1578,7 @@ def evaluate(criterion_text: str | None, kind: CriterionKind, patient: Patient) 
     unknowable = _UNKNOWABLE.search(text)
     if unknowable and not find_concepts(text) and not _CONSENT_WORDS.search(text):
         # Plans, future events, contraindications and paperwork: a case summary cannot settle them.
-        findings.append(_Finding("unknowable", None, "The note cannot say this; the trial team checks it "
+        findings.append(_Finding("unknowable", None, f"{facts.source} cannot say this; the trial team checks it "
                                  f"(\"{unknowable.group(0)}\").", open_question=True))
         consumed.append((0, len(text)))
     unread = "".join(" " if any(a <= i < b for a, b in consumed) else ch for i, ch in enumerate(text))
@@ -1709,7 +1705,7 @@ def _scoped_to_absent_condition(text: str, facts: PatientFacts) -> Judgement | N
     states = [_concept_status(c.key, facts).state for c in named]
     if all(state == "negated" for state in states) or (facts.complete_record and all(st != "affirmed" for st in states)):
         names = ", ".join(dict.fromkeys(concept_index()[c.key].name for c in named))
-        return Judgement(Label.NOT_APPLICABLE, f"This rule is for patients with {names}; {_record(facts).lower()} shows "
+        return Judgement(Label.NOT_APPLICABLE, f"This rule is for patients with {names}; {facts.source.lower()} shows "
                          f"no {names}, so it does not concern the patient.")
     return None
 
@@ -1734,7 +1730,7 @@ def _group_scope(label: str, facts: PatientFacts) -> Judgement | None:
     named = [c for c in named if not any(c.key in ancestors(o.key) for o in named)]
     if named and all(_concept_status(c.key, facts).state == "negated" for c in named):
         return Judgement(Label.NOT_APPLICABLE, f"This line is for {label.strip().lower()}; "
-                         f"{_record(facts).lower()} shows the patient is not in that group.")
+                         f"{facts.source.lower()} shows the patient is not in that group.")
     return None
 
 
@@ -1755,7 +1751,7 @@ def _washout_without_treatment(text: str, facts: PatientFacts) -> Judgement | No
     states = [_concept_status(c.key, facts).state for c in named]
     if all(state == "negated" for state in states) or (facts.complete_record and all(st == "absent" for st in states)):
         names = ", ".join(dict.fromkeys(concept_index()[c.key].name for c in named))
-        return Judgement(Label.NOT_APPLICABLE, f"{_record(facts)} shows no {names}, so the waiting time after it does "
+        return Judgement(Label.NOT_APPLICABLE, f"{facts.source} shows no {names}, so the waiting time after it does "
                          "not concern the patient.")
     return None
 
@@ -1837,11 +1833,11 @@ def _combine(findings: list[_Finding], leftover: list[str], kind: CriterionKind,
     if kind == "exclusion" and facts.complete_record and not any(f.open_question for f in unknown):
         # A complete case summary that does not mention something an exclusion needs: the exclusion does not apply.
         reason = next((f.closed_reason or f.reason for f in unknown if f.aspect == "concept"),
-                      "The note does not mention anything this exclusion describes.")
+                      f"{facts.source} does not mention anything this exclusion describes.")
         return Judgement(Label.NOT_MET, reason, evidence)
 
     if not findings:
-        return Judgement(Label.NOT_ENOUGH_INFO, f"{_record(facts)} does not say whether this applies.")
+        return Judgement(Label.NOT_ENOUGH_INFO, f"{facts.source} does not say whether this applies.")
 
     discuss = [f for f in unknown if f.discuss]
     if discuss:

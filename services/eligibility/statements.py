@@ -72,16 +72,16 @@ def measurable_disease(text: str, facts: PatientFacts) -> Reading | None:
     spans = ((0, len(text)),) if about or len(text.split()) <= 40 else (m.span(),)
     for sid, sentence in _sentences(facts):
         if _NON_MEASURABLE.search(sentence):
-            return Reading(False, "The note says the disease is not measurable.", facts.evidence([sid]),
+            return Reading(False, f"{facts.source} says the disease is not measurable.", facts.evidence([sid]),
                            spans, False)
         said = _MEASURABLE_NOTE.search(sentence)
         if said and assertion_at(sentence, said.start(), said.end()) == "affirmed":
-            return Reading(True, "The note says there is measurable disease.", facts.evidence([sid]), spans,
+            return Reading(True, f"{facts.source} says there is measurable disease.", facts.evidence([sid]), spans,
                            False)
     for sid, sentence in _sentences(facts):
         protein = _M_PROTEIN.search(sentence)
         if protein and float(protein.group("n")) >= 0.5:
-            return Reading(True, f"The note gives a serum M-protein of {protein.group('n')} g/dL; under the IMWG "
+            return Reading(True, f"{facts.source} gives a serum M-protein of {protein.group('n')} g/dL; under the IMWG "
                            "criteria 0.5 g/dL or more is measurable disease.", facts.evidence([sid]), spans,
                            False)
         for size in _LESION_SIZE.finditer(sentence):
@@ -89,9 +89,9 @@ def measurable_disease(text: str, facts: PatientFacts) -> Reading | None:
             unit = (size.group("u") or size.group("u2")).lower()
             mm = value * 10 if unit == "cm" else value
             if mm >= 10:
-                return Reading(True, f"The note describes a {value:g} {unit} lesion; under RECIST 1.1 a lesion of at "
+                return Reading(True, f"{facts.source} describes a {value:g} {unit} lesion; under RECIST 1.1 a lesion of at "
                                "least 10 mm on CT is measurable.", facts.evidence([sid]), spans, False)
-    return Reading(None, "The note does not say whether there is measurable disease (RECIST).", (), spans, True)
+    return Reading(None, f"{facts.source} does not say whether there is measurable disease (RECIST).", (), spans, True)
 
 
 # --- Life expectancy --------------------------------------------------------------------------------
@@ -185,13 +185,13 @@ def life_expectancy(text: str, facts: PatientFacts) -> Reading | None:
         # meets "at least 12 weeks" but says nothing against "at least 1 year".
         ok = _settles(_bound(have.group("op"), value, operator.eq), wanted, value, need)
         if ok is None:
-            unsettled = unsettled or (f"The note gives a life expectancy of {have.group(0).strip()}, which does not "
+            unsettled = unsettled or (f"{facts.source} gives a life expectancy of {have.group(0).strip()}, which does not "
                                       f"settle the trial's limit ({amount.group(0).strip()}).")
             continue
         words = "meets" if ok else "does not meet"
-        return Reading(ok, f"The note gives a life expectancy of {have.group(0).strip()}, which {words} the "
+        return Reading(ok, f"{facts.source} gives a life expectancy of {have.group(0).strip()}, which {words} the "
                        f"trial's limit ({amount.group(0).strip()}).", facts.evidence([sid]), spans, False)
-    return Reading(None, unsettled or "The note does not state a life expectancy; the trial team estimates it.", (),
+    return Reading(None, unsettled or f"{facts.source} does not state a life expectancy; the trial team estimates it.", (),
                    spans, True)
 
 
@@ -299,9 +299,9 @@ def organ_function(text: str, kind: str, facts: PatientFacts) -> Reading | None:
         return None  # an abnormal result: the numbers decide, which the measurement rules read
     if organs <= normal:
         truth = not describes_poor
-        return Reading(truth, f"The note says {wanted} {'is' if len(organs) == 1 else 'are'} normal, "
+        return Reading(truth, f"{facts.source} says {wanted} {'is' if len(organs) == 1 else 'are'} normal, "
                        "which meets the usual adequacy limits.", facts.evidence(ids), spans, False)
-    return Reading(None, f"The note does not give the test results this asks about ({wanted}).", (), spans, True)
+    return Reading(None, f"{facts.source} does not give the test results this asks about ({wanted}).", (), spans, True)
 
 
 # --- Sex-scoped and permissive sentences -------------------------------------------------------------
@@ -447,11 +447,11 @@ def pd_l1(text: str, facts: PatientFacts) -> Reading | None:
             continue
         ok = _settles(result, wanted, limit, *cuts)
         if ok is None:
-            return Reading(None, f"The note gives PD-L1 expression of {shown}, which does not settle the criterion's "
+            return Reading(None, f"{facts.source} gives PD-L1 expression of {shown}, which does not settle the criterion's "
                            f"limit ({op} {limit:g}%).", facts.evidence([sid]), spans, True)
-        return Reading(ok, f"The note gives PD-L1 expression of {shown}; the criterion asks for {op} {limit:g}%.",
+        return Reading(ok, f"{facts.source} gives PD-L1 expression of {shown}; the criterion asks for {op} {limit:g}%.",
                        facts.evidence([sid]), spans, False)
-    return Reading(None, "The note does not give a PD-L1 expression result.", (), spans, True)
+    return Reading(None, f"{facts.source} does not give a PD-L1 expression result.", (), spans, True)
 
 
 # --- Graded scales (NYHA class, ECOG performance status) ------------------------------------------------
@@ -497,13 +497,13 @@ def nyha_class(text: str, facts: PatientFacts) -> Reading | None:
         if seen:
             have = _ROMAN[seen.group("a").lower()]
             ok = have in allowed
-            return Reading(ok, f"The note gives NYHA class {seen.group('a').upper()}, which is "
+            return Reading(ok, f"{facts.source} gives NYHA class {seen.group('a').upper()}, which is "
                            f"{'within' if ok else 'outside'} what the criterion names ({m.group(0).strip()}).",
                            facts.evidence([sid]), spans, False)
     heart_failure = [sid for sid, sentence in _sentences(facts) for c in find_concepts(sentence)
                      if c.key in ("heart_failure", "cardiomyopathy") and not c.absent
                      and assertion_at(sentence, c.start, c.end) == "affirmed"]
     if not heart_failure and facts.complete_record and 1 not in allowed:
-        return Reading(False, "The note records no heart failure, so the patient is in none of the NYHA classes "
+        return Reading(False, f"{facts.source} records no heart failure, so the patient is in none of the NYHA classes "
                        f"the criterion names ({m.group(0).strip()}).", (), spans, False)
-    return Reading(None, "The note does not give a NYHA heart-failure class.", (), spans, True)
+    return Reading(None, f"{facts.source} does not give a NYHA heart-failure class.", (), spans, True)
