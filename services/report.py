@@ -421,6 +421,7 @@ def trial_view(
         "fit_band": band.display if band else "",
         "fit_explanation": inert.text(match.get("fit_explanation")),
         "distance_note": inert.text(match.get("distance_note")),
+        "beyond_reach": match.get("within_reach") is False,  # the note may say instead that the distance is unknown
         "status_note": stale or "",
         "criteria_missing": match.get("criteria_text") == CRITERIA_MISSING,
         "verdict": verdict.display if verdict else "Not assessed",
