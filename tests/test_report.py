@@ -583,3 +583,16 @@ def test_report_comparison_says_beyond_the_travel_limit_only_for_a_trial_that_is
     # The first trial's distance is unknown: its note says so, and the table must not call it beyond the limit.
     assert nearest == ["Not known", "Not known Beyond your travel limit", "Not known"]
     assert "No site of this trial has a known location in our copy" in html.split('id="trial-NCT00000001"')[1]
+
+
+def test_report_a_shortened_quote_says_it_was_shortened() -> None:
+    # Cut at a sentence end, the trial's wording lost its exception without a mark and read as the whole criterion.
+    full = ("No prior chemotherapy for metastatic disease. " + "Detail " * 50
+            + ". Exception: adjuvant chemotherapy more than 12 months ago is allowed.")
+    [row] = criterion_rows([{"criterion": full, "plain": "No chemotherapy before.", "status": "met",
+                             "type": "exclusion"}])
+    assert len(full) > 400 and len(row["original"]) <= 400
+    assert row["original"].endswith(" …") and full.startswith(row["original"][:-2])
+    assert "Exception" not in row["original"]
+    short = "No prior chemotherapy for metastatic disease. Exception: none."
+    assert criterion_rows([{"criterion": short, "plain": "P.", "status": "met"}])[0]["original"] == short
