@@ -24,7 +24,7 @@ from collections.abc import Iterable
 
 CTGOV_STUDY = "https://clinicaltrials.gov/study/"
 _PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
-_NCT = re.compile(r"NCT\d{8}")
+_NCT = re.compile(r"(?<![A-Za-z0-9])NCT\d{8}(?![A-Za-z0-9])")  # a whole token: NCT012345678 is not NCT01234567
 _BOLD = re.compile(r"\\\*\\\*(?=\S)(.+?)(?<=\S)\\\*\\\*")
 
 

@@ -137,13 +137,14 @@ def _paragraphs(value: Any) -> list[str]:
 
 
 def _shorten(text: str, limit: int, *, at_sentence: bool = True) -> str:
-    """Text cut to at most limit characters: at a sentence end when one is near, else at a word, with an ellipsis."""
+    """Text cut to at most limit characters: at a sentence end when one is near, else at a word; with an ellipsis
+    either way (a quote cut after a full stop must not read as the whole text)."""
     if len(text) <= limit:
         return text
     cut = text[: limit - 1]
     sentence_end = cut.rfind(". ")
     if at_sentence and sentence_end > limit // 2:
-        return cut[: sentence_end + 1]
+        return cut[: sentence_end + 1] + " …"
     return cut.rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
@@ -421,6 +422,7 @@ def trial_view(
         "fit_band": band.display if band else "",
         "fit_explanation": inert.text(match.get("fit_explanation")),
         "distance_note": inert.text(match.get("distance_note")),
+        "beyond_reach": match.get("within_reach") is False,  # the note may say instead that the distance is unknown
         "status_note": stale or "",
         "criteria_missing": match.get("criteria_text") == CRITERIA_MISSING,
         "verdict": verdict.display if verdict else "Not assessed",

@@ -54,3 +54,9 @@ def test_grounding_claim_rules(text: str, phase: str, tool_calls: int, expected:
 def test_grounding_claim_detector_ignores_general_talk() -> None:
     assert not makes_trial_claim("Clinical trials test new treatments; joining one is always your choice.")
     assert makes_trial_claim("You are likely eligible for it.")
+
+
+def test_grounding_a_longer_token_is_not_the_seen_trial_inside_it() -> None:
+    # "NCT000000012" (nine digits) names no trial; the seen NCT00000001 inside it must not make it grounded.
+    assert cited_ids("NCT000000012 and xNCT00000002") == ["NCT000000012"]
+    assert codes("NCT000000012 fits you.") == ["unknown_nct"]

@@ -35,3 +35,15 @@ def test_inert_one_line_is_never_longer_than_its_limit_and_keeps_the_start() -> 
         assert len(out) <= limit and "\n" not in out and "\t" not in out
         whole = text(raw)
         assert out == whole or (out.endswith("…") and whole.startswith(out[:-1]))
+
+
+def test_inert_chat_md_links_only_a_whole_grounded_nct_id() -> None:
+    from services.inert import chat_md
+
+    seen = ["NCT01234567"]
+    assert chat_md("See NCT01234567.", seen) == "See [NCT01234567](https://clinicaltrials.gov/study/NCT01234567)\\."
+    assert chat_md("(NCT01234567, NCT07654321)", seen) == (
+        "\\([NCT01234567](https://clinicaltrials.gov/study/NCT01234567)\\, NCT07654321\\)")
+    # A longer token is not that trial: a ninth digit or a letter around it must not link to NCT01234567.
+    for token in ("NCT012345678", "XNCT01234567", "NCT01234567X", "2NCT01234567"):
+        assert chat_md(f"See {token} now", seen) == f"See {token} now", token

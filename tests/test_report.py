@@ -563,3 +563,36 @@ def test_report_groups_questions_by_who_can_answer_them_and_shows_review_points(
     assert element_texts(first.split("Points to check before you go further")[1].split("</ul>")[0], "li") == [
         "Conflict: “Stage IV disease <b>bold</b>”: your answers suggest you do not pass this line. R."]
     assert "<b>bold" not in html
+
+
+def test_report_comparison_says_beyond_the_travel_limit_only_for_a_trial_that_is() -> None:
+    from services.eligibility.scoring import reach_note, within_reach
+
+    def match(nct_id: str, miles: float | None) -> dict[str, Any]:
+        return {"nct_id": nct_id, "verdict": "uncertain", "summary": "S", "criteria": [], "unknowns": [],
+                "distance_miles": miles, "within_reach": within_reach(miles, 100.0),
+                "distance_note": reach_note(miles, 100.0)}
+
+    request = ReportRequest(
+        session_id="s" * 43, patient_profile={"travel_radius_miles": 100}, intake_answers={},
+        trials=(match("NCT00000001", None), match("NCT00000002", 500.0), match("NCT00000003", 20.0)),
+        summary="S", questions_for_doctor=("Q?",), glossary=())
+    html = render_report(request, generated_on=DAY)
+    [compare] = tables(html, "compare")
+    nearest = {row[0]: row[1:] for row in compare[1:]}["Nearest site"]
+    # The first trial's distance is unknown: its note says so, and the table must not call it beyond the limit.
+    assert nearest == ["Not known", "Not known Beyond your travel limit", "Not known"]
+    assert "No site of this trial has a known location in our copy" in html.split('id="trial-NCT00000001"')[1]
+
+
+def test_report_a_shortened_quote_says_it_was_shortened() -> None:
+    # Cut at a sentence end, the trial's wording lost its exception without a mark and read as the whole criterion.
+    full = ("No prior chemotherapy for metastatic disease. " + "Detail " * 50
+            + ". Exception: adjuvant chemotherapy more than 12 months ago is allowed.")
+    [row] = criterion_rows([{"criterion": full, "plain": "No chemotherapy before.", "status": "met",
+                             "type": "exclusion"}])
+    assert len(full) > 400 and len(row["original"]) <= 400
+    assert row["original"].endswith(" …") and full.startswith(row["original"][:-2])
+    assert "Exception" not in row["original"]
+    short = "No prior chemotherapy for metastatic disease. Exception: none."
+    assert criterion_rows([{"criterion": short, "plain": "P.", "status": "met"}])[0]["original"] == short

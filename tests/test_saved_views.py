@@ -447,3 +447,26 @@ def test_saved_views_csv_and_aact_flat_imports_keep_snapshots_too(world):
         ("status", "NCT09999992", "Recruiting", "Completed", None),
         ("sites", "NCT09999992", "1 site", "2 sites", "Japan")]
     savedviews.delete_view(db, view.id)
+
+
+def test_saved_views_never_save_patient_answers_copied_into_compare_b(app_on_world):
+    from services.ui import state as ui_state
+
+    db = app_on_world.db
+    at = _app_at("pages/7_Compare.py")
+    at.session_state["filters"] = Filters(age=62.0, sex="MALE", country=("Japan",))
+    at.session_state["widget_sync"] = None
+    at.session_state["patient_values"] = {"age": 62.0, "sex": "MALE"}
+    at.session_state[ui_state.SHARE_PATIENT_KEY] = True  # the link may carry the answers, in A and in B
+    at.run()
+    at.button(key="compare_copy").click().run()
+    assert at.query_params.get("b.age") == "62"  # the address bar holds them, as the visitor allowed
+    at.text_input(key="sv_name").input("Mine").run()
+    at.button(key="sv_save").click().run()
+    assert not at.exception, at.exception
+    (view,) = savedviews.list_views(db)
+    try:
+        assert view.query == "country=Japan"
+        assert view.view_params() == {"b.country": ["Japan"]}  # a view is shared with everyone: never B's answers
+    finally:
+        savedviews.delete_view(db, view.id)

@@ -6,8 +6,6 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from services.trials import NCT_RE
-
 # Phases in which talking about trials means a lookup should have happened in the same turn.
 LOOKUP_PHASES = frozenset({"search", "matching"})
 
@@ -32,9 +30,13 @@ class GroundingWarning:
     message: str
 
 
+# An NCT id as a whole token; one with more digits is cited too (and unknown), never read as the id inside it.
+_CITED = re.compile(r"(?<![A-Z0-9])NCT\d{8,}(?![A-Z0-9])")
+
+
 def cited_ids(text: str) -> list[str]:
     """NCT ids in the text, in order of first appearance."""
-    return list(dict.fromkeys(NCT_RE.findall(text.upper())))
+    return list(dict.fromkeys(_CITED.findall(text.upper())))
 
 
 def makes_trial_claim(text: str) -> bool:

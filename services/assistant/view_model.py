@@ -23,7 +23,7 @@ from services.dashboard import mapdeck, sitemap
 from services.dashboard.filters import Filters
 from services.data import geo
 from services.data.normalize import label
-from services.eligibility.scoring import FitBand
+from services.eligibility.scoring import FitBand, Verdict
 from services.limits import ConcurrencyGate
 from services.llm import LLMClient
 from services.trials import CRITERIA_MISSING, TrialBackend, ctgov_url
@@ -32,12 +32,10 @@ PHASE_TITLES: dict[str, str] = {
     "intake": "About you", "search": "Search", "matching": "Check eligibility", "selection": "Choose trials",
     "report": "Report", "followup": "Follow-up",
 }
-VERDICT_TEXT: dict[str, tuple[str, str]] = {
-    "eligible": ("Looks eligible", "#1a7f37"),
-    "uncertain": ("Needs more information", "#9a6700"),
-    "excluded": ("Likely not eligible", "#cf222e"),
-    "not_relevant": ("Not for your condition", "#6e7781"),
-}
+_VERDICT_COLOURS = {Verdict.ELIGIBLE: "#1a7f37", Verdict.UNCERTAIN: "#9a6700", Verdict.EXCLUDED: "#cf222e",
+                    Verdict.NOT_RELEVANT: "#6e7781"}
+# The card's words for a verdict are the report's (Verdict.display), so the two cannot drift apart.
+VERDICT_TEXT: dict[str, tuple[str, str]] = {v.value: (v.display, colour) for v, colour in _VERDICT_COLOURS.items()}
 BAND_TEXT: dict[str, str] = {band.value: band.display for band in FitBand}
 CRITERIA_NOTE = ("The eligibility criteria text is missing from this app's copy of the registry; only the age and sex "
                  "limits were checked. The full list is on ClinicalTrials.gov.")

@@ -102,14 +102,17 @@ def patient_fields(f: Filters) -> list[str]:
             if getattr(f, name) == value and value != getattr(default, name)]
 
 
+def _without_answers(f: Filters, fields: Iterable[str]) -> Filters:
+    default = Filters()
+    return replace(f, **{name: getattr(default, name) for name in fields})
+
+
 def shared_filters(f: Filters) -> tuple[Filters, list[str]]:
     """The filters a link may carry and the patient answers left out of it (empty when the visitor opted in)."""
     fields = patient_fields(f)
     if not fields or st.session_state.get(SHARE_PATIENT_KEY):
         return f, []
-    default = Filters()
-    out = replace(f, **{name: getattr(default, name) for name in fields})
-    return out, list(dict.fromkeys(_PATIENT_WORDS.get(name, name) for name in fields))
+    return _without_answers(f, fields), list(dict.fromkeys(_PATIENT_WORDS.get(name, name) for name in fields))
 
 
 def read_url_once() -> None:
@@ -389,8 +392,17 @@ def view_memory(param: str, default: Any = None) -> Any:
 
 
 def view_query_params() -> dict[str, list[str]]:
-    """The page's view settings in the URL (map mode, Trials sort, …), never the assistant's session link."""
-    return {k: v for k, v in query_dict().items() if is_view_param(k) and k != "session"}
+    """The page's view settings in the URL (map mode, Trials sort, …), never the assistant's session link, and the
+    Compare page's filter set B without a patient's answers even when the visitor let links carry them (a saved view
+    is shared with everyone)."""
+    params = {k: v for k, v in query_dict().items() if is_view_param(k) and k != "session"}
+    if any(k.startswith(COMPARE_PARAM_PREFIX) for k in params):
+        from services.dashboard import compare
+
+        fb = compare.b_from_query(params)[0]
+        params = {k: v for k, v in params.items() if not k.startswith(COMPARE_PARAM_PREFIX)}
+        params.update(compare.b_query(_without_answers(fb, patient_fields(fb))))
+    return params
 
 
 def share_query(with_filters: bool = True) -> tuple[str, list[str], list[str]]:
