@@ -366,3 +366,26 @@ def test_reasons_for_a_profile_name_the_profile_not_a_note(criterion: str, bioma
     assert said in reason and "The note" not in reason
     note = "1. A 60-year-old man with non-small cell lung cancer." + (f" 2. {biomarkers[0]}." if biomarkers else "")
     assert said.replace("Your profile", "The note") in evaluate(criterion, "inclusion", note).reason
+
+
+@pytest.mark.parametrize(
+    ("result", "criterion", "expected"),
+    [
+        # Both limits count: 60% is above "< 50%" however the first limit reads.
+        ("PD-L1 60%", "PD-L1 TPS >= 1% and < 50%", Label.NOT_MET),
+        ("PD-L1 60%", "PD-L1 TPS ≥1% to <50%", Label.NOT_MET),
+        ("PD-L1 20%", "PD-L1 TPS >= 1% and < 50%", Label.MET),
+        ("PD-L1 60%", "PD-L1 TPS 1-49%", Label.NOT_MET),
+        ("PD-L1 60%", "PD-L1 expression between 1% and 49%", Label.NOT_MET),
+        ("PD-L1 20%", "PD-L1 expression between 1% and 49%", Label.MET),
+        ("PD-L1 0%", "Any PD-L1 expression (0 to 100%)", Label.MET),
+        # Either stretch will do.
+        ("PD-L1 60%", "PD-L1 < 1% or ≥ 50%", Label.MET),
+        ("PD-L1 negative", "PD-L1 < 1% or ≥ 50%", Label.MET),
+        ("PD-L1 20%", "PD-L1 < 1% or ≥ 50%", Label.NOT_MET),
+        ("PD-L1 40-60%", "PD-L1 TPS >= 1% and < 50%", Label.NOT_ENOUGH_INFO),
+    ],
+)
+def test_pd_l1_criterion_with_two_limits_or_a_range(result: str, criterion: str, expected: Label) -> None:
+    patient = PatientProfile(age_years=60, sex="male", conditions=("non-small cell lung cancer",), biomarkers=(result,))
+    assert evaluate(criterion, "inclusion", patient).label == expected

@@ -407,9 +407,12 @@ def permissive_sentences(text: str) -> tuple[list[str], list[str]]:
 
 # --- PD-L1 expression --------------------------------------------------------------------------------
 
+_PDL1_OPS = r"<=|>=|=>|≤|≥|<|>|less than|below|under|at most|at least|greater than|more than|above|over"
+# A limit, two limits ("≥ 1% and < 50%", "< 1% or ≥ 50%") or a range ("1-49%", "between 1% and 49%").
 _PDL1_CRITERION = re.compile(
-    r"\bPD-?L1\b[^.;]{0,60}?(?P<op>>=|=>|>|<=|<|at least|greater than|more than|less than|below|above|of)\s*"
-    r"(?P<n>\d{1,3})\s*%",
+    rf"\bPD-?L1\b[^.;]{{0,60}}?(?:(?P<op>{_PDL1_OPS}|of)\s*(?P<n>\d{{1,3}})\s*%"
+    rf"(?:\s*(?P<join>and|to|but|or|,)\s*(?P<op2>{_PDL1_OPS})\s*(?P<n2>\d{{1,3}})\s*%)?"
+    rf"|(?:between\s+)?(?P<lo>\d{{1,3}})\s*%?\s*(?:-|–|to|and)\s*(?P<hi>\d{{1,3}})\s*%)",
     re.I,
 )
 # A result may be a bound or a range ("PD-L1 <1%", "TPS 1-49%"): it stands for every value it allows.
@@ -422,16 +425,28 @@ _PDL1_NOTE_NEGATIVE = re.compile(r"\bPD-?L1\b[^.;0-9]{0,30}?(?:negative|not expr
 
 
 def pd_l1(text: str, facts: PatientFacts) -> Reading | None:
-    """A PD-L1 expression threshold ("PD-L1 TPS >= 50%") against the note's PD-L1 result.
+    """A PD-L1 expression threshold ("PD-L1 TPS >= 50%"), two ("≥ 1% and < 50%", "< 1% or ≥ 50%") or a range,
+    against the note's PD-L1 result.
 
     A result written as a bound or a range meets the threshold only when every value it allows does, and fails
     it only when none does."""
     m = _PDL1_CRITERION.search(text)
     if m is None:
         return None
-    op, limit = m.group("op").lower(), float(m.group("n"))
     spans = (m.span(),)
-    wanted = _bound(op, limit, operator.ge)
+    wanted: Callable[[float], bool]
+    if m.group("lo"):
+        low, high = sorted((float(m.group("lo")), float(m.group("hi"))))
+        asked, limits, wanted = f"{low:g}-{high:g}%", (low, high), _between(low, high)
+    else:
+        op, limit = m.group("op").lower(), float(m.group("n"))
+        asked, limits, wanted = f"{op} {limit:g}%", (limit, limit), _bound(op, limit, operator.ge)
+        if m.group("op2"):
+            op2, limit2 = m.group("op2").lower(), float(m.group("n2"))
+            first, second = wanted, _bound(op2, limit2, operator.ge)
+            either = m.group("join").lower() == "or"
+            asked, limits = f"{asked} {'or' if either else 'and'} {op2} {limit2:g}%", (limit, limit2)
+            wanted = (lambda x: first(x) or second(x)) if either else (lambda x: first(x) and second(x))
     for sid, sentence in _sentences(facts):
         seen = _PDL1_NOTE.search(sentence)
         if seen and seen.group("op"):
@@ -445,11 +460,11 @@ def pd_l1(text: str, facts: PatientFacts) -> Reading | None:
             shown, cuts, result = "0%", (0.0, 0.0), _between(0.0, 0.0)
         else:
             continue
-        ok = _settles(result, wanted, limit, *cuts)
+        ok = _settles(result, wanted, *limits, *cuts)
         if ok is None:
             return Reading(None, f"{facts.source} gives PD-L1 expression of {shown}, which does not settle the criterion's "
-                           f"limit ({op} {limit:g}%).", facts.evidence([sid]), spans, True)
-        return Reading(ok, f"{facts.source} gives PD-L1 expression of {shown}; the criterion asks for {op} {limit:g}%.",
+                           f"limit ({asked}).", facts.evidence([sid]), spans, True)
+        return Reading(ok, f"{facts.source} gives PD-L1 expression of {shown}; the criterion asks for {asked}.",
                        facts.evidence([sid]), spans, False)
     return Reading(None, f"{facts.source} does not give a PD-L1 expression result.", (), spans, True)
 
