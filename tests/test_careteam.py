@@ -217,6 +217,9 @@ def test_careteam_reviewer_flags_conflict_safety_missing_and_new() -> None:
     # line leaves out; hypertension (common, not on the serious list) and hepatitis B (the trial names it) are silent.
     assert [f.text.split("”")[0].split("“")[1] for f in flags if f.kind == "new"] == [
         "heart failure", "EGFR exon 19 deletion", "PD-L1 80%"]
+    # The saved criteria may be the model's choice or capped at 60 lines: only those checked are claimed.
+    assert all(f.text.endswith("none of this trial's criteria we checked mention it. Ask whether it matters for "
+                               "this trial.") for f in flags if f.kind == "new")
 
 
 def test_careteam_reviewer_is_silent_when_nothing_applies() -> None:

@@ -559,8 +559,8 @@ def review(profile: Mapping[str, Any], selected: Sequence[Mapping[str, Any]]) ->
                                 for c in criteria)
             new = [f for f in conditions if _SERIOUS.search(f)] + (
                 [m for m in markers if _GENE.search(m)] if names_markers else [])
-            mine += [Flag(nct, "new", f"You told us about “{one_line(fact, 60)}”; none of this trial's criteria mention "
-                                      "it. Ask whether it matters for this trial.")
+            mine += [Flag(nct, "new", f"You told us about “{one_line(fact, 60)}”; none of this trial's criteria we "
+                                      "checked mention it. Ask whether it matters for this trial.")
                      for fact in new if not _mentions(every, fact)]
         kinds = {"conflict": 0, "safety": 1, "missing": 2, "new": 3}
         mine.sort(key=lambda f: kinds[f.kind])
