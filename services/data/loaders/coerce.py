@@ -8,7 +8,6 @@ FieldError naming the table and column, and the importer skips that one study wi
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable
 from datetime import date
@@ -66,6 +65,16 @@ def _to_bool(table: str, column: str, value: Any) -> bool:
     raise FieldError(table, column, value, "a yes/no value")
 
 
+def _exact(table: str, column: str, value: Any, expected: str) -> Decimal | None:
+    """The number as an exact decimal (a float as it prints); None for None or 'not available'."""
+    if isinstance(value, float):
+        return Decimal(repr(value))
+    if isinstance(value, (int, Decimal)) and not isinstance(value, bool):
+        return Decimal(value)
+    text = _number_text(table, column, value, expected)
+    return None if text is None else Decimal(text.strip())
+
+
 def _whole_number(bits: int) -> Coercer:
     """ActiveRecord's integer cast of a number, truncated ("1.70" → 1, as AACT stores frequency thresholds), for a
     column of `bits` bits: a number it cannot hold is that study's FieldError, not a failed COPY."""
@@ -73,23 +82,16 @@ def _whole_number(bits: int) -> Coercer:
     expected = f"a whole number from {low:,} to {high:,}"
 
     def convert(table: str, column: str, value: Any) -> int | None:
-        if isinstance(value, (bool, int)):
-            number = int(value)
-        else:
-            if isinstance(value, (float, Decimal)) and math.isfinite(value):
-                exact = Decimal(value)
-            else:
-                text = _number_text(table, column, value, "a whole number")
-                if text is None:
-                    return None
-                exact = Decimal(text.strip())
-            # Sized up before int(): int(Decimal("1e500000")) alone takes seconds.
-            if exact.adjusted() >= len(str(high)):
-                raise FieldError(table, column, value, expected)
-            number = int(exact)
-        if not low <= number <= high:
+        if isinstance(value, bool):
+            return int(value)
+        # A float's own value, not as it prints: 3.558849658588092e+17 is 355,884,965,858,809,216.
+        exact = Decimal(value) if isinstance(value, float) else _exact(table, column, value, "a whole number")
+        if exact is None:
+            return None
+        # Sized up before int(): int(Decimal("1e500000")) alone takes seconds.
+        if not exact.is_finite() or exact.adjusted() >= len(str(high)) or not low <= int(exact) <= high:
             raise FieldError(table, column, value, expected)
-        return number
+        return int(exact)
 
     return convert
 
@@ -110,15 +112,9 @@ def _decimal(precision: int | None = None, scale: int = 0) -> Coercer:
     expected = "a number" if precision is None else f"a number from -{largest:,} to {largest:,}"
 
     def convert(table: str, column: str, value: Any) -> int | float | Decimal | None:
-        if isinstance(value, float):
-            exact = Decimal(repr(value))
-        elif isinstance(value, (int, Decimal)) and not isinstance(value, bool):
-            exact = Decimal(value)
-        else:
-            text = _number_text(table, column, value, "a number")
-            if text is None:
-                return None
-            exact = Decimal(text.strip())
+        exact = _exact(table, column, value, "a number")
+        if exact is None:
+            return None
         stored = exact
         if exact.is_finite() and precision is not None and exact.adjusted() < integer_digits:
             stored = exact.quantize(Decimal(1).scaleb(-scale), ROUND_HALF_UP)  # as PostgreSQL rounds it
