@@ -211,7 +211,8 @@ class Filters:
         if self.start_from or self.start_to:
             lines.append(f"Start year: {self.start_from or '…'}–{self.start_to or '…'}")
         if self.enrollment_min is not None or self.enrollment_max is not None:
-            lines.append(f"Enrollment: {self.enrollment_min or 0}–{self.enrollment_max or '…'}")
+            upper = "…" if self.enrollment_max is None else self.enrollment_max  # a cap of 0 is a cap
+            lines.append(f"Enrollment: {self.enrollment_min or 0}–{upper}")
         if self.has_results is not None:
             lines.append("Has results" if self.has_results else "No results posted")
         if self.fda_regulated is not None:
