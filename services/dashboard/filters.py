@@ -544,7 +544,7 @@ def _funder_mask(store: Any, f: Filters, db: Any) -> np.ndarray:
 
 
 def _sponsor_sql(f: Filters, params: dict[str, Any]) -> str:
-    params["sponsor"] = "%" + str(f.sponsor).lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    params["sponsor"] = condition.like_contains(str(f.sponsor).lower())
     return ("EXISTS (SELECT 1 FROM ctgov.sponsors sp WHERE sp.nct_id = s.nct_id "
             "AND sp.lead_or_collaborator = 'lead' AND lower(sp.name) LIKE :sponsor)")
 
