@@ -189,7 +189,8 @@ class Filters:
         if self.intervention:
             lines.append(f"Intervention: {self.intervention}")
         lines.append("Status: any" if not self.status else
-                     "Status: open to enrolment" if self.status == OPEN_STATUSES else
+                     # The default keeps active trials that no longer recruit: "open to enrolment" said too much.
+                     "Status: open or still running" if self.status == OPEN_STATUSES else
                      "Status: " + ", ".join(label("status", s) for s in self.status))
         for name, title in (("phase", "Phase"), ("study_type", "Study type"), ("funder_class", "Funder")):
             if getattr(self, name):
