@@ -5,7 +5,9 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import pytest
 
+from services import inert
 from services.dashboard import charts, stats
+from services.dashboard.compare import Row
 
 STATUS_ROWS = [
     {"value": "RECRUITING", "label": "Recruiting", "count": 30},
@@ -243,3 +245,17 @@ def test_charts_shared_figure_sends_what_the_plain_figure_sends_and_copies_its_d
     assert charts.clicked_values(shared, {"points": [{"curve_number": 0, "point_index": 3}]}) == ["COMPLETED"]
     funnel = [{"stage": "All trials", "count": 9, "active": True}, {"stage": "Condition", "count": 3}]
     assert charts.shared_funnel_figure(funnel).to_dict() == charts.funnel_figure(funnel).to_dict()
+
+
+def test_charts_shortened_labels_never_cut_an_entity_in_half():
+    # A label is cut to LABEL_CHARS characters as shown, then escaped: its "&" comes out whole ("&amp;"), never "&am…".
+    name = "x" * 28 + " & Partners Research Foundation"
+    shown = inert.plotly_text(charts.short_label(name))
+    assert shown == "x" * 28 + " &amp;…"
+    fig = charts.facet_figure("lead_sponsors", [{"value": name, "label": name, "count": 3}])
+    assert fig.data[0].y[0] == shown and fig.data[0].customdata[0][1] == inert.plotly_text(name)
+    fig = charts.facet_figure("collaboration", [{"value": name, "collaborator": "NCI", "label": f"{name} → NCI",
+                                                  "count": 3}])
+    assert fig.data[0].y[0] == inert.plotly_text(charts.short_label(name, charts.LABEL_CHARS - 2)) + "<br>→ NCI"
+    row = Row("lead_sponsors", "Top lead sponsors", name, name, 3, 1, None, None, "")
+    assert charts.compare_figure("Sponsors", "hbar", [row]).data[0].y[0] == shown

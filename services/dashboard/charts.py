@@ -153,6 +153,12 @@ CHARTS: tuple[ChartSpec, ...] = (
 CHART_BY_FACET = {c.facet: c for c in CHARTS}
 
 
+def _shown(label: Any) -> str:
+    """A record's label as Plotly shows it (control characters dropped), to be shortened before it is escaped with
+    inert.plotly_text: a cut then counts the characters a reader sees and never splits an entity ("&amp;")."""
+    return html.unescape(inert.plotly_text(label))
+
+
 def short_label(text: str, limit: int = LABEL_CHARS) -> str:
     """A label cut to `limit` characters with an ellipsis."""
     text = " ".join(str(text).split())
@@ -250,7 +256,8 @@ def label_px(tick: str, size: int) -> int:
 
 
 def wrap_label(text: str, width: int = 14, lines: int = 2) -> str:
-    """A short category label broken into at most `lines` lines of about `width` characters (plotly <br>)."""
+    """A short category label broken into at most `lines` lines of about `width` characters (plotly <br>), each
+    line escaped (inert.plotly_text)."""
     words = " ".join(str(text).split()).split(" ")
     out: list[str] = []
     current = ""
@@ -263,7 +270,7 @@ def wrap_label(text: str, width: int = 14, lines: int = 2) -> str:
     out.append(current)
     if len(out) > lines:
         out = out[: lines - 1] + [short_label(" ".join(out[lines - 1:]), width)]
-    return "<br>".join(out)
+    return "<br>".join(inert.plotly_text(line) for line in out)
 
 
 def empty_figure(title: str, message: str, height: int = 220) -> go.Figure:
@@ -282,9 +289,10 @@ def _colors(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def bar_figure(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> go.Figure:
     """Vertical bars in the facet's own order (phases, buckets, categories)."""
-    labels = [inert.plotly_text(r["label"]) for r in rows]  # record text: no Plotly HTML can form
+    texts = [_shown(r["label"]) for r in rows]
+    labels = [inert.plotly_text(t) for t in texts]  # record text: no Plotly HTML can form
     bar = go.Bar(
-        x=[wrap_label(lab) for lab in labels], y=[int(r["count"]) for r in rows],
+        x=[wrap_label(t) for t in texts], y=[int(r["count"]) for r in rows],
         marker={"color": _colors(spec, rows)},
         customdata=[[r.get("value"), lab] for r, lab in zip(rows, labels, strict=True)],
         text=[f"{int(r['count']):,}" for r in rows], textposition="outside", cliponaxis=False,
@@ -303,21 +311,22 @@ def bar_figure(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> go.Figure:
 
 def hbar_figure(spec: ChartSpec, rows: Sequence[Mapping[str, Any]]) -> go.Figure:
     """A ranked list as horizontal bars, largest on top, long labels shortened."""
-    labels = [inert.plotly_text(r["label"]) for r in rows]  # record text: no Plotly HTML can form
+    texts = [_shown(r["label"]) for r in rows]
     if spec.sentence_case:
-        labels = [lab[:1].upper() + lab[1:] for lab in labels]
+        texts = [t[:1].upper() + t[1:] for t in texts]
+    labels = [inert.plotly_text(t) for t in texts]  # record text: no Plotly HTML can form
     # Equal ticks would merge bars on a category axis and look alike: distinct_labels keeps them apart visibly.
     if spec.two_line:
         ticks = []
-        for lab in labels:
-            if " → " in lab:
-                lead, other = lab.split(" → ", 1)
-                ticks.append(f"{short_label(lead, LABEL_CHARS - 2)}<br>→ {short_label(other, LABEL_CHARS - 2)}")
+        for t in texts:
+            if " → " in t:
+                lead, other = (inert.plotly_text(short_label(x, LABEL_CHARS - 2)) for x in t.split(" → ", 1))
+                ticks.append(f"{lead}<br>→ {other}")
             else:
-                ticks.append(short_label(lab))
+                ticks.append(inert.plotly_text(short_label(t)))
         ticks = distinct_labels(ticks, limit=10_000)
     else:
-        ticks = distinct_labels(labels)
+        ticks = [inert.plotly_text(t) for t in distinct_labels(texts)]
     bar = go.Bar(
         y=ticks, x=[int(r["count"]) for r in rows], orientation="h",
         marker={"color": _colors(spec, rows)},
@@ -524,8 +533,10 @@ def compare_figure(title: str, style: str, rows: Sequence[Any], measure: str = "
         return empty_figure(title, "Neither filter set has a value here.")
     if measure == "share" and all(r.a_share is None and r.b_share is None for r in rows):
         measure = "count"
-    labels = [inert.plotly_text(r.label) for r in rows]
-    ticks = distinct_labels(labels) if style == "hbar" else [wrap_label(lab) for lab in labels]
+    texts = [_shown(r.label) for r in rows]
+    labels = [inert.plotly_text(t) for t in texts]
+    ticks = ([inert.plotly_text(t) for t in distinct_labels(texts)] if style == "hbar"
+             else [wrap_label(t) for t in texts])
     share_of = next((r.share_of for r in rows if r.share_of), "")
     traces = []
     for side in ("A", "B"):

@@ -374,6 +374,11 @@ def expand(text: str) -> Expansion:
 
 
 # ---- SQL ----------------------------------------------------------------------------------------------------
+def like_contains(text: str) -> str:
+    """LIKE pattern of every text that contains `text` (its backslashes, % and _ escaped)."""
+    return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
 def like_prefilter(expansion: Expansion) -> list[str]:
     """LIKE patterns one of which every matching term contains (one word of each alternative, every written
     form of it): a cheap test that spares splitting the terms that cannot match."""
@@ -382,7 +387,7 @@ def like_prefilter(expansion: Expansion) -> list[str]:
         word = max(a.words, key=len)
         for member in _GROUP_OF.get(word, (word,)):
             stem = member[:-1] if member.endswith("y") else member  # "allergy" is written "allergies" too
-            out.add("%" + stem.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
+            out.add(like_contains(stem))
     return sorted(out)
 
 

@@ -162,13 +162,10 @@ class Labeled:
         rows = df["i"].to_numpy(np.int32)
         value = _coded(df["value"])
         label = _coded(df["label"])
-        key = value.codes.astype(np.int64) * label.size + label.codes
-        pairs, pair = np.unique(key, return_inverse=True)
         first = np.zeros(len(rows), dtype=bool)
         _, idx = np.unique(rows.astype(np.int64) * value.size + value.codes, return_index=True)
         first[idx] = True
-        return cls(rows, value, first, pair.astype(np.int32), (pairs // label.size).astype(np.int32),
-                   (pairs % label.size).astype(np.int32), label)
+        return cls(rows, value, first, *_pair_codes(value, label), label)
 
     def top(self, mask: np.ndarray, k: int) -> pd.DataFrame:
         """value, label (most common spelling, ties to the first in byte order), n distinct studies; top k."""
@@ -185,6 +182,12 @@ class Labeled:
                           if cand_n.size and cand_n.max() > 0 else None)
         return pd.DataFrame({"value": list(self.value.labels[codes]), "label": labels,
                              "n": [int(x) for x in n[codes]]})
+
+
+def _pair_codes(a: Coded, b: Coded) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The code of each row's (a, b) pair among the distinct pairs (sorted by a, then b), and each pair's a and b."""
+    pairs, pair = np.unique(a.codes.astype(np.int64) * b.size + b.codes, return_inverse=True)
+    return pair.astype(np.int32), (pairs // b.size).astype(np.int32), (pairs % b.size).astype(np.int32)
 
 
 def _top_codes(counts: np.ndarray, k: int, *, keep_null: bool) -> np.ndarray:
@@ -275,6 +278,12 @@ def _locations(lat: np.ndarray, lon: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 
 @functools.cache
+def _libc() -> ctypes.CDLL:
+    """The C library, for glibc's allocator controls and prctl (OSError where there is none)."""
+    return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+
+
+@functools.cache
 def _tune_allocator() -> None:
     """Serve large arrays (≥ 8 MB) from their own memory maps, returned to the system as soon as they are freed.
 
@@ -282,7 +291,7 @@ def _tune_allocator() -> None:
     in the heap, where ~300 MB stayed resident between page views. Once per process; no-op off glibc.
     """
     with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt(-3, 8 << 20)  # M_MMAP_THRESHOLD
+        _libc().mallopt(-3, 8 << 20)  # M_MMAP_THRESHOLD
 
 
 def _release_memory() -> None:
@@ -290,7 +299,7 @@ def _release_memory() -> None:
     the operating system (glibc keeps them otherwise; no-op elsewhere)."""
     gc.collect()
     with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
+        _libc().malloc_trim(0)
 
 
 # ---- the store -------------------------------------------------------------------------------------
@@ -385,13 +394,9 @@ class FacetStore:
         df = _read(buffer, ["value", "collaborator"], {"i": np.int32})
         self.collab_rows = df["i"].to_numpy(np.int32)
         lead, collab = _coded(df["value"]), _coded(df["collaborator"])
-        key = lead.codes.astype(np.int64) * collab.size + collab.codes
-        pairs, pair = np.unique(key, return_inverse=True)
-        self.collab_pair = pair.astype(np.int32)
         # Each pair's two names as codes into the distinct names (hundreds of thousands of pairs at registry scale:
         # as text they were most of the strings the start cache decodes).
-        self.collab_pair_lead = (pairs // collab.size).astype(np.int32)
-        self.collab_pair_collab = (pairs % collab.size).astype(np.int32)
+        self.collab_pair, self.collab_pair_lead, self.collab_pair_collab = _pair_codes(lead, collab)
         self.collab_leads = lead.labels
         self.collab_collaborators = collab.labels
 
@@ -887,7 +892,7 @@ def _build_cache_main(args: list[str]) -> int:
     BUILD_URL_ENV. It ends with its parent (a stopped server leaves no build running)."""
     import signal
 
-    ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    _libc().prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
     if os.getppid() != int(args[2]):  # the parent ended before the line above
         return 1
     os.nice(BUILD_NICE)

@@ -189,7 +189,8 @@ class Filters:
         if self.intervention:
             lines.append(f"Intervention: {self.intervention}")
         lines.append("Status: any" if not self.status else
-                     "Status: open to enrolment" if self.status == OPEN_STATUSES else
+                     # The default keeps active trials that no longer recruit: "open to enrolment" said too much.
+                     "Status: open or still running" if self.status == OPEN_STATUSES else
                      "Status: " + ", ".join(label("status", s) for s in self.status))
         for name, title in (("phase", "Phase"), ("study_type", "Study type"), ("funder_class", "Funder")):
             if getattr(self, name):
@@ -211,7 +212,8 @@ class Filters:
         if self.start_from or self.start_to:
             lines.append(f"Start year: {self.start_from or '…'}–{self.start_to or '…'}")
         if self.enrollment_min is not None or self.enrollment_max is not None:
-            lines.append(f"Enrollment: {self.enrollment_min or 0}–{self.enrollment_max or '…'}")
+            upper = "…" if self.enrollment_max is None else self.enrollment_max  # a cap of 0 is a cap
+            lines.append(f"Enrollment: {self.enrollment_min or 0}–{upper}")
         if self.has_results is not None:
             lines.append("Has results" if self.has_results else "No results posted")
         if self.fda_regulated is not None:
@@ -543,7 +545,7 @@ def _funder_mask(store: Any, f: Filters, db: Any) -> np.ndarray:
 
 
 def _sponsor_sql(f: Filters, params: dict[str, Any]) -> str:
-    params["sponsor"] = "%" + str(f.sponsor).lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    params["sponsor"] = condition.like_contains(str(f.sponsor).lower())
     return ("EXISTS (SELECT 1 FROM ctgov.sponsors sp WHERE sp.nct_id = s.nct_id "
             "AND sp.lead_or_collaborator = 'lead' AND lower(sp.name) LIKE :sponsor)")
 
