@@ -132,7 +132,7 @@ CHARTS: tuple[ChartSpec, ...] = (
     ChartSpec("countries", "Countries", "hbar", None,
               "No matching trial lists a site country.", "Trials with a site in each country (top 25)."),
     ChartSpec("us_states", "US states", "hbar", None,
-              "No matching trial has a site in the United States.", "Trials with a site in each state.",
+              "No matching trial has a site in the United States.", "Trials with a site in each state (top 25).",
               max_rows=25),
     ChartSpec("outcome", "How closed trials ended", "hbar", "status",
               "No completed, terminated, withdrawn or suspended trial matches the other filters.", _CLOSED_NOTE),

@@ -283,7 +283,8 @@ def filter_widgets(where: Any, prefix: str, f: Filters, on_change: Callable[[], 
     where.text_input("Intervention", key=prefix + "intervention", on_change=on_change, max_chars=200,
                   placeholder="e.g. pembrolizumab, metformin")
     where.multiselect("Status", list(STATUSES), key=prefix + "status", on_change=on_change,
-                   format_func=_label("status"), help="Empty = any status. Default: trials open to enrolment.")
+                   format_func=_label("status"),
+                   help="Empty = any status. Default: trials open or still running (also active, not recruiting).")
     with where.expander("Place", expanded=bool(f.near)):
         st.text_input("Near", key=prefix + "near", on_change=on_change, max_chars=200,
                       placeholder="City, state/country or US ZIP")
