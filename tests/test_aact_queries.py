@@ -78,13 +78,17 @@ def test_every_table_and_view_is_known_to_the_rewriter(db):
 
 def test_the_database_has_every_aact_column_in_order(db):
     """A new database's ctgov tables are TABLES, read from the schema files' CREATE TABLE statements."""
-    rows = db.fetch_rows("SELECT table_name, column_name, data_type FROM information_schema.columns "
+    rows = db.fetch_rows("SELECT table_name, column_name, data_type, numeric_precision, numeric_scale "
+                         "FROM information_schema.columns "
                          "WHERE table_schema = 'ctgov' AND table_name = ANY(:t) ORDER BY table_name, ordinal_position",
                          {"t": list(TABLES)})
     spelled = {"character varying": "varchar", "timestamp without time zone": "timestamp"}
     found: dict[str, list[tuple[str, str]]] = {}
     for r in rows:
-        found.setdefault(r["table_name"], []).append((r["column_name"], spelled.get(r["data_type"], r["data_type"])))
+        kind = spelled.get(r["data_type"], r["data_type"])
+        if kind == "numeric" and r["numeric_precision"] is not None:  # numeric(10,6): the loaders check its range
+            kind += f"({r['numeric_precision']},{r['numeric_scale']})"
+        found.setdefault(r["table_name"], []).append((r["column_name"], kind))
     assert len(TABLES) == 47
     assert found == {t: list(cols) for t, cols in TABLES.items()}
 
@@ -94,7 +98,7 @@ def test_the_upgrade_of_an_older_database_adds_every_aact_column():
     sql = (Path(__file__).parents[1] / "sql" / "schema" / "003_ctgov_aact_tables.sql").read_text(encoding="utf-8")
     listed = re.findall(r"^\s*\('(\w+)', '(\w+)', '([^']+)'\)", sql, flags=re.M)
     want = [(t, c, ty) for t, cols in TABLES.items() for c, ty in cols if c != "id"]
-    assert [(t, c, ty.split("(")[0].split(" NOT NULL")[0]) for t, c, ty in listed] == want
+    assert [(t, c, ty.split(" NOT NULL")[0].replace(", ", ",")) for t, c, ty in listed] == want
 
 
 def test_explain_shows_the_plan(db):
