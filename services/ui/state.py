@@ -16,7 +16,7 @@ import streamlit as st
 
 from services import inert
 from services.cache import SingleFlightCache
-from services.dashboard import stats
+from services.dashboard import compare, stats
 from services.dashboard.filters import COMPARE_PARAM_PREFIX, Filters, is_view_param
 from services.data import runtime
 from services.data.normalize import FUNDER_CLASSES, LABELS, OPEN_STATUSES, PHASES, STATUSES, STUDY_TYPES
@@ -398,8 +398,6 @@ def view_query_params() -> dict[str, list[str]]:
     is shared with everyone)."""
     params = {k: v for k, v in query_dict().items() if is_view_param(k) and k != "session"}
     if any(k.startswith(COMPARE_PARAM_PREFIX) for k in params):
-        from services.dashboard import compare
-
         fb = compare.b_from_query(params)[0]
         params = {k: v for k, v in params.items() if not k.startswith(COMPARE_PARAM_PREFIX)}
         params.update(compare.b_query(_without_answers(fb, patient_fields(fb))))
