@@ -339,6 +339,18 @@ def test_eligibility_rules_profile() -> None:
     assert label("Asthma", "exclusion", profile) == Label.NOT_ENOUGH_INFO
 
 
+def test_eligibility_rules_contraception_line_names_the_profile_not_a_note() -> None:
+    # A patient who answered questions wrote no note; the reason must not say "the note".
+    line = "Women of childbearing potential must agree to use adequate contraception during the study"
+    profile = PatientProfile(age_years=30, sex="female", conditions=("asthma",))
+    assert evaluate(line, "inclusion", profile) == Judgement(
+        Label.NOT_ENOUGH_INFO, "This line asks something of people of the patient's sex (such as agreeing to "
+        "contraception) that your profile does not say."
+    )
+    assert evaluate(line, "inclusion", "0. A 30-year-old woman with asthma.").reason.endswith(
+        "that the note does not say.")
+
+
 def test_eligibility_rules_evaluate_criteria_uses_fallback_only_when_unsure() -> None:
     parsed = parse_criteria("Inclusion Criteria:\n* Age 18 or older\n* Kawasaki disease presentation")
     calls: list[str] = []

@@ -1519,7 +1519,7 @@ def evaluate(criterion_text: str | None, kind: CriterionKind, patient: Patient) 
                 return Judgement(Label.MET, f"{facts.source} says the patient uses {method[0]}, a highly effective method "
                                  "of contraception.", facts.evidence([method[1]]))
             return Judgement(Label.NOT_ENOUGH_INFO, "This line asks something of people of the patient's sex "
-                             "(such as agreeing to contraception) that the note does not say.")
+                             f"(such as agreeing to contraception) that {facts.source.lower()} does not say.")
     stripped = _strip_non_requirements(text)
     if stripped is None:
         return Judgement(Label.NOT_APPLICABLE, "This line is a note about the criteria, not a criterion.")
