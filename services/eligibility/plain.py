@@ -93,6 +93,26 @@ _ORGAN_FUNCTION = re.compile(r"\b(adequate|normal|sufficient|acceptable)\s+(?:\w
                              r"\b", re.I)
 
 
+# Words a line of lab limits may carry besides the limits without saying anything more: framing ("adequate renal
+# function", "patients with"), when the test is done, and units.  A line with any other word says something the
+# lab phrases would leave out ("... for patients with Gilbert's syndrome", "... in the absence of liver metastases").
+_LAB_FRAME = frozenset(
+    "a an and or of the with to as at by for in on is are be will must have has than if any following both inclusive "
+    "patient patients subject subjects participants who also adequate normal function functions organ organs bone "
+    "marrow renal kidney hepatic liver hematologic haematologic hematological haematological laboratory lab labs "
+    "values value level levels count counts serum plasma blood total defined follows test tests result results "
+    "measured calculated estimated upper lower limit limits uln lln institutional times range within screening "
+    "baseline visit days day weeks week months month prior enrollment enrolment registration randomization "
+    "randomisation mg dl ml min mm hg mmhg l g mmol mol umol ng pg iu u kg m mcl ul per cells x msec ms".split())
+_ANALYTE = re.compile("|".join(p for p, _ in _ANALYTES), re.I)
+
+
+def _only_lab_limits(text: str) -> bool:
+    """Whether the line says nothing but lab limits (framing, timing and units aside)."""
+    rest = _ANALYTE.sub(" ", _LAB_VALUE.sub(" ", text))
+    return all(word in _LAB_FRAME for word in re.findall(r"[a-z]+", rest.lower()))
+
+
 def _lab_phrases(text: str) -> list[str]:
     phrases: list[str] = []
     for m in _LAB_VALUE.finditer(text):
@@ -310,7 +330,7 @@ def plain_criterion(text: str, kind: CriterionKind = "inclusion") -> str:
     if performance and len(clean) <= 200:
         return performance
     labs = _lab_phrases(clean)
-    if labs:
+    if labs and _only_lab_limits(clean):
         head = "A test result showing" if len(labs) == 1 else "Test results showing"
         return _cap(f"{head}: {'; '.join(labs)}.")
     if _ORGAN_FUNCTION.search(clean) and len(clean) <= 200:
