@@ -204,7 +204,8 @@ class ModelEvaluator:
             try:
                 label, reason, ids = parse_answer(text, allowed)
             except MalformedAnswer as problem:
-                log.warning("unreadable model answer (attempt %d): %s", attempt, problem)
+                # Not the problem itself: it can quote the answer, and the answer can quote the patient.
+                log.warning("unreadable model answer (attempt %d)", attempt)
                 messages = messages[:1] + [
                     {"role": "assistant", "content": text.strip() or "(no text)"},
                     {
