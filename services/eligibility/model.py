@@ -145,12 +145,8 @@ def parse_answer(text: str, allowed_ids: Iterable[int]) -> tuple[Label, str, tup
         raise MalformedAnswer(f"it is a JSON {type(data).__name__}, not an object")
     missing = [k for k in ANSWER_KEYS if k not in data]
     extra = sorted(k for k in data if k not in ANSWER_KEYS)
-    if missing or extra:
-        problems = []
-        if missing:
-            problems.append(f"missing key(s) {', '.join(missing)}")
-        if extra:
-            problems.append(f"unexpected key(s) {', '.join(extra)}")
+    problems = [f"{what} key(s) {', '.join(keys)}" for what, keys in (("missing", missing), ("unexpected", extra)) if keys]
+    if problems:
         raise MalformedAnswer("; ".join(problems))
     label = data["label"]
     if not isinstance(label, str) or label not in _LABEL_VALUES:
