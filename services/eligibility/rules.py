@@ -250,15 +250,8 @@ _AGE_WORD = re.compile(r"\b(age[ds]?|years? old|year-old|yrs? old|of age|adults?
 
 
 def _unit_years(unit: str | None) -> float:
-    """The length of one unit in years (1 for years, and when no unit is written)."""
-    u = (unit or "").lower().rstrip(".")
-    if u.startswith("mo"):
-        return 1 / 12
-    if u.startswith("w"):
-        return 7 / 365.25
-    if u.startswith("d"):
-        return 1 / 365.25
-    return 1.0
+    """The length of one unit (as _UNIT spells it) in years (1 for years, and when no unit is written)."""
+    return {"m": 1 / 12, "w": 7 / 365.25, "d": 1 / 365.25}.get((unit or "")[:1].lower(), 1.0)
 
 
 def _age_text(years: float) -> str:
