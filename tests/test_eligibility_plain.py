@@ -122,6 +122,20 @@ def test_eligibility_plain_lab_limits_keep_their_framing_out() -> None:
         "A test result showing: HbA1c (average blood sugar over 2–3 months) more than 10%.")
 
 
+@pytest.mark.parametrize(("kind", "text", "plain"), [
+    ("exclusion", "Life expectancy < 12 weeks", "Your doctor expects you to live less than 12 weeks."),
+    ("exclusion", "Individuals with a life expectancy of less than 1 year", "Your doctor expects you to live less than 1 year."),
+    ("inclusion", "Life expectancy ≤ 6 months", "Your doctor expects you to live at most 6 months."),
+    ("inclusion", "Life expectancy of no more than 6 months", "Your doctor expects you to live at most 6 months."),
+    ("inclusion", "Life expectancy of 6 months or less", "Your doctor expects you to live at most 6 months."),
+    ("inclusion", "Life expectancy of not less than 12 weeks", "Your doctor expects you to live at least 12 weeks."),
+    ("inclusion", "Life expectancy >= 3 months", "Your doctor expects you to live at least 3 months."),
+])
+def test_eligibility_plain_life_expectancy_keeps_its_bound(kind: str, text: str, plain: str) -> None:
+    """An upper limit on life expectancy (hospice and palliative trials, or an exclusion) is not turned into a lower one."""
+    assert plain_criterion(text, kind) == plain
+
+
 def test_eligibility_plain_keeps_direction_of_exclusions() -> None:
     assert plain_criterion("Not able to comply with study visits", "exclusion").startswith("Not being able")
     assert plain_criterion("Unable to give informed consent", "exclusion").startswith("Not being able")

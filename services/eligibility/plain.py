@@ -265,8 +265,8 @@ _CONTRACEPTION = re.compile(r"\b(contracept\w*|birth control|child[- ]?bearing p
                             r"barrier method|sterili[sz]\w*)\b", re.I)
 _PREGNANCY_TEST = re.compile(r"\bpregnancy test\b", re.I)
 _MEASURABLE = re.compile(r"\bmeasurable (?:disease|lesions?|tumou?rs?)\b|\bRECIST\b", re.I)
-_LIFE = re.compile(rf"\blife expectancy\b[^.;\d]{{0,30}}?(?:{_GE}|{_GT}|of)?\s*(?P<n>\d+)\s*(?P<unit>weeks?|months?|years?)",
-                   re.I)
+_LIFE = re.compile(rf"\blife expectancy\b(?P<before>[^.;\d]{{0,30}}?(?:{_GE}|{_GT}|of)?)\s*(?P<n>\d+)\s*"
+                   r"(?P<unit>weeks?|months?|years?)(?P<or_less>\s*or (?:less|fewer|shorter))?", re.I)
 _CONFIRMED = re.compile(r"^(?:patients? with |subjects? with |participants? with )?(?:a )?"
                         r"(?:histologically|cytologically|pathologically)(?:,? (?:and/or|or|and) "
                         r"(?:histologically|cytologically|pathologically))?\s+(?:confirmed|documented|proven)\s+"
@@ -284,6 +284,18 @@ _PROGRESSED = re.compile(r"\b(?:progress\w*|relapsed?|recurr\w*|refractory)\b.{0
 _COUNTS = {"one": 1, "two": 2, "three": 3}
 _FILLER = re.compile(r"^(?:(?:patients?|participants?|subjects?|individuals?)\s+(?:must\s+)?(?:have|with|who have)|"
                      r"must (?:have|be))\s+", re.I)
+
+
+def _life_bound(m: re.Match[str]) -> str:
+    """How a life-expectancy line bounds the time: "at least" unless it sets an upper limit ("≤ 6 months", "less
+    than 3 months", "6 months or less").  "no more than" is checked before "more than", "no less than" before
+    "less than"."""
+    before = m.group("before")
+    if m.group("or_less") or re.search(rf"{_LE}\s*$", before, re.I):
+        return "at most"
+    if not re.search(rf"{_GE}\s*$", before, re.I) and re.search(rf"(?:{_LT}|shorter than|fewer than)\s*$", before, re.I):
+        return "less than"
+    return "at least"
 
 
 def _tidy(text: str) -> str:
@@ -337,7 +349,7 @@ def plain_criterion(text: str, kind: CriterionKind = "inclusion") -> str:
         return "Blood tests showing that your bone marrow, liver and kidneys work well enough."
     life = _LIFE.search(clean)
     if life:
-        return f"Your doctor expects you to live at least {life.group('n')} {life.group('unit').lower()}."
+        return f"Your doctor expects you to live {_life_bound(life)} {life.group('n')} {life.group('unit').lower()}."
     if _MEASURABLE.search(clean) and len(clean) <= 200:
         return "A tumour that can be measured on scans (the RECIST rules doctors use to track tumour size)."
     confirmed = _CONFIRMED.match(clean)
