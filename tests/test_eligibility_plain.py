@@ -137,6 +137,10 @@ def test_eligibility_plain_life_expectancy_keeps_its_bound(kind: str, text: str,
 
 
 def test_eligibility_plain_keeps_direction_of_exclusions() -> None:
+    # An exclusion that names normal function describes what keeps people out, not that their organs work well.
+    assert plain_criterion("Hepatic disease: GOT, GPT ≥ 3 X upper limit of normal Renal disease: blood creatinine "
+                           "≥ 2.5mg/dl", "exclusion") == ("Hepatic disease: GOT, GPT ≥ 3 X upper limit of normal Renal "
+                                                         "disease: blood creatinine ≥ 2.5mg/dl.")
     assert plain_criterion("Not able to comply with study visits", "exclusion").startswith("Not being able")
     assert plain_criterion("Unable to give informed consent", "exclusion").startswith("Not being able")
 

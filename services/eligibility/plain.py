@@ -345,7 +345,7 @@ def plain_criterion(text: str, kind: CriterionKind = "inclusion") -> str:
     if labs and _only_lab_limits(clean):
         head = "A test result showing" if len(labs) == 1 else "Test results showing"
         return _cap(f"{head}: {'; '.join(labs)}.")
-    if _ORGAN_FUNCTION.search(clean) and len(clean) <= 200:
+    if _ORGAN_FUNCTION.search(clean) and len(clean) <= 200 and kind == "inclusion":
         return "Blood tests showing that your bone marrow, liver and kidneys work well enough."
     life = _LIFE.search(clean)
     if life:
