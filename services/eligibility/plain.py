@@ -237,16 +237,12 @@ def _age_phrase(text: str) -> str | None:
     return None
 
 
+_ONE_SEX = {"female": "Women only.", "women": "Women only.", "male": "Men only.", "men": "Men only."}
+
+
 def _sex_phrase(text: str) -> str | None:
     m = _SEX.match(text.strip())
-    if not m:
-        return None
-    who = m.group("who").lower()
-    if who in ("female", "women"):
-        return "Women only."
-    if who in ("male", "men"):
-        return "Men only."
-    return "People of any sex."
+    return _ONE_SEX.get(m.group("who").lower(), "People of any sex.") if m else None
 
 
 # --- the other common forms -------------------------------------------------------------------------------
