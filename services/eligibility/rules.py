@@ -1328,6 +1328,7 @@ def _concept_finding(
                        if w in _SEVERITY or w in ("concomitant", "concurrent", "current", "ongoing", "recent")]
     results: list[tuple[_Unit, _Status, str]] = []
     whole_window = _has_window(plain)
+    advanced_setting = _ADVANCED_SETTING.search(plain) is not None
     for unit in units:
         if not unit.concepts:
             # A list item with no known concept can still be found word for word in the note.
@@ -1347,7 +1348,7 @@ def _concept_finding(
                 other_cancer.append(c)
             else:
                 status = _concept_status(c.key, facts, excepted)
-            if status.state == "affirmed" and _ADVANCED_SETTING.search(plain) and (
+            if status.state == "affirmed" and advanced_setting and (
                     c.key == "anticancer_therapy" or "anticancer_therapy" in ancestors(c.key)):
                 # Adjuvant or neoadjuvant treatment is given around surgery, never for advanced disease.
                 in_setting = [i for i in status.evidence
