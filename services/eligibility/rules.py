@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import operator
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
@@ -58,7 +58,6 @@ __all__ = [
     "PatientProfile",
     "criterion_text_for",
     "evaluate",
-    "evaluate_criteria",
     "patient_facts",
 ]
 
@@ -1848,20 +1847,3 @@ def criterion_text_for(criterion: Criterion) -> str:
     if criterion.section and len(criterion.section.split()) <= 3:
         return f"{criterion.section}: {text}"
     return text
-
-
-def evaluate_criteria(
-    criteria: Iterable[Criterion],
-    patient: Patient,
-    fallback: CriterionEvaluator | None = None,
-) -> list[tuple[Criterion, Judgement]]:
-    """Judge every criterion with the rules; where they cannot decide, ask ``fallback`` (e.g. the model) if given."""
-    facts = patient_facts(patient)
-    out: list[tuple[Criterion, Judgement]] = []
-    for criterion in criteria:
-        text = criterion_text_for(criterion)
-        judgement = evaluate(text, criterion.kind, facts)
-        if fallback is not None and judgement.label in (Label.NOT_ENOUGH_INFO, Label.NEEDS_DISCUSSION):
-            judgement = fallback(text, criterion.kind, facts)
-        out.append((criterion, judgement))
-    return out
