@@ -801,11 +801,6 @@ _UNITLESS = {"creatinine": (20.0, "mg/dL", "µmol/L"), "bilirubin": (10.0, "mg/d
              "hemoglobin": (25.0, "g/dL", "g/L"), "hba1c": (20.0, "%", "mmol/mol"), "ldl": (20.0, "mmol/L", "mg/dL")}
 
 
-def _latest_lab(facts: PatientFacts, key: str) -> LabValue | None:
-    values = [lab for lab in facts.labs if lab.key == key]
-    return max(values, key=lambda lab: lab.date) if values else None
-
-
 def _amount(x: float) -> str:
     return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
@@ -905,7 +900,7 @@ def _measure_findings(text: str, facts: PatientFacts,
     findings: list[_Finding] = []
     spans: list[tuple[int, int]] = []
     for measure in _MEASURES + (_LAB_MEASURES if facts.labs else ()):
-        lab = _latest_lab(facts, measure.key)
+        lab = max((v for v in facts.labs if v.key == measure.key), key=lambda v: v.date, default=None)  # the latest
         m = measure.criterion.search(norm)
         bounds: list[tuple[str, float, str]] = []  # (operator, limit, number as written)
         unit_written = ""
