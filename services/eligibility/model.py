@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
@@ -119,8 +120,7 @@ def reply_text(message: Mapping[str, Any]) -> str:
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [k for k, _ in pairs]
-    repeated = sorted({k for k in keys if keys.count(k) > 1})
+    repeated = sorted(k for k, n in Counter(k for k, _ in pairs).items() if n > 1)
     if repeated:
         raise MalformedAnswer(f"the key(s) {', '.join(repeated)} appear more than once")
     return dict(pairs)
