@@ -109,6 +109,20 @@ def test_eligibility_model_label_outside_the_set_is_malformed(fake: FakeAnthropi
     assert correction.startswith('That answer could not be used: label "eligible" is not one of met, not_met,')
 
 
+def test_eligibility_model_unreadable_answer_keeps_its_words_out_of_the_log(
+        fake: FakeAnthropic, caplog: pytest.LogCaptureFixture) -> None:
+    # A malformed answer may quote the patient's note; the log line says only that the answer was unreadable.
+    fake.add_text(json.dumps({"label": "not met: takes metformin 1000 mg", "reason": "x", "sentence_ids": [1]}))
+    fake.add_text(json.dumps({"label": "met", "reason": "x", "sentence_ids": [], "her HbA1c 8.1%": 1}))
+
+    with caplog.at_level("WARNING", logger="services.eligibility.model"):
+        judgement = _evaluator(fake)(HBA1C, "inclusion", NOTE)
+
+    assert judgement == Judgement(Label.NOT_ENOUGH_INFO, UNREADABLE_REASON, (), "model")
+    assert [r.getMessage() for r in caplog.records] == [
+        "unreadable model answer (attempt 1)", "unreadable model answer (attempt 2)"]
+
+
 def test_eligibility_model_label_outside_the_set_then_valid(fake: FakeAnthropic) -> None:
     fake.add_text(_answer("excluded", "You have type 1 diabetes.", [0]))
     fake.add_text(_answer("not_met", "You have type 2 diabetes, not type 1.", [0]))

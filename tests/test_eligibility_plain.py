@@ -98,7 +98,49 @@ def test_eligibility_plain_who_is_not_always_the_who_scale(text: str) -> None:
     assert "activity score" not in plain_criterion(text, "exclusion")
 
 
+@pytest.mark.parametrize(("text", "plain"), [
+    ("Total bilirubin ≤ 1.5 x ULN (or ≤ 3 x ULN for patients with Gilbert's syndrome)",
+     "Total bilirubin ≤ 1.5 x ULN (or ≤ 3 x ULN for patients with Gilbert's syndrome)"),
+    ("AST or ALT > 2.5 x ULN (> 5 x ULN if liver metastases)", "AST or ALT > 2.5 x ULN (> 5 x ULN if liver metastases)"),
+    ("Hemoglobin < 9 g/dL unless transfused", "Hemoglobin < 9 g/dL unless transfused."),
+    ("Patients with cardiac disease (LVEF < 50%) or who have received > 450 mg/m2 of doxorubicin",
+     "Cardiac disease (LVEF < 50%) or who have received > 450 mg/m2 of doxorubicin."),
+    ("INR > 3 for patients using blood thinners (such as Coumadin)",
+     "INR > 3 for patients using blood thinners (such as Coumadin)"),
+])
+def test_eligibility_plain_lab_line_with_more_than_limits_keeps_its_words(text: str, plain: str) -> None:
+    """A line that says more than its lab limits (an exception, whom the limit is for, another condition) is not
+    cut down to the limits alone."""
+    assert plain_criterion(text, "exclusion") == plain
+
+
+def test_eligibility_plain_lab_limits_keep_their_framing_out() -> None:
+    assert plain_criterion("Adequate bone marrow function (ANC ≥ 1.5x109/L, platelets ≥100x109/L)", "inclusion") == (
+        "Test results showing: neutrophils (white blood cells that fight infection) at least 1.5 × 10^9/L; platelets "
+        "(blood cells that help clotting) at least 100 × 10^9/L.")
+    assert plain_criterion("Patients with HbA1c greater than 10% at screening", "exclusion") == (
+        "A test result showing: HbA1c (average blood sugar over 2–3 months) more than 10%.")
+
+
+@pytest.mark.parametrize(("kind", "text", "plain"), [
+    ("exclusion", "Life expectancy < 12 weeks", "Your doctor expects you to live less than 12 weeks."),
+    ("exclusion", "Individuals with a life expectancy of less than 1 year", "Your doctor expects you to live less than 1 year."),
+    ("inclusion", "Life expectancy ≤ 6 months", "Your doctor expects you to live at most 6 months."),
+    ("inclusion", "Life expectancy of no more than 6 months", "Your doctor expects you to live at most 6 months."),
+    ("inclusion", "Life expectancy of 6 months or less", "Your doctor expects you to live at most 6 months."),
+    ("inclusion", "Life expectancy of not less than 12 weeks", "Your doctor expects you to live at least 12 weeks."),
+    ("inclusion", "Life expectancy >= 3 months", "Your doctor expects you to live at least 3 months."),
+])
+def test_eligibility_plain_life_expectancy_keeps_its_bound(kind: str, text: str, plain: str) -> None:
+    """An upper limit on life expectancy (hospice and palliative trials, or an exclusion) is not turned into a lower one."""
+    assert plain_criterion(text, kind) == plain
+
+
 def test_eligibility_plain_keeps_direction_of_exclusions() -> None:
+    # An exclusion that names normal function describes what keeps people out, not that their organs work well.
+    assert plain_criterion("Hepatic disease: GOT, GPT ≥ 3 X upper limit of normal Renal disease: blood creatinine "
+                           "≥ 2.5mg/dl", "exclusion") == ("Hepatic disease: GOT, GPT ≥ 3 X upper limit of normal Renal "
+                                                         "disease: blood creatinine ≥ 2.5mg/dl.")
     assert plain_criterion("Not able to comply with study visits", "exclusion").startswith("Not being able")
     assert plain_criterion("Unable to give informed consent", "exclusion").startswith("Not being able")
 

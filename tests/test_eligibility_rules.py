@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from services.eligibility.labels import Label
+from services.eligibility.model import CombinedEvaluator, judge_criteria
 from services.eligibility.parser import Criterion, parse_criteria
 from services.eligibility.patient import PatientProfile, facts_from_note, split_note
-from services.eligibility.rules import AgeRange, Judgement, evaluate, evaluate_criteria, parse_age_range
+from services.eligibility.rules import AgeRange, Judgement, evaluate, parse_age_range
 from services.errors import BadInput
 
 NOTE = """0. A 67-year-old woman presents with shortness of breath and a productive cough.
@@ -339,7 +340,19 @@ def test_eligibility_rules_profile() -> None:
     assert label("Asthma", "exclusion", profile) == Label.NOT_ENOUGH_INFO
 
 
-def test_eligibility_rules_evaluate_criteria_uses_fallback_only_when_unsure() -> None:
+def test_eligibility_rules_contraception_line_names_the_profile_not_a_note() -> None:
+    # A patient who answered questions wrote no note; the reason must not say "the note".
+    line = "Women of childbearing potential must agree to use adequate contraception during the study"
+    profile = PatientProfile(age_years=30, sex="female", conditions=("asthma",))
+    assert evaluate(line, "inclusion", profile) == Judgement(
+        Label.NOT_ENOUGH_INFO, "This line asks something of people of the patient's sex (such as agreeing to "
+        "contraception) that your profile does not say."
+    )
+    assert evaluate(line, "inclusion", "0. A 30-year-old woman with asthma.").reason.endswith(
+        "that the note does not say.")
+
+
+def test_eligibility_rules_judge_criteria_asks_the_fallback_only_when_unsure() -> None:
     parsed = parse_criteria("Inclusion Criteria:\n* Age 18 or older\n* Kawasaki disease presentation")
     calls: list[str] = []
 
@@ -347,7 +360,7 @@ def test_eligibility_rules_evaluate_criteria_uses_fallback_only_when_unsure() ->
         calls.append(text)
         return Judgement(Label.NEEDS_DISCUSSION, "A model would say this.", source="model")
 
-    results = evaluate_criteria(parsed.all, NOTE, fallback=model)
+    results = judge_criteria(parsed.all, NOTE, CombinedEvaluator(model))
     assert [(c.number, j.label, j.source) for c, j in results] == [
         (1, Label.MET, "rules"),
         (2, Label.NEEDS_DISCUSSION, "model"),
@@ -357,7 +370,7 @@ def test_eligibility_rules_evaluate_criteria_uses_fallback_only_when_unsure() ->
 
 def test_eligibility_rules_section_label_is_used() -> None:
     criterion = Criterion(1, "18 and over", "inclusion", section="Age")
-    [(_, judgement)] = evaluate_criteria([criterion], NOTE)
+    [(_, judgement)] = judge_criteria([criterion], NOTE)
     assert judgement.label == Label.MET
 
 

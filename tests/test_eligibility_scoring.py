@@ -271,7 +271,6 @@ def test_eligibility_scoring_checklist_from_unknown_criteria() -> None:
 def test_eligibility_scoring_checklist_empty_when_all_known() -> None:
     checklist = gap_checklist([r(INC, Label.MET, "Age 18+"), r(EXC, Label.NOT_APPLICABLE, "Pregnancy")])
     assert checklist == Checklist((), (), ())
-    assert checklist.empty
 
 
 def test_eligibility_scoring_results_from_pairs() -> None:

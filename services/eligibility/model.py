@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
@@ -119,8 +120,7 @@ def reply_text(message: Mapping[str, Any]) -> str:
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [k for k, _ in pairs]
-    repeated = sorted({k for k in keys if keys.count(k) > 1})
+    repeated = sorted(k for k, n in Counter(k for k, _ in pairs).items() if n > 1)
     if repeated:
         raise MalformedAnswer(f"the key(s) {', '.join(repeated)} appear more than once")
     return dict(pairs)
@@ -145,12 +145,8 @@ def parse_answer(text: str, allowed_ids: Iterable[int]) -> tuple[Label, str, tup
         raise MalformedAnswer(f"it is a JSON {type(data).__name__}, not an object")
     missing = [k for k in ANSWER_KEYS if k not in data]
     extra = sorted(k for k in data if k not in ANSWER_KEYS)
-    if missing or extra:
-        problems = []
-        if missing:
-            problems.append(f"missing key(s) {', '.join(missing)}")
-        if extra:
-            problems.append(f"unexpected key(s) {', '.join(extra)}")
+    problems = [f"{what} key(s) {', '.join(keys)}" for what, keys in (("missing", missing), ("unexpected", extra)) if keys]
+    if problems:
         raise MalformedAnswer("; ".join(problems))
     label = data["label"]
     if not isinstance(label, str) or label not in _LABEL_VALUES:
@@ -204,7 +200,8 @@ class ModelEvaluator:
             try:
                 label, reason, ids = parse_answer(text, allowed)
             except MalformedAnswer as problem:
-                log.warning("unreadable model answer (attempt %d): %s", attempt, problem)
+                # Not the problem itself: it can quote the answer, and the answer can quote the patient.
+                log.warning("unreadable model answer (attempt %d)", attempt)
                 messages = messages[:1] + [
                     {"role": "assistant", "content": text.strip() or "(no text)"},
                     {

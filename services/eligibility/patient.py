@@ -349,10 +349,7 @@ def assertion_at(text: str, start: int, end: int | None = None) -> Assertion:
     """Whether the mention at ``text[start:end]`` is affirmed, negated, or about a relative."""
     before = text[:start]
     # Look back only as far as the last scope-ending word.
-    cut = 0
-    for m in _SCOPE_END.finditer(before):
-        cut = m.end()
-    window = before[cut:]
+    window = before[max((m.end() for m in _SCOPE_END.finditer(before)), default=0):]
     if len(window.split()) > _MAX_SCOPE_WORDS:
         window = " ".join(window.split()[-_MAX_SCOPE_WORDS:])
     if end is None:

@@ -93,6 +93,26 @@ _ORGAN_FUNCTION = re.compile(r"\b(adequate|normal|sufficient|acceptable)\s+(?:\w
                              r"\b", re.I)
 
 
+# Words a line of lab limits may carry besides the limits without saying anything more: framing ("adequate renal
+# function", "patients with"), when the test is done, and units.  A line with any other word says something the
+# lab phrases would leave out ("... for patients with Gilbert's syndrome", "... in the absence of liver metastases").
+_LAB_FRAME = frozenset(
+    "a an and or of the with to as at by for in on is are be will must have has than if any following both inclusive "
+    "patient patients subject subjects participants who also adequate normal function functions organ organs bone "
+    "marrow renal kidney hepatic liver hematologic haematologic hematological haematological laboratory lab labs "
+    "values value level levels count counts serum plasma blood total defined follows test tests result results "
+    "measured calculated estimated upper lower limit limits uln lln institutional times range within screening "
+    "baseline visit days day weeks week months month prior enrollment enrolment registration randomization "
+    "randomisation mg dl ml min mm hg mmhg l g mmol mol umol ng pg iu u kg m mcl ul per cells x msec ms".split())
+_ANALYTE = re.compile("|".join(p for p, _ in _ANALYTES), re.I)
+
+
+def _only_lab_limits(text: str) -> bool:
+    """Whether the line says nothing but lab limits (framing, timing and units aside)."""
+    rest = _ANALYTE.sub(" ", _LAB_VALUE.sub(" ", text))
+    return all(word in _LAB_FRAME for word in re.findall(r"[a-z]+", rest.lower()))
+
+
 def _lab_phrases(text: str) -> list[str]:
     phrases: list[str] = []
     for m in _LAB_VALUE.finditer(text):
@@ -217,16 +237,12 @@ def _age_phrase(text: str) -> str | None:
     return None
 
 
+_ONE_SEX = {"female": "Women only.", "women": "Women only.", "male": "Men only.", "men": "Men only."}
+
+
 def _sex_phrase(text: str) -> str | None:
     m = _SEX.match(text.strip())
-    if not m:
-        return None
-    who = m.group("who").lower()
-    if who in ("female", "women"):
-        return "Women only."
-    if who in ("male", "men"):
-        return "Men only."
-    return "People of any sex."
+    return _ONE_SEX.get(m.group("who").lower(), "People of any sex.") if m else None
 
 
 # --- the other common forms -------------------------------------------------------------------------------
@@ -245,8 +261,8 @@ _CONTRACEPTION = re.compile(r"\b(contracept\w*|birth control|child[- ]?bearing p
                             r"barrier method|sterili[sz]\w*)\b", re.I)
 _PREGNANCY_TEST = re.compile(r"\bpregnancy test\b", re.I)
 _MEASURABLE = re.compile(r"\bmeasurable (?:disease|lesions?|tumou?rs?)\b|\bRECIST\b", re.I)
-_LIFE = re.compile(rf"\blife expectancy\b[^.;\d]{{0,30}}?(?:{_GE}|{_GT}|of)?\s*(?P<n>\d+)\s*(?P<unit>weeks?|months?|years?)",
-                   re.I)
+_LIFE = re.compile(rf"\blife expectancy\b(?P<before>[^.;\d]{{0,30}}?(?:{_GE}|{_GT}|of)?)\s*(?P<n>\d+)\s*"
+                   r"(?P<unit>weeks?|months?|years?)(?P<or_less>\s*or (?:less|fewer|shorter))?", re.I)
 _CONFIRMED = re.compile(r"^(?:patients? with |subjects? with |participants? with )?(?:a )?"
                         r"(?:histologically|cytologically|pathologically)(?:,? (?:and/or|or|and) "
                         r"(?:histologically|cytologically|pathologically))?\s+(?:confirmed|documented|proven)\s+"
@@ -264,6 +280,18 @@ _PROGRESSED = re.compile(r"\b(?:progress\w*|relapsed?|recurr\w*|refractory)\b.{0
 _COUNTS = {"one": 1, "two": 2, "three": 3}
 _FILLER = re.compile(r"^(?:(?:patients?|participants?|subjects?|individuals?)\s+(?:must\s+)?(?:have|with|who have)|"
                      r"must (?:have|be))\s+", re.I)
+
+
+def _life_bound(m: re.Match[str]) -> str:
+    """How a life-expectancy line bounds the time: "at least" unless it sets an upper limit ("≤ 6 months", "less
+    than 3 months", "6 months or less").  "no more than" is checked before "more than", "no less than" before
+    "less than"."""
+    before = m.group("before")
+    if m.group("or_less") or re.search(rf"{_LE}\s*$", before, re.I):
+        return "at most"
+    if not re.search(rf"{_GE}\s*$", before, re.I) and re.search(rf"(?:{_LT}|shorter than|fewer than)\s*$", before, re.I):
+        return "less than"
+    return "at least"
 
 
 def _tidy(text: str) -> str:
@@ -310,14 +338,14 @@ def plain_criterion(text: str, kind: CriterionKind = "inclusion") -> str:
     if performance and len(clean) <= 200:
         return performance
     labs = _lab_phrases(clean)
-    if labs:
+    if labs and _only_lab_limits(clean):
         head = "A test result showing" if len(labs) == 1 else "Test results showing"
         return _cap(f"{head}: {'; '.join(labs)}.")
-    if _ORGAN_FUNCTION.search(clean) and len(clean) <= 200:
+    if _ORGAN_FUNCTION.search(clean) and len(clean) <= 200 and kind == "inclusion":
         return "Blood tests showing that your bone marrow, liver and kidneys work well enough."
     life = _LIFE.search(clean)
     if life:
-        return f"Your doctor expects you to live at least {life.group('n')} {life.group('unit').lower()}."
+        return f"Your doctor expects you to live {_life_bound(life)} {life.group('n')} {life.group('unit').lower()}."
     if _MEASURABLE.search(clean) and len(clean) <= 200:
         return "A tumour that can be measured on scans (the RECIST rules doctors use to track tumour size)."
     confirmed = _CONFIRMED.match(clean)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import operator
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
@@ -58,7 +58,6 @@ __all__ = [
     "PatientProfile",
     "criterion_text_for",
     "evaluate",
-    "evaluate_criteria",
     "patient_facts",
 ]
 
@@ -250,15 +249,8 @@ _AGE_WORD = re.compile(r"\b(age[ds]?|years? old|year-old|yrs? old|of age|adults?
 
 
 def _unit_years(unit: str | None) -> float:
-    """The length of one unit in years (1 for years, and when no unit is written)."""
-    u = (unit or "").lower().rstrip(".")
-    if u.startswith("mo"):
-        return 1 / 12
-    if u.startswith("w"):
-        return 7 / 365.25
-    if u.startswith("d"):
-        return 1 / 365.25
-    return 1.0
+    """The length of one unit (as _UNIT spells it) in years (1 for years, and when no unit is written)."""
+    return {"m": 1 / 12, "w": 7 / 365.25, "d": 1 / 365.25}.get((unit or "")[:1].lower(), 1.0)
 
 
 def _age_text(years: float) -> str:
@@ -809,11 +801,6 @@ _UNITLESS = {"creatinine": (20.0, "mg/dL", "µmol/L"), "bilirubin": (10.0, "mg/d
              "hemoglobin": (25.0, "g/dL", "g/L"), "hba1c": (20.0, "%", "mmol/mol"), "ldl": (20.0, "mmol/L", "mg/dL")}
 
 
-def _latest_lab(facts: PatientFacts, key: str) -> LabValue | None:
-    values = [lab for lab in facts.labs if lab.key == key]
-    return max(values, key=lambda lab: lab.date) if values else None
-
-
 def _amount(x: float) -> str:
     return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
@@ -913,7 +900,7 @@ def _measure_findings(text: str, facts: PatientFacts,
     findings: list[_Finding] = []
     spans: list[tuple[int, int]] = []
     for measure in _MEASURES + (_LAB_MEASURES if facts.labs else ()):
-        lab = _latest_lab(facts, measure.key)
+        lab = max((v for v in facts.labs if v.key == measure.key), key=lambda v: v.date, default=None)  # the latest
         m = measure.criterion.search(norm)
         bounds: list[tuple[str, float, str]] = []  # (operator, limit, number as written)
         unit_written = ""
@@ -1335,6 +1322,7 @@ def _concept_finding(
                        if w in _SEVERITY or w in ("concomitant", "concurrent", "current", "ongoing", "recent")]
     results: list[tuple[_Unit, _Status, str]] = []
     whole_window = _has_window(plain)
+    advanced_setting = _ADVANCED_SETTING.search(plain) is not None
     for unit in units:
         if not unit.concepts:
             # A list item with no known concept can still be found word for word in the note.
@@ -1354,7 +1342,7 @@ def _concept_finding(
                 other_cancer.append(c)
             else:
                 status = _concept_status(c.key, facts, excepted)
-            if status.state == "affirmed" and _ADVANCED_SETTING.search(plain) and (
+            if status.state == "affirmed" and advanced_setting and (
                     c.key == "anticancer_therapy" or "anticancer_therapy" in ancestors(c.key)):
                 # Adjuvant or neoadjuvant treatment is given around surgery, never for advanced disease.
                 in_setting = [i for i in status.evidence
@@ -1519,7 +1507,7 @@ def evaluate(criterion_text: str | None, kind: CriterionKind, patient: Patient) 
                 return Judgement(Label.MET, f"{facts.source} says the patient uses {method[0]}, a highly effective method "
                                  "of contraception.", facts.evidence([method[1]]))
             return Judgement(Label.NOT_ENOUGH_INFO, "This line asks something of people of the patient's sex "
-                             "(such as agreeing to contraception) that the note does not say.")
+                             f"(such as agreeing to contraception) that {facts.source.lower()} does not say.")
     stripped = _strip_non_requirements(text)
     if stripped is None:
         return Judgement(Label.NOT_APPLICABLE, "This line is a note about the criteria, not a criterion.")
@@ -1854,20 +1842,3 @@ def criterion_text_for(criterion: Criterion) -> str:
     if criterion.section and len(criterion.section.split()) <= 3:
         return f"{criterion.section}: {text}"
     return text
-
-
-def evaluate_criteria(
-    criteria: Iterable[Criterion],
-    patient: Patient,
-    fallback: CriterionEvaluator | None = None,
-) -> list[tuple[Criterion, Judgement]]:
-    """Judge every criterion with the rules; where they cannot decide, ask ``fallback`` (e.g. the model) if given."""
-    facts = patient_facts(patient)
-    out: list[tuple[Criterion, Judgement]] = []
-    for criterion in criteria:
-        text = criterion_text_for(criterion)
-        judgement = evaluate(text, criterion.kind, facts)
-        if fallback is not None and judgement.label in (Label.NOT_ENOUGH_INFO, Label.NEEDS_DISCUSSION):
-            judgement = fallback(text, criterion.kind, facts)
-        out.append((criterion, judgement))
-    return out

@@ -51,7 +51,7 @@ class CriterionResult:
 
 
 def results_from(pairs: Iterable[tuple[Criterion, Judgement]]) -> list[CriterionResult]:
-    """Criterion/judgement pairs (as ``rules.evaluate_criteria`` returns them) as results for scoring."""
+    """Criterion/judgement pairs (as ``model.judge_criteria`` returns them) as results for scoring."""
     return [CriterionResult(c.kind, j.label, c.full_text, j.reason) for c, j in pairs]
 
 
@@ -257,11 +257,6 @@ class Checklist:
     records: tuple[str, ...]
     questions: tuple[str, ...]
     topics: tuple[str, ...] = ()
-
-    @property
-    def empty(self) -> bool:
-        """True when nothing is left to find out."""
-        return not self.records and not self.questions
 
 
 # Kinds of record a criterion's wording points to, in the order they are listed.

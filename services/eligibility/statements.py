@@ -474,15 +474,10 @@ def pd_l1(text: str, facts: PatientFacts) -> Reading | None:
 
 def grades_allowed(op: str, first: int, last: int, scale: range) -> set[int]:
     """The grades of a scale that "op first" allows ("> 1", "<= 2"); with no comparison, first to last."""
-    if op in (">=", "at least"):
-        return {g for g in scale if g >= first}
-    if op == ">":
-        return {g for g in scale if g > first}
-    if op == "<=":
-        return {g for g in scale if g <= first}
-    if op == "<":
-        return {g for g in scale if g < first}
-    return set(range(min(first, last), max(first, last) + 1))
+    test = _BOUND_TESTS.get(op)
+    if test is None:
+        return set(range(min(first, last), max(first, last) + 1))
+    return {g for g in scale if test(g, first)}
 
 
 _ROMAN = {"i": 1, "ii": 2, "iii": 3, "iv": 4, "1": 1, "2": 2, "3": 3, "4": 4}

@@ -447,24 +447,16 @@ def compiled_patterns() -> tuple[tuple[Concept, re.Pattern[str], re.Pattern[str]
 
 def _split_top(body: str) -> list[str] | None:
     """The top-level alternatives of a regex body (None if brackets do not balance)."""
-    parts, depth, current, i = [], 0, "", 0
-    while i < len(body):
-        ch = body[i]
-        if ch == "\\" and i + 1 < len(body):
-            current += body[i : i + 2]
-            i += 2
-            continue
-        if ch in "([":
+    parts, depth, start = [], 0, 0
+    for m in re.finditer(r"\\.|[(\[)\]|]", body, re.S):  # an escaped character is skipped whole
+        if m.group(0) in "([":
             depth += 1
-        elif ch in ")]":
+        elif m.group(0) in ")]":
             depth -= 1
-        if ch == "|" and depth == 0:
-            parts.append(current)
-            current = ""
-        else:
-            current += ch
-        i += 1
-    parts.append(current)
+        elif m.group(0) == "|" and depth == 0:
+            parts.append(body[start : m.start()])
+            start = m.end()
+    parts.append(body[start:])
     return parts if depth == 0 else None
 
 
