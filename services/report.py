@@ -33,6 +33,7 @@ from services.trials import (
     TrialDetails,
     ctgov_url,
     describe_searches,
+    miles_words,
     month_words,
     phase_words,
     status_words,
@@ -352,10 +353,7 @@ def _site_text(site: Mapping[str, Any] | None, fallback: Any) -> tuple[str, str]
         place = ", ".join(p for p in (inert.text(site.get(k)) for k in ("city", "state", "country")) if p)
         where = " — ".join(p for p in (inert.text(site.get("facility")), place) if p)
         miles = site.get("distance_miles")
-        distance = ""
-        if isinstance(miles, int | float):
-            distance = "less than a mile from you" if miles < 1 else f"about {miles:,.0f} mile{'s' if round(miles) != 1 else ''} from you"
-        return where, distance
+        return where, f"{miles_words(miles)} from you" if isinstance(miles, int | float) else ""
     if isinstance(fallback, Mapping):
         return _site_text(fallback, None)
     return inert.text(fallback), ""

@@ -87,6 +87,13 @@ def month_words(value: Any) -> str | None:
     return date(int(m.group(1)), int(m.group(2)), 1).strftime("%B %Y")
 
 
+def miles_words(miles: float) -> str:
+    """A site's distance as a patient reads it: 'less than a mile', 'about 1 mile', 'about 1,455 miles'."""
+    if miles < 1:
+        return "less than a mile"
+    return f"about {miles:,.0f} mile{'s' if round(miles) != 1 else ''}"
+
+
 def phase_words(value: Any) -> str:
     """Phases (a list of codes, or one 'PHASE1/PHASE2' text) as 'Phase 1 / Phase 2'."""
     if not value:

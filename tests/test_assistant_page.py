@@ -496,6 +496,18 @@ def test_assistant_page_view_model_shapes() -> None:
     assert vm.cards_to_show(session) == ([], False)
 
 
+def test_assistant_page_card_says_a_site_distance_in_words() -> None:
+    """A card's nearest site reads as the report's does: never 'about 0 miles' or 'about 1 miles'."""
+    from services.assistant import view_model as vm
+
+    site = {"facility": "Harbor Cancer Center", "city": "Boston", "state": "MA"}
+    nearest = {miles: vm.card_view({"nct_id": "NCT00000001", "nearest_site": dict(site, distance_miles=miles)})["nearest"]
+               for miles in (0.0, 0.7, 1.0, 2.7, 1455.3)}
+    assert nearest == {m: "Harbor Cancer Center, Boston, MA — " + words for m, words in (
+        (0.0, "less than a mile away"), (0.7, "less than a mile away"), (1.0, "about 1 mile away"),
+        (2.7, "about 3 miles away"), (1455.3, "about 1,455 miles away"))}
+
+
 def test_assistant_page_new_session_clears_the_form(db: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     at = AppTest.from_file(PAGE, default_timeout=240).run()

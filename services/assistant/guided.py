@@ -42,6 +42,7 @@ from services.trials import (
     DEFAULT_STATUSES,
     MAX_TRIALS,
     TrialBackend,
+    miles_words,
     search_sentence,
 )
 
@@ -427,7 +428,7 @@ class GuidedAssistant:
             place = ", ".join(x for x in (nearest.get("facility"), nearest.get("city"), nearest.get("state"),
                                           nearest.get("country")) if x)
             miles = nearest.get("distance_miles")
-            nearest_text = truncate(place + (f" — about {miles:g} miles away" if miles is not None else ""), 300) or ""
+            nearest_text = truncate(place + (f" — {miles_words(miles)} away" if miles is not None else ""), 300) or ""
         effects = self._side_effects(session, nct_id, details, step)
         summary_bits = [f"{_phase_words(details.get('phases') or [])}; {label('status', details.get('status')).lower()}.",
                         verdict.reason]
