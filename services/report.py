@@ -165,11 +165,6 @@ def _months_between(start: Any, end: Any) -> int | None:
     return months if months >= 0 else None
 
 
-def _started(start: Any, today: date) -> bool:
-    began = _year_month(start)
-    return began is not None and began <= (today.year, today.month)
-
-
 def _duration(months: int) -> str:
     if months < 24:
         return f"about {months} month{'s' if months != 1 else ''}"
@@ -389,6 +384,8 @@ def trial_view(
     registry_summary = _shorten(inert.text(details.get("summary")), MAX_REGISTRY_SUMMARY_CHARS)
     start, end = details.get("start_date"), details.get("completion_date")
     months = _months_between(start, end)
+    began, ends, now = _year_month(start), _year_month(end), (today.year, today.month)
+    started = began is not None and began <= now
     where, distance = _site_text(site, match.get("nearest_site"))
     unknowns = [
         {"kind": _UNKNOWN_KINDS.get(str(u.get("kind")), "Find out"), "text": inert.text(u.get("text"))}
@@ -434,7 +431,10 @@ def trial_view(
         "arms": _arm_rows(details),
         "interventions": _intervention_names(details),
         "start": month_words(start),
-        "start_verb": "started" if _started(start, today) else "starts",
+        "start_verb": "started" if started else "starts",
+        # The registry's end date is a plan until the trial is completed; a plan already past says so.
+        "end_verb": "ended" if started and status_words(status_code) == "Completed"
+        else "was planned to end" if ends is not None and ends < now else "is planned to end",
         "end": month_words(end),
         "duration": _duration(months) if months is not None else "",
         "primary_outcomes": [_shorten(o, 300) for o in _texts((details.get("primary_outcomes") or [])[:4])],
