@@ -109,7 +109,9 @@ _PROFILE_FIELDS: tuple[tuple[str, str], ...] = (
     ("preferences", "Other preferences"),
     ("notes", "Notes"),
 )
-_HIDDEN_PROFILE_FIELDS = frozenset({"latitude", "longitude", "complete"})
+# Coordinates, and the session's own bookkeeping kept with the answers: the transcript of the interview kept for the
+# model (patient_said) and the dashboard filters the session started from (dashboard_*), which are not answers.
+_HIDDEN_PROFILE_FIELDS = frozenset({"latitude", "longitude", "complete", "patient_said"})
 _STANDARD_GLOSSARY: tuple[tuple[str, str], ...] = (
     ("Eligibility criteria", "The rules a trial uses to decide who can take part: things you need to have "
      "(inclusion criteria) and things that keep people out (exclusion criteria)."),
@@ -224,7 +226,7 @@ def profile_rows(profile: Mapping[str, Any], intake_answers: Mapping[str, Any]) 
     if "ecog" in merged and "activity_level" in merged:
         merged.pop("ecog")  # the activity sentence already says it in words
     known = {key for key, _ in _PROFILE_FIELDS} | _HIDDEN_PROFILE_FIELDS
-    others = [(key, _label(key)) for key in sorted(k for k in merged if k not in known)]
+    others = [(key, _label(key)) for key in sorted(merged) if key not in known and not key.startswith("dashboard_")]
     rows: list[tuple[str, str]] = []
     for key, title in [*_PROFILE_FIELDS, *others]:
         shown = _value(key, merged.get(key))

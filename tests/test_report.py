@@ -392,6 +392,20 @@ def test_report_profile_rows_merge_intake_and_hide_coordinates() -> None:
     ]
 
 
+def test_report_profile_rows_leave_out_the_sessions_own_bookkeeping() -> None:
+    """The dashboard filters a session started from and the chat transcript kept for the model are not answers:
+    'About you' showed 'Dashboard radius: 100' beside the patient's own 'Up to 50 miles', and every intake message
+    joined by commas as 'Patient said'."""
+    rows = profile_rows(
+        {"diagnosis": "asthma", "travel_radius_miles": 50},
+        {"dashboard_condition": "asthma", "dashboard_radius": 100.0, "dashboard_radius_unit": "mi",
+         "dashboard_sex": "FEMALE", "patient_said": ["Hi", "I have asthma and live in Boston"],
+         "interventions_of_interest": "inhaler"},
+    )
+    assert rows == [("Diagnosis", "asthma"), ("How far you would travel", "Up to 50 miles"),
+                    ("Interventions of interest", "inhaler")]
+
+
 @pytest.mark.parametrize(
     ("label", "kind", "status"),
     [
