@@ -430,3 +430,23 @@ def test_tools_generate_report_needs_a_selection_and_stores_html() -> None:
         ("Is my BRCA test recent enough?",),
         52,
     )
+
+
+def test_tools_generate_report_refuses_text_citing_trials_not_looked_up() -> None:
+    """The report prints the model's summary, questions and glossary as they are: an NCT id in them that no search or
+    lookup returned (a misremembered or invented trial) is refused, like one in save_matched_trials."""
+    session = ready_session("report")
+    session.seen_nct_ids = ["NCT00000001", "NCT00000002"]
+    run("save_matched_trials", {"trials": [match("NCT00000001", "eligible", ["met"], 88)]}, session)
+    session.selected_nct_ids = ["NCT00000001"]
+    base = {"summary": "NCT00000001 fits; NCT00000002 did not.", "questions_for_doctor": ["Is NCT00000001 safe?"],
+            "glossary": [{"term": "PARP inhibitor", "meaning": "A drug."}]}
+    bad = [{"summary": "Also look at NCT09999999."}, {"questions_for_doctor": ["Is NCT012345678 better?"]},
+           {"glossary": [{"term": "NCT number", "meaning": "e.g. NCT09999999"}]},
+           {"question_groups": [{"topic": "Other trials", "questions": ["What about NCT09999999?"]}]}]
+    for change in bad:
+        backend = MemoryBackend()
+        result = run("generate_report", {**base, **change}, session, backend)[0]
+        assert "did not come from any search or lookup" in result.get("error", ""), change
+        assert backend.reports == [] and session.report_html is None
+    assert run("generate_report", base, session, MemoryBackend())[0]["report"] == "ready"

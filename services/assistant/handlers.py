@@ -10,6 +10,7 @@ from datetime import date
 from typing import Any, TypeVar
 
 from services.assistant import careteam
+from services.assistant.grounding import cited_ids
 from services.assistant.registry import ToolContext, ToolError
 from services.assistant.session import AssistantSession
 from services.dashboard import condition as condition_model
@@ -335,6 +336,13 @@ def generate_report(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
             raise ToolError(
                 "The patient has not chosen any trials yet. Show the trial cards and wait for their choice."
             )
+        # The report prints these texts as they are, so a trial they name must be one this session looked up.
+        texts = [args["summary"], *args["questions_for_doctor"], *(t for g in args["glossary"] for t in g.values()),
+                 *(t for g in args.get("question_groups") or [] for t in (g["topic"], *g["questions"]))]
+        unknown = [i for i in cited_ids("\n".join(texts)) if i not in session.seen_nct_ids]
+        if unknown:
+            raise ToolError(f"The report text mentions {', '.join(unknown)}, which did not come from any search or "
+                            "lookup in this session; look it up first or leave it out.")
         trials = []
         for nct_id in session.selected_nct_ids:
             match = session.matched(nct_id)
