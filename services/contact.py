@@ -31,12 +31,8 @@ class Contact:
 
 
 def _ways(row: Mapping[str, Any]) -> tuple[str, ...]:
-    out = []
-    if text(row.get("email")):
-        out.append(f"e-mail: {text(row['email'])}")
-    if text(row.get("phone")):
-        out.append(f"phone: {text(row['phone'])}")
-    return tuple(out)
+    return tuple(f"{way}: {text(row[key])}" for key, way in (("email", "e-mail"), ("phone", "phone"))
+                 if text(row.get(key)))
 
 
 def choose_contact(nct_id: str, contacts: Sequence[Mapping[str, Any]], nearest_facility: str | None) -> Contact:
