@@ -309,6 +309,21 @@ def test_tools_save_matched_trials_refuses_eligible_with_nothing_judged() -> Non
     assert session.matched("NCT00000001")["criteria_text"] == "missing from this copy"  # type: ignore[index]
 
 
+def test_tools_save_matched_trials_refuses_uncertain_with_a_criterion_not_met() -> None:
+    """'uncertain' means nothing is against the patient (the matching skill's own rule): with a criterion not_met it
+    scored 20 + 80 x 9/10 = 92, 'Good match so far', which the report's glossary explains as 'none against you'."""
+    session = ready_session("matching")
+    session.seen_nct_ids = ["NCT00000001"]
+    refused, outcome = run("save_matched_trials", {"trials": [match("NCT00000001", "uncertain", ["met"] * 9 + ["not_met"])]}, session)  # fmt: skip
+    assert outcome.is_error and session.matched_trials == []
+    assert refused["error"] == (
+        "Nothing saved; fix these and send the whole list again: trials[0]: verdict 'uncertain' but a criterion is "
+        "'not_met'; use 'excluded' or fix the criterion."
+    )
+    saved, _ = run("save_matched_trials", {"trials": [match("NCT00000001", "excluded", ["met"] * 9 + ["not_met"])]}, session)  # fmt: skip
+    assert saved["ranking"] == [["NCT00000001", 17, "excluded", "unlikely", True]]
+
+
 def test_tools_save_matched_trials_ranks_reachable_trials_first() -> None:
     session = ready_session("matching")
     session.patient_profile["travel_radius_miles"] = 200

@@ -501,10 +501,9 @@ def save_matched_trials(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any
                        if session.candidates.get(nct_id, {}).get("criteria_text") == CRITERIA_MISSING else "") + "."
                 )
                 continue
-            if match["verdict"] == "eligible" and "not_met" in statuses:
-                problems.append(
-                    f"trials[{i}]: verdict 'eligible' but a criterion is 'not_met'; use 'excluded' or fix the criterion."
-                )
+            if match["verdict"] in ("eligible", "uncertain") and "not_met" in statuses:
+                problems.append(f"trials[{i}]: verdict '{match['verdict']}' but a criterion is 'not_met'; use "
+                                "'excluded' or fix the criterion.")
                 continue
             if match["verdict"] == "excluded" and "not_met" not in statuses:
                 problems.append(
