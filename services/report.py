@@ -34,7 +34,6 @@ from services.trials import (
     ctgov_url,
     describe_searches,
     miles_words,
-    month_words,
     phase_words,
     status_words,
 )
@@ -157,6 +156,14 @@ def _year_month(value: Any) -> tuple[int, int] | None:
         return value.year, value.month
     m = re.fullmatch(r"(\d{4})-(\d{2})(?:-\d{2})?", str(value or "").strip())
     return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def _month_words(value: Any) -> str | None:
+    """'2024-02' or '2024-02-15' (or a date) as 'February 2024'; other text unchanged."""
+    if value is None or value == "":
+        return None
+    month = _year_month(value)
+    return date(*month, 1).strftime("%B %Y") if month else inert.text(value)
 
 
 def _months_between(start: Any, end: Any) -> int | None:
@@ -432,12 +439,12 @@ def trial_view(
         "what_to_expect": _paragraphs(match.get("what_to_expect")),
         "arms": _arm_rows(details),
         "interventions": _intervention_names(details),
-        "start": month_words(start),
+        "start": _month_words(start),
         "start_verb": "started" if started else "starts",
         # The registry's end date is a plan until the trial is completed; a plan already past says so.
         "end_verb": "ended" if started and status_words(status_code) == "Completed"
         else "was planned to end" if ends is not None and ends < now else "is planned to end",
-        "end": month_words(end),
+        "end": _month_words(end),
         "duration": _duration(months) if months is not None else "",
         "primary_outcomes": [_shorten(o, 300) for o in _texts((details.get("primary_outcomes") or [])[:4])],
         "side_effects": side_effects(events),

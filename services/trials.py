@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date
 from typing import TYPE_CHECKING, Any, NotRequired, Protocol, TypedDict
 
 from services.data import normalize, provenance
@@ -73,18 +73,6 @@ def age_limit(raw: Any) -> str | None:
     if raw is None or str(raw).strip().upper() in ("", "N/A", "NA"):
         return None
     return str(raw).strip()
-
-
-def month_words(value: Any) -> str | None:
-    """'2024-02' or '2024-02-15' (or a date) as 'February 2024'; other text unchanged."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, datetime | date):
-        return value.strftime("%B %Y")
-    m = re.fullmatch(r"(\d{4})-(\d{2})(?:-(\d{2}))?", str(value).strip())
-    if not m:
-        return text(value)
-    return date(int(m.group(1)), int(m.group(2)), 1).strftime("%B %Y")
 
 
 def miles_words(miles: float) -> str:
