@@ -43,6 +43,7 @@ from services.trials import (
     MAX_TRIALS,
     TrialBackend,
     miles_words,
+    plural,
     search_sentence,
 )
 
@@ -167,10 +168,6 @@ def _phase_words(phases: Sequence[str]) -> str:
     if list(phases) == ["NA"]:
         return "No drug phase (for example a device, behaviour or care study)"
     return " and ".join(label("phase", p) for p in phases)
-
-
-def _trials(n: int) -> str:
-    return f"{n} trial" if n == 1 else f"{n} trials"
 
 
 def _within(radius: Any) -> str:
@@ -299,7 +296,7 @@ class GuidedAssistant:
             result = self._call(session, "search_trials", {"strategy": strategy, **args}, step)
             first_more = first_more or (i == 1 and result["more_pages"])
             done.append(f"{strategy.replace('_', ' ')} ({_within(args.get('radius_miles'))}): "
-                        f"{_trials(result['returned'])} ({result['new_this_session']} new)")
+                        f"{plural(result['returned'], 'trial')} ({result['new_this_session']} new)")
         # Every open trial for the diagnosis that admits the patient, at any distance, nearest first: the search
         # checks the condition before it limits, so page after page this is the whole list.
         radius = session.patient_profile.get("travel_radius_miles")
@@ -314,7 +311,7 @@ class GuidedAssistant:
             new_far += result["new_this_session"]
             more, page = result["more_pages"], page + 1
         if found_far:
-            done.append(f"{strategy.replace('_', ' ')} (at any distance): {_trials(found_far)} ({new_far} new)")
+            done.append(f"{strategy.replace('_', ' ')} (at any distance): {plural(found_far, 'trial')} ({new_far} new)")
         found = len(session.candidates)
         lines = "\n".join(f"- {d}" for d in done)
         if not found:
