@@ -465,3 +465,15 @@ def test_tools_generate_report_refuses_text_citing_trials_not_looked_up() -> Non
         assert "did not come from any search or lookup" in result.get("error", ""), change
         assert backend.reports == [] and session.report_html is None
     assert run("generate_report", base, session, MemoryBackend())[0]["report"] == "ready"
+
+
+def test_tools_eligibility_says_how_many_criteria_lines_were_left_out() -> None:
+    """The tool shows the model at most 40 lines of each kind; a longer list says how many more there are (as a
+    trial's interventions do), so the model does not judge the trial on a list it has not seen whole."""
+    backend = MemoryBackend()
+    nct_id = backend.trials[0]["nct_id"]
+    backend.trials[0] = dict(backend.trials[0], inclusion=[f"Inclusion {i}" for i in range(45)],
+                             exclusion=[f"Exclusion {i}" for i in range(40)])
+    result, _ = run("get_eligibility_criteria", {"nct_id": nct_id}, backend=backend)
+    assert (len(result["inclusion"]), result["more_inclusion"]) == (40, 5)
+    assert len(result["exclusion"]) == 40 and "more_exclusion" not in result

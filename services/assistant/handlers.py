@@ -33,6 +33,7 @@ MAX_SEARCH_PAGES = 20  # pages of one search a caller may ask for (20 × 15 tria
 MAX_TITLE = 120
 MAX_INTERVENTIONS = 3
 MAX_SITES = 10
+MAX_CRITERIA_LINES = 40  # of each kind, in one eligibility tool result
 CRITERIA_MISSING_NOTE = (
     "Our copy of this registry record has no eligibility criteria text (it came from a download that leaves it "
     "out); the registry itself has it at ClinicalTrials.gov. Only the age and sex limits can be checked here: mark "
@@ -239,9 +240,12 @@ def get_eligibility_criteria(args: dict[str, Any], ctx: ToolContext) -> dict[str
         "sex": info.get("sex") or (NOT_IN_COPY if "sex" in lacks else None),
         "healthy_volunteers": NOT_IN_COPY if info.get("healthy_volunteers") is None and "healthy_volunteers" in lacks
         else info.get("healthy_volunteers"),
-        "inclusion": [truncate(c, 500) for c in list(info.get("inclusion") or [])[:40]],
-        "exclusion": [truncate(c, 500) for c in list(info.get("exclusion") or [])[:40]],
     }
+    for kind in ("inclusion", "exclusion"):
+        lines = list(info.get(kind) or [])
+        out[kind] = [truncate(c, 500) for c in lines[:MAX_CRITERIA_LINES]]
+        if len(lines) > MAX_CRITERIA_LINES:  # said, so the model does not judge a list it has not seen whole
+            out[f"more_{kind}"] = len(lines) - MAX_CRITERIA_LINES
     if not out["inclusion"] and not out["exclusion"]:
         text = (info.get("criteria_text") or "").strip()
         if text:
