@@ -313,3 +313,16 @@ def test_assistant_guided_nsclc_report_states_the_search_truthfully(db: Any, nsc
         assert f"{entry['returned']:,} trial" in detailed
     assert not re.search(r"\b1 (searches|trials|strategies)\b", detailed)
     assert f"found {len(session.candidates)} different trial" in summary
+
+
+def test_assistant_guided_counts_one_trial_in_the_singular() -> None:
+    """One trial found and checked: 'I found 1 different trial', not '1 different trials', 'The first is', not 'The
+    first ones are', '1 needs more information', not '1 need'."""
+    guide, session = GuidedAssistant(MemoryBackend()), AssistantSession()
+    guide.submit_intake(session, IntakeForm(diagnosis="hypertension", age=60, sex="male", location="Boston, MA",
+                                            travel_radius_miles=None))
+    search, matching = guide.run_search(session).text, guide.run_matching(session).text
+    assert search.startswith("I found 1 different trial (duplicates across searches removed).")
+    assert "\n\nThe first is NCT00000003 (A Study of Blood Pressure Control in Adults)." in search
+    assert matching.startswith("I checked 1 trial against their published criteria with fixed rules: 0 look possible, "
+                               "1 needs more information, 0 seem to rule you out, 0 are about another condition.")

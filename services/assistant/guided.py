@@ -170,6 +170,11 @@ def _phase_words(phases: Sequence[str]) -> str:
     return " and ".join(label("phase", p) for p in phases)
 
 
+def _says(n: int, one: str, many: str) -> str:
+    """'1 needs more information', '2 need more information'."""
+    return f"{n} {one if n == 1 else many}"
+
+
 def _within(radius: Any) -> str:
     return f"within {radius:g} miles" if isinstance(radius, int | float) else "at any distance"
 
@@ -331,8 +336,9 @@ class GuidedAssistant:
                     + (f"; for the other {missing} only the age and sex limits can be checked here (their full "
                        "criteria are on ClinicalTrials.gov), so they stay in the “needs information” band."
                        if missing else "."))
-        step.text = (f"I found {found} different trials (duplicates across searches removed). What I tried:\n{lines}\n\n"
-                     f"{coverage}\n\nThe first ones are {named}. Next I will check each one's eligibility criteria "
+        step.text = (f"I found {plural(found, 'different trial')} (duplicates across searches removed). What I tried:\n"
+                     f"{lines}\n\n{coverage}\n\nThe first {'is' if found == 1 else 'ones are'} {named}. Next I will "
+                     "check each one's eligibility criteria "
                      "against your answers.")
         self._say(session, "Please search for trials.", step.text)
         return step
@@ -361,9 +367,12 @@ class GuidedAssistant:
         far = sum(1 for m in session.matched_trials if m.get("within_reach") is False)
         missing = sum(1 for m in session.matched_trials if m.get("criteria_text") == CRITERIA_MISSING)
         score = f"fit {best['fit_score']}/100" if best.get("fit_score") is not None else "no fit score"
-        step.text = (f"I checked {len(matches)} trials against their published criteria with fixed rules: "
-                     f"{counts['eligible']} look possible, {counts['uncertain']} need more information, "
-                     f"{counts['excluded']} seem to rule you out, {counts['not_relevant']} are about another condition. "
+        said = [_says(counts[v], one, many) for v, one, many in (
+            ("eligible", "looks possible", "look possible"), ("uncertain", "needs more information", "need more information"),
+            ("excluded", "seems to rule you out", "seem to rule you out"),
+            ("not_relevant", "is about another condition", "are about another condition"))]
+        step.text = (f"I checked {plural(len(matches), 'trial')} against their published criteria with fixed rules: "
+                     f"{', '.join(said)}. "
                      + (f"{missing} of them have no criteria text in our copy, so only their age and sex limits were "
                         "checked. " if missing else "")
                      + (f"{far} have no site within your travel limit; they are listed after the trials within reach "
