@@ -170,11 +170,6 @@ def _phase_words(phases: Sequence[str]) -> str:
     return " and ".join(label("phase", p) for p in phases)
 
 
-def _says(n: int, one: str, many: str) -> str:
-    """'1 needs more information', '2 need more information'."""
-    return f"{n} {one if n == 1 else many}"
-
-
 def _within(radius: Any) -> str:
     return f"within {radius:g} miles" if isinstance(radius, int | float) else "at any distance"
 
@@ -367,7 +362,7 @@ class GuidedAssistant:
         far = sum(1 for m in session.matched_trials if m.get("within_reach") is False)
         missing = sum(1 for m in session.matched_trials if m.get("criteria_text") == CRITERIA_MISSING)
         score = f"fit {best['fit_score']}/100" if best.get("fit_score") is not None else "no fit score"
-        said = [_says(counts[v], one, many) for v, one, many in (
+        said = [plural(counts[v], one, many) for v, one, many in (
             ("eligible", "looks possible", "look possible"), ("uncertain", "needs more information", "need more information"),
             ("excluded", "seems to rule you out", "seem to rule you out"),
             ("not_relevant", "is about another condition", "are about another condition"))]
