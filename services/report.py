@@ -75,12 +75,6 @@ _STATUS_VIEW: dict[str, tuple[str, str, str]] = {
 }
 _STATUS_ALIASES = {"not_enough_info": "not_enough_information", "unknown": "not_enough_information"}
 _KIND_VIEW = {"inclusion": "Needed to join", "exclusion": "Keeps people out"}
-_VERDICT_CLASS = {
-    Verdict.ELIGIBLE: "eligible",
-    Verdict.EXCLUDED: "excluded",
-    Verdict.UNCERTAIN: "uncertain",
-    Verdict.NOT_RELEVANT: "notrelevant",
-}
 _ARM_TYPES = {
     "EXPERIMENTAL": "Gets the treatment being studied",
     "ACTIVE_COMPARATOR": "Gets an existing treatment, for comparison",
@@ -430,7 +424,7 @@ def trial_view(
         "status_note": stale or "",
         "criteria_missing": match.get("criteria_text") == CRITERIA_MISSING,
         "verdict": verdict.display if verdict else "Not assessed",
-        "verdict_class": _VERDICT_CLASS[verdict] if verdict else "uncertain",
+        "verdict_class": verdict.value.replace("_", "") if verdict else "uncertain",  # the stylesheet's class
         "plain_summary": plain_summary,
         "registry_summary": registry_summary,
         "criteria": criteria,
