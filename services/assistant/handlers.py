@@ -241,8 +241,7 @@ def get_eligibility_criteria(args: dict[str, Any], ctx: ToolContext) -> dict[str
         "healthy_volunteers": NOT_IN_COPY if info.get("healthy_volunteers") is None and "healthy_volunteers" in lacks
         else info.get("healthy_volunteers"),
     }
-    for kind in ("inclusion", "exclusion"):
-        lines = list(info.get(kind) or [])
+    for kind, lines in (("inclusion", info.get("inclusion") or []), ("exclusion", info.get("exclusion") or [])):
         out[kind] = [truncate(c, 500) for c in lines[:MAX_CRITERIA_LINES]]
         if len(lines) > MAX_CRITERIA_LINES:  # said, so the model does not judge a list it has not seen whole
             out[f"more_{kind}"] = len(lines) - MAX_CRITERIA_LINES
