@@ -27,15 +27,12 @@ class Contact:
     who: str  # "Dr A. Smith (the trial's central contact)", "the study team at X", "the study team"
     ways: tuple[str, ...]  # "e-mail: …", "phone: …", or the ClinicalTrials.gov page
     source: str  # where this came from, in words
+    name: str = ""  # the person's name when the registry gives one (the draft greets them by it)
 
 
 def _ways(row: Mapping[str, Any]) -> tuple[str, ...]:
-    out = []
-    if text(row.get("email")):
-        out.append(f"e-mail: {text(row['email'])}")
-    if text(row.get("phone")):
-        out.append(f"phone: {text(row['phone'])}")
-    return tuple(out)
+    return tuple(f"{way}: {text(row[key])}" for key, way in (("email", "e-mail"), ("phone", "phone"))
+                 if text(row.get(key)))
 
 
 def choose_contact(nct_id: str, contacts: Sequence[Mapping[str, Any]], nearest_facility: str | None) -> Contact:
@@ -45,7 +42,7 @@ def choose_contact(nct_id: str, contacts: Sequence[Mapping[str, Any]], nearest_f
         c = central[0]
         name = text(c.get("name"))
         return Contact(f"{name} (the trial's central contact)" if name else "the trial's central contact",
-                       _ways(c), "the trial's central contact in the registry")
+                       _ways(c), "the trial's central contact in the registry", name)
     wanted = (nearest_facility or "").strip().lower()
     at_site = [c for c in contacts if c.get("kind") == "site" and _ways(c) and wanted
                and text(c.get("facility")).strip().lower() == wanted]
@@ -54,7 +51,7 @@ def choose_contact(nct_id: str, contacts: Sequence[Mapping[str, Any]], nearest_f
         name = text(c.get("name"))
         place = text(c.get("facility"))
         return Contact(f"{name} at {place}" if name else f"the study team at {place}", _ways(c),
-                       "the contact of the site nearest to you in the registry")
+                       "the contact of the site nearest to you in the registry", name)
     return Contact("the study team", (f"the contacts on the trial's ClinicalTrials.gov page: {ctgov_url(nct_id)}",),
                    "no contact in our copy of the registry")
 
@@ -83,8 +80,7 @@ def draft_message(profile: Mapping[str, Any], trial: Mapping[str, Any], contact:
     nct_id = text(trial.get("nct_id"))
     title = text(trial.get("title")) or nct_id
     asked = [one_line(q, 220) for q in (text(q) for q in questions) if q][:MAX_QUESTIONS]
-    greeting = "Dear study team," if contact.who == "the study team" else f"Dear {contact.who.split(' (')[0]},"
-    lines = [greeting, "",
+    lines = [f"Dear {contact.name or 'study team'},", "",
              f"{_patient_line(profile)} I found your trial {nct_id}, “{title}”, on ClinicalTrials.gov and would like "
              "to know whether I could take part."]
     if asked:

@@ -33,7 +33,7 @@ from services.trials import (
     TrialDetails,
     ctgov_url,
     describe_searches,
-    month_words,
+    miles_words,
     phase_words,
     status_words,
 )
@@ -75,12 +75,6 @@ _STATUS_VIEW: dict[str, tuple[str, str, str]] = {
 }
 _STATUS_ALIASES = {"not_enough_info": "not_enough_information", "unknown": "not_enough_information"}
 _KIND_VIEW = {"inclusion": "Needed to join", "exclusion": "Keeps people out"}
-_VERDICT_CLASS = {
-    Verdict.ELIGIBLE: "eligible",
-    Verdict.EXCLUDED: "excluded",
-    Verdict.UNCERTAIN: "uncertain",
-    Verdict.NOT_RELEVANT: "notrelevant",
-}
 _ARM_TYPES = {
     "EXPERIMENTAL": "Gets the treatment being studied",
     "ACTIVE_COMPARATOR": "Gets an existing treatment, for comparison",
@@ -108,7 +102,9 @@ _PROFILE_FIELDS: tuple[tuple[str, str], ...] = (
     ("preferences", "Other preferences"),
     ("notes", "Notes"),
 )
-_HIDDEN_PROFILE_FIELDS = frozenset({"latitude", "longitude", "complete"})
+# Coordinates, and the session's own bookkeeping kept with the answers: the transcript of the interview kept for the
+# model (patient_said) and the dashboard filters the session started from (dashboard_*), which are not answers.
+_HIDDEN_PROFILE_FIELDS = frozenset({"latitude", "longitude", "complete", "patient_said"})
 _STANDARD_GLOSSARY: tuple[tuple[str, str], ...] = (
     ("Eligibility criteria", "The rules a trial uses to decide who can take part: things you need to have "
      "(inclusion criteria) and things that keep people out (exclusion criteria)."),
@@ -156,17 +152,20 @@ def _year_month(value: Any) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
+def _month_words(value: Any) -> str | None:
+    """'2024-02' or '2024-02-15' (or a date) as 'February 2024'; other text unchanged."""
+    if value is None or value == "":
+        return None
+    month = _year_month(value)
+    return date(*month, 1).strftime("%B %Y") if month else inert.text(value)
+
+
 def _months_between(start: Any, end: Any) -> int | None:
     a, b = _year_month(start), _year_month(end)
     if a is None or b is None:
         return None
     months = (b[0] - a[0]) * 12 + b[1] - a[1]
     return months if months >= 0 else None
-
-
-def _started(start: Any, today: date) -> bool:
-    began = _year_month(start)
-    return began is not None and began <= (today.year, today.month)
 
 
 def _duration(months: int) -> str:
@@ -228,7 +227,7 @@ def profile_rows(profile: Mapping[str, Any], intake_answers: Mapping[str, Any]) 
     if "ecog" in merged and "activity_level" in merged:
         merged.pop("ecog")  # the activity sentence already says it in words
     known = {key for key, _ in _PROFILE_FIELDS} | _HIDDEN_PROFILE_FIELDS
-    others = [(key, _label(key)) for key in sorted(k for k in merged if k not in known)]
+    others = [(key, _label(key)) for key in sorted(merged) if key not in known and not key.startswith("dashboard_")]
     rows: list[tuple[str, str]] = []
     for key, title in [*_PROFILE_FIELDS, *others]:
         shown = _value(key, merged.get(key))
@@ -352,10 +351,7 @@ def _site_text(site: Mapping[str, Any] | None, fallback: Any) -> tuple[str, str]
         place = ", ".join(p for p in (inert.text(site.get(k)) for k in ("city", "state", "country")) if p)
         where = " — ".join(p for p in (inert.text(site.get("facility")), place) if p)
         miles = site.get("distance_miles")
-        distance = ""
-        if isinstance(miles, int | float):
-            distance = "less than a mile from you" if miles < 1 else f"about {miles:,.0f} mile{'s' if round(miles) != 1 else ''} from you"
-        return where, distance
+        return where, f"{miles_words(miles)} from you" if isinstance(miles, int | float) else ""
     if isinstance(fallback, Mapping):
         return _site_text(fallback, None)
     return inert.text(fallback), ""
@@ -391,6 +387,8 @@ def trial_view(
     registry_summary = _shorten(inert.text(details.get("summary")), MAX_REGISTRY_SUMMARY_CHARS)
     start, end = details.get("start_date"), details.get("completion_date")
     months = _months_between(start, end)
+    began, ends, now = _year_month(start), _year_month(end), (today.year, today.month)
+    started = began is not None and began <= now
     where, distance = _site_text(site, match.get("nearest_site"))
     unknowns = [
         {"kind": _UNKNOWN_KINDS.get(str(u.get("kind")), "Find out"), "text": inert.text(u.get("text"))}
@@ -426,7 +424,7 @@ def trial_view(
         "status_note": stale or "",
         "criteria_missing": match.get("criteria_text") == CRITERIA_MISSING,
         "verdict": verdict.display if verdict else "Not assessed",
-        "verdict_class": _VERDICT_CLASS[verdict] if verdict else "uncertain",
+        "verdict_class": verdict.value.replace("_", "") if verdict else "uncertain",  # the stylesheet's class
         "plain_summary": plain_summary,
         "registry_summary": registry_summary,
         "criteria": criteria,
@@ -435,9 +433,12 @@ def trial_view(
         "what_to_expect": _paragraphs(match.get("what_to_expect")),
         "arms": _arm_rows(details),
         "interventions": _intervention_names(details),
-        "start": month_words(start),
-        "start_verb": "started" if _started(start, today) else "starts",
-        "end": month_words(end),
+        "start": _month_words(start),
+        "start_verb": "started" if started else "starts",
+        # The registry's end date is a plan until the trial is completed; a plan already past says so.
+        "end_verb": "ended" if started and status_words(status_code) == "Completed"
+        else "was planned to end" if ends is not None and ends < now else "is planned to end",
+        "end": _month_words(end),
         "duration": _duration(months) if months is not None else "",
         "primary_outcomes": [_shorten(o, 300) for o in _texts((details.get("primary_outcomes") or [])[:4])],
         "side_effects": side_effects(events),

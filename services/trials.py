@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date
 from typing import TYPE_CHECKING, Any, NotRequired, Protocol, TypedDict
 
 from services.data import normalize, provenance
@@ -75,16 +75,11 @@ def age_limit(raw: Any) -> str | None:
     return str(raw).strip()
 
 
-def month_words(value: Any) -> str | None:
-    """'2024-02' or '2024-02-15' (or a date) as 'February 2024'; other text unchanged."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, datetime | date):
-        return value.strftime("%B %Y")
-    m = re.fullmatch(r"(\d{4})-(\d{2})(?:-(\d{2}))?", str(value).strip())
-    if not m:
-        return text(value)
-    return date(int(m.group(1)), int(m.group(2)), 1).strftime("%B %Y")
+def miles_words(miles: float) -> str:
+    """A site's distance as a patient reads it: 'less than a mile', 'about 1 mile', 'about 1,455 miles'."""
+    if miles < 1:
+        return "less than a mile"
+    return f"about {miles:,.0f} mile{'s' if round(miles) != 1 else ''}"
 
 
 def phase_words(value: Any) -> str:
@@ -418,8 +413,9 @@ STRATEGY_WORDS = {
 }
 
 
-def _plural(n: int, word: str, plural: str | None = None) -> str:
-    return f"{n:,} {word if n == 1 else plural or word + 's'}"
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """'1 trial', '2 trials', '1,200 searches' (the plural spelled out when it is not word + 's')."""
+    return f"{n:,} {word if n == 1 else many or word + 's'}"
 
 
 def describe_searches(facts: Mapping[str, Any]) -> list[str]:
@@ -433,7 +429,7 @@ def describe_searches(facts: Mapping[str, Any]) -> list[str]:
         where = f"within {radius:,.0f} miles" if isinstance(radius, int | float) else "at any distance"
         phases = f", phases {', '.join(entry['phases'])}" if entry.get("phases") else ""
         lines.append(f"{STRATEGY_WORDS.get(str(entry.get('strategy')), str(entry.get('strategy')))} (“{what}”, {where}"
-                     f"{phases}): {_plural(int(entry.get('returned') or 0), 'trial')}, "
+                     f"{phases}): {plural(int(entry.get('returned') or 0), 'trial')}, "
                      f"{int(entry.get('new') or 0):,} new")
     return lines
 
@@ -450,12 +446,12 @@ def search_sentence(facts: Mapping[str, Any], *, detailed: bool = True) -> str:
     missing = int(facts.get("without_criteria_text") or 0)
     parts = [limit]
     if searches and detailed:
-        parts.append(f"We ran {_plural(len(searches), 'search', 'searches')} of our copy of the registry: "
+        parts.append(f"We ran {plural(len(searches), 'search', 'searches')} of our copy of the registry: "
                      + "; ".join(describe_searches(facts)) + ".")
     elif searches:
-        parts.append(f"We ran {_plural(len(searches), 'search', 'searches')} of our copy of the registry (each one "
+        parts.append(f"We ran {plural(len(searches), 'search', 'searches')} of our copy of the registry (each one "
                      "with its distance and counts is listed under “How we searched”).")
-    parts.append(f"Together they found {_plural(found, 'different trial')}"
+    parts.append(f"Together they found {plural(found, 'different trial')}"
                  + (f", of which {missing:,} {'has' if missing == 1 else 'have'} no criteria text in our copy (only "
                     "their age and sex limits could be checked)." if missing else ", all with criteria text."))
     return " ".join(parts)

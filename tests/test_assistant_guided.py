@@ -121,7 +121,7 @@ def test_assistant_guided_whole_flow_on_memory_backend() -> None:
     assert [(c["criterion"], c["status"]) for c in first["criteria"]] == [
         ("Sex: any", "met"), ("Age 18 years or older", "met"), ("Age 18 or older", "met"),
         ("Confirmed BRCA1 or BRCA2 mutation", "met"), ("ECOG 0-1", "met"), ("Prior PARP inhibitor", "not_enough_information")]
-    assert first["nearest_site"] == "Harbor Cancer Center, Boston, MA, United States — about 0.7 miles away"
+    assert first["nearest_site"] == "Harbor Cancer Center, Boston, MA, United States — less than a mile away"
     assert "nausea (60%), anaemia (6%)" in first["summary"]
     assert [e["type"] for e in matching.events] == ["trial_cards", "phase"]
     assert [c["nct_id"] for c in matching.events[0]["trials"]] == ["NCT00000001", "NCT00000002"]
@@ -144,7 +144,7 @@ def test_assistant_guided_whole_flow_on_memory_backend() -> None:
             "NCT00000002 — “Heart condition that limits exercise.”: Could I have anything this trial leaves out?"]),
         ("The trial team (visits, travel, consent, pregnancy rules)", [
             "NCT00000002 — nearest site: How often would I need to come to City University Clinic, Cambridge, MA, "
-            "United States — about 2.7 miles away, and is help with travel or costs available?"]),
+            "United States — about 3 miles away, and is help with travel or costs available?"]),
     ]
     assert backend.reports[0].care_team["review"] == {}
     assert "Given my treatment so far, would joining NCT00000002 be a reasonable option for me?" in (
@@ -313,3 +313,16 @@ def test_assistant_guided_nsclc_report_states_the_search_truthfully(db: Any, nsc
         assert f"{entry['returned']:,} trial" in detailed
     assert not re.search(r"\b1 (searches|trials|strategies)\b", detailed)
     assert f"found {len(session.candidates)} different trial" in summary
+
+
+def test_assistant_guided_counts_one_trial_in_the_singular() -> None:
+    """One trial found and checked: 'I found 1 different trial', not '1 different trials', 'The first is', not 'The
+    first ones are', '1 needs more information', not '1 need'."""
+    guide, session = GuidedAssistant(MemoryBackend()), AssistantSession()
+    guide.submit_intake(session, IntakeForm(diagnosis="hypertension", age=60, sex="male", location="Boston, MA",
+                                            travel_radius_miles=None))
+    search, matching = guide.run_search(session).text, guide.run_matching(session).text
+    assert search.startswith("I found 1 different trial (duplicates across searches removed).")
+    assert "\n\nThe first is NCT00000003 (A Study of Blood Pressure Control in Adults)." in search
+    assert matching.startswith("I checked 1 trial against their published criteria with fixed rules: 0 look possible, "
+                               "1 needs more information, 0 seem to rule you out, 0 are about another condition.")

@@ -309,6 +309,21 @@ def test_tools_save_matched_trials_refuses_eligible_with_nothing_judged() -> Non
     assert session.matched("NCT00000001")["criteria_text"] == "missing from this copy"  # type: ignore[index]
 
 
+def test_tools_save_matched_trials_refuses_uncertain_with_a_criterion_not_met() -> None:
+    """'uncertain' means nothing is against the patient (the matching skill's own rule): with a criterion not_met it
+    scored 20 + 80 x 9/10 = 92, 'Good match so far', which the report's glossary explains as 'none against you'."""
+    session = ready_session("matching")
+    session.seen_nct_ids = ["NCT00000001"]
+    refused, outcome = run("save_matched_trials", {"trials": [match("NCT00000001", "uncertain", ["met"] * 9 + ["not_met"])]}, session)  # fmt: skip
+    assert outcome.is_error and session.matched_trials == []
+    assert refused["error"] == (
+        "Nothing saved; fix these and send the whole list again: trials[0]: verdict 'uncertain' but a criterion is "
+        "'not_met'; use 'excluded' or fix the criterion."
+    )
+    saved, _ = run("save_matched_trials", {"trials": [match("NCT00000001", "excluded", ["met"] * 9 + ["not_met"])]}, session)  # fmt: skip
+    assert saved["ranking"] == [["NCT00000001", 17, "excluded", "unlikely", True]]
+
+
 def test_tools_save_matched_trials_ranks_reachable_trials_first() -> None:
     session = ready_session("matching")
     session.patient_profile["travel_radius_miles"] = 200
@@ -430,3 +445,35 @@ def test_tools_generate_report_needs_a_selection_and_stores_html() -> None:
         ("Is my BRCA test recent enough?",),
         52,
     )
+
+
+def test_tools_generate_report_refuses_text_citing_trials_not_looked_up() -> None:
+    """The report prints the model's summary, questions and glossary as they are: an NCT id in them that no search or
+    lookup returned (a misremembered or invented trial) is refused, like one in save_matched_trials."""
+    session = ready_session("report")
+    session.seen_nct_ids = ["NCT00000001", "NCT00000002"]
+    run("save_matched_trials", {"trials": [match("NCT00000001", "eligible", ["met"], 88)]}, session)
+    session.selected_nct_ids = ["NCT00000001"]
+    base = {"summary": "NCT00000001 fits; NCT00000002 did not.", "questions_for_doctor": ["Is NCT00000001 safe?"],
+            "glossary": [{"term": "PARP inhibitor", "meaning": "A drug."}]}
+    bad = [{"summary": "Also look at NCT09999999."}, {"questions_for_doctor": ["Is NCT012345678 better?"]},
+           {"glossary": [{"term": "NCT number", "meaning": "e.g. NCT09999999"}]},
+           {"question_groups": [{"topic": "Other trials", "questions": ["What about NCT09999999?"]}]}]
+    for change in bad:
+        backend = MemoryBackend()
+        result = run("generate_report", {**base, **change}, session, backend)[0]
+        assert "did not come from any search or lookup" in result.get("error", ""), change
+        assert backend.reports == [] and session.report_html is None
+    assert run("generate_report", base, session, MemoryBackend())[0]["report"] == "ready"
+
+
+def test_tools_eligibility_says_how_many_criteria_lines_were_left_out() -> None:
+    """The tool shows the model at most 40 lines of each kind; a longer list says how many more there are (as a
+    trial's interventions do), so the model does not judge the trial on a list it has not seen whole."""
+    backend = MemoryBackend()
+    nct_id = backend.trials[0]["nct_id"]
+    backend.trials[0] = dict(backend.trials[0], inclusion=[f"Inclusion {i}" for i in range(45)],
+                             exclusion=[f"Exclusion {i}" for i in range(40)])
+    result, _ = run("get_eligibility_criteria", {"nct_id": nct_id}, backend=backend)
+    assert (len(result["inclusion"]), result["more_inclusion"]) == (40, 5)
+    assert len(result["exclusion"]) == 40 and "more_exclusion" not in result

@@ -68,3 +68,14 @@ def test_contact_the_registrys_contacts_reach_the_trial_record(db):
     finally:
         db.execute("DELETE FROM ctgov.central_contacts WHERE nct_id = :n", {"n": nct})
         db.execute("DELETE FROM ctgov.facility_contacts WHERE nct_id = :n", {"n": nct})
+
+
+def test_contact_draft_greets_a_named_contact_by_name_and_an_unnamed_one_as_the_study_team():
+    """The greeting is the contact's name or 'study team', never the description of who they are."""
+    site_unnamed = dict(SITE, name=None)
+    central_unnamed = dict(CENTRAL, name="")
+    cases = [([SITE], "Dear Cy Diaz,"), ([site_unnamed], "Dear study team,"), ([central_unnamed], "Dear study team,"),
+             ([CENTRAL], "Dear Ann Lee, RN,"), ([], "Dear study team,")]
+    for contacts, greeting in cases:
+        who = contact.choose_contact("NCT01234567", contacts, "Dana-Farber Cancer Institute")
+        assert contact.draft_message(PROFILE, {"nct_id": "NCT01234567"}, who).split("\n")[0] == greeting, contacts

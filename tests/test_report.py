@@ -392,6 +392,20 @@ def test_report_profile_rows_merge_intake_and_hide_coordinates() -> None:
     ]
 
 
+def test_report_profile_rows_leave_out_the_sessions_own_bookkeeping() -> None:
+    """The dashboard filters a session started from and the chat transcript kept for the model are not answers:
+    'About you' showed 'Dashboard radius: 100' beside the patient's own 'Up to 50 miles', and every intake message
+    joined by commas as 'Patient said'."""
+    rows = profile_rows(
+        {"diagnosis": "asthma", "travel_radius_miles": 50},
+        {"dashboard_condition": "asthma", "dashboard_radius": 100.0, "dashboard_radius_unit": "mi",
+         "dashboard_sex": "FEMALE", "patient_said": ["Hi", "I have asthma and live in Boston"],
+         "interventions_of_interest": "inhaler"},
+    )
+    assert rows == [("Diagnosis", "asthma"), ("How far you would travel", "Up to 50 miles"),
+                    ("Interventions of interest", "inhaler")]
+
+
 @pytest.mark.parametrize(
     ("label", "kind", "status"),
     [
@@ -596,3 +610,27 @@ def test_report_a_shortened_quote_says_it_was_shortened() -> None:
     assert "Exception" not in row["original"]
     short = "No prior chemotherapy for metastatic disease. Exception: none."
     assert criterion_rows([{"criterion": short, "plain": "P.", "status": "met"}])[0]["original"] == short
+
+
+def test_report_says_a_past_planned_end_in_the_past_tense() -> None:
+    """'How long' says 'is planned to end' only for an end still ahead; one the registry has not updated since it
+    passed 'was planned to end', and a completed trial 'ended'."""
+    def how_long(status: str, start: str, end: str) -> str:
+        request = ReportRequest(
+            session_id="s" * 43, patient_profile={}, intake_answers={},
+            trials=({"nct_id": "NCT00000001", "verdict": "uncertain", "summary": "S", "criteria": [],
+                     "unknowns": []},), summary="S", questions_for_doctor=("Q?",), glossary=())
+        details = {"nct_id": "NCT00000001", "title": "T", "status": status, "start_date": start,
+                   "completion_date": end}
+        html = render_report(request, trial_details={"NCT00000001": details}, generated_on=DAY)  # type: ignore[dict-item]
+        return " ".join(re.sub(r"<[^>]+>", " ", html.split("How long:")[1].split("</li>")[0]).split())
+
+    assert how_long("ACTIVE_NOT_RECRUITING", "2019-01", "2021-06").startswith(
+        "the study started in January 2019 and was planned to end in June 2021 (about 2.4 years in all).")
+    assert how_long("RECRUITING", "2025-01", "2028-06").startswith(
+        "the study started in January 2025 and is planned to end in June 2028")
+    assert how_long("NOT_YET_RECRUITING", "2026-06", "2027-06").startswith(
+        "the study starts in June 2026 and is planned to end in June 2027")
+    assert how_long("COMPLETED", "2019-01", "2021-06").startswith("the study started in January 2019 and ended in June 2021")
+    assert how_long("RECRUITING", "2025-01", "2026-03").startswith(  # this month: not yet past
+        "the study started in January 2025 and is planned to end in March 2026")

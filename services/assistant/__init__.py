@@ -4,30 +4,13 @@ The trial records and the TrialBackend the tools read through are in services.tr
 services.llm.
 """
 
-from services.assistant.grounding import GroundingWarning, check_answer
-from services.assistant.handlers import ACTIVITY_LEVELS, trial_card
-from services.assistant.orchestrator import (
-    MAX_MODEL_CALLS,
-    Callbacks,
-    Orchestrator,
-    TrialSelection,
-    TurnResult,
-    UserInput,
-    WidgetAnswer,
-)
-from services.assistant.registry import ToolRegistry
-from services.assistant.session import (
-    CONVERSATION_PHASES,
-    FLAGS,
-    AssistantSession,
-    AssistantSettings,
-    ChatEntry,
-    UsageCounters,
-)
+from services.assistant.grounding import GroundingWarning
+from services.assistant.handlers import ACTIVITY_LEVELS
+from services.assistant.orchestrator import Callbacks, Orchestrator, TrialSelection, WidgetAnswer
+from services.assistant.session import AssistantSession, ChatEntry
 from services.assistant.tools import build_registry
 
 __all__ = [
-    "ACTIVITY_LEVELS", "CONVERSATION_PHASES", "FLAGS", "MAX_MODEL_CALLS", "AssistantSession", "AssistantSettings",
-    "Callbacks", "ChatEntry", "GroundingWarning", "Orchestrator", "ToolRegistry", "TrialSelection", "TurnResult",
-    "UsageCounters", "UserInput", "WidgetAnswer", "build_registry", "check_answer", "trial_card",
+    "ACTIVITY_LEVELS", "AssistantSession", "Callbacks", "ChatEntry", "GroundingWarning", "Orchestrator",
+    "TrialSelection", "WidgetAnswer", "build_registry",
 ]  # fmt: skip

@@ -42,6 +42,8 @@ from services.trials import (
     DEFAULT_STATUSES,
     MAX_TRIALS,
     TrialBackend,
+    miles_words,
+    plural,
     search_sentence,
 )
 
@@ -166,10 +168,6 @@ def _phase_words(phases: Sequence[str]) -> str:
     if list(phases) == ["NA"]:
         return "No drug phase (for example a device, behaviour or care study)"
     return " and ".join(label("phase", p) for p in phases)
-
-
-def _trials(n: int) -> str:
-    return f"{n} trial" if n == 1 else f"{n} trials"
 
 
 def _within(radius: Any) -> str:
@@ -298,7 +296,7 @@ class GuidedAssistant:
             result = self._call(session, "search_trials", {"strategy": strategy, **args}, step)
             first_more = first_more or (i == 1 and result["more_pages"])
             done.append(f"{strategy.replace('_', ' ')} ({_within(args.get('radius_miles'))}): "
-                        f"{_trials(result['returned'])} ({result['new_this_session']} new)")
+                        f"{plural(result['returned'], 'trial')} ({result['new_this_session']} new)")
         # Every open trial for the diagnosis that admits the patient, at any distance, nearest first: the search
         # checks the condition before it limits, so page after page this is the whole list.
         radius = session.patient_profile.get("travel_radius_miles")
@@ -313,7 +311,7 @@ class GuidedAssistant:
             new_far += result["new_this_session"]
             more, page = result["more_pages"], page + 1
         if found_far:
-            done.append(f"{strategy.replace('_', ' ')} (at any distance): {_trials(found_far)} ({new_far} new)")
+            done.append(f"{strategy.replace('_', ' ')} (at any distance): {plural(found_far, 'trial')} ({new_far} new)")
         found = len(session.candidates)
         lines = "\n".join(f"- {d}" for d in done)
         if not found:
@@ -333,8 +331,9 @@ class GuidedAssistant:
                     + (f"; for the other {missing} only the age and sex limits can be checked here (their full "
                        "criteria are on ClinicalTrials.gov), so they stay in the “needs information” band."
                        if missing else "."))
-        step.text = (f"I found {found} different trials (duplicates across searches removed). What I tried:\n{lines}\n\n"
-                     f"{coverage}\n\nThe first ones are {named}. Next I will check each one's eligibility criteria "
+        step.text = (f"I found {plural(found, 'different trial')} (duplicates across searches removed). What I tried:\n"
+                     f"{lines}\n\n{coverage}\n\nThe first {'is' if found == 1 else 'ones are'} {named}. Next I will "
+                     "check each one's eligibility criteria "
                      "against your answers.")
         self._say(session, "Please search for trials.", step.text)
         return step
@@ -363,9 +362,12 @@ class GuidedAssistant:
         far = sum(1 for m in session.matched_trials if m.get("within_reach") is False)
         missing = sum(1 for m in session.matched_trials if m.get("criteria_text") == CRITERIA_MISSING)
         score = f"fit {best['fit_score']}/100" if best.get("fit_score") is not None else "no fit score"
-        step.text = (f"I checked {len(matches)} trials against their published criteria with fixed rules: "
-                     f"{counts['eligible']} look possible, {counts['uncertain']} need more information, "
-                     f"{counts['excluded']} seem to rule you out, {counts['not_relevant']} are about another condition. "
+        said = [plural(counts[v], one, many) for v, one, many in (
+            ("eligible", "looks possible", "look possible"), ("uncertain", "needs more information", "need more information"),
+            ("excluded", "seems to rule you out", "seem to rule you out"),
+            ("not_relevant", "is about another condition", "are about another condition"))]
+        step.text = (f"I checked {plural(len(matches), 'trial')} against their published criteria with fixed rules: "
+                     f"{', '.join(said)}. "
                      + (f"{missing} of them have no criteria text in our copy, so only their age and sex limits were "
                         "checked. " if missing else "")
                      + (f"{far} have no site within your travel limit; they are listed after the trials within reach "
@@ -427,7 +429,7 @@ class GuidedAssistant:
             place = ", ".join(x for x in (nearest.get("facility"), nearest.get("city"), nearest.get("state"),
                                           nearest.get("country")) if x)
             miles = nearest.get("distance_miles")
-            nearest_text = truncate(place + (f" — about {miles:g} miles away" if miles is not None else ""), 300) or ""
+            nearest_text = truncate(place + (f" — {miles_words(miles)} away" if miles is not None else ""), 300) or ""
         effects = self._side_effects(session, nct_id, details, step)
         summary_bits = [f"{_phase_words(details.get('phases') or [])}; {label('status', details.get('status')).lower()}.",
                         verdict.reason]

@@ -10,6 +10,7 @@ from datetime import date
 from typing import Any, TypeVar
 
 from services.assistant import careteam
+from services.assistant.grounding import cited_ids
 from services.assistant.registry import ToolContext, ToolError
 from services.assistant.session import AssistantSession
 from services.dashboard import condition as condition_model
@@ -32,6 +33,7 @@ MAX_SEARCH_PAGES = 20  # pages of one search a caller may ask for (20 × 15 tria
 MAX_TITLE = 120
 MAX_INTERVENTIONS = 3
 MAX_SITES = 10
+MAX_CRITERIA_LINES = 40  # of each kind, in one eligibility tool result
 CRITERIA_MISSING_NOTE = (
     "Our copy of this registry record has no eligibility criteria text (it came from a download that leaves it "
     "out); the registry itself has it at ClinicalTrials.gov. Only the age and sex limits can be checked here: mark "
@@ -238,9 +240,11 @@ def get_eligibility_criteria(args: dict[str, Any], ctx: ToolContext) -> dict[str
         "sex": info.get("sex") or (NOT_IN_COPY if "sex" in lacks else None),
         "healthy_volunteers": NOT_IN_COPY if info.get("healthy_volunteers") is None and "healthy_volunteers" in lacks
         else info.get("healthy_volunteers"),
-        "inclusion": [truncate(c, 500) for c in list(info.get("inclusion") or [])[:40]],
-        "exclusion": [truncate(c, 500) for c in list(info.get("exclusion") or [])[:40]],
     }
+    for kind, lines in (("inclusion", info.get("inclusion") or []), ("exclusion", info.get("exclusion") or [])):
+        out[kind] = [truncate(c, 500) for c in lines[:MAX_CRITERIA_LINES]]
+        if len(lines) > MAX_CRITERIA_LINES:  # said, so the model does not judge a list it has not seen whole
+            out[f"more_{kind}"] = len(lines) - MAX_CRITERIA_LINES
     if not out["inclusion"] and not out["exclusion"]:
         text = (info.get("criteria_text") or "").strip()
         if text:
@@ -335,6 +339,13 @@ def generate_report(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
             raise ToolError(
                 "The patient has not chosen any trials yet. Show the trial cards and wait for their choice."
             )
+        # The report prints these texts as they are, so a trial they name must be one this session looked up.
+        texts = [args["summary"], *args["questions_for_doctor"], *(t for g in args["glossary"] for t in g.values()),
+                 *(t for g in args.get("question_groups") or [] for t in (g["topic"], *g["questions"]))]
+        unknown = [i for i in cited_ids("\n".join(texts)) if i not in session.seen_nct_ids]
+        if unknown:
+            raise ToolError(f"The report text mentions {', '.join(unknown)}, which did not come from any search or "
+                            "lookup in this session; look it up first or leave it out.")
         trials = []
         for nct_id in session.selected_nct_ids:
             match = session.matched(nct_id)
@@ -493,10 +504,9 @@ def save_matched_trials(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any
                        if session.candidates.get(nct_id, {}).get("criteria_text") == CRITERIA_MISSING else "") + "."
                 )
                 continue
-            if match["verdict"] == "eligible" and "not_met" in statuses:
-                problems.append(
-                    f"trials[{i}]: verdict 'eligible' but a criterion is 'not_met'; use 'excluded' or fix the criterion."
-                )
+            if match["verdict"] in ("eligible", "uncertain") and "not_met" in statuses:
+                problems.append(f"trials[{i}]: verdict '{match['verdict']}' but a criterion is 'not_met'; use "
+                                "'excluded' or fix the criterion.")
                 continue
             if match["verdict"] == "excluded" and "not_met" not in statuses:
                 problems.append(

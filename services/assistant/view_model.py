@@ -26,7 +26,7 @@ from services.data.normalize import label
 from services.eligibility.scoring import FitBand, Verdict
 from services.limits import ConcurrencyGate
 from services.llm import LLMClient
-from services.trials import CRITERIA_MISSING, TrialBackend, ctgov_url
+from services.trials import CRITERIA_MISSING, TrialBackend, ctgov_url, miles_words
 
 PHASE_TITLES: dict[str, str] = {
     "intake": "About you", "search": "Search", "matching": "Check eligibility", "selection": "Choose trials",
@@ -174,7 +174,7 @@ def card_view(card: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(nearest, Mapping):
         place = ", ".join(str(nearest.get(k)) for k in ("facility", "city", "state") if nearest.get(k))
         miles = nearest.get("distance_miles")
-        nearest = place + (f" — about {miles:g} miles away" if isinstance(miles, int | float) else "")
+        nearest = place + (f" — {miles_words(miles)} away" if isinstance(miles, int | float) else "")
     return {
         "nct_id": card["nct_id"],
         "title": card.get("title") or card["nct_id"],
@@ -226,9 +226,10 @@ def site_points(backend: TrialBackend, nct_ids: Sequence[str],
             rows.append({
                 "lat": float(lat), "lon": float(lon), "nct_id": nct_id,
                 "color": [*sitemap.status_colour(site.get("status") or "RECRUITING"), 220], "weight": 1,
-                "t_title": nct_id,
-                "t_sub": ", ".join(x for x in (site.get("facility"), site.get("city"), site.get("state")) if x),
-                "t_l1": site.get("country") or "",
+                "t_title": nct_id,  # the tooltip template is HTML: record text stays text
+                "t_sub": inert.html_text(", ".join(x for x in (site.get("facility"), site.get("city"), site.get("state"))
+                                                   if x)),
+                "t_l1": inert.html_text(site.get("country") or ""),
                 "t_l2": f"{miles:g} miles away" if isinstance(miles, int | float) else "",
                 "distance": miles if isinstance(miles, int | float) else float("inf"),
             })
