@@ -508,21 +508,6 @@ def test_assistant_page_card_says_a_site_distance_in_words() -> None:
         (2.7, "about 3 miles away"), (1455.3, "about 1,455 miles away"))}
 
 
-def test_assistant_page_map_tooltips_keep_record_text_as_text() -> None:
-    """The map's tooltip template is HTML (services.dashboard.mapdeck): a site's name, city, state or country from the
-    registry stays text there, as on the Sites page."""
-    from services.assistant import view_model as vm
-    from tests.memory_backend import TRIALS, MemoryBackend
-
-    trial = dict(TRIALS[0], sites=[{"facility": "<img src=x onerror=alert(1)> & Co", "city": "<b>Town</b>",
-                                    "state": "MA", "country": "<i>X</i>", "status": "RECRUITING",
-                                    "latitude": 42.36, "longitude": -71.06}])
-    points = vm.site_points(MemoryBackend(trials=[trial]), [trial["nct_id"]], (42.36, -71.06))
-    row = points.iloc[0]
-    assert row["t_sub"] == "&lt;img src=x onerror=alert(1)&gt; &amp; Co, &lt;b&gt;Town&lt;/b&gt;, MA"
-    assert row["t_l1"] == "&lt;i&gt;X&lt;/i&gt;" and row["t_title"] == trial["nct_id"]
-
-
 def test_assistant_page_new_session_clears_the_form(db: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     at = AppTest.from_file(PAGE, default_timeout=240).run()

@@ -226,10 +226,9 @@ def site_points(backend: TrialBackend, nct_ids: Sequence[str],
             rows.append({
                 "lat": float(lat), "lon": float(lon), "nct_id": nct_id,
                 "color": [*sitemap.status_colour(site.get("status") or "RECRUITING"), 220], "weight": 1,
-                "t_title": nct_id,  # the tooltip template is HTML: record text stays text
-                "t_sub": inert.html_text(", ".join(x for x in (site.get("facility"), site.get("city"), site.get("state"))
-                                                   if x)),
-                "t_l1": inert.html_text(site.get("country") or ""),
+                "t_title": nct_id,
+                "t_sub": ", ".join(x for x in (site.get("facility"), site.get("city"), site.get("state")) if x),
+                "t_l1": site.get("country") or "",
                 "t_l2": f"{miles:g} miles away" if isinstance(miles, int | float) else "",
                 "distance": miles if isinstance(miles, int | float) else float("inf"),
             })
