@@ -508,6 +508,23 @@ def test_assistant_page_card_says_a_site_distance_in_words() -> None:
         (2.7, "about 3 miles away"), (1455.3, "about 1,455 miles away"))}
 
 
+def test_assistant_page_map_tooltips_hold_record_text_as_written_and_distance_in_words() -> None:
+    """Streamlit's map escapes each value it fills into the tooltip's HTML template (checked in test_feasibility), so
+    a site's name, city and country are kept as written (escaping them here too showed '&amp;'), and the distance is
+    worded as on the cards ('about 1 mile away', not '1 miles away')."""
+    from services.assistant import view_model as vm
+    from tests.memory_backend import TRIALS, MemoryBackend
+
+    trial = dict(TRIALS[0], sites=[{"facility": "<img src=x onerror=alert(1)> & Women's", "city": "<b>Town</b>",
+                                    "state": "MA", "country": "<i>X</i>", "status": "RECRUITING",
+                                    "latitude": 42.36, "longitude": -71.06}])
+    row = vm.site_points(MemoryBackend(trials=[trial]), [trial["nct_id"]], (42.36, -71.06)).iloc[0]
+    assert row["t_sub"] == "<img src=x onerror=alert(1)> & Women's, <b>Town</b>, MA"
+    assert row["t_l1"] == "<i>X</i>" and row["t_title"] == trial["nct_id"] and row["t_l2"] == "less than a mile away"
+    far = vm.site_points(MemoryBackend(trials=[trial]), [trial["nct_id"]], (42.36 + 1 / 69.1, -71.06)).iloc[0]
+    assert far["t_l2"] == "about 1 mile away"
+
+
 def test_assistant_page_new_session_clears_the_form(db: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     at = AppTest.from_file(PAGE, default_timeout=240).run()

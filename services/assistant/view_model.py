@@ -229,7 +229,7 @@ def site_points(backend: TrialBackend, nct_ids: Sequence[str],
                 "t_title": nct_id,
                 "t_sub": ", ".join(x for x in (site.get("facility"), site.get("city"), site.get("state")) if x),
                 "t_l1": site.get("country") or "",
-                "t_l2": f"{miles:g} miles away" if isinstance(miles, int | float) else "",
+                "t_l2": f"{miles_words(miles)} away" if isinstance(miles, int | float) else "",
                 "distance": miles if isinstance(miles, int | float) else float("inf"),
             })
     frame = pd.DataFrame(rows, columns=["lat", "lon", "nct_id", "color", "weight", "t_title", "t_sub", "t_l1", "t_l2",
