@@ -32,7 +32,9 @@ MARK_STYLE: dict[str, dict[str, Any]] = {
 MARK_LEGEND = {"actual": "Solid: actual dates", "estimated": "Hatched: estimated (planned) dates",
                "unknown": "Dotted: date type not given"}
 TAIL_SHARE = 0.01  # the aggregated chart first shows the quarters with at least this share of the busiest one
-PART_WIDTH = {"primary": 0.8, "follow-up": 0.4}  # start → primary completion thick, → completion thin
+PART_WIDTH = {"primary": 0.8, "whole": 0.8, "follow-up": 0.4}  # start → primary completion thick, → completion thin
+PART_WORDS = {"primary": "Start → primary completion", "whole": "Start → completion (no primary completion date)",
+              "follow-up": "Primary completion → completion"}
 
 
 def trial_link(nct_id: str, text: str) -> str:
@@ -73,12 +75,12 @@ def gantt_figure(bars: pd.DataFrame, color_by: str, group_by: str, today: dt.dat
     for value in colors:
         color = _color(color_by, value)
         for mark in ("actual", "estimated", "unknown"):
-            for part in ("primary", "follow-up"):
+            for part in PART_WIDTH:
                 seg = bars[(bars["color"] == value) & (bars["mark"] == mark) & (bars["part"] == part)]
                 if seg.empty:
                     continue
                 hover = [f"<b>{inert.plotly_text(n)}</b> {_hover_text(t)}<br>"
-                         f"{'Start → primary completion' if p == 'primary' else 'Primary completion → completion'}: "
+                         f"{PART_WORDS[p]}: "
                          f"{s} → {e} ({m} dates)<br>{phase_label(ph)} · {label('status', st)}"
                          for n, t, p, s, e, m, ph, st in zip(seg["nct_id"], seg["title"], seg["part"], seg["start"],
                                                               seg["end"], seg["mark"], seg["phase"], seg["status"],
