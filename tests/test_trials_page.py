@@ -59,7 +59,7 @@ def test_trialview_age_range_and_markdown_escaping():
     assert trialview.age_range({"minimum_age": None, "maximum_age": "6 Months"}) == "Up to 6 Months"
     assert trialview.age_range({"minimum_age": "N/A", "maximum_age": None}) == "Any age"
     assert trialview.age_range({"minimum_age": "2 Years", "maximum_age": "17 Years"}) == "2 Years to 17 Years"
-    assert trialview.md_escape("*a* $5 <b>") == r"\*a\* \$5 \<b\>"
+    assert inert.md("*a* $5 <b>") == r"\*a\* \$5 \<b\>"
     assert trialview.registry_markdown(r"Intolerant\* means \>= 2") == r"Intolerant\* means \>\= 2"
     assert trialview.healthy_text(None) == "Not stated" and trialview.healthy_text(True) == "Yes"
 

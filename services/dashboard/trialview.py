@@ -349,11 +349,6 @@ def export_rows(f: Any, sort: str, descending: bool) -> pd.DataFrame:
                                                         offset=0)))
 
 
-def md_escape(text: str) -> str:
-    """Text shown literally inside Markdown (services.inert.md: no markup, link, image or HTML can form)."""
-    return inert.md(text)
-
-
 def registry_markdown(text: str) -> str:
     """Registry prose (API v2 text arrives with Markdown escapes such as ``\\*``) shown literally."""
     from services.eligibility.parser import unescape_markdown
@@ -365,8 +360,8 @@ def criteria_markdown(items: Sequence[Any]) -> str:
     """A numbered Markdown list of parsed criteria, sub-items indented under their criterion."""
     lines = []
     for c in items:
-        lines.append(f"{c.number}. {md_escape(c.text)}")
-        lines.extend(f"    - {md_escape(child)}" for child in c.children)
+        lines.append(f"{c.number}. {inert.md(c.text)}")
+        lines.extend(f"    - {inert.md(child)}" for child in c.children)
     return "\n".join(lines)
 
 
