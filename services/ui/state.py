@@ -154,11 +154,17 @@ def page_setup(title: str, icon: str = "🧭", *, sidebar: bool = True) -> Filte
     return f
 
 
+MAX_NOTICES = 12  # notices listed at once: a link may hold any number of parameters that are not used
+
+
 def show_notices() -> None:
-    """Show (once) what was dropped from the URL or the filters, and why."""
+    """Show (once) what was dropped from the URL or the filters, and why (the first MAX_NOTICES, then a count)."""
     notices = st.session_state.get("notices") or []
     if notices:
-        st.warning("Some filter values were not used:\n\n" + "\n".join(f"- {inert.md_line(n)}" for n in notices), icon="⚠️")
+        lines = [f"- {inert.md_line(n)}" for n in notices[:MAX_NOTICES]]
+        if len(notices) > MAX_NOTICES:
+            lines.append(f"- … and {len(notices) - MAX_NOTICES:,} more.")
+        st.warning("Some filter values were not used:\n\n" + "\n".join(lines), icon="⚠️")
         st.session_state["notices"] = []
 
 
