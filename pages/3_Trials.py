@@ -39,7 +39,7 @@ def back_to_list() -> None:
 def facts_grid(pairs: list[tuple[str, str]], per_row: int = 4) -> None:
     for start in range(0, len(pairs), per_row):
         for col, (name, value) in zip(st.columns(per_row), pairs[start:start + per_row], strict=False):
-            col.markdown(f"**{name}**  \n{trialview.md_escape(value)}")
+            col.markdown(f"**{name}**  \n{inert.md(value)}")
 
 
 def table_or_note(table: pd.DataFrame, note: str) -> None:
@@ -55,7 +55,7 @@ def show_detail(d: trials.TrialDetail) -> None:
     st.button("← All matching trials", on_click=back_to_list, key="detail_back")
     st.header(inert.md_line(s.get("title") or d.nct_id), anchor=False)
     st.markdown(f"**{d.nct_id}** · {inert.ctgov_link(d.nct_id, 'Open on ClinicalTrials.gov ↗')}"
-                + (f" · acronym {trialview.md_escape(str(s['acronym']))}" if s.get("acronym") else ""))
+                + (f" · acronym {inert.md(str(s['acronym']))}" if s.get("acronym") else ""))
     if s.get("official_title") and s.get("official_title") != s.get("title"):
         st.caption(inert.md(s["official_title"]))
     live_ui.live_status_box(d.nct_id, s.get("status"), last_update_of(s), stale_note=trialview.status_freshness(d),
@@ -65,7 +65,7 @@ def show_detail(d: trials.TrialDetail) -> None:
         st.info(copy_note, icon="🧩")
     facts_grid(trialview.key_facts(d, f.unit))
     if d.conditions:
-        st.markdown("**Conditions:** " + trialview.md_escape("; ".join(d.conditions)))
+        st.markdown("**Conditions:** " + inert.md("; ".join(d.conditions)))
     posted = bool(s.get("has_results"))
     tabs = st.tabs(["Summary", "Eligibility", "Arms & interventions", "Outcomes",
                     f"Sites ({len(d.sites):,})", "Dates & sponsors", *(["Results"] if posted else [])])
@@ -79,9 +79,9 @@ def show_detail(d: trials.TrialDetail) -> None:
         if design:
             st.markdown("**Design:** " + " · ".join(f"{k}: {inert.md_line(v)}" for k, v in design))
     with tabs[1]:
-        st.markdown(f"**Ages:** {trialview.md_escape(trialview.ages_text(s, d.provenance))} · **Sex:** "
-                    f"{trialview.md_escape(trialview.sex_text(s, d.provenance))} · **Healthy volunteers:** "
-                    f"{trialview.md_escape(trialview.healthy_volunteers_text(s, d.provenance))}")
+        st.markdown(f"**Ages:** {inert.md(trialview.ages_text(s, d.provenance))} · **Sex:** "
+                    f"{inert.md(trialview.sex_text(s, d.provenance))} · **Healthy volunteers:** "
+                    f"{inert.md(trialview.healthy_volunteers_text(s, d.provenance))}")
         crit = d.criteria
         origin = provenance.criteria_origin(d.provenance)
         if not crit.all and d.provenance is not None and d.provenance.lacks_field("criteria"):
@@ -130,11 +130,11 @@ def show_detail(d: trials.TrialDetail) -> None:
         lead = d.lead_sponsor or "—"
         if d.lead_class:
             lead += f" ({label('funder_class', d.lead_class)})"
-        st.markdown(f"**Lead sponsor:** {trialview.md_escape(lead)}")
-        st.markdown("**Collaborators:** " + (trialview.md_escape("; ".join(d.collaborators))
+        st.markdown(f"**Lead sponsor:** {inert.md(lead)}")
+        st.markdown("**Collaborators:** " + (inert.md("; ".join(d.collaborators))
                                               if d.collaborators else "none listed"))
         if d.keywords:
-            st.markdown("**Keywords:** " + trialview.md_escape("; ".join(d.keywords)))
+            st.markdown("**Keywords:** " + inert.md("; ".join(d.keywords)))
     if posted:
         with tabs[6]:
             show_results(d)
@@ -158,9 +158,9 @@ def show_results(d: trials.TrialDetail) -> None:
     if not r.primary:
         st.caption("No primary outcome results posted.")
     for outcome in r.primary:
-        st.markdown(f"**{trialview.md_escape(outcome.title)}**")
+        st.markdown(f"**{inert.md(outcome.title)}**")
         about = f"{outcome.measure} · time frame: {outcome.time_frame}" if outcome.time_frame else outcome.measure
-        st.caption(trialview.md_escape(about))
+        st.caption(inert.md(about))
         table_or_note(outcome.table, "No numbers posted for this outcome.")
         if not outcome.analyses.empty:
             st.markdown("*Statistical analyses*")

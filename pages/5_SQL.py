@@ -7,6 +7,7 @@ from services.errors import BadInput, ConsoleBusy, QueryFailed, QueryTimeout, Re
 from services.ui import gate, health
 from services.ui import state as ui_state
 
+MAX_PARAMETERS = 40  # input boxes drawn: a query (a link's ?sql= too) may name thousands of :parameters
 STARTER = """-- One read-only SELECT over schema ctgov; write values as :name to get an input box.
 SELECT phase, count(*) AS trials
 FROM ctgov.studies
@@ -37,7 +38,7 @@ ui_state.page_setup("SQL", "🧮", sidebar=False)
 if "sql_text" not in st.session_state and "sql" in st.query_params:
     st.session_state["sql_autorun"] = True
 ui_state.view_widget("sql_text", "sql", STARTER, lambda v: v[:console.MAX_CHARS])
-for name in console.parameter_names(st.session_state["sql_text"]):
+for name in console.parameter_names(st.session_state["sql_text"])[:MAX_PARAMETERS]:
     ui_state.view_widget(f"sql_param_{name}", f"sql.{name}",
                          "RECRUITING" if name == "status" and st.session_state["sql_text"] == STARTER else "", str)
 for key in ("sql_result", "sql_error"):
@@ -89,6 +90,10 @@ sql = st.text_area("Query", key="sql_text", height=260, max_chars=console.MAX_CH
                    help="One SELECT (WITH allowed). Values written as :name become input boxes below.")
 
 names = console.parameter_names(sql)
+too_many = len(names) > MAX_PARAMETERS
+if too_many:
+    st.error(f"This query names {len(names):,} parameters; the console takes at most {MAX_PARAMETERS}.", icon="🚫")
+    names = ()
 if names:
     st.markdown("**Parameters** — an empty box is NULL; text is converted to the type the query needs.")
     for start in range(0, len(names), 3):
@@ -101,7 +106,8 @@ for name in names:
     ui_state.set_view_param(f"sql.{name}", st.session_state.get(f"sql_param_{name}", ""),
                             "RECRUITING" if name == "status" and sql == STARTER else "")
 
-run = st.button("Run query", type="primary") or st.session_state.pop("sql_autorun", False)
+run = (st.button("Run query", type="primary", disabled=too_many) or st.session_state.pop("sql_autorun", False)
+       ) and not too_many
 st.caption(f"Limits: {limits.describe()}. {guard.note}")
 with st.expander("Queries written for AACT"):
     st.markdown(AACT_HELP)

@@ -151,6 +151,17 @@ def test_explore_malformed_parameters_give_notices_not_errors(db):
     assert not at.warning
 
 
+def test_explore_a_link_with_hundreds_of_unknown_parameters_lists_a_few(db):
+    # Each unknown parameter is a notice; the warning listed every one (Streamlit reads up to 999 parameters).
+    params = {f"x{i}": "1" for i in range(900)}
+    at = _explore(params)
+    assert len(Filters.from_query(params)[1]) == 900
+    (warning,) = at.warning
+    lines = warning.value.split("\n\n", 1)[1].split("\n")
+    assert len(lines) == ui_state.MAX_NOTICES + 1 and lines[-1] == f"- … and {900 - ui_state.MAX_NOTICES:,} more."
+    assert lines[0] == "- " + inert.md_line("Ignored unknown parameter “x0”.")
+
+
 def test_explore_no_match_explains_empty_charts(db):
     at = _explore({"condition": "no such disease anywhere", "status": "ANY"})
     assert _kpis(at)["Matching trials"] == "0"

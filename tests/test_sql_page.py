@@ -109,6 +109,18 @@ def test_sql_page_parameter_inputs_follow_the_query(db):
     assert len(at.dataframe) == 0
 
 
+def test_sql_page_a_query_with_hundreds_of_parameters_draws_no_boxes(db):
+    # A link's ?sql= may name thousands of :parameters: the page drew an input box for each (and ran the query).
+    at = AppTest.from_file(str(PROJECT / PAGE), default_timeout=120)
+    at.query_params["sql"] = "SELECT " + ", ".join(f":p{i}" for i in range(500))
+    at.run()
+    assert not at.exception, at.exception
+    assert not [w for w in at.text_input if str(w.key).startswith("sql_param_")]
+    assert any("names 500 parameters" in e.value for e in at.error)
+    assert next(b for b in at.button if b.label == "Run query").disabled
+    assert at.session_state["sql_result"] is None
+
+
 def test_sql_page_schema_browser(db):
     at = _page()
     tables = db.fetch_rows("SELECT c.table_name, count(*) AS n, bool_or(t.table_type = 'VIEW') AS is_view "

@@ -66,7 +66,7 @@ def test_timeline_bar_segments_hand_computed():
             for r in seg.to_dict("records")]
     # Beta has two trials, Alpha one: Beta first; within a group by start date.
     assert rows == [
-        ("NCT00000003", "Beta", "primary", D(2017, 1, 1), D(2018, 6, 1), "estimated", 0),
+        ("NCT00000003", "Beta", "whole", D(2017, 1, 1), D(2018, 6, 1), "estimated", 0),  # no primary completion
         ("NCT00000001", "Beta", "primary", D(2019, 1, 1), D(2020, 1, 1), "actual", 1),
         ("NCT00000001", "Beta", "follow-up", D(2020, 1, 1), D(2021, 1, 1), "estimated", 1),
         ("NCT00000002", "Alpha", "primary", D(2018, 1, 1), D(2019, 1, 1), "unknown", 2),
@@ -89,6 +89,24 @@ def test_timeline_gantt_figure_links_and_legend():
     labels = [a.text for a in fig.layout.annotations if a.xref == "paper"]
     assert labels[0] == "<b>&lt;b&gt;Beta&lt;/b&gt;</b> (1)"  # registry text stays text
     assert labels[1].startswith('<a href="Trials?nct=NCT00000001" target="_self">NCT00000001')
+
+
+def test_timeline_gantt_hover_names_the_dates_a_bar_spans():
+    # A trial without a primary completion date is drawn from start to completion; its hover called that span
+    # "Start → primary completion", so the study completion date read as the primary completion.
+    trials = pd.DataFrame([
+        _trial("NCT00000001", "A", "PHASE2", D(2019, 1, 1), D(2020, 1, 1), D(2021, 1, 1)),
+        _trial("NCT00000002", "A", "PHASE2", D(2017, 1, 1), None, D(2018, 6, 1)),
+        _trial("NCT00000003", "A", "PHASE2", D(2018, 1, 1), D(2019, 1, 1), None)])
+    seg, _ = timeline.bar_segments(trials, "sponsor", "phase")
+    fig = timechart.gantt_figure(seg, "phase", "sponsor", D(2020, 6, 1))
+    spans = {(str(t.customdata[i][0]), t.width, text.split("<br>")[1])
+             for t in fig.data if not t.showlegend for i, text in enumerate(t.hovertext)}
+    assert spans == {
+        ("NCT00000001", 0.8, "Start → primary completion: 2019-01-01 → 2020-01-01 (actual dates)"),
+        ("NCT00000001", 0.4, "Primary completion → completion: 2020-01-01 → 2021-01-01 (actual dates)"),
+        ("NCT00000002", 0.8, "Start → completion (no primary completion date): 2017-01-01 → 2018-06-01 (actual dates)"),
+        ("NCT00000003", 0.8, "Start → primary completion: 2018-01-01 → 2019-01-01 (actual dates)")}
 
 
 def test_planning_quantiles_equal_postgres_percentile_cont(db):

@@ -22,8 +22,6 @@ from services.dashboard.filters import COMPARE_PARAM_PREFIX, PARAMS, Filters
 from services.dashboard.stats import FACETS, Dashboard
 from services.inert import one_line
 
-B_PREFIX = COMPARE_PARAM_PREFIX  # URL parameters of filter set B: the usual filter parameters with this prefix
-
 KPIS: tuple[tuple[str, str], ...] = (
     ("matching_trials", "Matching trials"), ("recruiting", "Recruiting now"), ("sites", "Sites"),
     ("countries", "Countries"), ("planned_enrollment", "Planned enrollment"))
@@ -246,12 +244,12 @@ def display_frame(table: pd.DataFrame) -> pd.DataFrame:
 # ---- filter set B in the URL ----------------------------------------------------------------
 def b_query(fb: Filters) -> dict[str, list[str]]:
     """Filter set B as URL parameters: the usual ones with the `b.` prefix (defaults left out)."""
-    return {B_PREFIX + k: v for k, v in fb.to_query().items()}
+    return {COMPARE_PARAM_PREFIX + k: v for k, v in fb.to_query().items()}
 
 
 def is_b_param(key: str) -> bool:
     """Whether a URL parameter belongs to filter set B."""
-    return key.startswith(B_PREFIX)
+    return key.startswith(COMPARE_PARAM_PREFIX)
 
 
 def b_from_query(params: Mapping[str, Any]) -> tuple[Filters, list[str]]:
@@ -261,7 +259,7 @@ def b_from_query(params: Mapping[str, Any]) -> tuple[Filters, list[str]]:
     for key, raw in params.items():
         if not is_b_param(str(key)):
             continue
-        name = str(key)[len(B_PREFIX):]
+        name = str(key)[len(COMPARE_PARAM_PREFIX):]
         if name in PARAMS:
             own[name] = raw
         else:  # view parameters (map mode, sort, …) mean nothing for a filter set

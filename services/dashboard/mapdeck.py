@@ -16,7 +16,8 @@ from services import inert
 from services.cache import SingleFlightCache
 from services.dashboard import sitemap
 
-# Every pickable layer's objects carry these four fields, so one tooltip template serves them all.
+# Every pickable layer's objects carry these four fields, so one tooltip template serves them all. They hold plain
+# text: Streamlit's map escapes each value it fills into the HTML.
 TOOLTIP = {
     "html": "<b>{t_title}</b><br/>{t_sub}<br/>{t_l1}<br/><i>{t_l2}</i>",
     "style": {"fontSize": "12px", "maxWidth": "360px", "whiteSpace": "normal"},
@@ -238,8 +239,6 @@ def group_points(rows: pd.DataFrame, unit: str = "mi") -> pd.DataFrame:
                  for t, r in zip(located["trials"], located["recruiting"], strict=True)],
         "t_l2": [inert.one_line(p, sitemap.TITLE_CHARS) for p in located["sponsors"]],
     })
-    for col in ("t_title", "t_sub", "t_l1", "t_l2"):  # the tooltip template is HTML: record text stays text
-        out[col] = [inert.html_text(v) for v in out[col]]
     return out.reset_index(drop=True)
 
 

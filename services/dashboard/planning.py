@@ -148,12 +148,6 @@ def frames_sql(db: Database, cte: str, params: dict[str, Any]) -> tuple[pd.DataF
 
 
 # ---- shared shaping -------------------------------------------------------------------------------
-def _scaled(q: list[float] | None, scale: float) -> tuple[float | None, float | None, float | None]:
-    if q is None:
-        return None, None, None
-    return q[0] / scale, q[1] / scale, q[2] / scale
-
-
 def shape_table(bench: pd.DataFrame) -> pd.DataFrame:
     """The raw frame → the benchmarks table: one row per phase (in phase order) and 'All phases' last; for each
     measure its 25th percentile, median, 75th percentile and n; terminated share with the closed trials behind it."""
@@ -167,7 +161,8 @@ def shape_table(bench: pd.DataFrame) -> pd.DataFrame:
         for measure, name, scale in (("enroll", "enrollment", 1.0),
                                      ("duration", "duration_months", DAYS_PER_MONTH),
                                      ("sites", "sites", 1.0), ("rate", "enrolled_per_site_month", 1.0)):
-            p25, p50, p75 = _scaled(r[f"{measure}_q"], scale)
+            q = r[f"{measure}_q"]  # the quartiles (25th, median, 75th) or None
+            p25, p50, p75 = [None] * 3 if q is None else [v / scale for v in q]
             row.update({f"{name}_p25": p25, f"{name}_median": p50, f"{name}_p75": p75,
                         f"{name}_n": int(r[f"{measure}_n"])})
         closed, terminated = int(r["closed"]), int(r["terminated"])

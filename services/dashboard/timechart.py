@@ -32,7 +32,9 @@ MARK_STYLE: dict[str, dict[str, Any]] = {
 MARK_LEGEND = {"actual": "Solid: actual dates", "estimated": "Hatched: estimated (planned) dates",
                "unknown": "Dotted: date type not given"}
 TAIL_SHARE = 0.01  # the aggregated chart first shows the quarters with at least this share of the busiest one
-PART_WIDTH = {"primary": 0.8, "follow-up": 0.4}  # start → primary completion thick, → completion thin
+PART_WIDTH = {"primary": 0.8, "whole": 0.8, "follow-up": 0.4}  # start → primary completion thick, → completion thin
+PART_WORDS = {"primary": "Start → primary completion", "whole": "Start → completion (no primary completion date)",
+              "follow-up": "Primary completion → completion"}
 
 
 def trial_link(nct_id: str, text: str) -> str:
@@ -52,10 +54,6 @@ def _color_label(kind: str, value: str) -> str:
     return phase_label(value) if kind == "phase" else label("status", value)
 
 
-def _days_ms(a: Any, b: Any) -> float:
-    return float((pd.Timestamp(b) - pd.Timestamp(a)) / pd.Timedelta(milliseconds=1))
-
-
 def gantt_figure(bars: pd.DataFrame, color_by: str, group_by: str, today: dt.date) -> go.Figure:
     """One row per trial under a header row per group, a thick bar from start to primary completion and a thin one
     on to completion; colour by phase or status; solid, hatched or dotted by the dates' type; the row label links to
@@ -73,19 +71,20 @@ def gantt_figure(bars: pd.DataFrame, color_by: str, group_by: str, today: dt.dat
     for value in colors:
         color = _color(color_by, value)
         for mark in ("actual", "estimated", "unknown"):
-            for part in ("primary", "follow-up"):
+            for part in PART_WIDTH:
                 seg = bars[(bars["color"] == value) & (bars["mark"] == mark) & (bars["part"] == part)]
                 if seg.empty:
                     continue
-                hover = [f"<b>{inert.plotly_text(n)}</b> {_hover_text(t)}<br>"
-                         f"{'Start → primary completion' if p == 'primary' else 'Primary completion → completion'}: "
+                hover = [f"<b>{inert.plotly_text(n)}</b> {inert.plotly_text(short_label(t or '', 70))}<br>"
+                         f"{PART_WORDS[p]}: "
                          f"{s} → {e} ({m} dates)<br>{phase_label(ph)} · {label('status', st)}"
                          for n, t, p, s, e, m, ph, st in zip(seg["nct_id"], seg["title"], seg["part"], seg["start"],
                                                               seg["end"], seg["mark"], seg["phase"], seg["status"],
                                                               strict=True)]
                 traces.append(go.Bar(
                     orientation="h", y=[y_of[n] for n in seg["nct_id"]], base=[str(s) for s in seg["start"]],
-                    x=[_days_ms(s, e) for s, e in zip(seg["start"], seg["end"], strict=True)],
+                    x=[(pd.Timestamp(e) - pd.Timestamp(s)) / pd.Timedelta(milliseconds=1)
+                       for s, e in zip(seg["start"], seg["end"], strict=True)],
                     width=PART_WIDTH[part], customdata=[[n] for n in seg["nct_id"]],
                     marker=_marker(color, mark), name=_color_label(color_by, value), legendgroup=f"c:{value}",
                     showlegend=False, hovertext=hover, hoverinfo="text"))
@@ -139,10 +138,6 @@ def _marker(color: str, mark: str) -> dict[str, Any]:
     if pattern.get("shape"):
         pattern.update({"bgcolor": color, "fillmode": "replace"})
     return {"color": color, "opacity": style["opacity"], "pattern": pattern, "line": {"width": 0}}
-
-
-def _hover_text(title: str) -> str:
-    return inert.plotly_text(short_label(title or "", 70))
 
 
 def active_figure(active: pd.DataFrame, today: dt.date) -> go.Figure:

@@ -165,8 +165,8 @@ def _mark(*flags: Any) -> str:
 
 
 def bar_segments(trials: pd.DataFrame, group_by: str, color_by: str) -> tuple[pd.DataFrame, dict[str, int]]:
-    """timeline_trials.sql rows → one row per bar segment (start → primary completion, primary completion →
-    completion), with each trial's group, colour value, row order and the mark of its dates; and the trials left
+    """timeline_trials.sql rows → one row per bar segment (part "primary": start → primary completion, "follow-up":
+    primary completion → completion, "whole": start → completion when no primary completion is given), with each trial's group, colour value, row order and the mark of its dates; and the trials left
     out (no start date, no end date, end before start)."""
     excluded = {"no_start": 0, "no_end": 0, "end_before_start": 0}
     cols = ["nct_id", "title", "group", "color", "status", "phase", "lead_sponsor", "part", "start", "end", "mark",
@@ -199,7 +199,7 @@ def bar_segments(trials: pd.DataFrame, group_by: str, color_by: str) -> tuple[pd
                 segments.append({**base, "part": "follow-up", "start": pc, "end": done,
                                  "mark": _mark(r["primary_actual"], r["completion_actual"])})
         else:
-            segments.append({**base, "part": "primary", "start": start, "end": done,
+            segments.append({**base, "part": "whole", "start": start, "end": done,
                              "mark": _mark(r["start_actual"], r["completion_actual"])})
     if not segments:
         return pd.DataFrame(columns=cols), excluded

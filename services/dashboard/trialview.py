@@ -17,6 +17,7 @@ from services.trials import TrialDetail, ctgov_url
 
 MAX_COMPARE = 4
 PAGE_SIZES = (25, 50, 100)
+MAX_LINK_IDS = max(PAGE_SIZES)  # ids read from a link's compare or sel parameter (a page's ticked rows at most)
 SORT_LABELS = {
     "start_date": "Start date", "nct_id": "NCT id", "title": "Title", "phase": "Phase", "status": "Status",
     "lead_sponsor": "Lead sponsor", "enrollment": "Enrollment", "sites": "Number of sites",
@@ -315,25 +316,21 @@ def comparison_cells(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def parse_compare(value: str | Sequence[str] | None) -> tuple[list[str], list[str]]:
-    """NCT ids from a compare parameter ("NCT1,NCT2"): (valid ids in order without repeats, rejected texts)."""
+    """NCT ids from a compare parameter ("NCT1,NCT2"): (valid ids in order without repeats, rejected texts), read
+    from the first MAX_LINK_IDS non-empty parts only (a link is untrusted: it may hold any number of them)."""
     from services.dashboard.search import parse_nct_id
     from services.errors import BadInput
 
     items = [value] if isinstance(value, str) else list(value or [])
-    ids: list[str] = []
+    parts = [part for item in items for part in str(item).split(",") if part.strip()]
+    ids: dict[str, None] = {}
     bad: list[str] = []
-    for item in items:
-        for part in str(item).split(","):
-            if not part.strip():
-                continue
-            try:
-                nct = parse_nct_id(part)
-            except BadInput:
-                bad.append(part.strip()[:30])
-                continue
-            if nct not in ids:
-                ids.append(nct)
-    return ids, bad
+    for part in parts[:MAX_LINK_IDS]:
+        try:
+            ids[parse_nct_id(part)] = None
+        except BadInput:
+            bad.append(part.strip()[:30])
+    return list(ids), bad
 
 
 def trials_page(f: Any, sort: str, descending: bool, limit: int, offset: int) -> pd.DataFrame:
@@ -352,11 +349,6 @@ def export_rows(f: Any, sort: str, descending: bool) -> pd.DataFrame:
                                                         offset=0)))
 
 
-def md_escape(text: str) -> str:
-    """Text shown literally inside Markdown (services.inert.md: no markup, link, image or HTML can form)."""
-    return inert.md(text)
-
-
 def registry_markdown(text: str) -> str:
     """Registry prose (API v2 text arrives with Markdown escapes such as ``\\*``) shown literally."""
     from services.eligibility.parser import unescape_markdown
@@ -368,8 +360,8 @@ def criteria_markdown(items: Sequence[Any]) -> str:
     """A numbered Markdown list of parsed criteria, sub-items indented under their criterion."""
     lines = []
     for c in items:
-        lines.append(f"{c.number}. {md_escape(c.text)}")
-        lines.extend(f"    - {md_escape(child)}" for child in c.children)
+        lines.append(f"{c.number}. {inert.md(c.text)}")
+        lines.extend(f"    - {inert.md(child)}" for child in c.children)
     return "\n".join(lines)
 
 

@@ -11,13 +11,14 @@ import contextlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import streamlit as st
 
 from services import inert
 from services.cache import SingleFlightCache
-from services.dashboard import compare, stats
-from services.dashboard.filters import COMPARE_PARAM_PREFIX, Filters, is_view_param
+from services.dashboard import compare, condition, stats
+from services.dashboard.filters import COMPARE_PARAM_PREFIX, STATE_VALUES, Filters, is_view_param
 from services.data import runtime
 from services.data.normalize import FUNDER_CLASSES, LABELS, OPEN_STATUSES, PHASES, STATUSES, STUDY_TYPES
 from services.errors import TrialLandscapeError
@@ -153,11 +154,17 @@ def page_setup(title: str, icon: str = "🧭", *, sidebar: bool = True) -> Filte
     return f
 
 
+MAX_NOTICES = 12  # notices listed at once: a link may hold any number of parameters that are not used
+
+
 def show_notices() -> None:
-    """Show (once) what was dropped from the URL or the filters, and why."""
+    """Show (once) what was dropped from the URL or the filters, and why (the first MAX_NOTICES, then a count)."""
     notices = st.session_state.get("notices") or []
     if notices:
-        st.warning("Some filter values were not used:\n\n" + "\n".join(f"- {inert.md_line(n)}" for n in notices), icon="⚠️")
+        lines = [f"- {inert.md_line(n)}" for n in notices[:MAX_NOTICES]]
+        if len(notices) > MAX_NOTICES:
+            lines.append(f"- … and {len(notices) - MAX_NOTICES:,} more.")
+        st.warning("Some filter values were not used:\n\n" + "\n".join(lines), icon="⚠️")
         st.session_state["notices"] = []
 
 
@@ -246,8 +253,6 @@ def _condition_expansion(where: Any, text: str | None) -> None:
     """Say which terms the condition expanded to (names from the shipped vocabulary only; plain text)."""
     if not text:
         return
-    from services.dashboard import condition
-
     shown, more = condition.expand(text).terms_shown()
     if shown:
         where.text("Also searches: " + "; ".join(shown) + (f"; and {more} more" if more else ""))
@@ -293,8 +298,6 @@ def filter_widgets(where: Any, prefix: str, f: Filters, on_change: Callable[[], 
                         on_change=on_change)
         c2.selectbox("Unit", ["mi", "km"], key=prefix + "unit", on_change=on_change)
         st.multiselect("Country", country_options(), key=prefix + "country", on_change=on_change)
-        from services.dashboard.filters import STATE_VALUES
-
         st.multiselect("US state", list(STATE_VALUES), key=prefix + "state", on_change=on_change)
     with where.expander("Patient", expanded=f.age is not None or bool(f.sex)):
         st.number_input("Age (years)", min_value=0.0, max_value=120.0, step=1.0, value=None, key=prefix + "age",
@@ -406,8 +409,6 @@ def view_query_params() -> dict[str, list[str]]:
 
 def share_query(with_filters: bool = True) -> tuple[str, list[str], list[str]]:
     """The share link's query string, the words for what it holds, and the patient answers it leaves out."""
-    from urllib.parse import quote
-
     f = current_filters()
     shared, left_out = shared_filters(f) if with_filters else (Filters(), [])
     parts = [shared.query_string()] if with_filters and shared.query_string() else []
@@ -417,8 +418,6 @@ def share_query(with_filters: bool = True) -> tuple[str, list[str], list[str]]:
     holds += list(dict.fromkeys(_VIEW_WORDS.get(k, "the query's parameters") for k, _ in view
                                 if not k.startswith(COMPARE_PARAM_PREFIX)))
     if any(k.startswith(COMPARE_PARAM_PREFIX) for k, _ in view):  # the Compare page's filter set B
-        from services.dashboard import compare
-
         holds.append(inert.md_line(compare.b_words(compare.b_from_query(query_dict())[0])))
     return "&".join(parts), holds, left_out
 
