@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import pytest
@@ -147,6 +148,17 @@ def test_tools_locations_are_nearest_first_and_capped() -> None:
 
     assert (result["total_sites"], result["measured_from"]) == (14, [42.36, -71.06])
     assert [s["facility"] for s in result["sites"]] == ["Site 4", "Site 3", "Site 5", "Site 2", "Site 6", "Site 1", "Site 7", "Site 0", "Site 8", "Site 9"]  # fmt: skip
+
+
+def test_tools_a_crashing_tool_is_logged_without_its_message(caplog: pytest.LogCaptureFixture) -> None:
+    # The exception's text can quote the tool's arguments, which can be the patient's answers: the log keeps the
+    # tool, the exception's type and where it happened, and the model still reads the whole message.
+    broken = MemoryBackend(fail_with={"geocode_location": ValueError("no place '12 Elm St, Springfield'")})
+    with caplog.at_level(logging.ERROR, logger="services.assistant.registry"):
+        result = run("geocode_location", {"place": "12 Elm St, Springfield"}, backend=broken)[0]
+    assert result == {"error": "geocode_location failed unexpectedly (ValueError: no place '12 Elm St, Springfield')."}
+    assert "geocode_location crashed with ValueError" in caplog.text and "memory_backend.py" in caplog.text
+    assert "Elm St" not in caplog.text
 
 
 def test_tools_unknown_trial_and_backend_failures_become_error_results() -> None:

@@ -7,6 +7,7 @@ import json
 import logging
 import queue
 import threading
+import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date
@@ -122,7 +123,9 @@ class ToolRegistry:
         except TrialLandscapeError as exc:
             return _error(f"{name} failed: {exc}", hint=exc.hint or None)
         except Exception as exc:  # a tool bug must not end the conversation; the model is told and can go on
-            log.exception("tool %s crashed", name)
+            # The frames, not the message: a tool's arguments (the patient's answers) can be quoted in it.
+            log.error("tool %s crashed with %s:\n%s", name, type(exc).__name__,
+                      "".join(traceback.format_tb(exc.__traceback__)).rstrip())
             return _error(f"{name} failed unexpectedly ({type(exc).__name__}: {exc}).")
         content = _dump(result)
         if tool.data:
