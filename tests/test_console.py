@@ -658,6 +658,12 @@ def test_console_information_schema_describes_only_the_trial_schema(db):
     "SELECT 'app.sessions'::regclass",
     "SELECT regnamespace '2200'",
     "SELECT x FROM (SELECT g::regproc AS x FROM generate_series(1, 10) g) s",
+    # a column list's type reads its values as that type just like a cast does
+    "SELECT * FROM json_to_record('{\"a\": 1259}') AS x(a regclass)",
+    "SELECT * FROM ROWS FROM (jsonb_to_recordset('[{\"a\": 10}]') AS (a regrole))",
+    "SELECT * FROM xmltable('/r' PASSING xml '<r><a>2200</a></r>' COLUMNS a regnamespace PATH 'a')",
+    "SELECT * FROM JSON_TABLE(jsonb '[{\"a\": 1259}]', '$[*]' COLUMNS (a regclass PATH '$.a')) t",
+    "SELECT JSON_VALUE(jsonb '1259', '$' RETURNING regclass)",
 ])
 def test_console_refuses_casts_that_name_catalog_objects(sql):
     with pytest.raises(UnsafeQuery, match="Casting to reg[a-z]+ is not allowed"):
