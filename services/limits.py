@@ -35,16 +35,6 @@ DEFAULT_MODEL_WAIT_S = 30.0
 MAX_TRACKED_KEYS = 10_000
 
 
-class TooManyMessages(AssistantUnavailable):
-    """A session sent more assistant messages than the window allows."""
-
-    hint = "Your conversation is kept. Wait until the time shown, then send your message again."
-
-    def __init__(self, message: str, *, retry_after_s: float) -> None:
-        super().__init__(message)
-        self.retry_after_s = retry_after_s
-
-
 class ModelBusy(AssistantUnavailable):
     """Every model-call slot of this server stayed taken for the whole wait."""
 
@@ -105,13 +95,6 @@ class SlidingWindowLimiter:
         retry = 0.0 if remaining else max(0.0, events[0] + self.window_s - now)
         return LimitDecision(allowed, remaining, retry)
 
-    def check(self, key: str) -> LimitDecision:
-        """Whether `key` could send one more now, without counting anything."""
-        with self._lock:
-            now = self._clock()
-            events = self._live(key, now)
-            return self._decision(events, now, len(events) < self.limit)
-
     def try_acquire(self, key: str) -> LimitDecision:
         """Count one event for `key` if the window allows it; the decision says whether it was counted."""
         with self._lock:
@@ -121,13 +104,6 @@ class SlidingWindowLimiter:
             if allowed:
                 events.append(now)
             return self._decision(events, now, allowed)
-
-    def acquire(self, key: str) -> LimitDecision:
-        """Count one event for `key` or raise TooManyMessages with a sentence saying when to try again."""
-        decision = self.try_acquire(key)
-        if not decision.allowed:
-            raise TooManyMessages(decision.message(self.limit, self.window_s), retry_after_s=decision.retry_after_s)
-        return decision
 
 
 class ConcurrencyGate:
