@@ -52,11 +52,11 @@ class LimitDecision:
 
     def message(self, limit: int, window_s: float) -> str:
         """A sentence for the page when the event was refused."""
-        return (f"You have sent {limit} messages in the last {_duration(window_s)}, the most this server allows. "
-                f"You can send the next one in {_duration(self.retry_after_s)}.")
+        return (f"You have sent {limit} messages in the last {duration(window_s)}, the most this server allows. "
+                f"You can send the next one in {duration(self.retry_after_s)}.")
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
     whole = max(1, math.ceil(seconds))
     if whole < 120:
         return f"{whole} second{'s' if whole != 1 else ''}"
@@ -130,7 +130,7 @@ class ConcurrencyGate:
         wait = self.timeout_s if timeout_s is None else timeout_s
         if not self._semaphore.acquire(timeout=max(0.0, wait)):
             raise ModelBusy(f"All {self.limit} assistant slots of this server stayed busy for "
-                            f"{_duration(wait)}; nothing was sent to the model.")
+                            f"{duration(wait)}; nothing was sent to the model.")
         with self._lock:
             self._in_use += 1
         try:
@@ -239,12 +239,12 @@ class SharedLimiter:
     def message(self, decision: LimitDecision) -> str:
         """The sentence shown when a message was refused, naming which limit it hit."""
         if decision.blocker == "g":
-            return (f"This server has answered {self.global_limit} messages in the last {_duration(self.window_s)}, "
-                    f"its limit for everyone. You can send yours in {_duration(decision.retry_after_s)}.")
+            return (f"This server has answered {self.global_limit} messages in the last {duration(self.window_s)}, "
+                    f"its limit for everyone. You can send yours in {duration(decision.retry_after_s)}.")
         if decision.blocker == "n":
-            return (f"{self.per_network} messages came from your network in the last {_duration(self.window_s)}, "
+            return (f"{self.per_network} messages came from your network in the last {duration(self.window_s)}, "
                     f"the most this server allows. You can send the next one in "
-                    f"{_duration(decision.retry_after_s)}.")
+                    f"{duration(decision.retry_after_s)}.")
         return decision.message(self.limit, self.window_s)
 
 
