@@ -379,6 +379,16 @@ def test_console_coerce_value():
         console.coerce_value("a", "numeric", "NaN")
 
 
+def test_console_hostile_parameter_values_are_bad_input_with_a_short_message():
+    deep = "[" * 100_000  # a link's ?sql.p=… can carry this
+    with pytest.raises(BadInput, match="The parameter :p needs JSON, not '\\[\\[") as caught:
+        console.coerce_value("p", "jsonb", deep)
+    assert len(str(caught.value)) < 200
+    with pytest.raises(BadInput, match="needs a whole number") as caught:
+        console.coerce_value("n", "int8", "x" * 100_000)
+    assert len(str(caught.value)) < 200
+
+
 def test_console_parameter_names():
     assert console.parameter_names("SELECT * FROM studies WHERE phase = :phase LIMIT :n") == ("phase", "n")
     assert console.parameter_names("SELECT ':x' AS colon, :y::int") == ("y",)
