@@ -552,7 +552,7 @@ def _clinical_labs(archive: zipfile.ZipFile, base: PurePosixPath, paths: Sequenc
         try:
             with archive.open(info) as member:
                 resource = json.loads(member.read(MAX_CLINICAL_BYTES + 1))
-        except (ValueError, zipfile.BadZipFile, OSError):
+        except (ValueError, RecursionError, zipfile.BadZipFile, OSError):  # RecursionError: nested too deeply
             unread += 1
             continue
         made = fhir_observation(resource, today)

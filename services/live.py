@@ -206,7 +206,7 @@ class LiveClient:
                     raise LiveUnavailable("ClinicalTrials.gov sent more than expected; the answer was not used.")
                 try:
                     doc = json.loads(body)
-                except ValueError:
+                except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser follows
                     raise LiveUnavailable("ClinicalTrials.gov answered with something that is not JSON (a "
                                           "maintenance page?). Try again later.") from None
                 if not isinstance(doc, dict):

@@ -140,6 +140,16 @@ def test_healthdata_lab_results_past_the_file_cap_are_said_to_be_left_out(monkey
             "the lab values shown may not be your latest.") in parsed.notes
 
 
+def test_healthdata_a_clinical_record_nested_too_deeply_is_left_out() -> None:
+    xml = small_export(clinical("/clinical-records/Observation-1.json"))
+    data = export_zip(xml, {"apple_health_export/clinical-records/Observation-1.json": b"[" * 100_000})
+
+    parsed = h.read_upload("export.zip", io.BytesIO(data), today=TODAY)
+
+    assert not [o for o in parsed.observations if o.kind == "lab"]
+    assert any("1 lab result from your health records is not among the tests" in n for n in parsed.notes)
+
+
 def test_healthdata_export_xml_alone_says_its_lab_results_need_the_zip() -> None:
     xml = small_export(clinical("/clinical-records/Observation-1.json") + clinical("/clinical-records/Observation-2.json"))
 

@@ -147,6 +147,13 @@ def test_live_not_json_is_refused():
             LiveClient(fake.url, **FAST).status("NCT00000105")
 
 
+def test_live_json_nested_too_deeply_is_refused():
+    with fake_ctgov([]) as fake:
+        fake.script.append(Scripted(body=b"[" * 100_000))
+        with pytest.raises(LiveUnavailable, match="not JSON"):
+            LiveClient(fake.url, **FAST).status("NCT00000117")
+
+
 def test_live_budget_is_spent_then_refused_and_answers_are_kept():
     with fake_ctgov([_record("NCT00000106"), _record("NCT00000107"), _record("NCT00000108")]) as fake:
         client = LiveClient(fake.url, **FAST, budget_per_hour=2)
