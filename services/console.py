@@ -251,9 +251,7 @@ def check(sql: str) -> GuardedQuery:
                 "(and information_schema to look up columns)."
             )
     scoped = consolescope.scope(guarded.sql, SCOPE_SCHEMAS)
-    if explain is not None:
-        return GuardedQuery(sql=explain.wrap(scoped), parameters=guarded.parameters, tables=guarded.tables)
-    return guarded if scoped == guarded.sql else replace(guarded, sql=scoped)
+    return replace(guarded, sql=explain.wrap(scoped) if explain is not None else scoped)
 
 
 def parameter_names(sql: str) -> tuple[str, ...]:
