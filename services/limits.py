@@ -78,32 +78,24 @@ class SlidingWindowLimiter:
         self._events: OrderedDict[str, deque[float]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def _live(self, key: str, now: float) -> deque[float]:
-        events = self._events.get(key)
-        if events is None:
-            events = deque()
-            self._events[key] = events
-            while len(self._events) > self._max_keys:
-                self._events.popitem(last=False)
-        while events and events[0] <= now - self.window_s:
-            events.popleft()
-        self._events.move_to_end(key)
-        return events
-
-    def _decision(self, events: deque[float], now: float, allowed: bool) -> LimitDecision:
-        remaining = max(0, self.limit - len(events))
-        retry = 0.0 if remaining else max(0.0, events[0] + self.window_s - now)
-        return LimitDecision(allowed, remaining, retry)
-
     def try_acquire(self, key: str) -> LimitDecision:
         """Count one event for `key` if the window allows it; the decision says whether it was counted."""
         with self._lock:
             now = self._clock()
-            events = self._live(key, now)
+            events = self._events.get(key)
+            if events is None:
+                events = self._events[key] = deque()
+                while len(self._events) > self._max_keys:
+                    self._events.popitem(last=False)
+            while events and events[0] <= now - self.window_s:
+                events.popleft()
+            self._events.move_to_end(key)
             allowed = len(events) < self.limit
             if allowed:
                 events.append(now)
-            return self._decision(events, now, allowed)
+            remaining = max(0, self.limit - len(events))
+            retry = 0.0 if remaining else max(0.0, events[0] + self.window_s - now)
+            return LimitDecision(allowed, remaining, retry)
 
 
 class ConcurrencyGate:
