@@ -637,7 +637,7 @@ class _Inspector:
         if not isinstance(body, ast.SelectStmt):
             label, why = _DATA_CHANGES.get(type(body).__name__, (type(body).__name__, "is not a SELECT"))
             raise UnsafeQuery(
-                f'The WITH part "{cte.ctename}" is {_article(label)} {label}, which {why}; '
+                f'The WITH part "{cte.ctename}" is {"an" if label[:1] in "AEIOU" else "a"} {label}, which {why}; '
                 "every part of a WITH must be a SELECT."
             )
         if (cte.ctename or "").startswith("pg_"):
@@ -666,10 +666,6 @@ class _Inspector:
         name = ".".join(part for part in parts if part)
         location = node.location if node.location is not None else 0
         self.tables[name] = min(location, self.tables.get(name, location))
-
-
-def _article(word: str) -> str:
-    return "an" if word[:1] in "AEIOU" else "a"
 
 
 def _check_function(parts: list[str]) -> None:

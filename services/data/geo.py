@@ -545,7 +545,7 @@ def _zip_result(query: str, zip5: str) -> GeocodeResult:
             query,
             None,
             (),
-            f"{zip5} is not a US ZIP code in the offline list. Check the digits, or {_lower(_HINT)}",
+            f"{zip5} is not a US ZIP code in the offline list. Check the digits, or {_HINT[:1].lower()}{_HINT[1:]}",
         )
     lat, lon, town, state = found
     country = _country_for(state if state in _TERRITORY_ISO else "US")
@@ -823,10 +823,6 @@ def _unique(places: Iterable[Place]) -> list[Place]:
 
 def _country_for(iso: str) -> str:
     return _COUNTRIES[iso][0] if iso in _COUNTRIES else iso
-
-
-def _lower(sentence: str) -> str:
-    return sentence[:1].lower() + sentence[1:]
 
 
 _US_COUNTRY_NAMES = frozenset({"United States", *US_TERRITORIES})
