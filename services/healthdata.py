@@ -191,13 +191,9 @@ def normalise_unit(unit: str) -> str:
     return u
 
 
-def _name_key(name: str) -> str:
-    return re.sub(r"\s+", " ", re.sub(r"[-_,.()/:;]+", " ", (name or "").lower())).strip()
-
-
 def measure_named(name: str) -> Measure | None:
     """The measure a written name means ("SGPT" → ALT), or None."""
-    key = _name_key(name)
+    key = " ".join(re.sub(r"[-_,.()/:;]+", " ", (name or "").lower()).split())
     return _BY_NAME.get(key) or _BY_NAME.get(key.replace(" ", ""))
 
 
