@@ -674,19 +674,12 @@ def _city_candidates(key: str, qualifiers: list[list[_Scope]]) -> list[_City]:
     alternates = [
         c for c in gaz.by_alternate.get(key, ()) if (c.population or 0) >= floor and _in_all(c, qualifiers)
     ]
-    towns = [
-        t
-        for t in gaz.zip_towns_by_name.get(key, ())
-        if _in_all(t, qualifiers) and not _has_city_in([*exact, *alternates], t)
-    ]
+    placed = {(c.iso, c.admin1) for c in [*exact, *alternates]}  # ZIP towns only where no such city is
+    towns = [t for t in gaz.zip_towns_by_name.get(key, ()) if _in_all(t, qualifiers) and (t.iso, t.admin1) not in placed]
     return sorted(
         {(c.name, c.iso, c.admin1, c.lat, c.lon): c for c in [*alternates, *exact, *towns]}.values(),
         key=lambda c: (_fit(c, qualifiers), -(c.population or 0)),
     )
-
-
-def _has_city_in(cities: list[_City], town: _City) -> bool:
-    return any(c.iso == town.iso and c.admin1 == town.admin1 for c in cities)
 
 
 def _in_all(city: _City, qualifiers: list[list[_Scope]]) -> bool:
