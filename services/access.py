@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from services.errors import TrialLandscapeError
-from services.limits import Visitor
+from services.limits import Visitor, duration
 
 _log = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ class Attempts:
         """Check one try; a try made while the session must still wait is refused unchecked."""
         left = self.wait_left(now)
         if left > 0:
-            return Verdict(False, left, f"Too many wrong tries. Wait {_seconds(left)} before trying again.")
+            return Verdict(False, left, f"Too many wrong tries. Wait {duration(left)} before trying again.")
         if password_matches(given, expected):
             self.failures = 0
             self.next_try_at = 0.0
@@ -79,7 +79,7 @@ class Attempts:
         self.failures += 1
         delay = delay_after(self.failures)
         self.next_try_at = now + delay
-        return Verdict(False, delay, f"That password is not right. You can try again in {_seconds(delay)}.")
+        return Verdict(False, delay, f"That password is not right. You can try again in {duration(delay)}.")
 
 
 class SharedAttempts:
@@ -123,7 +123,7 @@ class SharedAttempts:
         """Check one try; a try made while the visitor must still wait is refused unchecked."""
         left, _ = self.wait_left(visitor)
         if left > 0:
-            return Verdict(False, left, f"Too many wrong tries. Wait {_seconds(left)} before trying again.")
+            return Verdict(False, left, f"Too many wrong tries. Wait {duration(left)} before trying again.")
         keys = list(visitor.keys())
         if password_matches(given, expected):
             if self._shared("limit_failures_clear", {"keys": keys}) is None:
@@ -139,7 +139,7 @@ class SharedAttempts:
             delay = max(v.wait_s for v in verdicts)
         else:
             delay = float(row.get("wait_s") or FIRST_DELAY_S)
-        return Verdict(False, delay, f"That password is not right. You can try again in {_seconds(delay)}.")
+        return Verdict(False, delay, f"That password is not right. You can try again in {duration(delay)}.")
 
 
 ADMISSION_TTL_S = 12 * 3600.0
@@ -199,11 +199,6 @@ def browser_token(xsrf_cookie: str) -> str:
             return ""
         return bytes(t ^ mask[i % len(mask)] for i, t in enumerate(masked)).hex()
     return xsrf_cookie or ""
-
-
-def _seconds(value: float) -> str:
-    whole = max(1, int(-(-value // 1)))
-    return f"{whole} second{'s' if whole != 1 else ''}"
 
 
 @dataclass(frozen=True)

@@ -251,9 +251,7 @@ def check(sql: str) -> GuardedQuery:
                 "(and information_schema to look up columns)."
             )
     scoped = consolescope.scope(guarded.sql, SCOPE_SCHEMAS)
-    if explain is not None:
-        return GuardedQuery(sql=explain.wrap(scoped), parameters=guarded.parameters, tables=guarded.tables)
-    return guarded if scoped == guarded.sql else replace(guarded, sql=scoped)
+    return replace(guarded, sql=explain.wrap(scoped) if explain is not None else scoped)
 
 
 def parameter_names(sql: str) -> tuple[str, ...]:
@@ -363,8 +361,9 @@ def coerce_value(name: str, type_name: str, value: Any) -> Any:
             return json.loads(text)
         if type_name == "uuid":
             return uuid.UUID(text)
-    except (ValueError, decimal.InvalidOperation):
-        raise BadInput(f"The parameter :{name} needs {_describe_type(type_name)}, not {value!r}.") from None
+    except (ValueError, decimal.InvalidOperation, RecursionError):  # RecursionError: JSON nested too deeply
+        shown = value if len(value) <= 60 else value[:59] + "…"  # a link can carry 100 kB
+        raise BadInput(f"The parameter :{name} needs {_describe_type(type_name)}, not {shown!r}.") from None
     raise BadInput(
         f"The parameter :{name} is of type {type_name}, which cannot be typed in here; "
         f"write CAST(:{name} AS text) in the query and convert it there."

@@ -5,7 +5,7 @@ view is how a researcher finds AACT's column names. PostgreSQL filters those vie
 without a reader role they describe every schema (the app's sessions table, its constraints, …), and even
 with one they list pg_catalog's 130 tables. Here each information_schema view a query reads is replaced by
 the same view filtered to the trial schemas, and casts to the reg* types — which turn any number into the
-name of a table, function, type or role of any schema (`g::oid::regclass`, `::regrole`) — are refused.
+name of a table, function, type or role of any schema (`g::oid::regclass`, `AS x(a regrole)`) — are refused.
 """
 
 from __future__ import annotations
@@ -61,8 +61,8 @@ def scope(sql: str, trial_schemas: Iterable[str]) -> str:
             continue
         if not isinstance(node, ast.Node):
             continue
-        if isinstance(node, ast.TypeCast) and node.typeName is not None:
-            _check_type(node.typeName)
+        if isinstance(node, ast.TypeName):  # a cast, or a column list's type (`AS x(a regclass)`)
+            _check_type(node)
         for name in node:
             value = getattr(node, name)
             if _is_info_view(value):

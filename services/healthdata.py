@@ -191,13 +191,9 @@ def normalise_unit(unit: str) -> str:
     return u
 
 
-def _name_key(name: str) -> str:
-    return re.sub(r"\s+", " ", re.sub(r"[-_,.()/:;]+", " ", (name or "").lower())).strip()
-
-
 def measure_named(name: str) -> Measure | None:
     """The measure a written name means ("SGPT" → ALT), or None."""
-    key = _name_key(name)
+    key = " ".join(re.sub(r"[-_,.()/:;]+", " ", (name or "").lower()).split())
     return _BY_NAME.get(key) or _BY_NAME.get(key.replace(" ", ""))
 
 
@@ -335,6 +331,7 @@ class _ExportReader:
     latest: dict[tuple[str, date], tuple[str, str, float, str]] = field(default_factory=dict)  # last reading of a day
     clinical: list[str] = field(default_factory=list)
     clinical_total: int = 0
+    labs_left_out: int = 0  # lab records past MAX_CLINICAL_FILES
     problems: dict[str, int] = field(default_factory=dict)
 
     def start(self, name: str, attrs: dict[str, str]) -> None:
@@ -356,8 +353,11 @@ class _ExportReader:
         elif name == "ClinicalRecord":
             self.clinical_total += 1
             path = attrs.get("resourceFilePath", "")
-            if "LabResult" in attrs.get("type", "") and path and len(self.clinical) < MAX_CLINICAL_FILES:
-                self.clinical.append(path)
+            if "LabResult" in attrs.get("type", "") and path:
+                if len(self.clinical) < MAX_CLINICAL_FILES:
+                    self.clinical.append(path)
+                else:
+                    self.labs_left_out += 1
 
     def _record(self, measure: Measure, attrs: dict[str, str]) -> None:
         stamp = attrs.get("startDate", "")
@@ -454,7 +454,12 @@ def _parse_export(read: Callable[[int], bytes], today: date, deadline: float) ->
 def read_export_xml(stream: IO[bytes], *, today: date | None = None) -> Parsed:
     """Steps and vitals from an Apple Health export.xml stream (labs need the zip's clinical records)."""
     reader = _parse_export(stream.read, today or date.today(), time.monotonic() + MAX_SECONDS)
-    return _finish(reader, [])
+    parsed = _finish(reader, [])
+    if labs := len(reader.clinical) + reader.labs_left_out:
+        parsed.notes.append(f"{labs:,} lab result{'s' if labs != 1 else ''} from your health records "
+                            f"{'are' if labs != 1 else 'is'} kept in the export's clinical-records folder, which "
+                            "export.xml alone does not hold; upload export.zip to include them.")
+    return parsed
 
 
 def _finish(reader: _ExportReader, labs: list[Observation]) -> Parsed:
@@ -508,6 +513,10 @@ def read_export_zip(stream: IO[bytes], *, today: date | None = None) -> Parsed:
         parsed.notes.append(f"{unread:,} lab result{'s' if unread != 1 else ''} from your health records "
                             f"{'are' if unread != 1 else 'is'} not among the tests this app reads and "
                             f"{'were' if unread != 1 else 'was'} left out.")
+    if n := reader.labs_left_out:
+        parsed.notes.append(f"{n:,} more lab result{'s' if n != 1 else ''} from your health records "
+                            f"{'were' if n != 1 else 'was'} not read (this app reads at most {MAX_CLINICAL_FILES:,} "
+                            "per export), so the lab values shown may not be your latest.")
     return parsed
 
 
@@ -539,7 +548,7 @@ def _clinical_labs(archive: zipfile.ZipFile, base: PurePosixPath, paths: Sequenc
         try:
             with archive.open(info) as member:
                 resource = json.loads(member.read(MAX_CLINICAL_BYTES + 1))
-        except (ValueError, zipfile.BadZipFile, OSError):
+        except (ValueError, RecursionError, zipfile.BadZipFile, OSError):  # RecursionError: nested too deeply
             unread += 1
             continue
         made = fhir_observation(resource, today)

@@ -35,16 +35,6 @@ DEFAULT_MODEL_WAIT_S = 30.0
 MAX_TRACKED_KEYS = 10_000
 
 
-class TooManyMessages(AssistantUnavailable):
-    """A session sent more assistant messages than the window allows."""
-
-    hint = "Your conversation is kept. Wait until the time shown, then send your message again."
-
-    def __init__(self, message: str, *, retry_after_s: float) -> None:
-        super().__init__(message)
-        self.retry_after_s = retry_after_s
-
-
 class ModelBusy(AssistantUnavailable):
     """Every model-call slot of this server stayed taken for the whole wait."""
 
@@ -62,11 +52,11 @@ class LimitDecision:
 
     def message(self, limit: int, window_s: float) -> str:
         """A sentence for the page when the event was refused."""
-        return (f"You have sent {limit} messages in the last {_duration(window_s)}, the most this server allows. "
-                f"You can send the next one in {_duration(self.retry_after_s)}.")
+        return (f"You have sent {limit} messages in the last {duration(window_s)}, the most this server allows. "
+                f"You can send the next one in {duration(self.retry_after_s)}.")
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
     whole = max(1, math.ceil(seconds))
     if whole < 120:
         return f"{whole} second{'s' if whole != 1 else ''}"
@@ -88,46 +78,24 @@ class SlidingWindowLimiter:
         self._events: OrderedDict[str, deque[float]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def _live(self, key: str, now: float) -> deque[float]:
-        events = self._events.get(key)
-        if events is None:
-            events = deque()
-            self._events[key] = events
-            while len(self._events) > self._max_keys:
-                self._events.popitem(last=False)
-        while events and events[0] <= now - self.window_s:
-            events.popleft()
-        self._events.move_to_end(key)
-        return events
-
-    def _decision(self, events: deque[float], now: float, allowed: bool) -> LimitDecision:
-        remaining = max(0, self.limit - len(events))
-        retry = 0.0 if remaining else max(0.0, events[0] + self.window_s - now)
-        return LimitDecision(allowed, remaining, retry)
-
-    def check(self, key: str) -> LimitDecision:
-        """Whether `key` could send one more now, without counting anything."""
-        with self._lock:
-            now = self._clock()
-            events = self._live(key, now)
-            return self._decision(events, now, len(events) < self.limit)
-
     def try_acquire(self, key: str) -> LimitDecision:
         """Count one event for `key` if the window allows it; the decision says whether it was counted."""
         with self._lock:
             now = self._clock()
-            events = self._live(key, now)
+            events = self._events.get(key)
+            if events is None:
+                events = self._events[key] = deque()
+                while len(self._events) > self._max_keys:
+                    self._events.popitem(last=False)
+            while events and events[0] <= now - self.window_s:
+                events.popleft()
+            self._events.move_to_end(key)
             allowed = len(events) < self.limit
             if allowed:
                 events.append(now)
-            return self._decision(events, now, allowed)
-
-    def acquire(self, key: str) -> LimitDecision:
-        """Count one event for `key` or raise TooManyMessages with a sentence saying when to try again."""
-        decision = self.try_acquire(key)
-        if not decision.allowed:
-            raise TooManyMessages(decision.message(self.limit, self.window_s), retry_after_s=decision.retry_after_s)
-        return decision
+            remaining = max(0, self.limit - len(events))
+            retry = 0.0 if remaining else max(0.0, events[0] + self.window_s - now)
+            return LimitDecision(allowed, remaining, retry)
 
 
 class ConcurrencyGate:
@@ -154,7 +122,7 @@ class ConcurrencyGate:
         wait = self.timeout_s if timeout_s is None else timeout_s
         if not self._semaphore.acquire(timeout=max(0.0, wait)):
             raise ModelBusy(f"All {self.limit} assistant slots of this server stayed busy for "
-                            f"{_duration(wait)}; nothing was sent to the model.")
+                            f"{duration(wait)}; nothing was sent to the model.")
         with self._lock:
             self._in_use += 1
         try:
@@ -263,12 +231,12 @@ class SharedLimiter:
     def message(self, decision: LimitDecision) -> str:
         """The sentence shown when a message was refused, naming which limit it hit."""
         if decision.blocker == "g":
-            return (f"This server has answered {self.global_limit} messages in the last {_duration(self.window_s)}, "
-                    f"its limit for everyone. You can send yours in {_duration(decision.retry_after_s)}.")
+            return (f"This server has answered {self.global_limit} messages in the last {duration(self.window_s)}, "
+                    f"its limit for everyone. You can send yours in {duration(decision.retry_after_s)}.")
         if decision.blocker == "n":
-            return (f"{self.per_network} messages came from your network in the last {_duration(self.window_s)}, "
+            return (f"{self.per_network} messages came from your network in the last {duration(self.window_s)}, "
                     f"the most this server allows. You can send the next one in "
-                    f"{_duration(decision.retry_after_s)}.")
+                    f"{duration(decision.retry_after_s)}.")
         return decision.message(self.limit, self.window_s)
 
 

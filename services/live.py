@@ -206,7 +206,7 @@ class LiveClient:
                     raise LiveUnavailable("ClinicalTrials.gov sent more than expected; the answer was not used.")
                 try:
                     doc = json.loads(body)
-                except ValueError:
+                except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser follows
                     raise LiveUnavailable("ClinicalTrials.gov answered with something that is not JSON (a "
                                           "maintenance page?). Try again later.") from None
                 if not isinstance(doc, dict):
@@ -253,30 +253,37 @@ def age_term(age_years: float | None) -> str | None:
             f"(AREA[MaximumAge]RANGE[{years}, MAX] OR AREA[MaximumAge]MISSING)")
 
 
-def parse_status(doc: Mapping[str, Any], nct_id: str) -> LiveStatus:
-    """The status part of an API v2 study record."""
-    section = doc.get("protocolSection")
-    protocol: dict[str, Any] = section if isinstance(section, dict) else {}
-    ident = protocol.get("identificationModule") or {}
-    found = str(ident.get("nctId") or "").upper()
+def _part(value: Any) -> dict[str, Any]:
+    """A part of the record that should be an object; one of another shape is read as absent."""
+    return value if isinstance(value, dict) else {}
+
+
+def parse_status(doc: Mapping[str, Any], nct_id: str | None = None) -> LiveStatus:
+    """The status part of an API v2 study record (of `nct_id`, or of the trial it names when None)."""
+    protocol = _part(doc.get("protocolSection"))
+    found = str(_part(protocol.get("identificationModule")).get("nctId") or "").upper()
+    nct_id = found if nct_id is None else nct_id
     if found and found != nct_id:
         raise LiveUnavailable(f"ClinicalTrials.gov answered with another trial ({one_line(found, 20)}); "
                               "not used.")
-    status = protocol.get("statusModule") or {}
-    if not status.get("overallStatus"):
+    status = _part(protocol.get("statusModule"))
+    code = status.get("overallStatus")
+    if not code or not isinstance(code, str):
         raise LiveUnavailable(f"ClinicalTrials.gov's record of {nct_id} has no status.")
-    locations = (protocol.get("contactsLocationsModule") or {}).get("locations") or []
+    locations = _part(protocol.get("contactsLocationsModule")).get("locations")
+    sites = [loc for loc in locations if isinstance(loc, dict)] if isinstance(locations, list) else []
 
     def date(key: str) -> str | None:
-        value = (status.get(key) or {}).get("date") if isinstance(status.get(key), dict) else status.get(key)
-        return str(value)[:10] if value else None
+        value = status.get(key)
+        value = value.get("date") if isinstance(value, dict) else value
+        return value[:10] if value and isinstance(value, str) else None
 
     return LiveStatus(
-        nct_id=nct_id, overall_status=str(status["overallStatus"]).upper(),
+        nct_id=nct_id, overall_status=code.upper(),
         last_update_posted=date("lastUpdatePostDateStruct"), status_verified=date("statusVerifiedDate"),
         why_stopped=one_line(str(status["whyStopped"]), 300) if status.get("whyStopped") else None,
-        recruiting_sites=sum(1 for loc in locations if isinstance(loc, dict) and loc.get("status") == "RECRUITING"),
-        sites=len(locations), checked_at=dt.datetime.now(dt.UTC).replace(microsecond=0))
+        recruiting_sites=sum(1 for loc in sites if loc.get("status") == "RECRUITING"),
+        sites=len(sites), checked_at=dt.datetime.now(dt.UTC).replace(microsecond=0))
 
 
 _client_lock = threading.Lock()

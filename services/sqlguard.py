@@ -20,6 +20,7 @@ import threading
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from typing import Any, TypeVar
 
 import pglast
@@ -159,7 +160,7 @@ ALLOWED_FUNCTIONS = frozenset(
 )
 
 # Refused functions with a reason of their own, checked before the allow-list so that the message
-# says what the function would have done. Patterns end in `*` for a prefix.
+# says what the function would have done. Patterns are fnmatch patterns that end in `*` for a prefix.
 _DENIED_FUNCTIONS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("pg_sleep*",), "pauses the server process and would hold a shared connection idle"),
     (
@@ -636,7 +637,7 @@ class _Inspector:
         if not isinstance(body, ast.SelectStmt):
             label, why = _DATA_CHANGES.get(type(body).__name__, (type(body).__name__, "is not a SELECT"))
             raise UnsafeQuery(
-                f'The WITH part "{cte.ctename}" is {_article(label)} {label}, which {why}; '
+                f'The WITH part "{cte.ctename}" is {"an" if label[:1] in "AEIOU" else "a"} {label}, which {why}; '
                 "every part of a WITH must be a SELECT."
             )
         if (cte.ctename or "").startswith("pg_"):
@@ -667,16 +668,12 @@ class _Inspector:
         self.tables[name] = min(location, self.tables.get(name, location))
 
 
-def _article(word: str) -> str:
-    return "an" if word[:1] in "AEIOU" else "a"
-
-
 def _check_function(parts: list[str]) -> None:
     """Refuse a function call unless it is an allowed built-in, naming why."""
     name = parts[-1]
     shown = ".".join(parts)
     for patterns, why in _DENIED_FUNCTIONS:
-        if name not in ALLOWED_FUNCTIONS and any(_matches(name, pattern) for pattern in patterns):
+        if name not in ALLOWED_FUNCTIONS and any(fnmatchcase(name, pattern) for pattern in patterns):
             raise UnsafeQuery(f"{shown}() is not allowed because it {why}.")
     if len(parts) > 2 or (len(parts) == 2 and parts[0] not in _FUNCTION_SCHEMAS):
         raise UnsafeQuery(
@@ -688,7 +685,3 @@ def _check_function(parts: list[str]) -> None:
             f"{shown}() is not on the list of functions the console allows; use built-in aggregate, "
             "window, math, text, date, JSON and array functions."
         )
-
-
-def _matches(name: str, pattern: str) -> bool:
-    return name.startswith(pattern[:-1]) if pattern.endswith("*") else name == pattern

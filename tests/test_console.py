@@ -379,6 +379,16 @@ def test_console_coerce_value():
         console.coerce_value("a", "numeric", "NaN")
 
 
+def test_console_hostile_parameter_values_are_bad_input_with_a_short_message():
+    deep = "[" * 100_000  # a link's ?sql.p=… can carry this
+    with pytest.raises(BadInput, match="The parameter :p needs JSON, not '\\[\\[") as caught:
+        console.coerce_value("p", "jsonb", deep)
+    assert len(str(caught.value)) < 200
+    with pytest.raises(BadInput, match="needs a whole number") as caught:
+        console.coerce_value("n", "int8", "x" * 100_000)
+    assert len(str(caught.value)) < 200
+
+
 def test_console_parameter_names():
     assert console.parameter_names("SELECT * FROM studies WHERE phase = :phase LIMIT :n") == ("phase", "n")
     assert console.parameter_names("SELECT ':x' AS colon, :y::int") == ("y",)
@@ -658,6 +668,12 @@ def test_console_information_schema_describes_only_the_trial_schema(db):
     "SELECT 'app.sessions'::regclass",
     "SELECT regnamespace '2200'",
     "SELECT x FROM (SELECT g::regproc AS x FROM generate_series(1, 10) g) s",
+    # a column list's type reads its values as that type just like a cast does
+    "SELECT * FROM json_to_record('{\"a\": 1259}') AS x(a regclass)",
+    "SELECT * FROM ROWS FROM (jsonb_to_recordset('[{\"a\": 10}]') AS (a regrole))",
+    "SELECT * FROM xmltable('/r' PASSING xml '<r><a>2200</a></r>' COLUMNS a regnamespace PATH 'a')",
+    "SELECT * FROM JSON_TABLE(jsonb '[{\"a\": 1259}]', '$[*]' COLUMNS (a regclass PATH '$.a')) t",
+    "SELECT JSON_VALUE(jsonb '1259', '$' RETURNING regclass)",
 ])
 def test_console_refuses_casts_that_name_catalog_objects(sql):
     with pytest.raises(UnsafeQuery, match="Casting to reg[a-z]+ is not allowed"):

@@ -123,6 +123,43 @@ def test_healthdata_export_zip_reads_lab_results_from_clinical_records() -> None
     assert h.latest_labs(parsed.observations).keys() == {"creatinine", "platelets"}
 
 
+def test_healthdata_lab_results_past_the_file_cap_are_said_to_be_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(h, "MAX_CLINICAL_FILES", 1)
+    xml = small_export(clinical("/clinical-records/Observation-1.json") + clinical("/clinical-records/Observation-2.json"))
+    data = export_zip(xml, {
+        "apple_health_export/clinical-records/Observation-1.json": fhir("2160-0", "Creatinine", 1.0, "mg/dL",
+                                                                          "2026-09-01"),
+        "apple_health_export/clinical-records/Observation-2.json": fhir("2160-0", "Creatinine", 2.4, "mg/dL",
+                                                                          "2026-10-02"),
+    })
+
+    parsed = h.read_upload("export.zip", io.BytesIO(data), today=TODAY)
+
+    assert h.latest_labs(parsed.observations)["creatinine"].value == 1.0  # the newer 2.4 was never read
+    assert ("1 more lab result from your health records was not read (this app reads at most 1 per export), so "
+            "the lab values shown may not be your latest.") in parsed.notes
+
+
+def test_healthdata_a_clinical_record_nested_too_deeply_is_left_out() -> None:
+    xml = small_export(clinical("/clinical-records/Observation-1.json"))
+    data = export_zip(xml, {"apple_health_export/clinical-records/Observation-1.json": b"[" * 100_000})
+
+    parsed = h.read_upload("export.zip", io.BytesIO(data), today=TODAY)
+
+    assert not [o for o in parsed.observations if o.kind == "lab"]
+    assert any("1 lab result from your health records is not among the tests" in n for n in parsed.notes)
+
+
+def test_healthdata_export_xml_alone_says_its_lab_results_need_the_zip() -> None:
+    xml = small_export(clinical("/clinical-records/Observation-1.json") + clinical("/clinical-records/Observation-2.json"))
+
+    parsed = h.read_upload("export.xml", io.BytesIO(xml), today=TODAY)
+
+    assert not [o for o in parsed.observations if o.kind == "lab"]
+    assert ("2 lab results from your health records are kept in the export's clinical-records folder, which "
+            "export.xml alone does not hold; upload export.zip to include them.") in parsed.notes
+
+
 @pytest.mark.slow
 def test_healthdata_streams_a_200_mb_export_with_flat_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Memory is what is measured here, not speed: tracemalloc slows parsing several-fold and a busy CI machine once

@@ -147,6 +147,13 @@ def test_live_not_json_is_refused():
             LiveClient(fake.url, **FAST).status("NCT00000105")
 
 
+def test_live_json_nested_too_deeply_is_refused():
+    with fake_ctgov([]) as fake:
+        fake.script.append(Scripted(body=b"[" * 100_000))
+        with pytest.raises(LiveUnavailable, match="not JSON"):
+            LiveClient(fake.url, **FAST).status("NCT00000117")
+
+
 def test_live_budget_is_spent_then_refused_and_answers_are_kept():
     with fake_ctgov([_record("NCT00000106"), _record("NCT00000107"), _record("NCT00000108")]) as fake:
         client = LiveClient(fake.url, **FAST, budget_per_hour=2)
@@ -202,6 +209,48 @@ def test_live_compare_with_copy_says_what_changed():
     same = live.parse_status(_record("NCT00000113"), "NCT00000113")
     differs, text = live.compare_with_copy(same, "RECRUITING", None)
     assert not differs and "1 of its 2 sites recruiting — the same as our copy." in text
+
+
+@pytest.mark.parametrize("part, value, sites", [
+    ("identificationModule", ["NCT00000114"], 2),
+    ("contactsLocationsModule", [{"status": "RECRUITING"}], 0),
+    ("statusModule", "RECRUITING", None),
+])
+def test_live_a_record_part_of_the_wrong_shape_is_read_as_absent(part, value, sites):
+    doc = _record("NCT00000114")
+    doc["protocolSection"][part] = value
+    if sites is None:  # no status that can be read: said so, as for a record without one
+        with pytest.raises(LiveUnavailable, match="record of NCT00000114 has no status"):
+            live.parse_status(doc, "NCT00000114")
+    else:
+        got = live.parse_status(doc, "NCT00000114")
+        assert (got.overall_status, got.sites) == ("RECRUITING", sites)
+
+
+def test_live_counts_only_sites_it_can_read_and_a_status_that_is_text():
+    doc = _record("NCT00000115")
+    module = doc["protocolSection"]["contactsLocationsModule"]
+    module["locations"] = "RECRUITING"  # a string is not a list of 10 sites
+    assert live.parse_status(doc, "NCT00000115").sites == 0
+    module["locations"] = [{"status": "RECRUITING"}, "Boston", None]
+    got = live.parse_status(doc, "NCT00000115")
+    assert (got.sites, got.recruiting_sites) == (1, 1)
+    doc["protocolSection"]["statusModule"]["lastUpdatePostDateStruct"] = ["2026-10-01"]
+    assert live.parse_status(doc, "NCT00000115").last_update_posted is None
+    doc["protocolSection"]["statusModule"]["overallStatus"] = {"code": "RECRUITING"}
+    with pytest.raises(LiveUnavailable, match="has no status"):
+        live.parse_status(doc, "NCT00000115")
+
+
+def test_live_cli_search_survives_a_study_without_its_sections(monkeypatch, capsys):
+    from services.cli import main
+
+    with fake_ctgov([]) as fake:
+        answer = {"studies": [_record("NCT00000116"), {"protocolSection": None}], "totalCount": 2}
+        fake.script.append(Scripted(body=json.dumps(answer).encode()))
+        monkeypatch.setenv("CTGOV_API_URL", fake.url)
+        assert main(["live", "search", "--condition", "diabetes", "--json"]) == 1
+    assert "has no status" in capsys.readouterr().err
 
 
 def test_live_cli_status_and_search(monkeypatch, capsys):

@@ -167,3 +167,18 @@ def test_robustness_a_coordinate_out_of_range_skips_only_that_study(db, scratch_
             (_nct(studies[with_site]), "facilities.latitude", with_site + 1)]
     finally:
         import_ctgov_json(db, _write(scratch_dir / "restore_far_away.jsonl", _studies(5)), refresh=False)
+
+
+@pytest.mark.parametrize(("name", "text", "line"), [
+    ("deep.jsonl", json.dumps({"protocolSection": {}}) + "\n" + '{"a": ' * 100_000 + "\n", 2),
+    ("deep.json", "[\n" + "[" * 100_000 + "\n", 1),
+    ("deep_csv.jsonl", '{"NCT Number": ' * 100_000 + "\n", 1),
+])
+def test_loader_json_nested_too_deeply_is_refused_by_line(tmp_path: Path, name: str, text: str, line: int) -> None:
+    from services.data.loaders import ctgov_csv, ctgov_json
+
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    read = ctgov_csv.read_rows if name.startswith("deep_csv") else ctgov_json.read_studies
+    with pytest.raises(BadInput, match=rf"{name}: line {line}: JSON nested too deeply to read"):
+        list(read(path))

@@ -302,6 +302,26 @@ def test_loaders_aact_flat_export(db, scratch_dir):
         _refresh_derived(db)
 
 
+def test_loaders_aact_rows_of_studies_not_in_the_export_are_left_out(db, scratch_dir):
+    studies = "nct_id|brief_title\nNCT09999994|kept\n"
+    facilities = ("id|nct_id|status|name|city|state|zip|country|latitude|longitude\n"
+                  "1|NCT09999994||Site A|Phoenix|Arizona|85018|United States||\n"
+                  "2|NCT09999995||Site B|Austin|Texas|78701|United States||\n")
+    path = _aact_export(scratch_dir / "orphans.zip", studies, facilities)
+    try:
+        for _ in range(2):  # each import replaces only the studies in studies.txt; nothing piles up
+            report = import_aact(db, path)
+            assert (report.studies, report.rows["facilities"]) == (1, 1)
+            assert "facilities: left out 1 row of studies not in studies.txt" in report.notes
+        counts = db.fetch_rows("SELECT nct_id, count(*) AS n FROM ctgov.facilities "
+                               "WHERE nct_id IN ('NCT09999994', 'NCT09999995') GROUP BY 1 ORDER BY 1")
+        assert counts == [{"nct_id": "NCT09999994", "n": 1}]
+    finally:
+        for t in STUDY_TABLES:
+            db.execute(f"DELETE FROM ctgov.{t} WHERE nct_id IN ('NCT09999994', 'NCT09999995')")
+        _refresh_derived(db)
+
+
 def test_loaders_aact_refuses_bad_export(db, scratch_dir):
     path = _aact_export(scratch_dir / "bad.zip", "id|title\n1|x\n")
     _assert_refused(db, import_aact, path, "no nct_id column")

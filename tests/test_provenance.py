@@ -53,7 +53,7 @@ def test_provenance_describe_tells_copy_gaps_from_registry_silence() -> None:
     assert provenance.describe(None, "ages", prov, "Any age") == provenance.NOT_IN_COPY
     assert provenance.describe("", "sex", prov, "Not stated") == "Not stated"  # the source carried sex: none given
     assert provenance.describe("18 Years", "ages", prov, "Any age") == "18 Years"
-    assert provenance.describe(None, "ages", provenance.full("NCT00000001"), "Any age") == "Any age"
+    assert provenance.describe(None, "ages", provenance.Provenance("NCT00000001"), "Any age") == "Any age"
     assert provenance.copy_note(["sex", "criteria", "keywords"]) .startswith(
         "Not in this copy — see ClinicalTrials.gov: eligibility criteria text and sex (")
 

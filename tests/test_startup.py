@@ -14,14 +14,14 @@ def test_startup_stage_counts_and_log(caplog):
     with caplog.at_level(logging.INFO, logger="trial_landscape.startup"):
         with progress.stage("Loading things", total=3, unit="records") as advance:
             advance(2)
-            assert progress.current() is not None
-            assert progress.current().describe() == "Loading things — 2 of 3 records"
-            assert progress.current().fraction == pytest.approx(2 / 3)
+            (running,) = progress.snapshot()
+            assert running.finished is None
+            assert running.describe() == "Loading things — 2 of 3 records"
+            assert running.fraction == pytest.approx(2 / 3)
     (done,) = progress.snapshot()
     assert done.finished is not None and done.done == 3 and done.fraction == 1.0
     assert done.describe().startswith("Loading things — 3 records, ")
     assert any("Loading things — 3 records" in r.getMessage() for r in caplog.records)
-    assert progress.current() is None
 
 
 def test_startup_failed_stage_keeps_its_count_and_says_so(caplog):

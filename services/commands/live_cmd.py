@@ -54,8 +54,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     found = live.client().search(condition=args.condition, age_years=args.age,
                                  sex=args.sex.upper() if args.sex else None, statuses=tuple(args.status),
                                  page_size=args.page_size)
-    studies = [live.parse_status(s, str(s.get("protocolSection", {}).get("identificationModule", {}).get("nctId", "")))
-               for s in found.get("studies") or [] if isinstance(s, dict)]
+    studies = [live.parse_status(s) for s in found.get("studies") or [] if isinstance(s, dict)]
     rows = [{"nct_id": s.nct_id, "overall_status": s.overall_status, "last_update_posted": s.last_update_posted}
             for s in studies]
     result = {"total": found.get("totalCount"), "studies": rows}

@@ -310,8 +310,9 @@ class Database:
             if convert is not None:
                 bound = list(convert([p.name for p in statement.get_parameters()], bound))
             columns = [a.name for a in statement.get_attributes()]
+            # EXPLAIN cannot be a subquery; its rows are plan lines whose size the query text bounds.
             measured = bool(columns) and (max_bytes is not None or max_value_bytes is not None) \
-                and _can_wrap(sql)
+                and not re.match(r"\s*explain\b", sql, re.IGNORECASE)
             if measured:
                 statement = await pg.prepare(_measured_sql(sql, len(columns), max_bytes, max_value_bytes))
             cursor = await statement.cursor(*bound)
@@ -495,11 +496,6 @@ class Database:
                           (time.perf_counter() - started) * 1000)
         except TrialLandscapeError as err:
             return Health(False, self.label, "", self.read_only, (time.perf_counter() - started) * 1000, str(err))
-
-
-def _can_wrap(sql: str) -> bool:
-    # EXPLAIN cannot be a subquery; its rows are plan lines whose size the query text bounds.
-    return not re.match(r"\s*explain\b", sql, re.IGNORECASE)
 
 
 def _measured_sql(sql: str, width: int, max_bytes: int | None, max_value_bytes: int | None) -> str:

@@ -545,7 +545,7 @@ def _zip_result(query: str, zip5: str) -> GeocodeResult:
             query,
             None,
             (),
-            f"{zip5} is not a US ZIP code in the offline list. Check the digits, or {_lower(_HINT)}",
+            f"{zip5} is not a US ZIP code in the offline list. Check the digits, or {_HINT[:1].lower()}{_HINT[1:]}",
         )
     lat, lon, town, state = found
     country = _country_for(state if state in _TERRITORY_ISO else "US")
@@ -674,19 +674,12 @@ def _city_candidates(key: str, qualifiers: list[list[_Scope]]) -> list[_City]:
     alternates = [
         c for c in gaz.by_alternate.get(key, ()) if (c.population or 0) >= floor and _in_all(c, qualifiers)
     ]
-    towns = [
-        t
-        for t in gaz.zip_towns_by_name.get(key, ())
-        if _in_all(t, qualifiers) and not _has_city_in([*exact, *alternates], t)
-    ]
+    placed = {(c.iso, c.admin1) for c in [*exact, *alternates]}  # ZIP towns only where no such city is
+    towns = [t for t in gaz.zip_towns_by_name.get(key, ()) if _in_all(t, qualifiers) and (t.iso, t.admin1) not in placed]
     return sorted(
         {(c.name, c.iso, c.admin1, c.lat, c.lon): c for c in [*alternates, *exact, *towns]}.values(),
         key=lambda c: (_fit(c, qualifiers), -(c.population or 0)),
     )
-
-
-def _has_city_in(cities: list[_City], town: _City) -> bool:
-    return any(c.iso == town.iso and c.admin1 == town.admin1 for c in cities)
 
 
 def _in_all(city: _City, qualifiers: list[list[_Scope]]) -> bool:
@@ -823,10 +816,6 @@ def _unique(places: Iterable[Place]) -> list[Place]:
 
 def _country_for(iso: str) -> str:
     return _COUNTRIES[iso][0] if iso in _COUNTRIES else iso
-
-
-def _lower(sentence: str) -> str:
-    return sentence[:1].lower() + sentence[1:]
 
 
 _US_COUNTRY_NAMES = frozenset({"United States", *US_TERRITORIES})

@@ -52,7 +52,8 @@ FIELDS: dict[str, str] = {
 
 @dataclass(frozen=True)
 class Provenance:
-    """Where one study's record came from and which fields that source did not carry."""
+    """Where one study's record came from and which fields that source did not carry (none: a full record, or one
+    we know nothing about)."""
 
     nct_id: str
     source_kind: str = "full"
@@ -72,11 +73,6 @@ class Provenance:
     @property
     def registry_url(self) -> str:
         return f"https://clinicaltrials.gov/study/{self.nct_id}"
-
-
-def full(nct_id: str) -> Provenance:
-    """The provenance of a record we hold completely (or know nothing about)."""
-    return Provenance(nct_id)
 
 
 def _empty(value: Any) -> bool:
@@ -211,7 +207,7 @@ def _row(r: dict[str, Any]) -> Provenance:
 def fetch(db: Database, nct_ids: list[str] | tuple[str, ...]) -> dict[str, Provenance]:
     """Provenance of each study (a study without a row, or a database without the table, is full)."""
     ids = [n for n in dict.fromkeys(nct_ids) if n]
-    out = {n: full(n) for n in ids}
+    out = {n: Provenance(n) for n in ids}
     if not ids or not available(db):
         return out
     for r in db.fetch_rows(load_sql("study_sources"), {"ids": ids}):
@@ -221,7 +217,7 @@ def fetch(db: Database, nct_ids: list[str] | tuple[str, ...]) -> dict[str, Prove
 
 def lookup(db: Database, nct_id: str) -> Provenance:
     """One study's provenance."""
-    return fetch(db, [nct_id]).get(nct_id, full(nct_id))
+    return fetch(db, [nct_id]).get(nct_id, Provenance(nct_id))
 
 
 @dataclass(frozen=True)

@@ -80,12 +80,6 @@ class Progress:
         with self._lock:
             return list(self._stages)
 
-    def current(self) -> Stage | None:
-        """The running stage, if any."""
-        with self._lock:
-            last = self._stages[-1] if self._stages else None
-        return last if last is not None and last.finished is None else None
-
     @contextlib.contextmanager
     def stage(self, name: str, total: int | None = None, unit: str = "",
               announce: bool = True) -> Iterator[Callable[[int], None]]:

@@ -255,6 +255,8 @@ def import_aact(db: Database, path: Path) -> ImportReport:
     counts = db.replace_rows(keys, {}, csv_tables=csv_tables, after=AFTER_IMPORT)
     notes = [f"skipped {name} (a table we do not mirror)" for name in skipped]
     notes += [f"{t.table}: ignored columns {', '.join(t.dropped_columns)}" for t in tables if t.dropped_columns]
+    notes += [f"{t.table}: left out {t.orphans} row{'s' if t.orphans != 1 else ''} of studies not in studies.txt"
+              for t in tables if t.orphans]
     return _report(db, "aact", path, len(nct_ids), counts, started, notes)
 
 

@@ -31,6 +31,7 @@ class FlatTable:
     columns: list[str]
     records: list[list[str]]
     dropped_columns: list[str] = field(default_factory=list)
+    orphans: int = 0  # rows of studies not in studies.txt, left out: the import would not replace them
 
     @property
     def rows(self) -> int:
@@ -104,15 +105,20 @@ def read_export(path: Path, known: dict[str, list[str]]) -> tuple[list[str], lis
     with _members(path) as members:
         if "studies" not in members:
             raise BadInput(f"{path}: no studies.txt inside; an AACT export always has one.")
+        tables.append(_convert(path, "studies", members.pop("studies"), known["studies"], nct_ids))
+        studies = set(nct_ids)
         for name, handle in members.items():
             if name not in known:
                 skipped.append(f"{name}.txt")
                 continue
-            tables.append(_convert(path, name, handle, known[name], nct_ids if name == "studies" else None))
+            tables.append(_convert(path, name, handle, known[name], studies))
     return nct_ids, tables, skipped
 
 
-def _convert(path: Path, table: str, handle: IO[bytes], columns: list[str], nct_out: list[str] | None) -> FlatTable:
+def _convert(path: Path, table: str, handle: IO[bytes], columns: list[str],
+             studies: list[str] | set[str]) -> FlatTable:
+    """Read one table file; studies.txt appends its NCT ids to the `studies` list, other tables keep only rows
+    of the `studies` set."""
     text = io.TextIOWrapper(handle, encoding="utf-8", errors="strict", newline="")
     reader = csv.reader(text, delimiter="|")
     where = f"{path.name}:{table}.txt"
@@ -129,7 +135,7 @@ def _convert(path: Path, table: str, handle: IO[bytes], columns: list[str], nct_
     unknown = [h for h in header if h not in columns]
     if len(keep) < max(2, len(header) // 2):
         raise BadInput(f"{where}: line 1: columns {unknown[:6]} do not match AACT's {table} table.")
-    records: list[list[str]] = []
+    flat = FlatTable(table, [header[i] for i in keep], [], unknown)
     nct_col = header.index("nct_id")
     seen: set[str] = set()
     line_no = 1
@@ -140,14 +146,17 @@ def _convert(path: Path, table: str, handle: IO[bytes], columns: list[str], nct_
             nct = record[nct_col]
             if not NCT_RE.match(nct):
                 raise BadInput(f"{where}: line {line_no}: malformed nct_id {nct[:20]!r}.")
-            if nct_out is not None:
+            if isinstance(studies, list):
                 if nct in seen:
                     raise BadInput(f"{where}: line {line_no}: duplicate study {nct}.")
                 seen.add(nct)
-                nct_out.append(nct)
-            records.append([record[i] for i in keep])
+                studies.append(nct)
+            elif nct not in studies:
+                flat.orphans += 1
+                continue
+            flat.records.append([record[i] for i in keep])
     except UnicodeDecodeError as err:
         raise BadInput(f"{where}: line {line_no + 1}: bytes that are not UTF-8.") from err
     except csv.Error as err:
         raise BadInput(f"{where}: line {line_no}: unreadable CSV ({err}).") from err
-    return FlatTable(table, [header[i] for i in keep], records, unknown)
+    return flat

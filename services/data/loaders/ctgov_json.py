@@ -44,15 +44,24 @@ def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
                        f"download the file again.") from err
 
 
+def _json_at(path: Path, line_no: int, text: str, *, lines: bool = False) -> Any:
+    """The JSON value of `text`: line `line_no` of `path`, or with `lines` several starting there; BadInput naming
+    the line otherwise."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        at = line_no + err.lineno - 1 if lines else line_no
+        raise BadInput(f"{path}: line {at}: not valid JSON ({err.msg}).") from err
+    except RecursionError:  # Python's parser recurses per level; a hostile file nests 100,000 deep
+        raise BadInput(f"{path}: line {line_no}: JSON nested too deeply to read.") from None
+
+
 def json_objects(path: Path, lines: Iterable[tuple[int, str]], expected: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line number, object) for each non-blank JSON line; BadInput names the line and what was `expected`."""
     for line_no, line in lines:
         if not line.strip():
             continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise BadInput(f"{path}: line {line_no}: not valid JSON ({err.msg}).") from err
+        row = _json_at(path, line_no, line)
         if not isinstance(row, dict):
             raise BadInput(f"{path}: line {line_no}: expected {expected}.")
         yield line_no, row
@@ -72,7 +81,7 @@ def read_studies(path: Path) -> Iterator[tuple[str, int, dict[str, Any]]]:
                 for name in sorted(n for n in zf.namelist() if n.endswith(".json")):
                     try:
                         doc = json.loads(guard.read_member(zf, name, f"{path}:{name}", budget).decode("utf-8"))
-                    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+                    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
                         raise BadInput(f"{path}:{name}: not valid UTF-8 JSON ({err}).") from err
                     for i, study in enumerate(doc if isinstance(doc, list) else [doc], start=1):
                         yield f"{path.name}:{name}", i, study
@@ -84,19 +93,11 @@ def read_studies(path: Path) -> Iterator[tuple[str, int, dict[str, Any]]]:
         if not line.strip():
             continue
         if line.lstrip().startswith("["):  # one JSON array (the site's "Download → JSON")
-            text = line + "".join(rest for _, rest in lines)
-            try:
-                doc = json.loads(text)
-            except json.JSONDecodeError as err:
-                raise BadInput(f"{path}: line {line_no + err.lineno - 1}: not valid JSON ({err.msg}).") from err
+            doc = _json_at(path, line_no, line + "".join(rest for _, rest in lines), lines=True)
             for i, study in enumerate(doc, start=1):
                 yield path.name, i, study
             return
-        try:
-            study = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise BadInput(f"{path}: line {line_no}: not valid JSON ({err.msg}).") from err
-        yield path.name, line_no, study
+        yield path.name, line_no, _json_at(path, line_no, line)
 
 
 def _list(value: Any) -> list[Any]:
