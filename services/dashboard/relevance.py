@@ -131,6 +131,9 @@ def page(db: Database, text: str, cte: str, params: dict[str, Any], *, descendin
     """One page of NCT ids in relevance order, the number of trials ranked (past the gate when one is given) and
     the number of candidates (every matching trial, what every page counts)."""
     rows = ranked(db, text, cte, params, descending=descending, limit=limit, offset=offset, gated=gated)
+    ids = [str(r["nct_id"]) for r in rows]
+    if not rows and offset > 0:  # past the last page: the counts are every page's, so the first row has them
+        rows = ranked(db, text, cte, params, limit=1, gated=gated)
     if not rows:
         return [], 0, 0
-    return [str(r["nct_id"]) for r in rows], int(rows[0]["total"]), int(rows[0]["candidates"])
+    return ids, int(rows[0]["total"]), int(rows[0]["candidates"])
