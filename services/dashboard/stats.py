@@ -202,17 +202,26 @@ def filter_for_click(f: Filters, facet: str, value: Any) -> Filters:
     if target is None or value is None:
         return f
     if target == "enrollment":
-        bucket = ENROLLMENT_RANGES.get(int(value)) if str(value).lstrip("-").isdigit() else None
+        bucket = ENROLLMENT_RANGES.get(int(value)) if str(value).lstrip("-").isdecimal() else None
         return f if bucket is None else replace(f, enrollment_min=bucket[0], enrollment_max=bucket[1])
     if target == "start_year":
-        return replace(f, start_from=int(value), start_to=int(value))
-    if target == "sex":
+        try:
+            new = replace(f, start_from=int(value), start_to=int(value))
+        except (TypeError, ValueError, OverflowError):
+            return f
+    elif target == "sex":
         v = str(value).upper()
-        return f.with_value("sex", v) if v in ("FEMALE", "MALE") else f
-    if target == "phase" and value == "NONE":
-        return f
-    return f.with_value(target, value if target in ("phase", "status", "funder_class", "study_type", "country",
-                                                    "state") else str(value))
+        new = f.with_value("sex", v) if v in ("FEMALE", "MALE") else f
+    elif target == "phase" and value == "NONE":
+        new = f
+    else:
+        new = f.with_value(target, value if target in ("phase", "status", "funder_class", "study_type", "country",
+                                                       "state") else str(value))
+    # The selection comes from the browser: a value the share link would refuse (too long, control characters, an
+    # unknown status, a year out of range) changes nothing.
+    before = f.to_query()
+    changed = {k: v for k, v in new.to_query().items() if before.get(k) != v}
+    return f if Filters.parsed(changed)[1] else new
 
 
 DASHBOARD_CACHE_TTL_S = 600
