@@ -316,9 +316,9 @@ class SqlEngine:
         return None
 
     # ---- the dashboard
-    def dashboard_queries(self, f: Filters, specs: Mapping[str, Mapping[str, Any]], facets: list[str] | None
-                          ) -> dict[str, tuple[str, dict[str, Any] | None]]:
-        """Every query of one dashboard, by name: KPIs, funnel, one per facet (closed facets without status)."""
+    def dashboard_frames(self, f: Filters, specs: Mapping[str, Mapping[str, Any]], facets: list[str] | None, *,
+                         timeout_ms: int, sequential: bool = False) -> DashboardFrames:
+        # Every query of the dashboard, by name: KPIs, funnel, one per facet (closed facets without status).
         cte, params = base_cte(f)
         queries: dict[str, tuple[str, dict[str, Any] | None]] = {
             "funnel": funnel_query(f), "kpis": (f"{cte}\n{load_sql('dashboard_kpis')}", params)}
@@ -326,16 +326,11 @@ class SqlEngine:
         if f.status:
             closed = [n for n in CLOSED_FACETS if n in specs and (facets is None or n in facets)]
             queries.update(facet_queries(replace(f, status=()), specs, closed))
-        return queries
-
-    def dashboard_frames(self, f: Filters, specs: Mapping[str, Mapping[str, Any]], facets: list[str] | None, *,
-                         timeout_ms: int, sequential: bool = False) -> DashboardFrames:
-        queries = self.dashboard_queries(f, specs, facets)
         if sequential:  # the benchmark's straightforward baseline: one query after another
             results: dict[str, pd.DataFrame | TrialLandscapeError] = {}
-            for name, (sql, params) in queries.items():
+            for name, (sql, bound) in queries.items():
                 try:
-                    results[name] = self.db.fetch_df(sql, params, timeout_ms=timeout_ms)
+                    results[name] = self.db.fetch_df(sql, bound, timeout_ms=timeout_ms)
                 except TrialLandscapeError as err:
                     results[name] = err
         else:
