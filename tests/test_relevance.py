@@ -200,6 +200,20 @@ def test_assistant_search_with_a_place_keeps_the_gated_trials_nearest_first(db):
             [t["nct_id"] for t in page["trials"]][10:40], len(passing), len(rows))
 
 
+def test_assistant_search_with_a_place_counts_every_trial_past_the_gate(db, monkeypatch):
+    # Nearest first, the page is drawn from the first PAGE_CAP trials of the relevance order; the in-process engine
+    # gave that cap as the number past the gate (at 575,000 studies a common condition has more), SQL the true count.
+    f = Filters(condition="leukemia", status=())
+    rows = _rows(db, f)
+    passing = [r["nct_id"] for r in rows if r["fused"] >= 2.0 / (relevance.RRF_K + len(rows))]
+    monkeypatch.setattr(engine, "PAGE_CAP", 40)
+    assert len(passing) > engine.PAGE_CAP
+    memory, sql = engine.MemoryEngine(db), engine.SqlEngine(db)
+    page = sql.search_page(f, (42.3601, -71.0589), None, limit=20, offset=5)
+    assert page[1:] == (len(passing), len(rows)) and len(page[0]) == 20
+    assert memory.search_page(f, (42.3601, -71.0589), None, limit=20, offset=5) == page
+
+
 def test_assistant_search_without_a_condition_keeps_its_order(db):
     f = Filters(status=("RECRUITING",), phase=("PHASE3",))
     assert engine.SqlEngine(db).search_page(f, None, None, limit=10, offset=0) is None

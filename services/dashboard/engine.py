@@ -541,7 +541,7 @@ class MemoryEngine:
         if place is not None and radius_miles is not None:  # trials with a site within the radius
             mask &= near_mask(store, place, float(radius_miles))
         rows = np.flatnonzero(mask)
-        matching = int(rows.size)
+        matching = total = int(rows.size)
         if rows.size == 0:
             return [], 0, 0
         if relevance.text_of(f):  # a condition: the relevance order past its gate, nearest first with a place
@@ -549,8 +549,9 @@ class MemoryEngine:
             if place is None:
                 return relevance_page(self.db, f, select, params, descending=True, limit=limit, offset=offset,
                                       gated=True)
-            gated, _, _ = relevance_page(self.db, f, select, params, descending=True, limit=PAGE_CAP, offset=0,
-                                         gated=True)
+            # The first PAGE_CAP past the gate are ordered (as SQL does); `total` counts every one past it.
+            gated, total, _ = relevance_page(self.db, f, select, params, descending=True, limit=PAGE_CAP, offset=0,
+                                             gated=True)
             keep = np.isin(store.nct[rows], np.array([g.encode() for g in gated], dtype=store.nct.dtype))
             mask = np.zeros(store.n, dtype=bool)
             mask[rows[keep]] = True
@@ -569,7 +570,7 @@ class MemoryEngine:
                             no_miles))
         lo = max(0, int(offset))
         page = rows[order[lo:lo + max(1, int(limit))]]
-        return nct_texts(store.nct[page]), int(rows.size), matching
+        return nct_texts(store.nct[page]), total, matching
 
     def country_names(self) -> list[str]:
         stored = landing.load(self.db, facetstore.generation(self.db), landing.COUNTRY_NAMES)  # as stored for it
