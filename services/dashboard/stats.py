@@ -212,9 +212,7 @@ def filter_for_click(f: Filters, facet: str, value: Any) -> Filters:
     elif target == "sex":
         v = str(value).upper()
         new = f.with_value("sex", v) if v in ("FEMALE", "MALE") else f
-    elif target == "phase" and value == "NONE":
-        new = f
-    else:
+    else:  # the phase facet's NONE (no phase) is no phase the link accepts: the check below keeps f
         new = f.with_value(target, value if target in ("phase", "status", "funder_class", "study_type", "country",
                                                        "state") else str(value))
     # The selection comes from the browser: a value the share link would refuse (too long, control characters, an
