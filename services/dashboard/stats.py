@@ -127,14 +127,11 @@ def dashboard(f: Filters, *, db: Database | None = None, facets: list[str] | Non
     funnel = []
     if frames.funnel is not None:
         funnel = [{"stage": FUNNEL_LABELS[k], "key": k, "count": int(frames.funnel[k]),
-                   "active": k == "base" or bool(_is_set(f, k))} for k in ("base", *FUNNEL_FIELDS)]
+                   "active": k == "base" or bool(f.place() if k == "near" else getattr(f, k))}
+                  for k in ("base", *FUNNEL_FIELDS)]
     out_facets = {name: shape_facet(name, frames.raw[name]) for name in FACETS
                   if name in frames.raw and (facets is None or name in facets)}
     return Dashboard(f, frames.kpis, funnel, out_facets, dict(frames.errors), mode=frames.engine or eng.kind)
-
-
-def _is_set(f: Filters, stage: str) -> Any:
-    return f.place() if stage == "near" else getattr(f, stage)
 
 
 def shape_facet(name: str, df: pd.DataFrame) -> list[dict[str, Any]]:
