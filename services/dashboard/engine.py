@@ -210,10 +210,7 @@ def area_params(f: Filters, *, only_in_area: bool = True) -> dict[str, Any]:
         min_lat, max_lat, min_lon, max_lon = geo.bounding_box(place.lat, place.lon, radius)
         params.update({"area_r": radius, "area_min_lat": min_lat, "area_max_lat": max_lat,
                        "area_min_lon": min_lon, "area_max_lon": max_lon})
-    if f.country:
-        params["area_countries"] = list(f.country)
-    if f.state:
-        params["area_states"] = list(f.state)
+    params.update(area_countries=list(f.country) or None, area_states=list(f.state) or None)
     return params
 
 
