@@ -110,7 +110,13 @@ def test_feasibility_site_rows_and_details_match_plain_sql(db):
     assert sum(int(part.rsplit(" ", 1)[1]) for part in first["phases"].split(" · ")) == first["trials"]
 
 
-@pytest.mark.parametrize("query", QUERIES, ids=lambda q: "&".join(f"{k}={v}" for k, v in q.items()) or "default")
+# A state keeps some of a trial's sites in one facility group and leaves out its first one (a group is a name, city
+# and country: an Ohio and an out-of-state site can share it): the in-process engine lost that trial (484 groups, 488).
+AREA_SPLITS_A_GROUP = {"state": "Ohio", "status": "COMPLETED,TERMINATED"}
+
+
+@pytest.mark.parametrize("query", [*QUERIES, AREA_SPLITS_A_GROUP],
+                         ids=lambda q: "&".join(f"{k}={v}" for k, v in q.items()) or "default")
 def test_feasibility_both_engines_give_the_same_table(db, query):
     f = _filters(query)
     for order, place in (("trials", None), ("recruiting", None), ("distance", BOSTON)):

@@ -174,6 +174,17 @@ def test_assistant_search_uses_the_relevance_order_past_the_gate(db):
         assert eng.search_page(f, None, None, limit=20, offset=20) == (passing[20:40], len(passing), len(rows))
 
 
+def test_assistant_search_past_the_last_page_still_counts_the_matches(db):
+    # The assistant's page 9 of a search with fewer pages: no trials on it, but as many match as on page 1 (it said
+    # "0 matching", so the model could tell the patient that nothing matched).
+    f = Filters(condition="leukemia", status=())
+    rows = _rows(db, f)
+    passing = [r["nct_id"] for r in rows if r["fused"] >= 2.0 / (relevance.RRF_K + len(rows))]
+    for eng in (engine.MemoryEngine(db), engine.SqlEngine(db)):
+        for origin in (None, (42.3601, -71.0589)):
+            assert eng.search_page(f, origin, None, limit=20, offset=len(rows) + 20) == ([], len(passing), len(rows))
+
+
 def test_assistant_search_with_a_place_keeps_the_gated_trials_nearest_first(db):
     f = Filters(condition="leukemia", status=())
     rows = _rows(db, f)
@@ -187,6 +198,20 @@ def test_assistant_search_with_a_place_keeps_the_gated_trials_nearest_first(db):
     for eng in (engine.MemoryEngine(db), engine.SqlEngine(db)):
         assert eng.search_page(f, (42.3601, -71.0589), None, limit=30, offset=10) == (
             [t["nct_id"] for t in page["trials"]][10:40], len(passing), len(rows))
+
+
+def test_assistant_search_with_a_place_counts_every_trial_past_the_gate(db, monkeypatch):
+    # Nearest first, the page is drawn from the first PAGE_CAP trials of the relevance order; the in-process engine
+    # gave that cap as the number past the gate (at 575,000 studies a common condition has more), SQL the true count.
+    f = Filters(condition="leukemia", status=())
+    rows = _rows(db, f)
+    passing = [r["nct_id"] for r in rows if r["fused"] >= 2.0 / (relevance.RRF_K + len(rows))]
+    monkeypatch.setattr(engine, "PAGE_CAP", 40)
+    assert len(passing) > engine.PAGE_CAP
+    memory, sql = engine.MemoryEngine(db), engine.SqlEngine(db)
+    page = sql.search_page(f, (42.3601, -71.0589), None, limit=20, offset=5)
+    assert page[1:] == (len(passing), len(rows)) and len(page[0]) == 20
+    assert memory.search_page(f, (42.3601, -71.0589), None, limit=20, offset=5) == page
 
 
 def test_assistant_search_without_a_condition_keeps_its_order(db):

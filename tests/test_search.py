@@ -27,6 +27,13 @@ def test_search_parse_nct_id_accepts_case_and_spaces_and_refuses_the_rest():
             search.parse_nct_id(bad)
 
 
+def test_search_parse_nct_id_reads_digits_of_any_script_as_the_id():
+    # Full-width digits (typed with a Japanese keyboard) or Arabic-Indic ones passed as digits, and the id came back
+    # in them: the trial was looked up as 'NCT０５９２３２８１' and not found.
+    assert search.parse_nct_id("NCT０５９２３２８１") == KOWA
+    assert search.parse_nct_id("nct ٠٥٩٢٣٢٨١") == KOWA
+
+
 def test_search_trial_detail_of_the_kowa_trial_matches_the_registry_record(db, raw_v2):
     d = search.trial_detail(KOWA, db=db)
     raw = _raw(raw_v2, KOWA)

@@ -403,6 +403,18 @@ def test_stats_filter_for_click(facet, value, want):
     assert got == replace(start, **want)
 
 
+@pytest.mark.parametrize(("facet", "value"), [
+    ("start_year", "abc"), ("start_year", float("inf")), ("start_year", 99_999), ("enrollment", "²"),
+    ("status", "NOT_A_STATUS"), ("countries", "x" * 10_000), ("lead_sponsors", "a\x00b"),
+    ("conditions", "c" * 201),
+])
+def test_stats_filter_for_click_refuses_what_the_share_link_refuses(facet, value):
+    # A chart selection comes from the browser; a crafted one crashed the page (int('abc'), int('²')) or set a filter
+    # no URL may carry (a 10,000-character country, a control character, a year 99999, an unknown status).
+    start = Filters(condition="diabetes")
+    assert stats.filter_for_click(start, facet, value) == start
+
+
 def test_stats_filter_for_click_adds_to_a_multi_valued_filter():
     f = Filters(phase=("PHASE1",), status=("RECRUITING",))
     f = stats.filter_for_click(f, "phase", "PHASE3")

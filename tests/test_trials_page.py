@@ -95,6 +95,13 @@ def test_export_csv_and_json_round_trip_every_row():
     assert export.file_name("my trials!", "json", dt.date(2026, 1, 2)) == "my-trials-2026-01-02.json"
 
 
+def test_export_json_writes_a_missing_timestamp_as_null():
+    # A datetime column's missing value (NaT) was written as the text "NaT", where CSV leaves the cell empty.
+    df = pd.DataFrame({"ts": pd.to_datetime(["2020-01-01 05:06", None]), "o": [pd.NaT, [pd.NaT]]})
+    assert json.loads(export.to_json_bytes(df)) == [{"ts": "2020-01-01T05:06:00", "o": None},
+                                                    {"ts": None, "o": [None]}]
+
+
 def test_export_json_is_byte_for_byte_json_dumps_with_indent_one():
     import numpy as np
 

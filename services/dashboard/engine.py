@@ -210,10 +210,7 @@ def area_params(f: Filters, *, only_in_area: bool = True) -> dict[str, Any]:
         min_lat, max_lat, min_lon, max_lon = geo.bounding_box(place.lat, place.lon, radius)
         params.update({"area_r": radius, "area_min_lat": min_lat, "area_max_lat": max_lat,
                        "area_min_lon": min_lon, "area_max_lon": max_lon})
-    if f.country:
-        params["area_countries"] = list(f.country)
-    if f.state:
-        params["area_states"] = list(f.state)
+    params.update(area_countries=list(f.country) or None, area_states=list(f.state) or None)
     return params
 
 
@@ -316,9 +313,9 @@ class SqlEngine:
         return None
 
     # ---- the dashboard
-    def dashboard_queries(self, f: Filters, specs: Mapping[str, Mapping[str, Any]], facets: list[str] | None
-                          ) -> dict[str, tuple[str, dict[str, Any] | None]]:
-        """Every query of one dashboard, by name: KPIs, funnel, one per facet (closed facets without status)."""
+    def dashboard_frames(self, f: Filters, specs: Mapping[str, Mapping[str, Any]], facets: list[str] | None, *,
+                         timeout_ms: int, sequential: bool = False) -> DashboardFrames:
+        # Every query of the dashboard, by name: KPIs, funnel, one per facet (closed facets without status).
         cte, params = base_cte(f)
         queries: dict[str, tuple[str, dict[str, Any] | None]] = {
             "funnel": funnel_query(f), "kpis": (f"{cte}\n{load_sql('dashboard_kpis')}", params)}
@@ -326,16 +323,11 @@ class SqlEngine:
         if f.status:
             closed = [n for n in CLOSED_FACETS if n in specs and (facets is None or n in facets)]
             queries.update(facet_queries(replace(f, status=()), specs, closed))
-        return queries
-
-    def dashboard_frames(self, f: Filters, specs: Mapping[str, Mapping[str, Any]], facets: list[str] | None, *,
-                         timeout_ms: int, sequential: bool = False) -> DashboardFrames:
-        queries = self.dashboard_queries(f, specs, facets)
         if sequential:  # the benchmark's straightforward baseline: one query after another
             results: dict[str, pd.DataFrame | TrialLandscapeError] = {}
-            for name, (sql, params) in queries.items():
+            for name, (sql, bound) in queries.items():
                 try:
-                    results[name] = self.db.fetch_df(sql, params, timeout_ms=timeout_ms)
+                    results[name] = self.db.fetch_df(sql, bound, timeout_ms=timeout_ms)
                 except TrialLandscapeError as err:
                     results[name] = err
         else:
@@ -546,7 +538,7 @@ class MemoryEngine:
         if place is not None and radius_miles is not None:  # trials with a site within the radius
             mask &= near_mask(store, place, float(radius_miles))
         rows = np.flatnonzero(mask)
-        matching = int(rows.size)
+        matching = total = int(rows.size)
         if rows.size == 0:
             return [], 0, 0
         if relevance.text_of(f):  # a condition: the relevance order past its gate, nearest first with a place
@@ -554,8 +546,9 @@ class MemoryEngine:
             if place is None:
                 return relevance_page(self.db, f, select, params, descending=True, limit=limit, offset=offset,
                                       gated=True)
-            gated, _, _ = relevance_page(self.db, f, select, params, descending=True, limit=PAGE_CAP, offset=0,
-                                         gated=True)
+            # The first PAGE_CAP past the gate are ordered (as SQL does); `total` counts every one past it.
+            gated, total, _ = relevance_page(self.db, f, select, params, descending=True, limit=PAGE_CAP, offset=0,
+                                             gated=True)
             keep = np.isin(store.nct[rows], np.array([g.encode() for g in gated], dtype=store.nct.dtype))
             mask = np.zeros(store.n, dtype=bool)
             mask[rows[keep]] = True
@@ -574,7 +567,7 @@ class MemoryEngine:
                             no_miles))
         lo = max(0, int(offset))
         page = rows[order[lo:lo + max(1, int(limit))]]
-        return nct_texts(store.nct[page]), int(rows.size), matching
+        return nct_texts(store.nct[page]), total, matching
 
     def country_names(self) -> list[str]:
         stored = landing.load(self.db, facetstore.generation(self.db), landing.COUNTRY_NAMES)  # as stored for it

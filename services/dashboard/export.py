@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import math
@@ -16,22 +17,16 @@ FORMATS = {"csv": "text/csv", "json": "application/json"}
 
 
 def _plain(value: Any) -> Any:
-    """A JSON-ready scalar: dates as ISO text, missing values as None, numpy numbers as Python numbers."""
-    if value is None:
-        return None
-    if isinstance(value, (dt.date, dt.datetime, pd.Timestamp)):
-        return value.isoformat()
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if hasattr(value, "item") and not isinstance(value, (list, tuple, dict, str, bytes)):
-        return _plain(value.item())
+    """A JSON-ready scalar: dates as ISO text, missing values (NaT too) as None, numpy numbers as Python numbers."""
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
-    try:
+    with contextlib.suppress(TypeError, ValueError):  # a value pandas cannot test is not missing
         if pd.isna(value):
             return None
-    except (TypeError, ValueError):
-        pass
+    if isinstance(value, dt.date):  # datetimes and pandas Timestamps too
+        return value.isoformat()
+    if hasattr(value, "item") and not isinstance(value, (dict, str, bytes)):
+        return _plain(value.item())
     return value
 
 

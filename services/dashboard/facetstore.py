@@ -441,9 +441,7 @@ class FacetStore:
         # The first site of each (facility group, study), and the first recruiting one: the Sites page counts distinct
         # studies per group by summing these flags instead of sorting millions of pairs per view.
         self.site_pair_first = _first_of_pairs(self.site_group, self.site_row, self.n)
-        # The shown statuses that say "recruiting" (SQL: upper(btrim(status)) = 'RECRUITING').
-        recruiting = self.site_status.lut(lambda v: str(v).strip(" ").upper() == "RECRUITING")
-        recruiting = recruiting[self.site_status.codes]
+        recruiting = _recruiting(self.site_status)[self.site_status.codes]
         self.site_pair_recruiting = _first_of_pairs(np.where(recruiting, self.site_group, -1), self.site_row, self.n)
 
     # ---- filters ----------------------------------------------------------------------------------
@@ -1350,6 +1348,11 @@ DETAIL_COLUMNS = ["site_id", "kind", "value", "n", "of"]
 TOP_DETAILS = 3  # lead sponsors and investigators listed per group
 
 
+def _recruiting(status: Coded) -> np.ndarray:
+    """Per code of the sites' shown status: whether it says "recruiting" (SQL: upper(btrim(status)) = 'RECRUITING')."""
+    return status.lut(lambda v: str(v).strip(" ").upper() == "RECRUITING")
+
+
 def _first_of_pairs(groups: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:
     """True at the first site (in site order) of each (group, study) pair; never for a group below 0."""
     out = np.zeros(groups.size, dtype=bool)
@@ -1357,7 +1360,7 @@ def _first_of_pairs(groups: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:
     key = groups[keep].astype(np.int64) * (n + 1) + rows[keep]
     order = np.argsort(key, kind="stable")
     sorted_key = key[order]
-    out[keep[order[np.r_[True, sorted_key[1:] != sorted_key[:-1]]]]] = True
+    out[keep[order[np.diff(sorted_key, prepend=-1) != 0]]] = True  # keys are never negative: the first counts
     return out
 
 
@@ -1368,7 +1371,10 @@ def site_frames(store: FacetStore, f: Filters, db: Database, place: geo.Place | 
     filter's area count (its countries, states, radius): a trial with a site in Japan lists its Japanese sites."""
     mask = store.mask(f, db)
     chosen = mask[store.site_row]
+    left_out = chosen.copy() if f.country or f.state or f.near else None
     _in_area(store, f, chosen)  # only the facilities in the filter's area (country, state, radius)
+    if left_out is not None:
+        left_out &= ~chosen  # the matching trials' sites outside the area
     sites = np.flatnonzero(chosen).astype(np.int32)
     del chosen
     named = sites[store.site_group[sites] >= 0]
@@ -1377,8 +1383,18 @@ def site_frames(store: FacetStore, f: Filters, db: Database, place: geo.Place | 
     ng = store.n_site_groups
     g = store.site_group[named]
     rows = store.site_row[named]
-    trials = np.bincount(g[store.site_pair_first[named]], minlength=ng)
-    recruiting = np.bincount(g[store.site_pair_recruiting[named]], minlength=ng)
+    first, first_recruiting = store.site_pair_first[named], store.site_pair_recruiting[named]
+    if left_out is not None and left_out.any():
+        # The area may leave out a (group, study)'s first site and keep another of its sites: for the studies with
+        # a site left out, the first sites are those among the sites kept.
+        cut = np.zeros(store.n, dtype=bool)
+        cut[store.site_row[left_out]] = True
+        redo = np.flatnonzero(cut[rows])
+        on = _recruiting(store.site_status)[store.site_status.codes[named[redo]]]
+        first[redo] = _first_of_pairs(g[redo], rows[redo], store.n)
+        first_recruiting[redo] = _first_of_pairs(np.where(on, g[redo], -1), rows[redo], store.n)
+    trials = np.bincount(g[first], minlength=ng)
+    recruiting = np.bincount(g[first_recruiting], minlength=ng)
     present = np.flatnonzero(trials)
     totals["groups"] = int(present.size)
     miles = np.full(ng, np.inf)
@@ -1401,7 +1417,7 @@ def site_frames(store: FacetStore, f: Filters, db: Database, place: geo.Place | 
     chosen[top] = True
     keep = chosen[g]
     s2, g2, rows2, loc2 = named[keep], g[keep], rows[keep], located[keep]
-    firsts = store.site_pair_first[s2]  # one site per (group, study): the details count each study once
+    firsts = first[keep]  # one site per (group, study): the details count each study once
     big = np.iinfo(np.int64).max
     rep = np.full(ng, big, dtype=np.int64)
     np.minimum.at(rep, g2, store.site_id[s2].astype(np.int64))

@@ -81,10 +81,27 @@ class Filters:
     def from_query(cls, params: Mapping[str, Any]) -> tuple[Filters, list[str]]:
         """Read URL parameters; return the filters and notices for what was dropped and why.
 
-        Values may be strings or lists of strings (repeated parameters). Never raises.
+        Values may be strings or lists of strings (repeated parameters). Never raises. After parsing, the
+        cross-field checks (a place that cannot be found, inverted ranges) fix what they find, with notices.
         """
         f, notices = cls.parsed(params)
-        return f.validated(notices)
+        if f.near:
+            found = geo.geocode(f.near)
+            if found.place is None:
+                notices.append(f"Could not find the place “{one_line(f.near, 40)}”: {found.message} "
+                               f"The other filters still apply.")
+                f = replace(f, near=None)
+        if f.radius > max_radius(f.unit):
+            notices.append(f"Ignored radius: the radius must be more than 0 and at most "
+                           f"{math.floor(max_radius(f.unit)):,} {f.unit}; using {_num(DEFAULT_RADIUS)} {f.unit}.")
+            f = replace(f, radius=DEFAULT_RADIUS)
+        if f.start_from is not None and f.start_to is not None and f.start_from > f.start_to:
+            notices.append("Start years were reversed; swapped them.")
+            f = replace(f, start_from=f.start_to, start_to=f.start_from)
+        if f.enrollment_min is not None and f.enrollment_max is not None and f.enrollment_min > f.enrollment_max:
+            notices.append("Enrollment range was reversed; swapped it.")
+            f = replace(f, enrollment_min=f.enrollment_max, enrollment_max=f.enrollment_min)
+        return f, notices
 
     @classmethod
     def parsed(cls, params: Mapping[str, Any]) -> tuple[Filters, list[str]]:
@@ -104,28 +121,6 @@ class Filters:
             except ValueError as err:
                 notices.append(f"Ignored {key_s}: {err}")
         return cls(**values), notices
-
-    def validated(self, notices: list[str] | None = None) -> tuple[Filters, list[str]]:
-        """Cross-field checks (place that cannot be found, inverted ranges); fixes with notices."""
-        notices = list(notices or [])
-        f = self
-        if f.near:
-            found = geo.geocode(f.near)
-            if found.place is None:
-                notices.append(f"Could not find the place “{one_line(f.near, 40)}”: {found.message} "
-                               f"The other filters still apply.")
-                f = replace(f, near=None)
-        if f.radius > max_radius(f.unit):
-            notices.append(f"Ignored radius: the radius must be more than 0 and at most "
-                           f"{math.floor(max_radius(f.unit)):,} {f.unit}; using {_num(DEFAULT_RADIUS)} {f.unit}.")
-            f = replace(f, radius=DEFAULT_RADIUS)
-        if f.start_from is not None and f.start_to is not None and f.start_from > f.start_to:
-            notices.append("Start years were reversed; swapped them.")
-            f = replace(f, start_from=f.start_to, start_to=f.start_from)
-        if f.enrollment_min is not None and f.enrollment_max is not None and f.enrollment_min > f.enrollment_max:
-            notices.append("Enrollment range was reversed; swapped it.")
-            f = replace(f, enrollment_min=f.enrollment_max, enrollment_max=f.enrollment_min)
-        return f, notices
 
     def to_query(self) -> dict[str, list[str]]:
         """URL parameters for this filter (defaults left out); repeated keys for multiple values."""
@@ -164,10 +159,6 @@ class Filters:
             changed: Any = current if value in current else (*current, value)
             return replace(self, **{name: changed})
         return replace(self, **{name: cast(Any, value)})
-
-    def without(self, name: str) -> Filters:
-        """A copy with one field back at its default."""
-        return replace(self, **{name: getattr(Filters(), name)})
 
     # ---- derived values ---------------------------------------------------------------
     def radius_miles(self) -> float:
@@ -345,7 +336,7 @@ def _integer(lo: int, hi: int, what: str) -> Any:
 
 
 def _radius(items: Sequence[str]) -> float:
-    # The upper bound depends on the unit, which may come later in the URL: validated() checks it.
+    # The upper bound depends on the unit, which may come later in the URL: from_query() checks it.
     value = _float(items)
     if math.isnan(value) or math.isinf(value) or value <= 0:
         raise ValueError("the radius must be a number more than 0.")

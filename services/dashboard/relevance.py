@@ -105,24 +105,18 @@ def stored_documents(db: Database) -> bool:
     return db.fetch_value(load_sql("search_documents_current"), timeout_ms=5_000) is True
 
 
-def order_sql(db: Database, text: str, cte: str, params: dict[str, Any], *, descending: bool, limit: int,
-              offset: int, gated: bool = False, stored: bool | None = None) -> tuple[str, dict[str, Any]]:
-    """The statement of relevance_order.sql over the CTE `cte` (WITH m AS …) of matching trials; `stored` (default:
-    whether app.study_search is built) reads the stored documents, else makes them from ctgov."""
+def ranked(db: Database, text: str, cte: str, params: dict[str, Any], *, descending: bool = True, limit: int,
+           offset: int = 0, gated: bool = False, stored: bool | None = None) -> list[dict[str, Any]]:
+    """Rows of relevance_order.sql over the CTE `cte` (WITH m AS …) of matching trials: nct_id, total, candidates,
+    fused, text_rank, concept_score, best first when descending. `stored` (default: whether app.study_search is
+    built) reads the stored documents, else makes them from ctgov."""
     p = dict(params)
     if stored is None:
         stored = stored_documents(db)
     scored = scored_cte(text, p, stored=stored)
     p.update({"tsq": tsquery(text), "k": RRF_K, "gated": gated, "descending": descending,
               "limit": max(1, int(limit)), "offset": max(0, int(offset))})
-    return f"{cte}{scored}\n{load_sql('relevance_order')}", p
-
-
-def ranked(db: Database, text: str, cte: str, params: dict[str, Any], *, descending: bool = True, limit: int,
-           offset: int = 0, gated: bool = False, stored: bool | None = None) -> list[dict[str, Any]]:
-    """Rows of relevance_order.sql: nct_id, total, fused, text_rank, concept_score, best first when descending."""
-    sql, p = order_sql(db, text, cte, params, descending=descending, limit=limit, offset=offset, gated=gated,
-                       stored=stored)
+    sql = f"{cte}{scored}\n{load_sql('relevance_order')}"
     return [dict(r) for r in db.fetch_rows(sql, p, timeout_ms=TIMEOUT_MS)]
 
 
@@ -131,6 +125,9 @@ def page(db: Database, text: str, cte: str, params: dict[str, Any], *, descendin
     """One page of NCT ids in relevance order, the number of trials ranked (past the gate when one is given) and
     the number of candidates (every matching trial, what every page counts)."""
     rows = ranked(db, text, cte, params, descending=descending, limit=limit, offset=offset, gated=gated)
+    ids = [str(r["nct_id"]) for r in rows]
+    if not rows and offset > 0:  # past the last page: the counts are every page's, so the first row has them
+        rows = ranked(db, text, cte, params, limit=1, gated=gated)
     if not rows:
         return [], 0, 0
-    return [str(r["nct_id"]) for r in rows], int(rows[0]["total"]), int(rows[0]["candidates"])
+    return ids, int(rows[0]["total"]), int(rows[0]["candidates"])

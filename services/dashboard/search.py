@@ -71,7 +71,7 @@ def parse_nct_id(text: str | None) -> str:
         shown = raw.strip()[:30] or "(empty)"
         raise BadInput(f"“{shown}” is not a ClinicalTrials.gov id: it should be NCT followed by 8 digits, "
                        "like NCT05923281.")
-    return "NCT" + match.group(2)
+    return f"NCT{int(match.group(2)):08d}"  # digits of any script (full-width, Arabic-Indic) as ASCII
 
 
 def trial_detail(nct_id: str, near_lat: float | None = None, near_lon: float | None = None,

@@ -127,14 +127,11 @@ def dashboard(f: Filters, *, db: Database | None = None, facets: list[str] | Non
     funnel = []
     if frames.funnel is not None:
         funnel = [{"stage": FUNNEL_LABELS[k], "key": k, "count": int(frames.funnel[k]),
-                   "active": k == "base" or bool(_is_set(f, k))} for k in ("base", *FUNNEL_FIELDS)]
+                   "active": k == "base" or bool(f.place() if k == "near" else getattr(f, k))}
+                  for k in ("base", *FUNNEL_FIELDS)]
     out_facets = {name: shape_facet(name, frames.raw[name]) for name in FACETS
                   if name in frames.raw and (facets is None or name in facets)}
     return Dashboard(f, frames.kpis, funnel, out_facets, dict(frames.errors), mode=frames.engine or eng.kind)
-
-
-def _is_set(f: Filters, stage: str) -> Any:
-    return f.place() if stage == "near" else getattr(f, stage)
 
 
 def shape_facet(name: str, df: pd.DataFrame) -> list[dict[str, Any]]:
@@ -202,17 +199,24 @@ def filter_for_click(f: Filters, facet: str, value: Any) -> Filters:
     if target is None or value is None:
         return f
     if target == "enrollment":
-        bucket = ENROLLMENT_RANGES.get(int(value)) if str(value).lstrip("-").isdigit() else None
+        bucket = ENROLLMENT_RANGES.get(int(value)) if str(value).lstrip("-").isdecimal() else None
         return f if bucket is None else replace(f, enrollment_min=bucket[0], enrollment_max=bucket[1])
     if target == "start_year":
-        return replace(f, start_from=int(value), start_to=int(value))
-    if target == "sex":
+        try:
+            new = replace(f, start_from=int(value), start_to=int(value))
+        except (TypeError, ValueError, OverflowError):
+            return f
+    elif target == "sex":
         v = str(value).upper()
-        return f.with_value("sex", v) if v in ("FEMALE", "MALE") else f
-    if target == "phase" and value == "NONE":
-        return f
-    return f.with_value(target, value if target in ("phase", "status", "funder_class", "study_type", "country",
-                                                    "state") else str(value))
+        new = f.with_value("sex", v) if v in ("FEMALE", "MALE") else f
+    else:  # the phase facet's NONE (no phase) is no phase the link accepts: the check below keeps f
+        new = f.with_value(target, value if target in ("phase", "status", "funder_class", "study_type", "country",
+                                                       "state") else str(value))
+    # The selection comes from the browser: a value the share link would refuse (too long, control characters, an
+    # unknown status, a year out of range) changes nothing.
+    before = f.to_query()
+    changed = {k: v for k, v in new.to_query().items() if before.get(k) != v}
+    return f if Filters.parsed(changed)[1] else new
 
 
 DASHBOARD_CACHE_TTL_S = 600
