@@ -297,4 +297,6 @@ def test_export_csv_prefixes_text_a_spreadsheet_would_run_as_a_formula():
                                   "a\rb", ""]
     assert back["n"].tolist() == ["-1.0", "2.0", "-3.5", "4.0", "5.0", "6.0", "7.0", "8.0", "9.0"]
     assert back["o"].tolist() == ["-1", "'-x", "", "[1]", "2020-01-02", "2.5", "-7", "ok", "True"]
+    cat = pd.DataFrame({"c": pd.Categorical(["=x", "y", "=x"])})
+    assert export.to_csv_bytes(cat).decode().split() == ["c", "'=x", "y", "'=x"]
     assert [r["t"] for r in json.loads(export.to_json_bytes(df))] == hostile  # JSON is data, not a sheet: as is

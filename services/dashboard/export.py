@@ -40,7 +40,7 @@ def _inert_cell(value: Any) -> Any:
 def to_csv_bytes(df: pd.DataFrame) -> bytes:
     """UTF-8 CSV with a header row; missing values are empty cells and dates ISO (YYYY-MM-DD). Text cells that a
     spreadsheet would run as a formula (trial records are untrusted) start with a ' (OWASP); numbers are left alone."""
-    text = [c for c in range(df.shape[1]) if df.dtypes.iloc[c] == object or is_string_dtype(df.dtypes.iloc[c])]
+    text = [c for c, d in enumerate(df.dtypes) if is_string_dtype(d) or isinstance(d, pd.CategoricalDtype)]
     if text:
         df = df.copy()
         for c in text:
