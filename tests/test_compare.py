@@ -301,6 +301,18 @@ def test_comparison_display_frame_says_unknown_and_signs_differences():
     assert (x["A"], x["A %"], x["B"], x["B − A"]) == ("1,000", "83.3", "—", "—")
 
 
+def test_compare_figure_in_shares_draws_no_bar_for_a_row_without_a_share():
+    # Key figures in share mode: only "recruiting" has a share; the others keep their count on hover, with no bar
+    # (a count drawn beside percentages on one axis would dwarf them); a section with no share at all draws counts.
+    rows = [compare.Row("kpis", "Key figures", "matching_trials", "Matching trials", 400, 300, None, None, ""),
+            compare.Row("kpis", "Key figures", "recruiting", "Recruiting", 100, 150, 0.25, 0.5, compare.SHARE_OF_KPI)]
+    a, b = charts.compare_figure("Key figures", "hbar", rows, "share").data
+    assert list(a.x) == [None, 25.0] and list(b.x) == [None, 50.0] and list(a.text) == ["", "25.0%"]
+    assert "<b>400</b>" in a.customdata[0][1] and "<b>300</b>" in b.customdata[0][1]
+    counts = charts.compare_figure("Key figures", "hbar", rows[:1], "share").data
+    assert list(counts[0].x) == [400] and list(counts[1].x) == [300]
+
+
 def test_compare_figure_leaves_room_for_the_longest_number():
     rows = [compare.Row("phase", "Phase", "PHASE2", "Phase 2", 3, 1, 1.0, 0.25, compare.SHARE_OF_MATCHING)]
     fig = charts.compare_figure("Phase", "hbar", rows, "share")

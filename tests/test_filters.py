@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from services.dashboard import compare, filters
 from services.dashboard.filters import Filters
 from services.data.normalize import ENROLLING_STATUSES, OPEN_STATUSES
 
@@ -22,3 +23,17 @@ def test_filters_describe_the_default_status_without_claiming_enrolment() -> Non
     line = Filters().describe()[0]
     assert "enrol" not in line and line == "Status: open or still running"
     assert Filters(status=ENROLLING_STATUSES).describe()[0].startswith("Status: Recruiting, ")
+
+
+def test_filters_a_link_with_hundreds_of_unknown_parameters_gives_a_few_notices_and_a_count():
+    # One notice per unknown parameter was kept for each of up to 999 parameters (the warning showed 12 of them).
+    params = {"condition": "asthma", **{f"x{i}": "1" for i in range(900)}, "phase": "PHASE9"}
+    f, notices = Filters.from_query(params)
+    assert f == Filters(condition="asthma")
+    n = filters.MAX_UNKNOWN_NOTICES
+    assert notices == [*(f"Ignored unknown parameter “x{i}”." for i in range(n)),
+                       f"Ignored {900 - n:,} more unknown parameters.", notices[-1]]
+    assert notices[-1].startswith("Ignored phase:")
+    got, b_notices = compare.b_from_query({f"b.x{i}": "1" for i in range(900)})
+    assert got == Filters() and b_notices == ["Filter set B: " + n.replace("“x", "“b.x") for n in notices[:-1]]
+    assert Filters.from_query({"x": "1", "phase": "PHASE9"})[1][0] == "Ignored unknown parameter “x”."

@@ -86,6 +86,17 @@ def test_sitemap_nearest_sites_are_sorted_and_their_distances_match(db, raw_v2, 
     assert list(km["distance"]) == [round(m * 1.609344, 1) for m in near["miles"]]
 
 
+def test_sitemap_tooltips_give_the_distance_in_the_filter_s_unit(db):
+    # With the unit set to km, every tooltip said "… 1.2 mi away" over the number of miles.
+    for unit, factor in (("km", geo.KM_PER_MILE), ("mi", 1.0)):
+        data = sitemap.map_data(Filters(near="Boston, MA", radius=150 if unit == "km" else 90, unit=unit, status=()),
+                                db=db)
+        for frame in (data.points, data.nearest):
+            assert len(frame) > 10
+            assert [s.rsplit(" · ", 1)[1] for s in frame["t_sub"]] == [f"{m * factor:,.1f} {unit} away"
+                                                                       for m in frame["miles"]]
+
+
 def test_sitemap_groups_sites_into_cells_above_the_point_limit(db):
     f = Filters(status=())
     data = sitemap.map_data(f, point_limit=800, db=db)

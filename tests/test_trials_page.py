@@ -284,3 +284,19 @@ def test_trials_page_checks_the_live_status_on_request(db, monkeypatch):
     at.button(key="live_detail").click().run()
     assert [w for w in at.warning if "Status may be out of date" in w.value]
     assert [i.value for i in at.info if "Could not reach ClinicalTrials\\.gov" in i.value]
+
+
+def test_export_csv_prefixes_text_a_spreadsheet_would_run_as_a_formula():
+    # Trial records are untrusted: a title like =HYPERLINK(...) opened as a live formula in Excel or LibreOffice.
+    # Text cells starting with = + - @ tab or CR get a leading ' (OWASP); numbers, even negative, stay numbers.
+    hostile = ["=HYPERLINK(\"http://x\")", "+1", "-2+3", "@SUM(A1)", "\tx", "\r=1", "a=b", "a\rb", None]
+    df = pd.DataFrame({"t": hostile, "n": [-1, 2, -3.5, 4, 5, 6, 7, 8, 9],
+                       "o": [-1, "-x", None, [1], dt.date(2020, 1, 2), 2.5, -7, "ok", True]})
+    back = pd.read_csv(io.BytesIO(export.to_csv_bytes(df)), keep_default_na=False, dtype=str)
+    assert back["t"].tolist() == ["'=HYPERLINK(\"http://x\")", "'+1", "'-2+3", "'@SUM(A1)", "'\tx", "'\r=1", "a=b",
+                                  "a\rb", ""]
+    assert back["n"].tolist() == ["-1.0", "2.0", "-3.5", "4.0", "5.0", "6.0", "7.0", "8.0", "9.0"]
+    assert back["o"].tolist() == ["-1", "'-x", "", "[1]", "2020-01-02", "2.5", "-7", "ok", "True"]
+    cat = pd.DataFrame({"c": pd.Categorical(["=x", "y", "=x"])})
+    assert export.to_csv_bytes(cat).decode().split() == ["c", "'=x", "y", "'=x"]
+    assert [r["t"] for r in json.loads(export.to_json_bytes(df))] == hostile  # JSON is data, not a sheet: as is

@@ -525,8 +525,10 @@ def compare_figure(title: str, style: str, rows: Sequence[Any], measure: str = "
     """Grouped bars of one section of a comparison (services/dashboard/compare.Row): A and B side by side.
 
     style "hbar" draws a ranked list as horizontal bars (A's order, then values only B has); any other style draws
-    vertical bars in the section's order. measure "share" draws each side's share (rows without a share draw
-    counts); a count unknown on one side (outside its top list) draws no bar and says so on hover.
+    vertical bars in the section's order. measure "share" draws each side's share; a row without one (a key figure
+    other than recruiting) draws no bar, its count on hover, since counts and percentages cannot share an axis — only
+    a section where no row has a share draws counts. A count unknown on one side (outside its top list) draws no bar
+    and says so on hover.
     """
     names = names or {"A": "A", "B": "B"}
     if not rows:

@@ -18,9 +18,8 @@ from typing import Any
 
 import pandas as pd
 
-from services.dashboard.filters import COMPARE_PARAM_PREFIX, PARAMS, Filters
+from services.dashboard.filters import COMPARE_PARAM_PREFIX, PARAMS, Filters, unknown_notices
 from services.dashboard.stats import FACETS, Dashboard
-from services.inert import one_line
 
 KPIS: tuple[tuple[str, str], ...] = (
     ("matching_trials", "Matching trials"), ("recruiting", "Recruiting now"), ("sites", "Sites"),
@@ -255,7 +254,7 @@ def is_b_param(key: str) -> bool:
 def b_from_query(params: Mapping[str, Any]) -> tuple[Filters, list[str]]:
     """Filter set B from the `b.`-prefixed URL parameters (others ignored); notices name what was dropped and why."""
     own: dict[str, Any] = {}
-    notices: list[str] = []
+    unknown: list[str] = []
     for key, raw in params.items():
         if not is_b_param(str(key)):
             continue
@@ -263,9 +262,9 @@ def b_from_query(params: Mapping[str, Any]) -> tuple[Filters, list[str]]:
         if name in PARAMS:
             own[name] = raw
         else:  # view parameters (map mode, sort, …) mean nothing for a filter set
-            notices.append(f"Ignored unknown parameter “{one_line(str(key), 40)}”.")
+            unknown.append(str(key))
     f, more = Filters.from_query(own)
-    return f, ["Filter set B: " + n for n in notices + more]
+    return f, ["Filter set B: " + n for n in unknown_notices(unknown) + more]
 
 
 def b_words(fb: Filters) -> str:

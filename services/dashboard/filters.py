@@ -36,6 +36,7 @@ MAX_TEXT = 200  # longest free-text filter value we accept (a condition name is 
 MAX_VALUES = 50  # most values in one multi-valued filter
 MAX_RADIUS_MILES = 12_500.0
 DEFAULT_RADIUS = 100.0
+MAX_UNKNOWN_NOTICES = 10  # unknown parameters named one by one: a link may hold hundreds (Streamlit reads 999)
 
 STATE_VALUES = tuple(sorted(set(geo.US_STATE_CODES.values())))
 
@@ -107,20 +108,21 @@ class Filters:
     def parsed(cls, params: Mapping[str, Any]) -> tuple[Filters, list[str]]:
         """from_query without the cross-field checks (no place look-up): for describing filters checked before."""
         notices: list[str] = []
+        unknown: list[str] = []
         values: dict[str, Any] = {}
         for key, raw in params.items():
             key_s = str(key)
             name = PARAMS.get(key_s)
             if name is None:
                 if not is_view_param(key_s):
-                    notices.append(f"Ignored unknown parameter “{one_line(key_s, 40)}”.")
+                    unknown.append(key_s)
                 continue
             items = [str(v) for v in (raw if isinstance(raw, (list, tuple)) else [raw])]
             try:
                 values[name] = _PARSERS[name](items)
             except ValueError as err:
                 notices.append(f"Ignored {key_s}: {err}")
-        return cls(**values), notices
+        return cls(**values), unknown_notices(unknown) + notices
 
     def to_query(self) -> dict[str, list[str]]:
         """URL parameters for this filter (defaults left out); repeated keys for multiple values."""
@@ -341,6 +343,14 @@ def _radius(items: Sequence[str]) -> float:
     if math.isnan(value) or math.isinf(value) or value <= 0:
         raise ValueError("the radius must be a number more than 0.")
     return value
+
+
+def unknown_notices(keys: Sequence[str]) -> list[str]:
+    """A notice for each of the first MAX_UNKNOWN_NOTICES unknown parameters, then one that counts the rest."""
+    notices = [f"Ignored unknown parameter “{one_line(k, 40)}”." for k in keys[:MAX_UNKNOWN_NOTICES]]
+    if len(keys) > MAX_UNKNOWN_NOTICES:
+        notices.append(f"Ignored {len(keys) - MAX_UNKNOWN_NOTICES:,} more unknown parameters.")
+    return notices
 
 
 def max_radius(unit: str) -> float:

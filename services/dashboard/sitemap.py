@@ -89,7 +89,7 @@ def map_data(f: Filters, only_in_area: bool = True, point_limit: int = POINT_LIM
     engine = engine or engine_for(db or runtime.get_db())
     frames = engine.map_frames(f, only_in_area=only_in_area, point_limit=point_limit, nearest_limit=nearest_limit,
                                grid_steps=GRID_STEPS, timeout_ms=timeout_ms)
-    points = shape_cells(frames.points) if frames.cell is not None else shape_sites(frames.points)
+    points = shape_cells(frames.points) if frames.cell is not None else shape_sites(frames.points, f.unit)
     s = frames.summary
     summary = MapSummary(sites=s["sites"], located=s["located"], trials=s["trials"],
                          trials_located=s["trials_located"], aggregated=frames.cell is not None,
@@ -98,7 +98,7 @@ def map_data(f: Filters, only_in_area: bool = True, point_limit: int = POINT_LIM
     place = f.place()
     return MapData(
         filters=f, only_in_area=only_in_area, summary=summary, points=points,
-        nearest=shape_sites(nearest) if len(nearest) else nearest,
+        nearest=shape_sites(nearest, f.unit) if len(nearest) else nearest,
         countries=country_values(frames.countries), states=state_values(frames.states), place=place,
         radius_miles=f.radius_miles() if place is not None else None, errors=dict(frames.errors),
     )
@@ -122,8 +122,9 @@ def _where(city: Any, state: Any, country: Any) -> str:
     return ", ".join(p for p in (text(city), text(state), text(country)) if p)
 
 
-def shape_sites(df: pd.DataFrame) -> pd.DataFrame:
-    """Site rows with their shown status (the site's own, else the trial's), colour and tooltip lines."""
+def shape_sites(df: pd.DataFrame, unit: str = "mi") -> pd.DataFrame:
+    """Site rows with their shown status (the site's own, else the trial's), colour and tooltip lines (the distance,
+    from the `miles` column, in `unit`: "mi" or "km")."""
     if df.empty:
         added = ("status", "status_from", "color", "weight", "t_title", "t_sub", "t_l1", "t_l2")
         return df.assign(**{col: pd.Series(dtype=object) for col in added})
@@ -139,8 +140,9 @@ def shape_sites(df: pd.DataFrame) -> pd.DataFrame:
     out["weight"] = 1
     out["t_title"] = [text(n) or "Unnamed site" for n in cols["facility"]]
     miles = out["miles"].tolist() if "miles" in out else [None] * len(out)
+    factor = geo.KM_PER_MILE if unit == "km" else 1.0
     out["t_sub"] = [
-        _where(c, s, k) + (f" · {m:,.1f} mi away" if m is not None and not pd.isna(m) else "")
+        _where(c, s, k) + (f" · {m * factor:,.1f} {unit} away" if m is not None and not pd.isna(m) else "")
         for c, s, k, m in zip(cols["city"], cols["state"], cols["country"], miles, strict=True)
     ]
     out["t_l1"] = [

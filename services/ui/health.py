@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import streamlit as st
 
+from services import inert
 from services.dashboard import stats
 from services.data import runtime, startup
 from services.errors import DatabaseUnavailable, QueryTimeout, TrialLandscapeError
@@ -101,7 +102,6 @@ def ensure_database() -> None:
         _database_ready()
 
 
-_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_{}[]()#+-.!|<>~$"})
 START_POLL_S = 0.25
 
 
@@ -113,7 +113,7 @@ def _draw_start(stages: list[startup.Stage]) -> None:
         st.caption("This happens once on this machine (about a minute; the stages and counts below are live). "
                    "Later starts skip it.")
     for s in stages:
-        text = s.describe().translate(_MD_SPECIAL)
+        text = inert.md_line(s.describe())
         if s.finished is not None:
             st.markdown(f"✅ {text}")
         else:
@@ -171,7 +171,7 @@ def database_errors() -> Iterator[None]:
             st.session_state["db_down_since"] = time.strftime("%H:%M:%S %Z")
         st.error(f"**The database is not reachable right now** (since {st.session_state['db_down_since']}). "
                  f"{err.hint}", icon="🔌")
-        st.caption(f"Details: {err}")
+        st.caption(f"Details: {inert.md_line(err)}")  # the driver's or server's words, shown literally
         st.button("Retry", type="primary", key="db_retry", on_click=_retry_database)
         _watch_database()
         st.stop()
