@@ -160,3 +160,16 @@ def test_db_every_statement_is_planned_for_its_own_values(db):
         plan = "\n".join(r["QUERY PLAN"] for r in db.fetch_rows(
             "EXPLAIN SELECT count(*) FROM unnest(CAST(:ids AS text[])) AS u(id)", {"ids": ids[:size]}))
         assert "$1" not in plan, plan  # a custom plan holds the value itself, a generic one the placeholder
+
+
+@pytest.mark.parametrize("value", ["0", "-5", " -1 "])
+def test_db_statement_timeout_setting_below_one_millisecond_is_refused_at_start(monkeypatch, value):
+    # 0 used to switch the time limit off for every query, and a negative value made every query fail.
+    from services.data import runtime
+    from services.errors import BadInput
+
+    monkeypatch.setenv("STATEMENT_TIMEOUT_MS", value)
+    with pytest.raises(BadInput, match=r"STATEMENT_TIMEOUT_MS must be at least 1 ms"):
+        runtime._timeout()
+    monkeypatch.setenv("STATEMENT_TIMEOUT_MS", "250")
+    assert runtime._timeout() == 250
