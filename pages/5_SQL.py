@@ -4,10 +4,10 @@ import streamlit as st
 
 from services import console, inert
 from services.errors import BadInput, ConsoleBusy, QueryFailed, QueryTimeout, ResultTooLarge, UnsafeQuery
+from services.sqlguard import TooManyParameters
 from services.ui import gate, health
 from services.ui import state as ui_state
 
-MAX_PARAMETERS = 40  # input boxes drawn: a query (a link's ?sql= too) may name thousands of :parameters
 STARTER = """-- One read-only SELECT over schema ctgov; write values as :name to get an input box.
 SELECT phase, count(*) AS trials
 FROM ctgov.studies
@@ -38,7 +38,16 @@ ui_state.page_setup("SQL", "🧮", sidebar=False)
 if "sql_text" not in st.session_state and "sql" in st.query_params:
     st.session_state["sql_autorun"] = True
 ui_state.view_widget("sql_text", "sql", STARTER, lambda v: v[:console.MAX_CHARS])
-for name in console.parameter_names(st.session_state["sql_text"])[:MAX_PARAMETERS]:
+# One input box per :parameter; a query (a link's ?sql= too) naming more than the guard's limit gets none.
+names: tuple[str, ...] = ()
+too_many: TooManyParameters | None = None
+try:
+    names = console.check(st.session_state["sql_text"]).parameters
+except TooManyParameters as err:
+    too_many = err
+except BadInput:
+    pass  # any other refusal is explained when the query is run
+for name in names:
     ui_state.view_widget(f"sql_param_{name}", f"sql.{name}",
                          "RECRUITING" if name == "status" and st.session_state["sql_text"] == STARTER else "", str)
 for key in ("sql_result", "sql_error"):
@@ -89,11 +98,8 @@ if st.session_state.get("sql_example") in examples:
 sql = st.text_area("Query", key="sql_text", height=260, max_chars=console.MAX_CHARS,
                    help="One SELECT (WITH allowed). Values written as :name become input boxes below.")
 
-names = console.parameter_names(sql)
-too_many = len(names) > MAX_PARAMETERS
 if too_many:
-    st.error(f"This query names {len(names):,} parameters; the console takes at most {MAX_PARAMETERS}.", icon="🚫")
-    names = ()
+    st.error(inert.md(too_many), icon="🚫")
 if names:
     st.markdown("**Parameters** — an empty box is NULL; text is converted to the type the query needs.")
     for start in range(0, len(names), 3):
@@ -106,7 +112,7 @@ for name in names:
     ui_state.set_view_param(f"sql.{name}", st.session_state.get(f"sql_param_{name}", ""),
                             "RECRUITING" if name == "status" and sql == STARTER else "")
 
-run = (st.button("Run query", type="primary", disabled=too_many) or st.session_state.pop("sql_autorun", False)
+run = (st.button("Run query", type="primary", disabled=bool(too_many)) or st.session_state.pop("sql_autorun", False)
        ) and not too_many
 st.caption(f"Limits: {limits.describe()}. {guard.note}")
 with st.expander("Queries written for AACT"):

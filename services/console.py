@@ -254,14 +254,6 @@ def check(sql: str) -> GuardedQuery:
     return replace(guarded, sql=explain.wrap(scoped) if explain is not None else scoped)
 
 
-def parameter_names(sql: str) -> tuple[str, ...]:
-    """The `:name` parameters of a query in order, or () while the query does not pass the check."""
-    try:
-        return check(sql).parameters
-    except BadInput:
-        return ()
-
-
 def run_query(sql: str, params: Mapping[str, Any] | None = None, *, db: Database | None = None,
               max_rows: int | None = None, timeout_ms: int | None = None,
               visitor: str | None = None) -> ConsoleResult:

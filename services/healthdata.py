@@ -9,6 +9,7 @@ are refused (no "billion laughs"), and the bytes read, records kept and time spe
 from __future__ import annotations
 
 import csv
+import heapq
 import io
 import json
 import math
@@ -18,7 +19,7 @@ import time
 import zipfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import PurePosixPath
 from typing import IO, Any, Literal
 from xml.parsers import expat
@@ -329,9 +330,10 @@ class _ExportReader:
     records: int = 0
     steps: dict[tuple[date, str], float] = field(default_factory=dict)  # (day, device) -> steps
     latest: dict[tuple[str, date], tuple[str, str, float, str]] = field(default_factory=dict)  # last reading of a day
-    clinical: list[str] = field(default_factory=list)
+    # Lab records to read: a min-heap of (received, position, path) holding the newest MAX_CLINICAL_FILES.
+    clinical: list[tuple[float, int, str]] = field(default_factory=list)
     clinical_total: int = 0
-    labs_left_out: int = 0  # lab records past MAX_CLINICAL_FILES
+    labs_left_out: int = 0  # lab records past MAX_CLINICAL_FILES (the oldest by receivedDate)
     problems: dict[str, int] = field(default_factory=dict)
 
     def start(self, name: str, attrs: dict[str, str]) -> None:
@@ -354,9 +356,15 @@ class _ExportReader:
             self.clinical_total += 1
             path = attrs.get("resourceFilePath", "")
             if "LabResult" in attrs.get("type", "") and path:
+                try:  # e.g. "2026-10-03 09:00:00 +0100"; a record without a readable date counts as the oldest
+                    received = datetime.strptime(attrs.get("receivedDate", ""), "%Y-%m-%d %H:%M:%S %z").timestamp()
+                except ValueError:
+                    received = -math.inf
+                entry = (received, self.clinical_total, path)
                 if len(self.clinical) < MAX_CLINICAL_FILES:
-                    self.clinical.append(path)
+                    heapq.heappush(self.clinical, entry)
                 else:
+                    heapq.heappushpop(self.clinical, entry)
                     self.labs_left_out += 1
 
     def _record(self, measure: Measure, attrs: dict[str, str]) -> None:
@@ -507,7 +515,8 @@ def read_export_zip(stream: IO[bytes], *, today: date | None = None) -> Parsed:
         except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError) as exc:
             raise HealthDataError(f"export.xml in the zip cannot be read ({one_line(str(exc), 80)}); nothing was stored.") from exc
         base = PurePosixPath(info.filename.replace("\\", "/")).parent
-        labs, unread = _clinical_labs(archive, base, reader.clinical, today, deadline)
+        labs, unread = _clinical_labs(archive, base, [path for *_, path in sorted(reader.clinical, key=lambda e: e[1])],
+                                      today, deadline)
     parsed = _finish(reader, labs)
     if reader.clinical_total and unread:
         parsed.notes.append(f"{unread:,} lab result{'s' if unread != 1 else ''} from your health records "

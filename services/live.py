@@ -5,10 +5,11 @@ still open. When the machine is online, :func:`live_status` fetches the trial's 
 ClinicalTrials.gov shows now, with the time it was asked ("as of"). Nothing about the patient is sent for a status
 look-up: only the NCT id. :meth:`LiveClient.search` (the CLI's `live search`) sends what its caller passes.
 
-The client is polite and bounded: one request at a time and at least ``min_interval_s`` (1.5 s) between the starts
-of two requests from this process; a request budget per hour; on HTTP 429 it waits (the server's Retry-After, else
-1, 2, 4 … s) and tries again a few times; short timeouts. Every failure becomes a :class:`LiveUnavailable` whose
-message says what happened and what to do, and the app goes on with its own copy. Answers are kept for ten minutes.
+The client is polite and bounded: one request at a time and at least ``min_interval_s`` (1.5 s) from the end of one
+request to the start of the next from this process, so the server sees that much quiet however long each took; a
+request budget per hour; on HTTP 429 it waits (the server's Retry-After, else 1, 2, 4 … s) and tries again a few
+times; short timeouts. Every failure becomes a :class:`LiveUnavailable` whose message says what happened and what to
+do, and the app goes on with its own copy. Answers are kept for ten minutes.
 
 Settings (environment): ``CTGOV_API_URL`` (default https://clinicaltrials.gov/api/v2 — tests point it at a local
 fake server), ``CTGOV_LIVE=off`` to switch look-ups off, ``CTGOV_LIVE_BUDGET`` (requests per hour, default 120).
@@ -122,7 +123,7 @@ class LiveClient:
         self.backoff_base_s = backoff_base_s
         self._sleep, self._clock = sleep, clock
         self._lock = threading.Lock()  # one request at a time: spacing and budget are per process
-        self._last_start: float | None = None
+        self._last_end: float | None = None
         self._sent: deque[float] = deque()
         self._cache: dict[str, tuple[float, LiveStatus]] = {}
 
@@ -172,12 +173,15 @@ class LiveClient:
                                   f"the next one is possible in about {wait_min} min.")
         self._sent.append(now)
 
-    def _space(self) -> None:
-        if self._last_start is not None:
-            wait = self.min_interval_s - (self._clock() - self._last_start)
-            if wait > 0:
-                self._sleep(wait)
-        self._last_start = self._clock()
+    def _send(self, request: urllib.request.Request) -> bytes:
+        """One request, started at least ``min_interval_s`` after the previous one ended, whatever its outcome."""
+        if self._last_end is not None and (wait := self.min_interval_s - (self._clock() - self._last_end)) > 0:
+            self._sleep(wait)
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout_s) as answer:  # noqa: S310 - https/our URL
+                return answer.read(MAX_BODY_BYTES + 1)
+        finally:
+            self._last_end = self._clock()
 
     def _get(self, path: str, params: Mapping[str, str], *, not_found: str | None = None) -> dict[str, Any]:
         url = f"{self.base_url}{path}?{urllib.parse.urlencode({**params, 'format': 'json'})}"
@@ -186,10 +190,8 @@ class LiveClient:
         with self._lock:
             for attempt in range(self.max_retries + 1):
                 self._take_budget()
-                self._space()
                 try:
-                    with urllib.request.urlopen(request, timeout=self.timeout_s) as answer:  # noqa: S310 - https/our URL
-                        body = answer.read(MAX_BODY_BYTES + 1)
+                    body = self._send(request)
                 except urllib.error.HTTPError as err:
                     if err.code == 429 and attempt < self.max_retries:
                         asked = _retry_after(err.headers.get("Retry-After") if err.headers else None)
@@ -197,7 +199,6 @@ class LiveClient:
                             raise LiveUnavailable(f"ClinicalTrials.gov asked us to wait {asked:.0f} s before the "
                                                   "next request. Try again then.") from None
                         self._sleep(asked if asked is not None else self.backoff_base_s * 2 ** attempt)
-                        self._last_start = self._clock()  # the wait above already spaced the next request
                         continue
                     raise self._http_error(err, not_found) from None
                 except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as err:

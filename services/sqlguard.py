@@ -31,6 +31,7 @@ from pglast.enums.parsenodes import TransactionStmtKind, VariableSetKind
 from services.errors import BadInput, UnsafeQuery
 
 MAX_CHARS = 100_000
+MAX_PARAMETERS = 40  # one input box each on the SQL page; 100,000 characters could name ~12,000
 DEFAULT_SCHEMA = "ctgov"
 
 # Brackets deeper than this are refused before parsing: no analytical query needs them, and
@@ -262,6 +263,10 @@ _STATEMENTS: dict[str, tuple[str | None, str]] = {
 T = TypeVar("T")
 
 
+class TooManyParameters(UnsafeQuery):
+    """The query names more than MAX_PARAMETERS `:parameters` (the SQL page says so before it is run)."""
+
+
 @dataclass(frozen=True)
 class GuardedQuery:
     """A single read-only SELECT that passed the guard.
@@ -395,7 +400,7 @@ def _check_nesting(tokens: Sequence[Any]) -> None:
 
 def _positional(sql: str, tokens: Sequence[Any]) -> tuple[str, tuple[str, ...]]:
     """The statement's text with each `:name` turned into `$n`, and the names in order."""
-    names: list[str] = []
+    names: dict[str, int] = {}  # name -> n, in order of first use
     pieces: list[str] = []
     cursor = tokens[0].start
     index = 0
@@ -417,9 +422,8 @@ def _positional(sql: str, tokens: Sequence[Any]) -> tuple[str, tuple[str, ...]]:
             follower_text = sql[follower.start : follower.end + 1]
             if glued_after and not glued_before and not opens_slice:
                 if _PARAM_NAME.match(follower_text):
-                    if follower_text not in names:
-                        names.append(follower_text)
-                    pieces += [sql[cursor : token.start], f"${names.index(follower_text) + 1}"]
+                    number = names.setdefault(follower_text, len(names) + 1)
+                    pieces += [sql[cursor : token.start], f"${number}"]
                     cursor = follower.end + 1
                     index += 2
                     continue
@@ -428,6 +432,8 @@ def _positional(sql: str, tokens: Sequence[Any]) -> tuple[str, tuple[str, ...]]:
                         f"Write bound parameters as :name with letters, digits and underscores, not :{follower_text}."
                     )
         index += 1
+    if len(names) > MAX_PARAMETERS:
+        raise TooManyParameters(f"This query names {len(names):,} parameters; the console takes at most {MAX_PARAMETERS}.")
     pieces.append(sql[cursor : tokens[-1].end + 1])
     return "".join(pieces), tuple(names)
 

@@ -389,11 +389,9 @@ def test_console_hostile_parameter_values_are_bad_input_with_a_short_message():
     assert len(str(caught.value)) < 200
 
 
-def test_console_parameter_names():
-    assert console.parameter_names("SELECT * FROM studies WHERE phase = :phase LIMIT :n") == ("phase", "n")
-    assert console.parameter_names("SELECT ':x' AS colon, :y::int") == ("y",)
-    assert console.parameter_names("DELETE FROM studies WHERE phase = :phase") == ()
-    assert console.parameter_names("SELECT * FROM app.sessions WHERE token = :t") == ()
+def test_console_check_names_the_parameters():
+    assert console.check("SELECT * FROM studies WHERE phase = :phase LIMIT :n").parameters == ("phase", "n")
+    assert console.check("SELECT ':x' AS colon, :y::int").parameters == ("y",)
 
 
 # ---- limits -------------------------------------------------------------------------------------

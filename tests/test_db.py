@@ -9,7 +9,7 @@ import pytest
 
 from services.data import embedded
 from services.data.db import Database, describe_url, to_async_url
-from services.errors import DatabaseUnavailable, QueryFailed, QueryTimeout
+from services.errors import DatabaseUnavailable, QueryFailed, QueryTimeout, ResultTooLarge
 
 
 def test_db_fetch_df_converts_numeric(db):
@@ -160,3 +160,32 @@ def test_db_every_statement_is_planned_for_its_own_values(db):
         plan = "\n".join(r["QUERY PLAN"] for r in db.fetch_rows(
             "EXPLAIN SELECT count(*) FROM unnest(CAST(:ids AS text[])) AS u(id)", {"ids": ids[:size]}))
         assert "$1" not in plan, plan  # a custom plan holds the value itself, a generic one the placeholder
+
+
+@pytest.mark.parametrize("value", ["0", "-5", " -1 "])
+def test_db_statement_timeout_setting_below_one_millisecond_is_refused_at_start(monkeypatch, value):
+    # 0 used to switch the time limit off for every query, and a negative value made every query fail.
+    from services.data import runtime
+    from services.errors import BadInput
+
+    monkeypatch.setenv("STATEMENT_TIMEOUT_MS", value)
+    with pytest.raises(BadInput, match=r"STATEMENT_TIMEOUT_MS must be at least 1 ms"):
+        runtime._timeout()
+    monkeypatch.setenv("STATEMENT_TIMEOUT_MS", "250")
+    assert runtime._timeout() == 250
+
+
+def test_db_fetch_guarded_a_large_value_past_the_row_cap_is_not_refused(db):
+    # The one row fetched past max_rows only tells that there are more; a value in it over the per-value cap used
+    # to stop the whole query with ResultTooLarge, for a value the user would never see.
+    sql = "SELECT v FROM (VALUES (1, 'a'), (2, repeat('x', 100))) AS t(k, v) ORDER BY k"
+    assert db.fetch_guarded(sql, max_rows=1, max_value_bytes=10) == (["v"], [("a",)], "rows")
+    with pytest.raises(ResultTooLarge):
+        db.fetch_guarded(sql, max_rows=2, max_value_bytes=10)
+
+
+def test_db_fetch_df_converts_a_numeric_column_whose_first_values_are_null(db):
+    # Only the first 50 values were looked at: a numeric column NULL there stayed a column of Decimal objects.
+    df = db.fetch_df("SELECT CASE WHEN g > 60 THEN g::numeric / 2 END AS x FROM generate_series(1, 61) AS g ORDER BY g")
+    assert df["x"].dtype == "float64"
+    assert df["x"].iloc[-1] == 30.5 and df["x"].iloc[:60].isna().all()

@@ -94,9 +94,9 @@ def export_zip(xml: bytes, files: dict[str, bytes] | None = None) -> bytes:
     return out.getvalue()
 
 
-def clinical(path: str) -> bytes:
+def clinical(path: str, received: str = "2026-10-03 09:00:00 +0100") -> bytes:
     return (f' <ClinicalRecord type="HKClinicalTypeIdentifierLabResultRecord" identifier="x" sourceName="Hospital" '
-            f'fhirVersion="4.0.1" receivedDate="2026-10-03 09:00:00 +0100" resourceFilePath="{path}"/>\n').encode()
+            f'fhirVersion="4.0.1" receivedDate="{received}" resourceFilePath="{path}"/>\n').encode()
 
 
 def test_healthdata_export_zip_reads_lab_results_from_clinical_records() -> None:
@@ -124,8 +124,10 @@ def test_healthdata_export_zip_reads_lab_results_from_clinical_records() -> None
 
 
 def test_healthdata_lab_results_past_the_file_cap_are_said_to_be_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Over the cap the newest records (by the date the record was received) are read, not the first in the file.
     monkeypatch.setattr(h, "MAX_CLINICAL_FILES", 1)
-    xml = small_export(clinical("/clinical-records/Observation-1.json") + clinical("/clinical-records/Observation-2.json"))
+    xml = small_export(clinical("/clinical-records/Observation-1.json", "2026-09-01 10:00:00 +0000")
+                       + clinical("/clinical-records/Observation-2.json", "2026-10-02 18:00:00 +0200"))
     data = export_zip(xml, {
         "apple_health_export/clinical-records/Observation-1.json": fhir("2160-0", "Creatinine", 1.0, "mg/dL",
                                                                           "2026-09-01"),
@@ -135,7 +137,7 @@ def test_healthdata_lab_results_past_the_file_cap_are_said_to_be_left_out(monkey
 
     parsed = h.read_upload("export.zip", io.BytesIO(data), today=TODAY)
 
-    assert h.latest_labs(parsed.observations)["creatinine"].value == 1.0  # the newer 2.4 was never read
+    assert h.latest_labs(parsed.observations)["creatinine"].value == 2.4  # the older 1.0 is the one left out
     assert ("1 more lab result from your health records was not read (this app reads at most 1 per export), so "
             "the lab values shown may not be your latest.") in parsed.notes
 

@@ -170,7 +170,19 @@ def test_live_keeps_one_and_a_half_seconds_between_requests():
         client = LiveClient(fake.url)  # the default spacing
         client.status("NCT00000109")
         client.status("NCT00000110")
-    assert _gaps(fake)[0] >= live.MIN_INTERVAL_S - 0.01
+    assert _gaps(fake)[0] >= live.MIN_INTERVAL_S
+
+
+def test_live_spaces_a_request_from_the_end_of_the_previous_one():
+    # The spacing used to run from the start of the previous request: a slow answer (or, under load, a first request
+    # that took longer to reach the server than the second) left the server less than the spacing between two
+    # requests. Measured where the server sees them, on the one monotonic clock of this process.
+    with fake_ctgov([_record("NCT00000115"), _record("NCT00000116")]) as fake:
+        fake.script = [Scripted(delay_s=0.5)]  # the first answer is held half a second
+        client = LiveClient(fake.url, **FAST)
+        client.status("NCT00000115")
+        client.status("NCT00000116")
+    assert _gaps(fake)[0] >= 0.5 + FAST["min_interval_s"]
 
 
 def test_live_age_search_keeps_studies_without_an_age_bound():

@@ -135,3 +135,37 @@ def test_provenance_tools_report_missing_fields(db: Any, csv_study: dict[str, An
     for record in (info, details):
         assert {"criteria", "ages", "sex"} <= set(record.get("not_in_this_copy") or ())
         assert str(record.get("copy_note", "")).startswith("Not in this copy")
+
+
+def test_provenance_csv_age_groups_are_not_taken_for_exact_limits(db: Any) -> None:
+    # A site CSV carries only ClinicalTrials.gov's age groups (child 0-17, adult 18-64, older adult 65+); the loader
+    # stores a group's edges (an adult-only trial: 18 to 64 years), but the trial's own limits may be narrower. A
+    # 30-year-old used to be told the age limit was met; now it is "not enough information", and the tools say the
+    # limits are age groups only. Outside the groups' edges the answer is still a sure "no".
+    row = db.fetch_rows(
+        "SELECT ss.nct_id, s.brief_title, e.minimum_age, e.maximum_age, "
+        "(SELECT min(c.name) FROM ctgov.conditions c WHERE c.nct_id = s.nct_id) AS cond "
+        "FROM app.study_sources ss JOIN ctgov.studies s ON s.nct_id = ss.nct_id "
+        "JOIN ctgov.eligibilities e ON e.nct_id = ss.nct_id "
+        "WHERE ss.source_kind = 'ctgov-csv' AND e.minimum_age = '18 Years' AND e.maximum_age = '64 Years' "
+        "AND EXISTS (SELECT 1 FROM ctgov.conditions c WHERE c.nct_id = s.nct_id) ORDER BY ss.nct_id LIMIT 1")
+    assert row, "the sample has no CSV-derived adult-only study"
+    study = row[0]
+    nct = study["nct_id"]
+    assert "ages" in provenance.lookup(db, nct).lacks
+    backend = DatabaseBackend(db)
+    info = backend.get_eligibility_criteria(nct) or {}
+    assert "ages" in (info.get("not_in_this_copy") or ())
+    guide = GuidedAssistant(DatabaseBackend(db))
+    verdicts = {}
+    for age in (30, 70):
+        session = AssistantSession()
+        guide.submit_intake(session, IntakeForm(diagnosis=study["cond"], age=age, sex="female",
+                                                location="Boston, MA", travel_radius_miles=None))
+        session.candidates = {nct: {"nct_id": nct, "title": study["brief_title"] or "", "conditions": [study["cond"]],
+                                    "status": "RECRUITING", "phases": [], "strategies": ["exact"]}}
+        guide.run_matching(session)
+        ages = [c for c in (session.matched(nct) or {})["criteria"] if c["criterion"].startswith("Age")]
+        verdicts[age] = [(c["criterion"], c["status"]) for c in ages]
+    assert verdicts[30] == [("Age 18 years to 64 years", "not_enough_information")]
+    assert verdicts[70][0][1] == "not_met"

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from services import sqlguard
 from services.errors import BadInput, UnsafeQuery
 from services.sqlguard import MAX_CHARS, GuardedQuery, check_query
 from tests.sql_examples import EXAMPLES
@@ -415,3 +416,15 @@ def test_sqlguard_accepts_example_file(path: Path) -> None:
     guarded = check_query(text)
     assert guarded.tables and all(table.startswith("ctgov.") for table in guarded.tables)
     assert set(guarded.parameters) <= {"country"}
+
+
+def test_sqlguard_refuses_more_parameters_than_the_console_takes():
+    # A 100,000-character query can name ~14,000 :parameters: the guard took seconds numbering them (each new name
+    # was looked up in a list) and bind() listed every missing one in its message. The console takes 40.
+    names = [f"p{i}" for i in range(12_000)]
+    sql = "SELECT " + ", ".join(f":{n}" for n in names)
+    with pytest.raises(UnsafeQuery, match=r"^This query names 12,000 parameters; the console takes at most 40\.$"):
+        sqlguard.check_query(sql)
+    at_limit = sqlguard.check_query("SELECT " + ", ".join(f":{n}, :{n}" for n in names[:sqlguard.MAX_PARAMETERS]))
+    assert at_limit.parameters == tuple(names[:40])
+    assert at_limit.sql.endswith("$39, $40, $40")

@@ -476,6 +476,13 @@ class GuidedAssistant:
                 add("inclusion", any_text, Label.MET, any_reason, any_plain)
         for criterion in structured:
             judgement = evaluate(criterion.text, criterion.kind, patient)
+            if "ages" in lacks and criterion.text.startswith("Age") and judgement.label is Label.MET:
+                # Only the age group's edges are known (a CSV copy): inside them the trial's own limits may still
+                # rule the patient out; outside them they surely do.
+                add(criterion.kind, criterion.text, Label.NOT_ENOUGH_INFO, "Our copy has only the trial's age groups, "
+                    f"not its exact {FIELDS['ages']}; check them on ClinicalTrials.gov.",
+                    f"Check the exact {FIELDS['ages']} on ClinicalTrials.gov.")
+                continue
             add(criterion.kind, criterion.text, judgement.label, judgement.reason)
         if info.get("healthy_volunteers") is True and patient.conditions:
             add("inclusion", "Accepts healthy volunteers", Label.NEEDS_DISCUSSION,

@@ -236,7 +236,9 @@ def get_eligibility_criteria(args: dict[str, Any], ctx: ToolContext) -> dict[str
     no_ages = info.get("min_age") is None and info.get("max_age") is None
     out: dict[str, Any] = {
         "nct_id": nct_id,
-        "ages": NOT_IN_COPY if no_ages and "ages" in lacks else _ages(info.get("min_age"), info.get("max_age")),
+        "ages": _ages(info.get("min_age"), info.get("max_age")) if "ages" not in lacks
+        else NOT_IN_COPY if no_ages else f"{_ages(info.get('min_age'), info.get('max_age'))} (the edges of its age "
+        "groups; the exact limits are not in this copy — see ClinicalTrials.gov)",
         "sex": info.get("sex") or (NOT_IN_COPY if "sex" in lacks else None),
         "healthy_volunteers": NOT_IN_COPY if info.get("healthy_volunteers") is None and "healthy_volunteers" in lacks
         else info.get("healthy_volunteers"),

@@ -160,7 +160,8 @@ def _frame(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> pd.DataFram
     df = pd.DataFrame([tuple(r) for r in rows], columns=list(columns))
     for i in range(df.shape[1]):  # by position: two result columns may share a name
         col = df.iloc[:, i]
-        if col.dtype == object and len(df) and any(isinstance(v, decimal.Decimal) for v in col.head(50)):
+        # A column has one SQL type: its first non-NULL value tells whether it is numeric.
+        if col.dtype == object and isinstance(next((v for v in col if v is not None), None), decimal.Decimal):
             df.isetitem(i, pd.to_numeric(col, errors="coerce"))
     return df
 
@@ -329,6 +330,8 @@ class Database:
                     rows.extend(tuple(r) for r in batch)
                 else:
                     for record in batch:
+                        if len(rows) == max_rows:  # the row past the cap only tells that there are more
+                            return columns, rows, "rows"
                         over_value, total = record[-2], record[-1]
                         if over_value is not None:
                             name, size = columns[over_value - 1], record[-3]
@@ -336,7 +339,7 @@ class Database:
                                 f"A value in column {name!r} is {_size(size)}, over the console's limit of "
                                 f"{_size(max_value_bytes or 0)} per value; the query was stopped.")
                         if max_bytes is not None and total > max_bytes:
-                            return columns, rows[:max_rows], "bytes" if len(rows) < max_rows else "rows"
+                            return columns, rows, "bytes"
                         rows.append(tuple(record)[:len(columns)])
                     batch_size = min(500, batch_size * 2)
                 if not batch:

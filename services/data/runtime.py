@@ -24,7 +24,7 @@ from filelock import FileLock
 from services.data import embedded, sitename
 from services.data.db import DEFAULT_TIMEOUT_MS, Database, schema_files
 from services.data.startup import PROGRESS
-from services.errors import QueryFailed
+from services.errors import BadInput, QueryFailed
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 # In this order: the CSV-only studies' upgrades replace their CSV rows, then criteria text is attached to the
@@ -51,10 +51,15 @@ class Source:
 
 
 def _timeout() -> int:
+    """STATEMENT_TIMEOUT_MS; 0 would switch PostgreSQL's time limit off and a negative value fail every query."""
     try:
-        return int(os.environ.get("STATEMENT_TIMEOUT_MS", DEFAULT_TIMEOUT_MS))
+        ms = int(os.environ.get("STATEMENT_TIMEOUT_MS", DEFAULT_TIMEOUT_MS))
     except ValueError:
         return DEFAULT_TIMEOUT_MS
+    if ms < 1:
+        raise BadInput(f"STATEMENT_TIMEOUT_MS must be at least 1 ms (it is {ms}): every query needs a time limit. "
+                       f"Unset it for the default of {DEFAULT_TIMEOUT_MS} ms.")
+    return ms
 
 
 def _pool_size() -> int:

@@ -18,14 +18,15 @@ COLUMNS = ("nct_id", "source_kind", "source_name", "lacks", "criteria_source", "
 
 # A site CSV download carries a field only when its column was exported (the column set differs per download).
 CSV_FIELD_COLUMNS: dict[str, str] = {
-    "summary": "Brief Summary", "ages": "Age", "sex": "Sex", "phase": "Phases", "enrollment": "Enrollment",
+    "summary": "Brief Summary", "sex": "Sex", "phase": "Phases", "enrollment": "Enrollment",
     "sites": "Locations", "start_date": "Start Date", "completion_date": "Completion Date",
     "primary_completion_date": "Primary Completion Date", "last_update": "Last Update Posted",
     "sponsor": "Sponsor", "funder_type": "Funder Type", "study_type": "Study Type", "design": "Study Design",
     "conditions": "Conditions", "interventions": "Interventions", "outcomes": "Primary Outcome Measures",
 }
-# Never part of a site CSV download, whatever columns were chosen.
-CSV_NEVER = ("criteria", "description", "healthy_volunteers", "keywords", "mesh_terms", "official_title")
+# Never part of a site CSV download, whatever columns were chosen. Its "Age" column holds only the age groups (child
+# 0-17, adult 18-64, older adult 65+): the loader stores a group's edges, but the trial's own limits are not there.
+CSV_NEVER = ("ages", "criteria", "description", "healthy_volunteers", "keywords", "mesh_terms", "official_title")
 
 
 def csv_lacks(row: dict[str, str]) -> list[str]:
