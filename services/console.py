@@ -24,6 +24,7 @@ import pandas as pd
 
 from services import consolescope
 from services.data import runtime, sqlcompat
+from services.dashboard import export
 from services.data.db import SQL_DIR, Database, load_sql
 from services.errors import BadInput, ConsoleBusy, QueryTimeout, UnsafeQuery
 from services.sqlguard import MAX_CHARS as MAX_CHARS
@@ -130,8 +131,8 @@ class ConsoleResult:
         }
 
     def to_csv(self) -> bytes:
-        """The rows as UTF-8 CSV with a header line."""
-        return self.frame().to_csv(index=False).encode("utf-8")
+        """The rows as UTF-8 CSV with a header line, defused for spreadsheets as the dashboard's exports are."""
+        return export.to_csv_bytes(self.frame(), date_format=None)
 
 
 def _env_int(name: str, default: int, low: int, high: int) -> int:

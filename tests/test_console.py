@@ -473,6 +473,16 @@ def test_console_result_json_and_frame(db):
         "id,price,whole,day,missing,doc,list,flag,x,x_2", 'NCT1,2.5,7.0,2024-01-31,,"{""a"": 1}","[1, 2]",True,1,2']
 
 
+def test_console_csv_defuses_formulas_and_keeps_timestamps_whole(db):
+    # The console's CSV opens in spreadsheets like the dashboard's exports: registry text that starts like a formula
+    # gets a leading ' (OWASP), numbers stay numbers, a bare CR is quoted and a timestamp keeps its time.
+    result = console.run_query(
+        "SELECT '=HYPERLINK(\"http://x\")' AS t, -3 AS n, '@sum' AS a, 'a' || chr(13) || 'b' AS cr, "
+        "timestamp '2024-01-31 13:45:00' AS at", db=db)
+    assert result.to_csv().decode().split("\r\n") == [
+        "t,n,a,cr,at", '"\'=HYPERLINK(""http://x"")",-3,\'@sum,"a\rb",2024-01-31 13:45:00', ""]
+
+
 def test_console_frame_names_stay_unique_when_a_suffixed_name_is_also_selected():
     # `SELECT 1 AS a, 2 AS a, 3 AS a_2`: the second a must not become a second a_2 (pyarrow, and so st.dataframe,
     # refuses a frame with duplicate column names).

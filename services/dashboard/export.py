@@ -37,16 +37,17 @@ def _inert_cell(value: Any) -> Any:
     return "'" + value if isinstance(value, str) and value.startswith(_FORMULA_START) else value
 
 
-def to_csv_bytes(df: pd.DataFrame) -> bytes:
-    """UTF-8 CSV with a header row; missing values are empty cells and dates ISO (YYYY-MM-DD). Text cells that a
-    spreadsheet would run as a formula (trial records are untrusted) start with a ' (OWASP); numbers are left alone."""
+def to_csv_bytes(df: pd.DataFrame, date_format: str | None = "%Y-%m-%d") -> bytes:
+    """UTF-8 CSV with a header row; missing values are empty cells and dates ISO (YYYY-MM-DD, or pandas' full ISO
+    timestamps with date_format=None). Text cells that a spreadsheet would run as a formula (trial records are
+    untrusted) start with a ' (OWASP); numbers are left alone."""
     text = [c for c, d in enumerate(df.dtypes) if is_string_dtype(d) or isinstance(d, pd.CategoricalDtype)]
     if text:
         df = df.copy()
         for c in text:
             df.isetitem(c, df.iloc[:, c].map(_inert_cell))
     # CRLF (RFC 4180) line ends, so that a cell holding a bare CR is quoted rather than splitting its row
-    return df.to_csv(index=False, date_format="%Y-%m-%d", lineterminator="\r\n").encode("utf-8")
+    return df.to_csv(index=False, date_format=date_format, lineterminator="\r\n").encode("utf-8")
 
 
 def _json_float(value: float) -> str:
