@@ -153,6 +153,8 @@ def test_provenance_csv_age_groups_are_not_taken_for_exact_limits(db: Any) -> No
     study = row[0]
     nct = study["nct_id"]
     assert "ages" in provenance.lookup(db, nct).lacks
+    assert trialview.ages_text(study, provenance.lookup(db, nct)) == (
+        "18 Years to 64 Years (the edges of its age groups; the exact limits are not in this copy)")
     backend = DatabaseBackend(db)
     info = backend.get_eligibility_criteria(nct) or {}
     assert "ages" in (info.get("not_in_this_copy") or ())

@@ -118,9 +118,13 @@ def healthy_text(value: Any) -> str:
 
 
 def ages_text(study: dict[str, Any], prov: Provenance | None = None) -> str:
-    """The age range, or 'not in this copy …' when our source did not carry ages."""
-    empty = not _text(study.get("minimum_age")).strip() and not _text(study.get("maximum_age")).strip()
-    return NOT_IN_COPY if empty and prov is not None and prov.lacks_field("ages") else age_range(study)
+    """The age range; where our source did not carry the limits, 'not in this copy …', or the edges of the age groups
+    it carried (a site CSV's adult-only trial: 18 to 64 years) said to be only that."""
+    if prov is None or not prov.lacks_field("ages"):
+        return age_range(study)
+    if not _text(study.get("minimum_age")).strip() and not _text(study.get("maximum_age")).strip():
+        return NOT_IN_COPY
+    return f"{age_range(study)} (the edges of its age groups; the exact limits are not in this copy)"
 
 
 def sex_text(study: dict[str, Any], prov: Provenance | None = None) -> str:
