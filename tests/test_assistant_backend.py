@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -256,3 +257,21 @@ def test_assistant_backend_search_tool_end_to_end(backend: DatabaseBackend) -> N
     bad = registry.run("get_trial_details", {"nct_id": "NCT99999999"}, ctx)
     assert (bad.is_error, json.loads(bad.content)["error"]) == (
         True, "No trial NCT99999999 in the database. Check the id against your search results.")
+
+
+@pytest.mark.parametrize("origin", [None, LOMPOC])
+def test_assistant_backend_search_past_the_last_page_still_counts_the_matches(
+    db: Any, monkeypatch: pytest.MonkeyPatch, origin: tuple[float, float] | None
+) -> None:
+    # The SQL engine leaves a search without a condition to assistant_search_page.sql; its page 9 of a search with
+    # fewer pages said total 0 and matching 0, so the model could tell the patient that nothing matched.
+    from services.assistant import backend as backend_module
+    from services.dashboard import engine
+
+    monkeypatch.setattr(backend_module, "engine_for", lambda d: engine.SqlEngine(d))
+    lat, lon = origin if origin is not None else (None, None)
+    query = TrialQuery(intervention="metformin", statuses=(), latitude=lat, longitude=lon, limit=5)
+    first = DatabaseBackend(db).search_trials(query)
+    assert first["total"] > 0 and first["trials"]
+    past = DatabaseBackend(db).search_trials(dataclasses.replace(query, offset=first["total"] + 10))
+    assert past == {"total": first["total"], "matching": first["matching"], "trials": []}

@@ -141,10 +141,12 @@ class DatabaseBackend:
         params["offset"] = max(0, int(query.offset))
         cte = as_cte(matched) + "\n"
         page = self.db.fetch_rows(cte + load_sql("assistant_search_page"), params, timeout_ms=SEARCH_TIMEOUT_MS)
-        if not page:
-            return {"total": 0, "matching": 0, "trials": []}
-        total = int(page[0]["total"])
-        return {"total": total, "matching": total, "trials": self._page([str(r["nct_id"]) for r in page], origin)}
+        ids = [str(r["nct_id"]) for r in page]
+        if not page and params["offset"] > 0:  # past the last page: the counts are every page's, so the first row has them
+            page = self.db.fetch_rows(cte + load_sql("assistant_search_page"), {**params, "limit": 1, "offset": 0},
+                                      timeout_ms=SEARCH_TIMEOUT_MS)
+        total = int(page[0]["total"]) if page else 0
+        return {"total": total, "matching": total, "trials": self._page(ids, origin) if ids else []}
 
     def _page(self, ids: list[str], origin: tuple[float, float] | None) -> list[TrialSummary]:
         """The summaries of one page of NCT ids, in that order, with each one's nearest site from the origin."""
