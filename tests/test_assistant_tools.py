@@ -395,6 +395,20 @@ def test_tools_stale_recruiting_status_is_marked_on_search_results_and_cards() -
     assert "status_note" not in next(t for t in again["trials"] if t["nct_id"] == trial["nct_id"])
 
 
+def test_tools_a_card_carries_our_copys_last_update_date_for_the_live_check() -> None:
+    # The page's "check the status now" compares the live record with our copy's last update; the card never had
+    # that date (card_view read a key nothing set), so the answer could not say when our copy was last updated.
+    from services.assistant.view_model import card_view
+
+    backend = MemoryBackend()
+    trial = backend.trials[0]
+    trial.update(last_update_date="2024-06-03")
+    ctx = ToolContext(ready_session(), backend)
+    REGISTRY.run("search_trials", {"strategy": "exact", "condition": trial["conditions"][0]}, ctx)
+    cards = REGISTRY.run("emit_trial_cards", {"nct_ids": [trial["nct_id"]]}, ctx)
+    assert card_view(cards.events[0]["trials"][0])["last_update"] == "2024-06-03"
+
+
 def test_tools_trial_cards_widgets_and_filters_queue_events() -> None:
     session = ready_session("matching")
     session.seen_nct_ids = ["NCT00000001"]
@@ -412,7 +426,7 @@ def test_tools_trial_cards_widgets_and_filters_queue_events() -> None:
             "type": "trial_cards",
             "selectable": True,
             "trials": [{"nct_id": "NCT00000001", "title": "Olaparib", "status": "RECRUITING", "phases": ["PHASE3"], "fit_score": 60, "verdict": "uncertain", "summary": "A plain summary.", "nearest_site": None, "url": "https://clinicaltrials.gov/study/NCT00000001",
-                            "fit_band": "promising", "fit_explanation": "1 of the 2 criteria are in your favour; 1 could not be checked yet.", "distance_note": "", "within_reach": True, "status_note": None, "criteria_text": None}],
+                            "fit_band": "promising", "fit_explanation": "1 of the 2 criteria are in your favour; 1 could not be checked yet.", "distance_note": "", "within_reach": True, "status_note": None, "criteria_text": None, "last_update_date": None}],
         },
     )  # fmt: skip
     assert run("emit_trial_cards", {"nct_ids": ["NCT00000005"]}, session)[0] == {

@@ -167,15 +167,18 @@ def search_trials(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     query = _query_from_args(args, limit=limit, offset=(page_no - 1) * limit)
     page = ctx.backend.search_trials(query)
     matching = page.get("matching", page["total"])
-    compact = [compact_trial(t, ctx.today) for t in list(page["trials"])[:limit]]
+    found = list(page["trials"])[:limit]
+    compact = [compact_trial(t, ctx.today) for t in found]
     strategy = args["strategy"]
     with ctx.lock:
         new = 0
-        for trial in compact:
+        for trial, full in zip(compact, found, strict=True):
             known = ctx.session.candidates.get(trial["nct_id"])
             if known is None:
                 new += 1
-                ctx.session.candidates[trial["nct_id"]] = dict(trial, strategies=[strategy])
+                # our copy's last update stays with the candidate (not in the model's compact view) for the card
+                ctx.session.candidates[trial["nct_id"]] = dict(trial, strategies=[strategy],
+                                                               last_update_date=full.get("last_update_date"))
             elif strategy not in known["strategies"]:
                 known["strategies"].append(strategy)
         total_candidates = len(ctx.session.candidates)
@@ -556,6 +559,7 @@ def trial_card(session: AssistantSession, nct_id: str) -> dict[str, Any] | None:
         "within_reach": saved.get("within_reach"),
         "status_note": saved.get("status_note") or base.get("status_note"),
         "criteria_text": saved.get("criteria_text") or base.get("criteria_text"),
+        "last_update_date": base.get("last_update_date"),
     }
 
 
