@@ -493,6 +493,26 @@ def test_tools_generate_report_refuses_text_citing_trials_not_looked_up() -> Non
     assert run("generate_report", base, session, MemoryBackend())[0]["report"] == "ready"
 
 
+def test_tools_trial_details_cap_the_contact_list_and_say_how_many_were_left_out() -> None:
+    """A full-AACT trial can list hundreds of site contacts; passed whole they overflowed the 24,000-character result
+    cap and the model got cut JSON. The first ones (central contacts come first) are shown with a count of the rest."""
+    contacts = [{"kind": "central", "name": "Study Desk", "email": "desk@example.org"}] + [
+        {"kind": "site", "role": "Contact", "name": f"Site Coordinator {i}", "email": f"coordinator{i}@example.org",
+         "phone": "+1 555 0100", "facility": f"Regional Cancer Centre number {i}", "city": "Springfield"}
+        for i in range(300)]
+
+    class WithContacts(MemoryBackend):
+        def get_trial_details(self, nct_id: str) -> Any:
+            found = super().get_trial_details(nct_id)
+            return None if found is None else dict(found, contacts=contacts)
+
+    backend = WithContacts()
+    result, _ = run("get_trial_details", {"nct_id": backend.trials[0]["nct_id"]}, backend=backend)
+    assert result["contacts"] == contacts[:10] and result["more_contacts"] == 291
+    few, _ = run("get_trial_details", {"nct_id": backend.trials[0]["nct_id"]}, backend=MemoryBackend())
+    assert "contacts" not in few and "more_contacts" not in few
+
+
 def test_tools_eligibility_says_how_many_criteria_lines_were_left_out() -> None:
     """The tool shows the model at most 40 lines of each kind; a longer list says how many more there are (as a
     trial's interventions do), so the model does not judge the trial on a list it has not seen whole."""

@@ -33,6 +33,7 @@ MAX_SEARCH_PAGES = 20  # pages of one search a caller may ask for (20 × 15 tria
 MAX_TITLE = 120
 MAX_INTERVENTIONS = 3
 MAX_SITES = 10
+MAX_CONTACTS = 10  # of one trial's details; full AACT lists hundreds of site contacts for some trials
 MAX_CRITERIA_LINES = 40  # of each kind, in one eligibility tool result
 CRITERIA_MISSING_NOTE = (
     "Our copy of this registry record has no eligibility criteria text (it came from a download that leaves it "
@@ -228,6 +229,11 @@ def get_trial_details(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     ]
     out["primary_outcomes"] = [truncate(o, 200) for o in list(details.get("primary_outcomes") or [])[:5]]
     out["collaborators"] = list(details.get("collaborators") or [])[:5]
+    contacts = list(details.get("contacts") or [])
+    if contacts:  # central contacts come first, so they are among those kept
+        out["contacts"] = [{k: truncate(v, 200) for k, v in c.items()} for c in contacts[:MAX_CONTACTS]]
+    if len(contacts) > MAX_CONTACTS:
+        out["more_contacts"] = len(contacts) - MAX_CONTACTS
     out["url"] = ctgov_url(nct_id)
     return out
 
