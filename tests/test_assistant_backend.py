@@ -16,6 +16,7 @@ from services.dashboard import stats
 from services.dashboard.filters import Filters, where_sql
 from services.data import geo
 from services.eligibility.parser import parse_criteria
+from services.eligibility.rules import criterion_text_for
 from services.errors import BadInput
 from services.trials import TrialQuery
 
@@ -145,8 +146,8 @@ def test_assistant_backend_eligibility_is_split_by_the_parser(
         "max_age": module.get("maximumAge"),
         "sex": module["sex"],
         "healthy_volunteers": module.get("healthyVolunteers"),
-        "inclusion": [c.full_text for c in parsed.inclusion],
-        "exclusion": [c.full_text for c in parsed.exclusion],
+        "inclusion": [criterion_text_for(c) for c in parsed.inclusion],
+        "exclusion": [criterion_text_for(c) for c in parsed.exclusion],
         "criteria_text": module["eligibilityCriteria"],
     }
     assert info["inclusion"] and info["exclusion"]
@@ -275,3 +276,15 @@ def test_assistant_backend_search_past_the_last_page_still_counts_the_matches(
     assert first["total"] > 0 and first["trials"]
     past = DatabaseBackend(db).search_trials(dataclasses.replace(query, offset=first["total"] + 10))
     assert past == {"total": first["total"], "matching": first["matching"], "trials": []}
+
+
+def test_assistant_backend_eligibility_lines_keep_their_short_section_label(backend: DatabaseBackend) -> None:
+    # Guided mode judges these lines with the rules. The rules' own path (rules.criterion_text_for) judges
+    # 'Age: 18 and over', an age limit met by a 62-year-old; the bare '18 and over' was 'not enough information'.
+    from services.eligibility.labels import Label
+    from services.eligibility.patient import PatientProfile
+    from services.eligibility.rules import evaluate
+
+    info = backend.get_eligibility_criteria("NCT00057759") or {}
+    line = next(c for c in info.get("inclusion") or [] if c.endswith("18 and over"))
+    assert evaluate(line, "inclusion", PatientProfile(age_years=62, sex="male")).label == Label.MET

@@ -13,6 +13,7 @@ from services.dashboard.filters import Filters, near_sql
 from services.data import geo, provenance, runtime
 from services.data.db import Database, load_sql
 from services.eligibility.parser import parse_criteria
+from services.eligibility.rules import criterion_text_for
 from services.errors import BadInput, TrialLandscapeError
 from services.trials import (
     AdverseEvent,
@@ -209,8 +210,9 @@ class DatabaseBackend:
             "max_age": age_limit(r["maximum_age"]),
             "sex": sex_code(r["gender"]),
             "healthy_volunteers": r["healthy_volunteers"],
-            "inclusion": [c.full_text for c in parsed.inclusion],
-            "exclusion": [c.full_text for c in parsed.exclusion],
+            # as the rules' own path judges them: a short section label ("Age: 18 and over") says what a line is about
+            "inclusion": [criterion_text_for(c) for c in parsed.inclusion],
+            "exclusion": [criterion_text_for(c) for c in parsed.exclusion],
             "criteria_text": text,
         }
         info.update(provenance.tool_fields(provenance.lookup(self.db, str(r["nct_id"]))))  # type: ignore[typeddict-item]
