@@ -51,8 +51,15 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+def _range(low: str, high: str) -> str:
+    """'35.0 to 45.1', or the one limit posted: 'lower limit 35.0', 'upper limit 45.1'."""
+    if low and high:
+        return f"{low} to {high}"
+    return f"lower limit {low}" if low else f"upper limit {high}"
+
+
 def _value(row: Any) -> str:
-    """A measurement as posted: '12.5 (3.1)', '40.2 (35.0 to 45.1)', or the value alone."""
+    """A measurement as posted: '12.5 (3.1)', '40.2 (35.0 to 45.1)', '40.2 (lower limit 35.0)', or the value alone."""
     value = _text(row.param_value)
     spread = _text(getattr(row, "dispersion_value", None))
     low = _text(getattr(row, "lower_limit", getattr(row, "dispersion_lower_limit", None)))
@@ -60,7 +67,7 @@ def _value(row: Any) -> str:
     if spread:
         return f"{value} ({spread})"
     if low or high:
-        return f"{value} ({low} to {high})"
+        return f"{value} ({_range(low, high)})"
     return value
 
 
@@ -127,7 +134,7 @@ def trial_results(nct_id: str, db: Database | None = None) -> TrialResults:
             "Method": analyses["method"].map(_text),
             "Estimate": [" ".join(p for p in (_text(t), _text(v)) if p) for t, v in
                          zip(analyses["param_type"], analyses["param_value"], strict=True)],
-            "Confidence interval": [f"{_text(pct)}% {_text(lo)} to {_text(hi)}" if not _blank(lo) or not _blank(hi)
+            "Confidence interval": [f"{_text(pct)}% {_range(_text(lo), _text(hi))}" if not _blank(lo) or not _blank(hi)
                                     else "" for pct, lo, hi in zip(analyses["ci_percent"], analyses["ci_lower_limit"],
                                                                    analyses["ci_upper_limit"], strict=True)],
             "p-value": analyses["p_value_raw"].map(_text),

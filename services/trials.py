@@ -418,6 +418,12 @@ def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n:,} {word if n == 1 else many or word + 's'}"
 
 
+def within_words(radius: Any) -> str:
+    """A search's reach in whole miles ('within 62 miles', 'within 1 mile'; a radius given in km converts to
+    62.1371), or 'at any distance'."""
+    return f"within {plural(round(radius), 'mile')}" if isinstance(radius, int | float) else "at any distance"
+
+
 def describe_searches(facts: Mapping[str, Any]) -> list[str]:
     """One sentence per search that ran: what it looked for, how far, and how many trials it returned."""
     lines = []
@@ -425,8 +431,7 @@ def describe_searches(facts: Mapping[str, Any]) -> list[str]:
         what = entry.get("condition") or ""
         if entry.get("intervention"):
             what = f"{what} + {entry['intervention']}" if what else str(entry["intervention"])
-        radius = entry.get("radius_miles")
-        where = f"within {radius:,.0f} miles" if isinstance(radius, int | float) else "at any distance"
+        where = within_words(entry.get("radius_miles"))
         phases = f", phases {', '.join(entry['phases'])}" if entry.get("phases") else ""
         lines.append(f"{STRATEGY_WORDS.get(str(entry.get('strategy')), str(entry.get('strategy')))} (“{what}”, {where}"
                      f"{phases}): {plural(int(entry.get('returned') or 0), 'trial')}, "

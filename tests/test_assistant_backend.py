@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -15,6 +16,7 @@ from services.dashboard import stats
 from services.dashboard.filters import Filters, where_sql
 from services.data import geo
 from services.eligibility.parser import parse_criteria
+from services.eligibility.rules import criterion_text_for
 from services.errors import BadInput
 from services.trials import TrialQuery
 
@@ -144,8 +146,8 @@ def test_assistant_backend_eligibility_is_split_by_the_parser(
         "max_age": module.get("maximumAge"),
         "sex": module["sex"],
         "healthy_volunteers": module.get("healthyVolunteers"),
-        "inclusion": [c.full_text for c in parsed.inclusion],
-        "exclusion": [c.full_text for c in parsed.exclusion],
+        "inclusion": [criterion_text_for(c) for c in parsed.inclusion],
+        "exclusion": [criterion_text_for(c) for c in parsed.exclusion],
         "criteria_text": module["eligibilityCriteria"],
     }
     assert info["inclusion"] and info["exclusion"]
@@ -256,3 +258,33 @@ def test_assistant_backend_search_tool_end_to_end(backend: DatabaseBackend) -> N
     bad = registry.run("get_trial_details", {"nct_id": "NCT99999999"}, ctx)
     assert (bad.is_error, json.loads(bad.content)["error"]) == (
         True, "No trial NCT99999999 in the database. Check the id against your search results.")
+
+
+@pytest.mark.parametrize("origin", [None, LOMPOC])
+def test_assistant_backend_search_past_the_last_page_still_counts_the_matches(
+    db: Any, monkeypatch: pytest.MonkeyPatch, origin: tuple[float, float] | None
+) -> None:
+    # The SQL engine leaves a search without a condition to assistant_search_page.sql; its page 9 of a search with
+    # fewer pages said total 0 and matching 0, so the model could tell the patient that nothing matched.
+    from services.assistant import backend as backend_module
+    from services.dashboard import engine
+
+    monkeypatch.setattr(backend_module, "engine_for", lambda d: engine.SqlEngine(d))
+    lat, lon = origin if origin is not None else (None, None)
+    query = TrialQuery(intervention="metformin", statuses=(), latitude=lat, longitude=lon, limit=5)
+    first = DatabaseBackend(db).search_trials(query)
+    assert first["total"] > 0 and first["trials"]
+    past = DatabaseBackend(db).search_trials(dataclasses.replace(query, offset=first["total"] + 10))
+    assert past == {"total": first["total"], "matching": first["matching"], "trials": []}
+
+
+def test_assistant_backend_eligibility_lines_keep_their_short_section_label(backend: DatabaseBackend) -> None:
+    # Guided mode judges these lines with the rules. The rules' own path (rules.criterion_text_for) judges
+    # 'Age: 18 and over', an age limit met by a 62-year-old; the bare '18 and over' was 'not enough information'.
+    from services.eligibility.labels import Label
+    from services.eligibility.patient import PatientProfile
+    from services.eligibility.rules import evaluate
+
+    info = backend.get_eligibility_criteria("NCT00057759") or {}
+    line = next(c for c in info.get("inclusion") or [] if c.endswith("18 and over"))
+    assert evaluate(line, "inclusion", PatientProfile(age_years=62, sex="male")).label == Label.MET

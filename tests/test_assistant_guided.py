@@ -326,3 +326,36 @@ def test_assistant_guided_counts_one_trial_in_the_singular() -> None:
     assert "\n\nThe first is NCT00000003 (A Study of Blood Pressure Control in Adults)." in search
     assert matching.startswith("I checked 1 trial against their published criteria with fixed rules: 0 look possible, "
                                "1 needs more information, 0 seem to rule you out, 0 are about another condition.")
+
+
+def test_assistant_guided_words_one_trial_and_a_converted_radius_plainly() -> None:
+    """One trial, found only at any distance and without criteria text, with the dashboard's 100 km as the form's
+    miles: no '1 of the 1 carries their', 'for the other 1 … they stay', '1 of them have', '1 have no site' or
+    'within 62.1371 miles'."""
+    backend = MemoryBackend()
+    trial = next(t for t in backend.trials if t["nct_id"] == "NCT00000003")
+    trial.update(inclusion=[], exclusion=[])
+    guide, session = GuidedAssistant(backend), AssistantSession()
+    intake = guide.submit_intake(session, IntakeForm(diagnosis="hypertension", age=60, sex="male",
+                                                     location="Lompoc, California", travel_radius_miles=100 / 1.609344))
+    assert "within 62 miles of Lompoc" in intake.text
+    search, matching = guide.run_search(session).text, guide.run_matching(session).text
+    assert "- exact (within 62 miles): 0 trials (0 new)" in search
+    assert ("It has no eligibility criteria text in our copy of the registry: only its age and sex limits can be "
+            "checked here (its full criteria are on ClinicalTrials.gov), so it stays in the “needs information” "
+            "band.") in search
+    assert ("It has no criteria text in our copy, so only its age and sex limits were checked. It has no site within "
+            "your travel limit. First in the list") in matching
+    trial.update(inclusion=["Blood pressure above 140/90"])
+    session = AssistantSession()
+    guide.submit_intake(session, IntakeForm(diagnosis="hypertension", age=60, sex="male", location="Boston, MA",
+                                            travel_radius_miles=1))
+    assert "It carries its eligibility criteria text in our copy of the registry." in guide.run_search(session).text
+
+
+def test_assistant_guided_what_to_expect_leaves_the_dates_to_the_report() -> None:
+    """The report's 'How long' says when a study started and ends in month words and the right tense; the guided
+    'What to expect' beside it said 'It runs from 2019-01 to 2021-06' as well (raw months, present tense)."""
+    text = GuidedAssistant._what_to_expect({"phases": ["PHASE2"], "enrollment": 40, "start_date": "2019-01",
+                                            "completion_date": "2021-06"})
+    assert text == "This is a Phase 2 study. It plans to include about 40 people."

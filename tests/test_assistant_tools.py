@@ -395,6 +395,20 @@ def test_tools_stale_recruiting_status_is_marked_on_search_results_and_cards() -
     assert "status_note" not in next(t for t in again["trials"] if t["nct_id"] == trial["nct_id"])
 
 
+def test_tools_a_card_carries_our_copys_last_update_date_for_the_live_check() -> None:
+    # The page's "check the status now" compares the live record with our copy's last update; the card never had
+    # that date (card_view read a key nothing set), so the answer could not say when our copy was last updated.
+    from services.assistant.view_model import card_view
+
+    backend = MemoryBackend()
+    trial = backend.trials[0]
+    trial.update(last_update_date="2024-06-03")
+    ctx = ToolContext(ready_session(), backend)
+    REGISTRY.run("search_trials", {"strategy": "exact", "condition": trial["conditions"][0]}, ctx)
+    cards = REGISTRY.run("emit_trial_cards", {"nct_ids": [trial["nct_id"]]}, ctx)
+    assert card_view(cards.events[0]["trials"][0])["last_update"] == "2024-06-03"
+
+
 def test_tools_trial_cards_widgets_and_filters_queue_events() -> None:
     session = ready_session("matching")
     session.seen_nct_ids = ["NCT00000001"]
@@ -412,7 +426,7 @@ def test_tools_trial_cards_widgets_and_filters_queue_events() -> None:
             "type": "trial_cards",
             "selectable": True,
             "trials": [{"nct_id": "NCT00000001", "title": "Olaparib", "status": "RECRUITING", "phases": ["PHASE3"], "fit_score": 60, "verdict": "uncertain", "summary": "A plain summary.", "nearest_site": None, "url": "https://clinicaltrials.gov/study/NCT00000001",
-                            "fit_band": "promising", "fit_explanation": "1 of the 2 criteria are in your favour; 1 could not be checked yet.", "distance_note": "", "within_reach": True, "status_note": None, "criteria_text": None}],
+                            "fit_band": "promising", "fit_explanation": "1 of the 2 criteria are in your favour; 1 could not be checked yet.", "distance_note": "", "within_reach": True, "status_note": None, "criteria_text": None, "last_update_date": None}],
         },
     )  # fmt: skip
     assert run("emit_trial_cards", {"nct_ids": ["NCT00000005"]}, session)[0] == {
@@ -477,6 +491,26 @@ def test_tools_generate_report_refuses_text_citing_trials_not_looked_up() -> Non
         assert "did not come from any search or lookup" in result.get("error", ""), change
         assert backend.reports == [] and session.report_html is None
     assert run("generate_report", base, session, MemoryBackend())[0]["report"] == "ready"
+
+
+def test_tools_trial_details_cap_the_contact_list_and_say_how_many_were_left_out() -> None:
+    """A full-AACT trial can list hundreds of site contacts; passed whole they overflowed the 24,000-character result
+    cap and the model got cut JSON. The first ones (central contacts come first) are shown with a count of the rest."""
+    contacts = [{"kind": "central", "name": "Study Desk", "email": "desk@example.org"}] + [
+        {"kind": "site", "role": "Contact", "name": f"Site Coordinator {i}", "email": f"coordinator{i}@example.org",
+         "phone": "+1 555 0100", "facility": f"Regional Cancer Centre number {i}", "city": "Springfield"}
+        for i in range(300)]
+
+    class WithContacts(MemoryBackend):
+        def get_trial_details(self, nct_id: str) -> Any:
+            found = super().get_trial_details(nct_id)
+            return None if found is None else dict(found, contacts=contacts)
+
+    backend = WithContacts()
+    result, _ = run("get_trial_details", {"nct_id": backend.trials[0]["nct_id"]}, backend=backend)
+    assert result["contacts"] == contacts[:10] and result["more_contacts"] == 291
+    few, _ = run("get_trial_details", {"nct_id": backend.trials[0]["nct_id"]}, backend=MemoryBackend())
+    assert "contacts" not in few and "more_contacts" not in few
 
 
 def test_tools_eligibility_says_how_many_criteria_lines_were_left_out() -> None:

@@ -77,3 +77,22 @@ def test_report_side_effects_use_reported_event_totals(db):
     serious = next(w for w in want if w["event_type"] == "serious")
     assert f"{serious['a']:,} of {serious['r']:,} people" in effects["totals"][0]
     assert effects["totals"][0].endswith("had at least one serious side effect")
+
+
+def test_results_a_range_with_one_limit_posted_names_that_limit(db):
+    # Some sample trials post only one limit of a measurement's range or of an analysis's confidence interval; the
+    # tables read "12 (3 to )" and "95% 3 to ", as if the other limit had been cut off.
+    ncts = [r["nct_id"] for r in db.fetch_rows(
+        "SELECT DISTINCT o.nct_id FROM ctgov.outcomes o JOIN ctgov.outcome_measurements om ON om.outcome_id = o.id "
+        "WHERE o.outcome_type = 'PRIMARY' AND (om.dispersion_lower_limit_raw IS NULL) <> "
+        "(om.dispersion_upper_limit_raw IS NULL) UNION SELECT DISTINCT o.nct_id FROM ctgov.outcomes o "
+        "JOIN ctgov.outcome_analyses oa ON oa.outcome_id = o.id WHERE o.outcome_type = 'PRIMARY' "
+        "AND (oa.ci_lower_limit IS NULL) <> (oa.ci_upper_limit IS NULL) ORDER BY 1")]
+    assert ncts
+    cells = []
+    for nct in ncts:
+        for outcome in results.trial_results(nct, db=db).primary:
+            cells += [str(v) for v in outcome.table.iloc[:, 1:].to_numpy().ravel()]
+            cells += [str(v) for v in outcome.analyses["Confidence interval"]]
+    one_sided = [c for c in cells if "lower limit" in c or "upper limit" in c]
+    assert one_sided and not [c for c in cells if c.endswith((" to )", " to ")) or "( to " in c or "% to " in c]

@@ -13,6 +13,7 @@ from services.dashboard.filters import Filters, near_sql
 from services.data import geo, provenance, runtime
 from services.data.db import Database, load_sql
 from services.eligibility.parser import parse_criteria
+from services.eligibility.rules import criterion_text_for
 from services.errors import BadInput, TrialLandscapeError
 from services.trials import (
     AdverseEvent,
@@ -141,10 +142,12 @@ class DatabaseBackend:
         params["offset"] = max(0, int(query.offset))
         cte = as_cte(matched) + "\n"
         page = self.db.fetch_rows(cte + load_sql("assistant_search_page"), params, timeout_ms=SEARCH_TIMEOUT_MS)
-        if not page:
-            return {"total": 0, "matching": 0, "trials": []}
-        total = int(page[0]["total"])
-        return {"total": total, "matching": total, "trials": self._page([str(r["nct_id"]) for r in page], origin)}
+        ids = [str(r["nct_id"]) for r in page]
+        if not page and params["offset"] > 0:  # past the last page: the counts are every page's, so the first row has them
+            page = self.db.fetch_rows(cte + load_sql("assistant_search_page"), {**params, "limit": 1, "offset": 0},
+                                      timeout_ms=SEARCH_TIMEOUT_MS)
+        total = int(page[0]["total"]) if page else 0
+        return {"total": total, "matching": total, "trials": self._page(ids, origin) if ids else []}
 
     def _page(self, ids: list[str], origin: tuple[float, float] | None) -> list[TrialSummary]:
         """The summaries of one page of NCT ids, in that order, with each one's nearest site from the origin."""
@@ -207,8 +210,9 @@ class DatabaseBackend:
             "max_age": age_limit(r["maximum_age"]),
             "sex": sex_code(r["gender"]),
             "healthy_volunteers": r["healthy_volunteers"],
-            "inclusion": [c.full_text for c in parsed.inclusion],
-            "exclusion": [c.full_text for c in parsed.exclusion],
+            # as the rules' own path judges them: a short section label ("Age: 18 and over") says what a line is about
+            "inclusion": [criterion_text_for(c) for c in parsed.inclusion],
+            "exclusion": [criterion_text_for(c) for c in parsed.exclusion],
             "criteria_text": text,
         }
         info.update(provenance.tool_fields(provenance.lookup(self.db, str(r["nct_id"]))))  # type: ignore[typeddict-item]

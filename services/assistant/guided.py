@@ -45,6 +45,7 @@ from services.trials import (
     miles_words,
     plural,
     search_sentence,
+    within_words,
 )
 
 GUIDED_LABEL = "Guided mode (no API key)"
@@ -170,10 +171,6 @@ def _phase_words(phases: Sequence[str]) -> str:
     return " and ".join(label("phase", p) for p in phases)
 
 
-def _within(radius: Any) -> str:
-    return f"within {radius:g} miles" if isinstance(radius, int | float) else "at any distance"
-
-
 class GuidedAssistant:
     """Runs the guided phases for one session through the same tools the model uses."""
 
@@ -254,7 +251,7 @@ class GuidedAssistant:
             filters["phase"] = list(form.preferred_phases)
         self._call(session, "emit_partial_filters", filters, step)
         self._call(session, "update_session_phase", {"phase": "search", "reason": "guided intake form saved"}, step)
-        distance = (f"within {form.travel_radius_miles:g} miles of" if form.travel_radius_miles is not None
+        distance = (f"{within_words(form.travel_radius_miles)} of" if form.travel_radius_miles is not None
                     else "at any distance from")
         step.text = (f"Thank you. I saved your answers: {form.diagnosis.strip()}, age {form.age}, {form.sex}, "
                      f"{distance} {place['name']}. Next I will search the trial database.")
@@ -295,7 +292,7 @@ class GuidedAssistant:
                                f"{' + ' + args['intervention'] if args.get('intervention') else ''})")
             result = self._call(session, "search_trials", {"strategy": strategy, **args}, step)
             first_more = first_more or (i == 1 and result["more_pages"])
-            done.append(f"{strategy.replace('_', ' ')} ({_within(args.get('radius_miles'))}): "
+            done.append(f"{strategy.replace('_', ' ')} ({within_words(args.get('radius_miles'))}): "
                         f"{plural(result['returned'], 'trial')} ({result['new_this_session']} new)")
         # Every open trial for the diagnosis that admits the patient, at any distance, nearest first: the search
         # checks the condition before it limits, so page after page this is the whole list.
@@ -325,12 +322,20 @@ class GuidedAssistant:
         named = "; ".join(f"{t['nct_id']} ({truncate(t.get('title') or '', 70)})" for t in first)
         missing = sum(1 for t in session.candidates.values() if t.get("criteria_text") == CRITERIA_MISSING)
         with_text = found - missing
-        coverage = ((f"All {found} carry" if with_text == found and found > 1 else
-                     f"{with_text} of the {found} {'carries' if with_text == 1 else 'carry'}")
-                    + " their eligibility criteria text in our copy of the registry"
-                    + (f"; for the other {missing} only the age and sex limits can be checked here (their full "
-                       "criteria are on ClinicalTrials.gov), so they stay in the “needs information” band."
-                       if missing else "."))
+        its = "its" if missing == 1 else "their"
+        unchecked = (f"only {its} age and sex limits can be checked here ({its} full criteria are on "
+                     f"ClinicalTrials.gov), so {'it stays' if missing == 1 else 'they stay'} in the “needs information” "
+                     "band.")
+        if not missing:
+            coverage = (("It carries its" if found == 1 else f"All {found} carry their")
+                        + " eligibility criteria text in our copy of the registry.")
+        elif missing == found:
+            coverage = (("It has no" if found == 1 else f"None of the {found} have")
+                        + f" eligibility criteria text in our copy of the registry: {unchecked}")
+        else:
+            coverage = (f"{with_text} of the {found} {'carries its' if with_text == 1 else 'carry their'} eligibility "
+                        "criteria text in our copy of the registry; for the other "
+                        f"{'one' if missing == 1 else missing} {unchecked}")
         step.text = (f"I found {plural(found, 'different trial')} (duplicates across searches removed). What I tried:\n"
                      f"{lines}\n\n{coverage}\n\nThe first {'is' if found == 1 else 'ones are'} {named}. Next I will "
                      "check each one's eligibility criteria "
@@ -368,10 +373,13 @@ class GuidedAssistant:
             ("not_relevant", "is about another condition", "are about another condition"))]
         step.text = (f"I checked {plural(len(matches), 'trial')} against their published criteria with fixed rules: "
                      f"{', '.join(said)}. "
-                     + (f"{missing} of them have no criteria text in our copy, so only their age and sex limits were "
-                        "checked. " if missing else "")
-                     + (f"{far} have no site within your travel limit; they are listed after the trials within reach "
-                        "that have the same reading. " if far else "")
+                     + (f"{'It' if len(matches) == 1 else f'{missing} of them'} {'has' if missing == 1 else 'have'} "
+                        f"no criteria text in our copy, so only {'its' if missing == 1 else 'their'} age and sex limits "
+                        "were checked. " if missing else "")
+                     + (f"{'It' if len(matches) == 1 else far} {'has' if far == 1 else 'have'} no site within your "
+                        "travel limit" + (f"; {'it is' if far == 1 else 'they are'} listed after the trials within "
+                                          "reach that have the same reading" if far < len(matches) else "") + ". "
+                        if far else "")
                      + f"First in the list is {best['nct_id']} ({score}). Tick the trials you want in your "
                      "report below. Your doctor and the trial team make the real decision.")
         self._say(session, "Please check which trials I might be eligible for.", step.text)
@@ -526,9 +534,6 @@ class GuidedAssistant:
                          f"{': ' + names if names else ''}.")
         if details.get("enrollment"):
             parts.append(f"It plans to include about {details['enrollment']:,} people.")
-        if details.get("start_date") or details.get("completion_date"):
-            parts.append(f"It runs from {details.get('start_date') or 'an unknown date'} to "
-                         f"{details.get('completion_date') or 'an unknown date'}.")
         outcomes = details.get("primary_outcomes") or []
         if outcomes:
             parts.append(f"Its main measure: {truncate(outcomes[0], 200)}.")

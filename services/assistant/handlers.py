@@ -33,6 +33,7 @@ MAX_SEARCH_PAGES = 20  # pages of one search a caller may ask for (20 × 15 tria
 MAX_TITLE = 120
 MAX_INTERVENTIONS = 3
 MAX_SITES = 10
+MAX_CONTACTS = 10  # of one trial's details; full AACT lists hundreds of site contacts for some trials
 MAX_CRITERIA_LINES = 40  # of each kind, in one eligibility tool result
 CRITERIA_MISSING_NOTE = (
     "Our copy of this registry record has no eligibility criteria text (it came from a download that leaves it "
@@ -167,15 +168,18 @@ def search_trials(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     query = _query_from_args(args, limit=limit, offset=(page_no - 1) * limit)
     page = ctx.backend.search_trials(query)
     matching = page.get("matching", page["total"])
-    compact = [compact_trial(t, ctx.today) for t in list(page["trials"])[:limit]]
+    found = list(page["trials"])[:limit]
+    compact = [compact_trial(t, ctx.today) for t in found]
     strategy = args["strategy"]
     with ctx.lock:
         new = 0
-        for trial in compact:
+        for trial, full in zip(compact, found, strict=True):
             known = ctx.session.candidates.get(trial["nct_id"])
             if known is None:
                 new += 1
-                ctx.session.candidates[trial["nct_id"]] = dict(trial, strategies=[strategy])
+                # our copy's last update stays with the candidate (not in the model's compact view) for the card
+                ctx.session.candidates[trial["nct_id"]] = dict(trial, strategies=[strategy],
+                                                               last_update_date=full.get("last_update_date"))
             elif strategy not in known["strategies"]:
                 known["strategies"].append(strategy)
         total_candidates = len(ctx.session.candidates)
@@ -225,6 +229,11 @@ def get_trial_details(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     ]
     out["primary_outcomes"] = [truncate(o, 200) for o in list(details.get("primary_outcomes") or [])[:5]]
     out["collaborators"] = list(details.get("collaborators") or [])[:5]
+    contacts = list(details.get("contacts") or [])
+    if contacts:  # central contacts come first, so they are among those kept
+        out["contacts"] = [{k: truncate(v, 200) for k, v in c.items()} for c in contacts[:MAX_CONTACTS]]
+    if len(contacts) > MAX_CONTACTS:
+        out["more_contacts"] = len(contacts) - MAX_CONTACTS
     out["url"] = ctgov_url(nct_id)
     return out
 
@@ -558,6 +567,7 @@ def trial_card(session: AssistantSession, nct_id: str) -> dict[str, Any] | None:
         "within_reach": saved.get("within_reach"),
         "status_note": saved.get("status_note") or base.get("status_note"),
         "criteria_text": saved.get("criteria_text") or base.get("criteria_text"),
+        "last_update_date": base.get("last_update_date"),
     }
 
 

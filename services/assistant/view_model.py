@@ -184,7 +184,7 @@ def card_view(card: Mapping[str, Any]) -> dict[str, Any]:
         "colour": colour,
         "status": label("status", card.get("status")) if card.get("status") else "",
         "status_code": card.get("status"),
-        "last_update": card.get("last_update_posted_date"),
+        "last_update": card.get("last_update_date"),
         "phases": ("No drug phase" if list(phases) == ["NA"] else ", ".join(label("phase", p) for p in phases))
         if phases else "No phase given",
         "summary": card.get("summary") or "",
