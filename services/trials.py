@@ -444,7 +444,7 @@ def search_sentence(facts: Mapping[str, Any], *, detailed: bool = True) -> str:
     text coverage."""
     radius = facts.get("radius_miles")
     place = facts.get("place") or "your place"
-    limit = (f"You said you can travel up to {radius:,.0f} miles from {place}." if isinstance(radius, int | float)
+    limit = (f"You said you can travel up to {plural(round(radius), 'mile')} from {place}." if isinstance(radius, int | float)
              else f"You set no travel limit from {place}.")
     searches = facts.get("searches") or []
     found = int(facts.get("found") or 0)

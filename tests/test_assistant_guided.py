@@ -315,6 +315,14 @@ def test_assistant_guided_nsclc_report_states_the_search_truthfully(db: Any, nsc
     assert f"found {len(session.candidates)} different trial" in summary
 
 
+def test_assistant_search_sentence_says_a_travel_limit_in_whole_miles() -> None:
+    # A radius given in km converts to miles with decimals; one mile is singular.
+    assert search_sentence({"radius_miles": 62.1371, "place": "Lyon"}).startswith(
+        "You said you can travel up to 62 miles from Lyon.")
+    assert search_sentence({"radius_miles": 1.0, "place": "Lyon"}).startswith(
+        "You said you can travel up to 1 mile from Lyon.")
+
+
 def test_assistant_guided_counts_one_trial_in_the_singular() -> None:
     """One trial found and checked: 'I found 1 different trial', not '1 different trials', 'The first is', not 'The
     first ones are', '1 needs more information', not '1 need'."""

@@ -426,7 +426,7 @@ def test_tools_trial_cards_widgets_and_filters_queue_events() -> None:
             "type": "trial_cards",
             "selectable": True,
             "trials": [{"nct_id": "NCT00000001", "title": "Olaparib", "status": "RECRUITING", "phases": ["PHASE3"], "fit_score": 60, "verdict": "uncertain", "summary": "A plain summary.", "nearest_site": None, "url": "https://clinicaltrials.gov/study/NCT00000001",
-                            "fit_band": "promising", "fit_explanation": "1 of the 2 criteria are in your favour; 1 could not be checked yet.", "distance_note": "", "within_reach": True, "status_note": None, "criteria_text": None, "last_update_date": None}],
+                            "fit_band": "promising", "fit_explanation": "1 of the 2 criteria is in your favour; 1 could not be checked yet.", "distance_note": "", "within_reach": True, "status_note": None, "criteria_text": None, "last_update_date": None}],
         },
     )  # fmt: skip
     assert run("emit_trial_cards", {"nct_ids": ["NCT00000005"]}, session)[0] == {

@@ -96,6 +96,11 @@ def test_eligibility_scoring_fit_score_counts_favourable_share_of_all_criteria()
     )
 
 
+def test_eligibility_scoring_one_criterion_in_favour_is_said_in_the_singular() -> None:
+    assert fit_score([r(INC, Label.MET), r(INC, Label.NOT_ENOUGH_INFO)]).explanation == (
+        "1 of the 2 criteria is in your favour; 1 could not be checked yet.")
+
+
 def test_eligibility_scoring_fewer_than_half_judged_stays_in_needs_information_band() -> None:
     # The case: 2 of 13 criteria checked, both in favour -> not 80 or 100, but the "needs information" band.
     results = [r(INC, Label.MET)] * 2 + [r(INC, Label.NOT_ENOUGH_INFO)] * 11

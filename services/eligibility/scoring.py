@@ -143,7 +143,7 @@ def fit_from_statuses(statuses: Sequence[str], verdict: str, *, criteria_missing
         return FitScore(score, band_of(score), favourable, judged, total, why)
     score = NEEDS_INFORMATION_MIN + _round((100 - NEEDS_INFORMATION_MIN) * favourable / total)
     open_count = total - judged
-    why = f"{favourable} of the {total} criteria are in your favour"
+    why = f"{favourable} of the {total} criteria {'is' if favourable == 1 else 'are'} in your favour"
     if open_count:
         why += f"; {open_count} could not be checked yet"
     if judged * 2 < total:
