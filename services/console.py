@@ -23,8 +23,8 @@ from typing import Any
 import pandas as pd
 
 from services import consolescope
-from services.data import runtime, sqlcompat
 from services.dashboard import export
+from services.data import runtime, sqlcompat
 from services.data.db import SQL_DIR, Database, load_sql
 from services.errors import BadInput, ConsoleBusy, QueryTimeout, UnsafeQuery
 from services.sqlguard import MAX_CHARS as MAX_CHARS
