@@ -112,7 +112,7 @@ def form_defaults(session: AssistantSession, f: Filters) -> dict[str, Any]:
     sex = p.get("sex") or (str(seeded.get("sex") or f.sex or "").lower() or None)
     radius = p.get("travel_radius_miles", seeded.get("radius", f.radius if f.near else 100.0))
     if seeded.get("radius_unit", f.unit) == "km" and "travel_radius_miles" not in p and radius is not None:
-        radius = float(radius) / 1.609344
+        radius = float(radius) / geo.KM_PER_MILE
     return {
         "diagnosis": p.get("diagnosis") or seeded.get("condition") or f.condition or "",
         "stage": p.get("stage", ""),

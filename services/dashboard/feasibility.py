@@ -100,7 +100,7 @@ def shape(db: Database, frames: SiteFrames, unit: str = "mi") -> pd.DataFrame:
     params = {"ids": ids, "near_lat": None, "near_lon": None, "earth_miles": geo.EARTH_RADIUS_MILES}
     sites = db.fetch_df(load_sql("facetstore_site_rows"), params, timeout_ms=60_000).set_index("site_id")
     phases, sponsors, people = (_details(frames.details, k) for k in ("phase", "sponsor", "investigator"))
-    factor = geo.KM_PER_MILE if unit == "km" else 1.0
+    factor = geo.per_mile(unit)
     rows = []
     for rank, g in enumerate(groups.to_dict("records"), start=1):
         rep = sites.loc[int(g["site_id"])]

@@ -105,7 +105,7 @@ def pin_layers(name: str, lat: float, lon: float, radius_miles: float | None, un
     if radius_miles is None:
         sub = "Distances are measured from here"
     else:
-        sub = f"Search radius {radius_miles * (sitemap.geo.KM_PER_MILE if unit == 'km' else 1.0):,.0f} {unit}"
+        sub = f"Search radius {radius_miles * sitemap.geo.per_mile(unit):,.0f} {unit}"
     tip = {"t_title": name, "t_sub": sub, "t_l1": "", "t_l2": ""}
     return [
         pdk.Layer("ScatterplotLayer", [{"lat": lat, "lon": lon, **tip}], id="place-pin",

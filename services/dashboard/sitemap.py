@@ -140,7 +140,7 @@ def shape_sites(df: pd.DataFrame, unit: str = "mi") -> pd.DataFrame:
     out["weight"] = 1
     out["t_title"] = [text(n) or "Unnamed site" for n in cols["facility"]]
     miles = out["miles"].tolist() if "miles" in out else [None] * len(out)
-    factor = geo.KM_PER_MILE if unit == "km" else 1.0
+    factor = geo.per_mile(unit)
     out["t_sub"] = [
         _where(c, s, k) + (f" · {m * factor:,.1f} {unit} away" if m is not None and not pd.isna(m) else "")
         for c, s, k, m in zip(cols["city"], cols["state"], cols["country"], miles, strict=True)
@@ -328,7 +328,7 @@ def nearest_table(nearest: pd.DataFrame, unit: str = "mi") -> pd.DataFrame:
     cols = ["distance", "facility", "city", "state", "country", "status", "nct_id", "title"]
     if nearest.empty:
         return pd.DataFrame(columns=cols)
-    factor = geo.KM_PER_MILE if unit == "km" else 1.0
+    factor = geo.per_mile(unit)
     out = nearest.sort_values(["miles", "site_id"], kind="stable").reset_index(drop=True)
     table = pd.DataFrame({
         "distance": (out["miles"].astype(float) * factor).round(1),

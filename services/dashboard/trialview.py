@@ -43,7 +43,7 @@ def distance(miles: float | None, unit: str = "mi") -> float | None:
     """Miles in the filter's unit (km when unit is "km"), rounded to 0.1."""
     if miles is None or pd.isna(miles):
         return None
-    return round(float(miles) * (geo.KM_PER_MILE if unit == "km" else 1.0), 1)
+    return round(float(miles) * geo.per_mile(unit), 1)
 
 
 def trials_table(df: pd.DataFrame, unit: str = "mi") -> pd.DataFrame:

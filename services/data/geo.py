@@ -27,6 +27,12 @@ KM_PER_MILE = 1.609344
 EARTH_RADIUS_KM = 6371.0088
 EARTH_RADIUS_MILES = EARTH_RADIUS_KM / KM_PER_MILE
 
+
+def per_mile(unit: str) -> float:
+    """How many of the filter's unit make one mile: KM_PER_MILE for "km", else 1."""
+    return KM_PER_MILE if unit == "km" else 1.0
+
+
 # Queries longer than this are not place names; refusing them keeps folding and lookups cheap.
 MAX_QUERY_CHARS = 200
 MAX_ALTERNATIVES = 5
