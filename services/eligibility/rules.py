@@ -1054,8 +1054,10 @@ def _other_cancer_status(facts: PatientFacts, excepted: frozenset[str]) -> _Stat
     return _Status("absent", ())
 
 
+# The whitespace before a separator is taken from the start of its run only (or none where a run ends), so a long
+# run of spaces (a masked exception) is not rescanned from every position in it.
 _UNIT_SPLIT = re.compile(
-    r"\s*(?:,|;|(?<!\d)/|/(?!\d)|\band/or\b|\bor\b|\bnor\b|\band\b|\bsuch as\b|\bincluding\b|\be\.g\.|\bi\.e\.|\betc\.?)\s*",
+    r"(?:(?<!\s)\s*|(?<=\s)(?=\S))(?:,|;|(?<!\d)/|/(?!\d)|\band/or\b|\bor\b|\bnor\b|\band\b|\bsuch as\b|\bincluding\b|\be\.g\.|\bi\.e\.|\betc\.?)\s*",
     re.I,
 )
 # A piece that starts like this qualifies the piece before it ("..., for all trauma patients").
