@@ -423,3 +423,25 @@ def test_eligibility_rules_a_long_exception_is_judged_quickly() -> None:
         started = time.perf_counter()
         evaluate(line, kind, "0. A 50-year-old man with hypertension.")  # type: ignore[arg-type]
         assert time.perf_counter() - started < 3.0
+
+
+def test_eligibility_rules_an_over_long_line_is_left_open_at_once() -> None:
+    """A trial record is untrusted: a line longer than any real criterion is not read (reading it took minutes),
+    and it is said so; the model is not asked about it either."""
+    line = "History of heart failure, diabetes, or stroke within 6 months, " * 800  # 50,400 characters
+    asked: list[str] = []
+
+    def model(text: str, kind: str, patient: object) -> Judgement:
+        asked.append(text)
+        return Judgement(Label.MET, "model")
+
+    for kind in ("inclusion", "exclusion"):
+        started = time.perf_counter()
+        judged = CombinedEvaluator(model)(line, kind, NOTE)  # type: ignore[arg-type]
+        assert time.perf_counter() - started < 3.0
+        assert judged == Judgement(Label.NOT_ENOUGH_INFO, "This line is 50,400 characters long, more than the 8,000 "
+                                   "this app reads in one criterion, so it was not checked. Read it on the trial's "
+                                   "record or ask the trial team.")
+    assert asked == []
+    # A line of ordinary length is still judged (and the model asked when the rules leave it open).
+    assert evaluate("History of stroke", "exclusion", NOTE).label == Label.NOT_MET

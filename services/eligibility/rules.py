@@ -53,6 +53,7 @@ from services.eligibility.vocabulary import ConceptMatch, ancestors, concept_ind
 from services.errors import BadInput
 
 __all__ = [
+    "MAX_CRITERION_CHARS",
     "CriterionEvaluator",
     "Judgement",
     "PatientProfile",
@@ -1477,10 +1478,19 @@ def _concept_finding(
 # --- Putting the aspects together ---------------------------------------------------------------
 
 
+# Longer than any line among the ~94,000 criteria of the sample records (the longest has 4,625 characters); the
+# rules' time grows faster than the length, and trial records are untrusted, so a longer line is not read.
+MAX_CRITERION_CHARS = 8_000
+
+
 def evaluate(criterion_text: str | None, kind: CriterionKind, patient: Patient) -> Judgement:
     """Judge one criterion ("inclusion" or "exclusion") for a profile or a clinical note."""
     check_kind(kind)
     facts = patient_facts(patient)
+    if len(criterion_text or "") > MAX_CRITERION_CHARS:
+        return Judgement(Label.NOT_ENOUGH_INFO, f"This line is {len(criterion_text or ''):,} characters long, more "
+                         f"than the {MAX_CRITERION_CHARS:,} this app reads in one criterion, so it was not checked. "
+                         "Read it on the trial's record or ask the trial team.")
     text = _normalise(criterion_text or "")
     if not re.search(r"[A-Za-z0-9]", text):
         if kind == "exclusion":
