@@ -181,6 +181,27 @@ def test_eligibility_rules_negated_pregnancy_detail_is_not_a_negated_pregnancy(n
     assert label("Pregnant or breastfeeding women", "exclusion", note) == (Label.MET if pregnant else Label.NOT_MET)
 
 
+def test_eligibility_rules_not_pregnant_settles_only_half_of_pregnant_or_breastfeeding() -> None:
+    """"Pregnant or breastfeeding" is met by either; a patient who says only that she is not pregnant has not said
+    whether she breastfeeds (it was 'not met: The patient is not pregnant.', even for a note saying she breastfeeds)."""
+    profile = PatientProfile(sex="female", age_years=30, pregnant=False)
+    open_reason = "The patient is not pregnant, but whether they are breastfeeding is not known."
+    assert evaluate("Pregnant or breastfeeding women", "exclusion", profile) == Judgement(Label.NOT_ENOUGH_INFO,
+                                                                                          open_reason)
+    assert evaluate("Not pregnant or breastfeeding", "inclusion", profile) == Judgement(Label.NOT_ENOUGH_INFO,
+                                                                                        open_reason)
+    feeding = "0. A 30-year-old woman with asthma.\n1. She is not pregnant and is breastfeeding."
+    said = "The patient is not pregnant and the note says the patient is breastfeeding."
+    assert evaluate("Pregnancy or lactation", "exclusion", feeding) == Judgement(Label.MET, said, (1,))
+    assert evaluate("Not pregnant or breastfeeding", "inclusion", feeding) == Judgement(Label.NOT_MET, said, (1,))
+    # A complete case summary that does not mention breastfeeding is read as the patient not breastfeeding.
+    silent = "0. A 30-year-old woman with asthma.\n1. She is not pregnant."
+    assert evaluate("Pregnancy or lactation", "exclusion", silent) == Judgement(
+        Label.NOT_MET, "The patient is not pregnant, and the note does not mention breastfeeding.", (1,))
+    # Pregnancy alone is still settled by the pregnancy status.
+    assert label("Pregnant women", "exclusion", profile) == Label.NOT_MET
+
+
 def test_eligibility_rules_own_premature_birth_is_not_pregnancy() -> None:
     assert label("Premature birth (<36 weeks gestation)", "exclusion", BOY) == Label.NOT_MET
 

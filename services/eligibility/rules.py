@@ -539,17 +539,14 @@ def _pregnancy_finding(text: str, kind: CriterionKind, facts: PatientFacts) -> t
                             facts.evidence(facts.sex_evidence + facts.age_evidence)), spans
         return _Finding("pregnancy", None, f"Pregnancy rules do not apply to {who}.",
                         facts.evidence(facts.sex_evidence + facts.age_evidence), not_applicable=True), spans
+    feeding = _breastfeeding(facts)
     if not re.search(r"pregnan|gestation|pregnency", text, re.I) and not conditional:
         # Only breastfeeding is asked about; a pregnancy status does not answer that, the note's own words may.
-        for sentence in facts.sentences:
-            said = _BREASTFEEDING.search(sentence.text)
-            if said and not re.search(r"nursing (?:home|care|staff|facility)", sentence.text, re.I):
-                feeding = assertion_at(sentence.text, said.start(), said.end()) == "affirmed"
-                truth = not feeding if negated else feeding
-                return _Finding("pregnancy", truth, f"{facts.source} says the patient {'is' if feeding else 'is not'} "
-                                "breastfeeding.", facts.evidence([sentence.id])), spans
-        return _Finding("pregnancy", None, "Whether the patient is breastfeeding is not known.",
-                        open_question=True), spans
+        if feeding is None:
+            return _Finding("pregnancy", None, "Whether the patient is breastfeeding is not known.",
+                            open_question=True), spans
+        return _Finding("pregnancy", feeding[0] != negated, f"{facts.source} says the patient "
+                        f"{'is' if feeding[0] else 'is not'} breastfeeding.", facts.evidence([feeding[1]])), spans
     if facts.pregnant is None or (conditional and not negated and kind == "inclusion"):
         return _Finding("pregnancy", None, "Whether the patient is pregnant or could become pregnant is not known.",
                         open_question=True), spans
@@ -561,9 +558,34 @@ def _pregnancy_finding(text: str, kind: CriterionKind, facts: PatientFacts) -> t
         weeks = facts.gestation_weeks
         truth = _compare(weeks, op, n)
         reason = f"The patient is {weeks:g} weeks pregnant; the criterion asks for {op} {n:g} weeks."
+    evidence = list(facts.pregnancy_evidence)
+    if facts.pregnant is False and any(not _NURSING_PLACE.match(text, w.start()) for w in _BREASTFEEDING.finditer(text)):
+        # "Pregnant or breastfeeding": not being pregnant settles only half of it.
+        if feeding is not None:
+            truth = feeding[0]
+            reason = "The patient is not pregnant and " + (f"{facts.source.lower()} says the patient is breastfeeding."
+                                                           if truth else "not breastfeeding.")
+            evidence.append(feeding[1])
+        elif facts.complete_record:
+            reason = f"The patient is not pregnant, and {facts.source.lower()} does not mention breastfeeding."
+        else:
+            return _Finding("pregnancy", None, "The patient is not pregnant, but whether they are breastfeeding is "
+                            "not known.", open_question=True), spans
     if negated:
         truth = not truth
-    return _Finding("pregnancy", truth, reason, facts.evidence(facts.pregnancy_evidence)), spans
+    return _Finding("pregnancy", truth, reason, facts.evidence(evidence)), spans
+
+
+_NURSING_PLACE = re.compile(r"nursing (?:home|care|staff|facility)", re.I)
+
+
+def _breastfeeding(facts: PatientFacts) -> tuple[bool, int] | None:
+    """Whether the first sentence that speaks of breastfeeding says the patient is, and that sentence's id."""
+    for sentence in facts.sentences:
+        said = _BREASTFEEDING.search(sentence.text)
+        if said and not _NURSING_PLACE.search(sentence.text):
+            return assertion_at(sentence.text, said.start(), said.end()) == "affirmed", sentence.id
+    return None
 
 
 _PERFORMANCE = re.compile(
