@@ -168,3 +168,31 @@ def test_eligibility_plain_question_of_an_empty_line_is_none(text: str) -> None:
 
 def test_eligibility_plain_topics_are_known() -> None:
     assert all(topic_of(t) in TOPICS for t in ("Prisoners", "ECOG 0-1", "Pregnant", "HbA1c ≥ 7%", "EGFR mutation"))
+
+
+@pytest.mark.parametrize(("kind", "text", "plain"), [
+    # Each of these was "Being pregnant or breastfeeding." or the birth-control promise, whatever the line said.
+    ("inclusion", "Not pregnant or breastfeeding", "Not pregnant or breastfeeding."),
+    ("exclusion", "Nursing home residents", "Nursing home residents."),
+    ("exclusion", "History of pregnancy-induced hypertension", "History of pregnancy-induced hypertension."),
+    ("inclusion", "Pregnant women at 24-28 weeks of gestation with gestational diabetes",
+     "Pregnant women at 24-28 weeks of gestation with gestational diabetes."),
+    ("exclusion", "Pregnant woman", "Being pregnant."),
+    ("exclusion", "Subjects who are breast-feeding", "Breastfeeding."),
+    ("inclusion", "Mothers", "Mothers."),
+    ("inclusion", "Pregnancy test must be negative", "If you could become pregnant: a negative pregnancy test before the start."),
+    ("exclusion", "Positive pregnancy test", "If you could become pregnant: a positive pregnancy test before the start."),
+    ("exclusion", "Use of hormonal contraceptives", "Use of hormonal contraceptives."),
+    ("exclusion", "Women of childbearing potential", "Women of childbearing potential."),
+    ("inclusion", "Postmenopausal or surgically sterilized women", "Postmenopausal or surgically sterilized women."),
+    ("exclusion", "Women of childbearing potential unwilling to use adequate contraception",
+     "If you or your partner could become pregnant: not agreeing to use reliable birth control during the trial."),
+    ("exclusion", "Positive pregnancy test, or woman of child bearing potential not using highly effective methods of "
+     "contraception", "Positive pregnancy test, or woman of child bearing potential not using highly effective methods "
+     "of contraception."),
+])
+def test_eligibility_plain_pregnancy_lines_keep_what_they_say(kind: str, text: str, plain: str) -> None:
+    """A line that mentions pregnancy or birth control is rewritten only when the rewrite says the same thing: not
+    when it is negated, names something else (a nursing home, a pregnancy complication, hormonal contraceptives as
+    a medicine) or adds conditions; and it names only what the line names (pregnancy, breastfeeding, or both)."""
+    assert plain_criterion(text, kind) == plain

@@ -260,6 +260,15 @@ _PREGNANT = re.compile(r"\b(pregnan\w*|breast[- ]?feed\w*|lactat\w*|nursing)\b",
 _CONTRACEPTION = re.compile(r"\b(contracept\w*|birth control|child[- ]?bearing potential|abstinen\w*|"
                             r"barrier method|sterili[sz]\w*)\b", re.I)
 _PREGNANCY_TEST = re.compile(r"\bpregnancy test\b", re.I)
+_PREGNANCY_WORD = re.compile(r"\bpregnan\w*", re.I)
+_FEEDING_WORD = re.compile(r"\b(?:breast[- ]?feed\w*|lactat\w*|nursing)\b", re.I)
+# A line that says nothing but being pregnant or breastfeeding ("Pregnant or lactating women").
+_ONLY_PREGNANCY = re.compile(r"(?:(?:wom[ae]n|females?|patients?|subjects?|participants?|mothers?|who|are|is|currently|known|"
+                             r"or|and|and/or|pregnan\w*|breast[- ]?feed\w*|lactat\w*|nursing)\W*)+", re.I)
+_BIRTH_CONTROL = re.compile(r"\b(?:contracept\w*|birth control|abstinen\w*|barrier method)", re.I)
+_AGREES_TO_CONTRACEPTION = re.compile(r"\b(?:agree\w*|willing\w*|consent\w*|commit\w*|must|should|required?|"
+                                      r"practi[cs]\w*|use|using|uses)\b", re.I)
+_REFUSES = re.compile(r"\b(?:not|no|unwilling\w*|unable|refus\w*|without|cannot|fail\w*|inability)\b", re.I)
 _MEASURABLE = re.compile(r"\bmeasurable (?:disease|lesions?|tumou?rs?)\b|\bRECIST\b", re.I)
 _LIFE = re.compile(rf"\blife expectancy\b(?P<before>[^.;\d]{{0,30}}?(?:{_GE}|{_GT}|of)?)\s*(?P<n>\d+)\s*"
                    r"(?P<unit>weeks?|months?|years?)(?P<or_less>\s*or (?:less|fewer|shorter))?", re.I)
@@ -327,13 +336,27 @@ def plain_criterion(text: str, kind: CriterionKind = "inclusion") -> str:
         if kind == "exclusion":
             return "Not being able to come to the study visits or follow the study plan."
         return "You are able to come to the study visits and follow the study plan."
-    if _PREGNANCY_TEST.search(clean) and not _PREGNANT.search(clean.replace("pregnancy test", "")):
-        return "If you could become pregnant: a pregnancy test before the start must be negative."
-    if _CONTRACEPTION.search(clean):
-        return ("If you or your partner could become pregnant: you agree to use reliable birth control during the "
-                "trial (and for a while after, as the study team will explain).")
-    if _PREGNANT.search(clean) and len(clean) <= 200:
-        return "Being pregnant or breastfeeding."
+    birth_control = len(clean) <= 300 and _BIRTH_CONTROL.search(clean) and _AGREES_TO_CONTRACEPTION.search(clean)
+    if _PREGNANCY_TEST.search(clean) and not _PREGNANT.search(_PREGNANCY_TEST.sub(" ", clean)) and not birth_control:
+        # The test result the line names, not the opposite: "Positive pregnancy test" is not a negative one.
+        result = "negative" if kind == "inclusion" else "positive"
+        if not re.search(rf"\b{'positive' if result == 'negative' else 'negative'}\b", clean, re.I):
+            return f"If you could become pregnant: a {result} pregnancy test before the start."
+    if birth_control:
+        # Only a line asking to use birth control, and said the way the line says it: an inclusion asks for it, an
+        # exclusion keeps out whoever will not ("Use of hormonal contraceptives" or "Postmenopausal or surgically
+        # sterilized women" ask something else, and keep their own words).
+        refuses = bool(_REFUSES.search(clean))
+        if kind == "inclusion" and not refuses:
+            return ("If you or your partner could become pregnant: you agree to use reliable birth control during the "
+                    "trial (and for a while after, as the study team will explain).")
+        if kind == "exclusion" and refuses and not _PREGNANCY_TEST.search(clean):
+            return ("If you or your partner could become pregnant: not agreeing to use reliable birth control during "
+                    "the trial.")
+    pregnant, feeding = bool(_PREGNANCY_WORD.search(clean)), bool(_FEEDING_WORD.search(clean))
+    if (pregnant or feeding) and _ONLY_PREGNANCY.fullmatch(clean):
+        # Only what the line names: "Pregnant women" is not about breastfeeding, and "Not pregnant" is not "pregnant".
+        return "Being pregnant or breastfeeding." if pregnant and feeding else "Being pregnant." if pregnant else "Breastfeeding."
     performance = _ecog_phrase(clean)
     if performance and len(clean) <= 200:
         return performance
