@@ -196,3 +196,33 @@ def test_eligibility_plain_pregnancy_lines_keep_what_they_say(kind: str, text: s
     when it is negated, names something else (a nursing home, a pregnancy complication, hormonal contraceptives as
     a medicine) or adds conditions; and it names only what the line names (pregnancy, breastfeeding, or both)."""
     assert plain_criterion(text, kind) == plain
+
+
+@pytest.mark.parametrize(("kind", "text"), [
+    # Each of these was rewritten into a sentence that says something else.
+    ("inclusion", "Patients unable to give informed consent themselves"),  # "You are willing and able to agree ..."
+    ("inclusion", "Age 18 years or older and willing to sign consent"),  # the age was dropped
+    ("exclusion", "Alcohol abuse within 3 months of informed consent"),  # "Not being able or willing to agree ..."
+    ("inclusion", "Prior to randomization, patients must have a negative HIV test"),  # "Had to randomization, ..."
+    ("inclusion", "Prior chemotherapy is allowed"),  # "Had chemotherapy is allowed before."
+    ("inclusion", "Previous treatment with anti-PD-1 is not allowed"),  # "Had anti-PD-1 is not allowed before."
+    ("inclusion", "Previously untreated metastatic NSCLC"),  # "Had untreated metastatic NSCLC before."
+    ("inclusion", "No disease progression after first-line chemotherapy"),  # "The disease grew or came back ..."
+    ("inclusion", "Not chemotherapy-naive"),  # "Never had not chemotherapy."
+    ("inclusion", "Measurable disease per RECIST 1.1 is not required"),  # "A tumour that can be measured ..."
+    ("inclusion", "Received at least one prior line of therapy but no more than three"),  # the upper bound was dropped
+    ("inclusion", "ECOG 0-1 unless due to cancer pain"),  # the exception was dropped
+    ("inclusion", "Life expectancy of more than 3 months unless in hospice"),
+    ("inclusion", "No prior therapy except debulking surgery or biopsy"),
+])
+def test_eligibility_plain_negations_exceptions_and_bounds_are_not_lost(kind: str, text: str) -> None:
+    """A short wording is used only when it says what the line says; otherwise the line keeps its own words."""
+    assert plain_criterion(text, kind) == text + "."
+
+
+def test_eligibility_plain_consent_and_visits_keep_their_short_wording() -> None:
+    assert plain_criterion("Signed informed consent", "inclusion").startswith("You are willing and able to agree")
+    assert plain_criterion("Unwillingness to comply with study procedures", "exclusion").startswith("Not being able")
+    assert plain_criterion("No prior chemotherapy for metastatic disease", "inclusion") == (
+        "Never had chemotherapy for metastatic disease.")
+    assert plain_criterion("Prior chemotherapy", "exclusion") == "Had chemotherapy before."

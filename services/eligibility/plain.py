@@ -281,12 +281,16 @@ _LINES = re.compile(r"\b(?:at least|≥|>=|minimum of)\s*(?P<n>one|two|three|1|2
                     r"(?:lines?|regimens?)\b", re.I)
 _NO_PRIOR = re.compile(r"^(?:no|without)\s+(?:prior|previous)\s+(?P<what>.+?)\.?$", re.I)
 _PRIOR = re.compile(r"^(?:patients? |subjects? |participants? )?(?:who (?:have|has) )?(?:had |have had |having had |"
-                    r"received |have received |has received )?(?:any )?(?:prior|previous(?:ly)?)\s+"
+                    r"received |have received |has received )?(?:any )?(?:prior(?!\s+to\b)|previous(?:ly)?)\s+"
                     r"(?:treatment with|therapy with|treated with|received|exposure to|use of)?\s*(?P<what>.+?)\.?$",
                     re.I)
 _PROGRESSED = re.compile(r"\b(?:progress\w*|relapsed?|recurr\w*|refractory)\b.{0,20}\b(?:on|after|following|to)\b\s+"
                          r"(?P<what>.+?)\.?$", re.I)
 _COUNTS = {"one": 1, "two": 2, "three": 3}
+_EXCEPT = re.compile(r"\b(?:unless|except|other than|excluding|with the exception of|apart from|aside from)\b", re.I)
+_NEGATION = re.compile(r"\b(?:not|no|non|never|unable|unwilling\w*|cannot|without|lack|lacking|inability|refus\w*|poor|"
+                       r"unlikely|unreliable|withdr\w*|denial|missing)\b|n't\b", re.I)
+_PERMITS = re.compile(r"\b(?:allowed|permitted|acceptable|eligible|required|untreated)\b", re.I)
 _FILLER = re.compile(r"^(?:(?:patients?|participants?|subjects?|individuals?)\s+(?:must\s+)?(?:have|with|who have)|"
                      r"must (?:have|be))\s+", re.I)
 
@@ -325,14 +329,20 @@ def plain_criterion(text: str, kind: CriterionKind = "inclusion") -> str:
     short = len(clean) <= 160
     if short and (phrase := _age_phrase(clean) or _sex_phrase(clean)):
         return phrase
+    if _EXCEPT.search(clean):
+        return _cap(_tidy(clean))  # a shorter wording would drop the exception ("ECOG 0-1 unless due to pain")
+    negated = bool(_NEGATION.search(clean))
     if _INVESTIGATOR.search(clean) and _OTHER_THING.search(clean):
         return ("Any other health problem or situation that the study doctor thinks would make the trial unsafe "
                 "for you or get in the way of the study.")
-    if _CONSENT.search(clean) and len(clean) <= 260:
+    # Consent and study visits: an inclusion that asks for them, an exclusion of whoever cannot; a line that
+    # says anything else (an age, birth control, "unable to consent" as an inclusion) keeps its own words.
+    plan_only = negated == (kind == "exclusion") and not re.search(r"\d", clean) and not _BIRTH_CONTROL.search(clean)
+    if _CONSENT.search(clean) and len(clean) <= 260 and plan_only:
         if kind == "exclusion":
             return "Not being able or willing to agree in writing to take part."
         return "You are willing and able to agree in writing to take part, after the study has been explained to you."
-    if _COMPLY.search(clean) and len(clean) <= 200:
+    if _COMPLY.search(clean) and len(clean) <= 200 and plan_only:
         if kind == "exclusion":
             return "Not being able to come to the study visits or follow the study plan."
         return "You are able to come to the study visits and follow the study plan."
@@ -369,22 +379,25 @@ def plain_criterion(text: str, kind: CriterionKind = "inclusion") -> str:
     life = _LIFE.search(clean)
     if life:
         return f"Your doctor expects you to live {_life_bound(life)} {life.group('n')} {life.group('unit').lower()}."
-    if _MEASURABLE.search(clean) and len(clean) <= 200:
+    if _MEASURABLE.search(clean) and len(clean) <= 200 and not negated:
         return "A tumour that can be measured on scans (the RECIST rules doctors use to track tumour size)."
     confirmed = _CONFIRMED.match(clean)
     if confirmed:
         return _cap(f"{_tidy(confirmed.group('what'))[:-1]}, confirmed by a lab test of tissue or cells (biopsy).")
     lines = _LINES.search(clean)
-    if lines:
+    if lines and not re.search(_LE, clean, re.I):  # "at least one ... but no more than three" keeps both bounds
         n = _COUNTS.get(lines.group("n").lower()) or int(lines.group("n"))
         return f"Already had at least {n} earlier treatment{'s' if n != 1 else ''} for this disease."
     naive = _NAIVE.search(clean)
-    if naive and short:
+    if naive and short and not negated:
         return _cap(f"Never had {naive.group('what').strip().lower()}.")
-    if short:
+    # "Not progressed", "prior chemotherapy is allowed", "previously untreated": the short forms would say otherwise.
+    if short and not _PERMITS.search(clean):
         no_prior = _NO_PRIOR.match(clean)
-        if no_prior:
+        if no_prior and not _NEGATION.search(no_prior.group("what")):
             return _cap(f"Never had {no_prior.group('what').strip()}.")
+        if negated:
+            return _cap(_tidy(clean))
         prior = _PRIOR.match(clean)
         if prior and prior.group("what"):
             return _cap(f"Had {prior.group('what').strip()} before.")
