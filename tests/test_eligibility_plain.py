@@ -226,3 +226,16 @@ def test_eligibility_plain_consent_and_visits_keep_their_short_wording() -> None
     assert plain_criterion("No prior chemotherapy for metastatic disease", "inclusion") == (
         "Never had chemotherapy for metastatic disease.")
     assert plain_criterion("Prior chemotherapy", "exclusion") == "Had chemotherapy before."
+
+
+@pytest.mark.parametrize(("text", "plain"), [
+    ("Adequate renal function", "Blood tests showing that your kidneys work well enough."),
+    ("Adequate hepatic and renal function", "Blood tests showing that your liver and kidneys work well enough."),
+    ("Normal bone marrow function", "Blood tests showing that your bone marrow works well enough."),
+    ("Adequate organ function", "Blood tests showing that your bone marrow, liver and kidneys work well enough."),
+    ("Adequate bone marrow function as indicated by the following: ANC greater than 1500/µL",
+     "Adequate bone marrow function as indicated by the following: ANC greater than 1500/µL."),
+])
+def test_eligibility_plain_organ_function_names_only_the_organs_of_the_line(text: str, plain: str) -> None:
+    """It was 'your bone marrow, liver and kidneys' for any of them, and the limits written with it were dropped."""
+    assert plain_criterion(text, "inclusion") == plain

@@ -88,6 +88,10 @@ _LAB_VALUE = re.compile(
     rf"|(?:between\s+|from\s+)?(?P<lo>{_NUM})(?P<lounit>{_UNIT})\s*(?:and|to|-|–)\s*(?P<hi>{_NUM})(?P<hiunit>{_UNIT}))",
     re.I,
 )
+# Which organs a line about their function names ("organ function" names all three).
+_ORGANS = (("bone marrow", re.compile(r"\b(?:organ|bone marrow|marrow|h(?:a)?ematologic\w*)\b", re.I)),
+           ("liver", re.compile(r"\b(?:organ|hepatic|liver)\b", re.I)),
+           ("kidneys", re.compile(r"\b(?:organ|renal|kidneys?)\b", re.I)))
 _ORGAN_FUNCTION = re.compile(r"\b(adequate|normal|sufficient|acceptable)\s+(?:\w+\s+){0,3}"
                              r"(organ|bone marrow|marrow|h(?:a)?ematologic\w*|renal|kidney|hepatic|liver|end[- ]organ)"
                              r"\b", re.I)
@@ -374,8 +378,12 @@ def plain_criterion(text: str, kind: CriterionKind = "inclusion") -> str:
     if labs and _only_lab_limits(clean):
         head = "A test result showing" if len(labs) == 1 else "Test results showing"
         return _cap(f"{head}: {'; '.join(labs)}.")
-    if _ORGAN_FUNCTION.search(clean) and len(clean) <= 200 and kind == "inclusion":
-        return "Blood tests showing that your bone marrow, liver and kidneys work well enough."
+    if _ORGAN_FUNCTION.search(clean) and len(clean) <= 200 and kind == "inclusion" and not re.search(r"\d", clean):
+        # The organs the line names (all three for "organ function"); a line with its limits keeps them in its words.
+        organs = [organ for organ, words in _ORGANS if words.search(clean)]
+        listed = ", ".join(organs[:-1]) + " and " + organs[-1] if len(organs) > 1 else organs[0]
+        verb = "works" if organs in (["bone marrow"], ["liver"]) else "work"
+        return f"Blood tests showing that your {listed} {verb} well enough."
     life = _LIFE.search(clean)
     if life:
         return f"Your doctor expects you to live {_life_bound(life)} {life.group('n')} {life.group('unit').lower()}."
