@@ -466,3 +466,18 @@ def test_eligibility_rules_an_over_long_line_is_left_open_at_once() -> None:
     assert asked == []
     # A line of ordinary length is still judged (and the model asked when the rules leave it open).
     assert evaluate("History of stroke", "exclusion", NOTE).label == Label.NOT_MET
+
+
+def test_eligibility_rules_a_cancer_on_record_is_not_a_metastatic_one() -> None:
+    """"Metastatic" was read as just "cancer", so any cancer met it: 'Metastatic breast cancer' was met by a profile
+    saying 'breast cancer'.  Whether it has spread is now a detail the record must say."""
+    profile = PatientProfile(age_years=55, sex="female", conditions=("breast cancer",))
+    assert evaluate("Metastatic breast cancer", "inclusion", profile) == Judgement(
+        Label.NEEDS_DISCUSSION, "Your profile shows cancer and breast cancer, but not whether the details in the "
+        "criterion (metastatic) apply.")
+    assert label("Metastatic disease", "exclusion", profile) == Label.NEEDS_DISCUSSION
+    assert label("Metastatic disease", "exclusion", "0. A 55-year-old woman with breast cancer.") == Label.NOT_MET
+    spread = PatientProfile(age_years=55, sex="female", conditions=("metastatic breast cancer",))
+    assert label("Metastatic breast cancer", "inclusion", spread) == Label.MET
+    assert label("Metastatic breast cancer", "inclusion", "0. A woman with breast cancer and liver metastases.") == (
+        Label.MET)

@@ -1387,6 +1387,10 @@ def _concept_finding(
         else:
             combined = _Status("absent", ())
         unit.leftover += [w for w in shared_severity if w not in unit.leftover]
+        if "metastatic" not in unit.leftover and any(re.search(r"metasta", plain[c.start:c.end], re.I)
+                                                     for c in unit.concepts):
+            # "Metastatic" names a cancer that has spread: a cancer on record does not say that it has.
+            unit.leftover.append("metastatic")
         if combined.state == "negated" and not any(c.absent for c in unit.concepts):
             # The record says there is no X at all, so no narrower "severe X" or "X within 6 months" either.
             unit.leftover = []
