@@ -481,3 +481,19 @@ def test_eligibility_rules_a_cancer_on_record_is_not_a_metastatic_one() -> None:
     assert label("Metastatic breast cancer", "inclusion", spread) == Label.MET
     assert label("Metastatic breast cancer", "inclusion", "0. A woman with breast cancer and liver metastases.") == (
         Label.MET)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Children under 12", AgeRange(None, 12, high_strict=True, high_whole_years=True)),
+    ("Children under 6 months", AgeRange(None, 0.5, high_strict=True)),
+    ("Infants under 2 years", AgeRange(None, 2, high_strict=True, high_whole_years=True)),
+    ("Children under 40 kg", AgeRange(None, 18, high_strict=True)),  # a weight, not an age: the group's own range
+    ("Adults with more than 2 prior lines", AgeRange(18, None)),
+])
+def test_eligibility_rules_a_limit_written_after_an_age_group_is_the_limit(text: str, expected: AgeRange) -> None:
+    """'Children under 12' was read as 'under 18' (what "children" alone means), and the reason showed 18, a number
+    the trial never wrote."""
+    assert parse_age_range(text)[0] == expected
+    if expected.high == 12:
+        assert evaluate(text, "exclusion", PatientProfile(age_years=14)) == Judgement(
+            Label.NOT_MET, "Age 14 years is outside the range under 12 years.")

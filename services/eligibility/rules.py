@@ -404,11 +404,22 @@ _AGE_GROUP_WORD = re.compile(r"\b(adults?|minors|children|child(?![- ]?(?:bearin
                              r"pediatric|paediatric)\b", re.I)
 
 
+# A limit written right after the group's name, without the word "age": "Children under 12", "Adults (>= 21)".
+_GROUP_BOUND = re.compile(r"\W{0,3}(?:aged?\s+)?(?:under|younger than|less than|below|over|older than|above|[<>]=?)\s*"
+                          r"\d{1,3}(?:\.\d+)?(?!\s*(?:kg|%|cm|mg|lb|[.,]?\d))", re.I)
+
+
 def _keyword_age(norm: str) -> tuple[AgeRange | None, list[tuple[int, int]]]:
     """An age group named by a word ("adults", "children"), or (None, [])."""
     m = _AGE_GROUP_WORD.search(norm)
     if m is None or len(norm[: m.start()].split()) > 4:
         return None, []  # only a group named as the criterion's subject ("Adults with ...") sets an age
+    bound = _GROUP_BOUND.match(norm, m.end())
+    if bound:
+        # The number is the limit ("under 12", not the 18 that "children" alone would mean), in the unit written.
+        written, _ = _numeric_age("age " + norm[bound.start():bound.end() + 12])
+        if written is not None:
+            return written, [(m.start(), bound.end())]
     word = m.group(0).lower()
     return _AGE_GROUPS.get(word, _AGE_GROUPS.get(word.rstrip("s"))), [m.span()]
 
