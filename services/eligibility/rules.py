@@ -16,9 +16,7 @@ structured profile is not a complete record, so there an unmentioned condition s
 from __future__ import annotations
 
 import math
-import operator
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
@@ -38,6 +36,8 @@ from services.eligibility.patient import (
     karnofsky_to_ecog,
 )
 from services.eligibility.statements import (
+    SYMBOLS,
+    comparison,
     grades_allowed,
     in_weeks,
     life_expectancy,
@@ -844,7 +844,7 @@ def _lab_finding(measure: _Measure, lab: LabValue | None, bounds: list[tuple[str
     """Judge a criterion's limit from the latest uploaded value, converting the limit to the value's unit
     (open when no value was uploaded)."""
     spec = healthdata.BY_KEY[measure.key]
-    shown = " and ".join(f"{_SYMBOL.get(op.lower(), op)} {n}" for op, _, n in bounds) + (
+    shown = " and ".join(f"{SYMBOLS.get(op.lower(), op)} {n}" for op, _, n in bounds) + (
         f" {unit_written}" if unit_written else "")
     if lab is None:
         return _Finding("measure", None, f"The trial asks for {spec.name} {shown}; your uploaded records "
@@ -912,20 +912,9 @@ def _measure_value(measure: _Measure, raw: str, unit: str | None) -> float:
     return value * measure.to_standard.get(unit_key, 1.0)
 
 
-# Each way a limit's comparison is written (lower case), by the symbol that shows it.
-_SYMBOL = {
-    **dict.fromkeys(("<", "less than", "lower than", "below", "under"), "<"),
-    **dict.fromkeys(("<=", "at most", "up to", "less than or equal to", "below or equal to", "equal to"), "≤"),
-    **dict.fromkeys((">", "more than", "greater than", "higher than", "above", "over"), ">"),
-    **dict.fromkeys((">=", "at least", "greater than or equal to"), "≥"),
-}
-_TEST: dict[str, Callable[[float, float], bool]] = {"<": operator.lt, "≤": operator.le, ">": operator.gt,
-                                                   "≥": operator.ge}
-
-
 def _compare(value: float, op: str, limit: float) -> bool:
     """Whether the value meets the limit; a comparison not listed ("=") asks for the same number."""
-    return _TEST.get(_SYMBOL.get(op.lower(), "="), math.isclose)(value, limit)
+    return (comparison(op) or math.isclose)(value, limit)
 
 
 def _measure_findings(text: str, facts: PatientFacts,
@@ -985,7 +974,7 @@ def _measure_findings(text: str, facts: PatientFacts,
                 " ".join(s.text for s in facts.sentences)):
             # "No fever" / "afebrile": the temperature is below any fever threshold.
             ids = [s.id for s in facts.sentences if _AFEBRILE.search(s.text)]
-            upper = _SYMBOL.get(bounds[0][0].lower()) in ("<", "≤")
+            upper = SYMBOLS.get(bounds[0][0].lower()) in ("<", "≤")
             findings.append(_Finding("measure", upper, f"{facts.source} says there is no fever, so the temperature is below "
                                      f"the limit ({written}).", facts.evidence(ids)))
             continue
