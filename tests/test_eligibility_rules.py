@@ -497,3 +497,16 @@ def test_eligibility_rules_a_limit_written_after_an_age_group_is_the_limit(text:
     if expected.high == 12:
         assert evaluate(text, "exclusion", PatientProfile(age_years=14)) == Judgement(
             Label.NOT_MET, "Age 14 years is outside the range under 12 years.")
+
+
+@pytest.mark.parametrize(("criterion", "kind", "ecog", "expected"), [
+    ("ECOG 2 or more", "exclusion", 3, Label.MET),  # was read as exactly 2: "not met"
+    ("ECOG performance status 2 or higher", "exclusion", 1, Label.NOT_MET),
+    ("ECOG 1 or less", "inclusion", 0, Label.MET),  # was read as exactly 1: "not met"
+    ("Karnofsky 60 or less", "exclusion", 3, Label.MET),  # was read as "Karnofsky >= 60"
+    ("Karnofsky 60 or less", "inclusion", 0, Label.NOT_MET),
+    ("Karnofsky performance status of 70% or more", "inclusion", 1, Label.MET),
+])
+def test_eligibility_rules_performance_bound_written_after_the_number(criterion: str, kind: str, ecog: int,
+                                                                      expected: Label) -> None:
+    assert label(criterion, kind, PatientProfile(ecog=ecog)) == expected

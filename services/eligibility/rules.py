@@ -614,6 +614,9 @@ def _allowed_ecog(text: str) -> tuple[set[int], str] | None:
                           (r"(?:less than or equal to|no more than|not more than|at most)", "<="),
                           (r"(?:below|under|less than|lower than)", "<"), (r"(?:above|over|more than|greater than|higher than)", ">")):
         norm = re.sub(rf"\b{words}\s*(?=\d)", symbol, norm, flags=re.I)
+    # A bound written after the number: "ECOG 2 or more", "Karnofsky 60 or less".
+    norm = re.sub(r"\b(\d{1,3})\s*%?\s*or\s+(?:more|higher|greater|above)\b", r">=\1", norm, flags=re.I)
+    norm = re.sub(r"\b(\d{1,3})\s*%?\s*or\s+(?:less|lower|fewer|below)\b", r"<=\1", norm, flags=re.I)
     karnofsky = re.search(r"(?:Karnofsky|Karnovsky|KPS|Lansky)[^0-9<>]{0,30}(>=|>|<=|<|at least|of)?\s*(\d{2,3})", norm, re.I)
     if karnofsky:
         op, score = (karnofsky.group(1) or ">=").lower(), int(karnofsky.group(2))
