@@ -510,3 +510,21 @@ def test_eligibility_rules_a_limit_written_after_an_age_group_is_the_limit(text:
 def test_eligibility_rules_performance_bound_written_after_the_number(criterion: str, kind: str, ecog: int,
                                                                       expected: Label) -> None:
     assert label(criterion, kind, PatientProfile(ecog=ecog)) == expected
+
+
+def test_eligibility_rules_one_item_of_an_exclusion_list_that_does_not_hold_settles_nothing() -> None:
+    """'ECOG >= 2 or heart failure' keeps out a patient with heart failure at ECOG 1; it was 'not met' because the
+    ECOG item failed (and the condition named after it was taken as part of the ECOG wording)."""
+    heart = PatientProfile(age_years=55, sex="female", conditions=("heart failure",), ecog=1)
+    assert evaluate("ECOG >= 2 or heart failure", "exclusion", heart) == Judgement(
+        Label.MET, "Your profile shows heart failure.")
+    assert label("ECOG >= 2 or heart failure", "exclusion", "0. A 55-year-old woman with heart failure. ECOG 1.") == (
+        Label.MET)
+    # With the condition unknown the line stays open for a profile; a complete case summary that does not
+    # mention it settles it.
+    asthma = PatientProfile(age_years=55, sex="female", conditions=("asthma",), ecog=1)
+    assert evaluate("ECOG >= 2 or heart failure", "exclusion", asthma) == Judgement(
+        Label.NOT_ENOUGH_INFO, "Your profile does not mention heart failure.")
+    assert label("ECOG >= 2 or heart failure", "exclusion", "0. A 55-year-old woman with asthma. ECOG 1.") == (
+        Label.NOT_MET)
+    assert label("ECOG 0-1 or Karnofsky >= 70", "inclusion", asthma) == Label.MET

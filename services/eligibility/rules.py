@@ -657,7 +657,12 @@ def _performance_finding(text: str, facts: PatientFacts) -> tuple[_Finding | Non
     if allowed is None:
         return None, []
     grades, written = allowed
-    spans = [(mention.start(), min(len(text), mention.end() + 60))]
+    end = min(len(text), mention.end() + 60)
+    # The grades follow the scale's name; a condition named after "or" / "," is another item ("ECOG >= 2 or heart
+    # failure") and is left for the other rules.
+    other = next((m.start() for m in re.finditer(r"\bor\b|[,;]", text[mention.end():end])
+                  if find_concepts(text[mention.end() + m.end():end])), None)
+    spans = [(mention.start(), end if other is None else mention.end() + other)]
     if facts.ecog is None:
         return _Finding("performance", None, f"The trial asks for {written}; the patient's activity level "
                         "(ECOG performance status) is not recorded.", open_question=True), spans
@@ -1637,7 +1642,8 @@ def evaluate(criterion_text: str | None, kind: CriterionKind, patient: Patient) 
             findings.append(pregnancy)
     if organ is not None and findings and all(f.aspect == "measure" for f in findings):
         leftover = []  # a line about organ function and its lab limits only: the limits are the whole criterion
-    return _combine(findings, leftover, kind, facts)
+    alternatives = bool(re.search(r"\bor\b", _PARENS.sub(" ", text), re.I))
+    return _combine(findings, leftover, kind, facts, alternatives=alternatives)
 
 
 # Phrases that say when or how something is assessed, not what is required.
@@ -1827,7 +1833,9 @@ def _is_own_item(text: str, spans: list[tuple[int, int]]) -> bool:
     return not others and bool(re.search(r"[,;]|\bor\b", text))
 
 
-def _combine(findings: list[_Finding], leftover: list[str], kind: CriterionKind, facts: PatientFacts) -> Judgement:
+def _combine(findings: list[_Finding], leftover: list[str], kind: CriterionKind, facts: PatientFacts, *,
+             alternatives: bool = False) -> Judgement:
+    """One label from the findings; ``alternatives``: the line lists things joined by "or" (outside brackets)."""
     false = [f for f in findings if f.truth is False]
     true = [f for f in findings if f.truth is True]
     unknown = [f for f in findings if f.truth is None]
@@ -1844,6 +1852,15 @@ def _combine(findings: list[_Finding], leftover: list[str], kind: CriterionKind,
         if unknown:
             return Judgement(Label.NOT_ENOUGH_INFO, f"{known} {unknown[0].reason}".strip(), evidence)
         return Judgement(Label.NOT_MET, known, evidence)
+    items = [f for f in findings if not f.descriptor]
+    if false and kind == "exclusion" and alternatives and any(f.truth is not False for f in items):
+        # "ECOG >= 2 or heart failure": any one item keeps the patient out, so one that does not hold settles
+        # nothing while another holds or may hold.
+        held = [f for f in items if f.truth]
+        if held and not any(f.truth is False for f in findings if f.descriptor):
+            return Judgement(Label.MET, held[0].reason, held[0].evidence)
+        if not held:
+            return _combine([f for f in findings if f.descriptor or f.truth is not False], leftover, kind, facts)
     if false:
         first = false[0]
         if kind == "exclusion" and first.descriptor and (len(findings) > len(false) or leftover):
