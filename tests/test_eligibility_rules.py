@@ -528,3 +528,19 @@ def test_eligibility_rules_one_item_of_an_exclusion_list_that_does_not_hold_sett
     assert label("ECOG >= 2 or heart failure", "exclusion", "0. A 55-year-old woman with asthma. ECOG 1.") == (
         Label.NOT_MET)
     assert label("ECOG 0-1 or Karnofsky >= 70", "inclusion", asthma) == Label.MET
+
+
+def test_eligibility_rules_a_cancer_subtype_must_be_on_record() -> None:
+    """The vocabulary spells 'squamous NSCLC' and 'adenocarcinoma of the lung' as NSCLC itself, so any NSCLC met
+    them, and a squamous cancer met 'Adenocarcinoma of the lung'. The record must now say the subtype."""
+    nsclc = PatientProfile(conditions=("non-small cell lung cancer",))
+    assert evaluate("Squamous NSCLC", "inclusion", nsclc) == Judgement(
+        Label.NEEDS_DISCUSSION, "Your profile shows non-small cell lung cancer, but not whether the details in the "
+        "criterion (squamous) apply.")
+    assert label("Adenocarcinoma of the lung", "inclusion", PatientProfile(conditions=("squamous cell carcinoma of the "
+                                                                                     "lung",))) == Label.NEEDS_DISCUSSION
+    assert label("Squamous NSCLC", "inclusion", PatientProfile(conditions=("squamous cell carcinoma of the lung",))) == (
+        Label.MET)
+    adeno = "0. A 62-year-old man with metastatic lung adenocarcinoma."
+    assert label("Non-squamous non-small cell lung cancer", "inclusion", adeno) == Label.MET  # adenocarcinoma is
+    assert label("NSCLC", "inclusion", nsclc) == Label.MET

@@ -1155,6 +1155,13 @@ def _unexplained(words: list[str], facts: PatientFacts, sentence_ids: tuple[int,
     return [w for w in words if w in _TIME or _stem(w) not in said]
 
 
+# Subtypes the vocabulary spells as the cancer itself: the word in a criterion, and what shows it in a record
+# (an adenocarcinoma is non-squamous).
+_HISTOLOGY = (("non-squamous", re.compile(r"\bnon-?\s?squamous\b", re.I),
+               re.compile(r"\bnon-?\s?squamous\b|\badenocarcinoma", re.I)),
+              ("squamous", re.compile(r"(?<!non)(?<!non-)(?<!non )\bsquamous\b", re.I),
+               re.compile(r"(?<!non)(?<!non-)(?<!non )\bsquamous\b", re.I)),
+              ("adenocarcinoma", re.compile(r"\badenocarcinoma", re.I), re.compile(r"\badenocarcinoma", re.I)))
 _TIMING = "(timing)"
 _ADJUVANT = "(adjuvant)"
 _ADVANCED_SETTING = re.compile(r"\b(?:for|in)\s+(?:the\s+)?(?:locally\s+)?(?:advanced|metastatic|recurrent|unresectable)"
@@ -1404,6 +1411,11 @@ def _concept_finding(
             unit.leftover = []
         if unit.leftover and combined.state == "affirmed":
             unit.leftover = _unexplained(unit.leftover, facts, combined.evidence)
+        if combined.state == "affirmed":
+            # A subtype the vocabulary spells as the cancer itself ("squamous NSCLC" is NSCLC): the record must say it.
+            named = " ".join(plain[c.start:c.end] for c in unit.concepts)
+            record = " ".join(s.text for s in facts.sentences if s.id in combined.evidence)
+            unit.leftover += [word for word, asked, said in _HISTOLOGY if asked.search(named) and not said.search(record)]
         if combined.state == "affirmed" and (any(w in _TIME for w in unit.leftover) or whole_window):
             keys = frozenset(c.key for c, _ in statuses)
             timing = _time_check(unit.text if _has_window(unit.text) else plain, facts, combined.evidence, keys)
