@@ -544,3 +544,18 @@ def test_eligibility_rules_a_cancer_subtype_must_be_on_record() -> None:
     adeno = "0. A 62-year-old man with metastatic lung adenocarcinoma."
     assert label("Non-squamous non-small cell lung cancer", "inclusion", adeno) == Label.MET  # adenocarcinoma is
     assert label("NSCLC", "inclusion", nsclc) == Label.MET
+
+
+@pytest.mark.parametrize(("condition", "criterion"), [
+    ("nodular melanoma", "Nodular melanoma"),  # "No" of "Nodular" was read as "no"
+    ("nocturnal asthma", "Nocturnal asthma"),
+    ("non-squamous NSCLC", "Non-squamous NSCLC"),  # a "non-" on a qualifier negates nothing
+])
+def test_eligibility_rules_a_word_starting_with_no_is_not_a_negation(condition: str, criterion: str) -> None:
+    """These inclusions were 'not met: Your profile shows ...' for the very condition they name."""
+    assert label(criterion, "inclusion", PatientProfile(conditions=(condition,))) == Label.MET
+
+
+def test_eligibility_rules_none_of_and_no_still_negate() -> None:
+    assert label("No asthma", "inclusion", PatientProfile(conditions=("asthma",))) == Label.NOT_MET
+    assert label("Non-smoker", "inclusion", PatientProfile(conditions=("smoker",))) == Label.NOT_MET

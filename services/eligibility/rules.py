@@ -1102,7 +1102,7 @@ _EXCEPTION = re.compile(r"\b(other than|except(?: for)?|excluding|apart from|asi
 _NEGATED_REQUIREMENT = re.compile(
     r"^(?:[A-Za-z][\w /&-]{0,40}:\s*)?"  # a section label ("Cardiovascular: No heart failure")
     r"\W*(?:(?:patients?|subjects?|participants?|individuals?)\s+(?:who\s+)?)?(?:must\s+)?"
-    r"(no|not|never|without|absence of|free of|lack of|non-|negative(?: for)?|"
+    r"(no\b|none\b|not\b|never\b|without|absence of|free of|lack of|non[- ]|negative(?: for)?|"
     r"(?:has|have|had|did|does|do|must|should|is|are)(?: not|n't)(?: (?:been|be|be(?:en)? diagnosed with|had|have|"
     r"received|receive|undergone|experienced|suffered|used|use|taken|take|smoked|smoke|pregnant|breast-?feeding))?"
     r"(?=\s|$)(?!\s+(?:changed|change|stopped|completed|started|met)\b))",
@@ -1321,7 +1321,9 @@ def _concept_finding(
         # "Non-small cell lung cancer": the "non-" belongs to a name, not a negation.
         or c.start <= negation.start(1) < c.end
         for c in find_concepts(masked_text)
-    )
+    ) and not (negation.group(1).lower() in ("non-", "non ")
+               and not any(c.start == negation.end(1) for c in find_concepts(masked_text)))
+    # ("Non-squamous NSCLC": a "non-" on a word that names nothing qualifies what follows; it negates nothing.)
     family = bool(re.match(r"^\W*(?:a\s+)?(?:positive\s+)?family history\b", plain, re.I))
 
     concepts = [c for c in find_concepts(masked_text) if plain[c.start : c.end].strip()]
