@@ -168,3 +168,74 @@ def test_eligibility_plain_question_of_an_empty_line_is_none(text: str) -> None:
 
 def test_eligibility_plain_topics_are_known() -> None:
     assert all(topic_of(t) in TOPICS for t in ("Prisoners", "ECOG 0-1", "Pregnant", "HbA1c ≥ 7%", "EGFR mutation"))
+
+
+@pytest.mark.parametrize(("kind", "text", "plain"), [
+    # Each of these was "Being pregnant or breastfeeding." or the birth-control promise, whatever the line said.
+    ("inclusion", "Not pregnant or breastfeeding", "Not pregnant or breastfeeding."),
+    ("exclusion", "Nursing home residents", "Nursing home residents."),
+    ("exclusion", "History of pregnancy-induced hypertension", "History of pregnancy-induced hypertension."),
+    ("inclusion", "Pregnant women at 24-28 weeks of gestation with gestational diabetes",
+     "Pregnant women at 24-28 weeks of gestation with gestational diabetes."),
+    ("exclusion", "Pregnant woman", "Being pregnant."),
+    ("exclusion", "Subjects who are breast-feeding", "Breastfeeding."),
+    ("inclusion", "Mothers", "Mothers."),
+    ("inclusion", "Pregnancy test must be negative", "If you could become pregnant: a negative pregnancy test before the start."),
+    ("exclusion", "Positive pregnancy test", "If you could become pregnant: a positive pregnancy test before the start."),
+    ("exclusion", "Use of hormonal contraceptives", "Use of hormonal contraceptives."),
+    ("exclusion", "Women of childbearing potential", "Women of childbearing potential."),
+    ("inclusion", "Postmenopausal or surgically sterilized women", "Postmenopausal or surgically sterilized women."),
+    ("exclusion", "Women of childbearing potential unwilling to use adequate contraception",
+     "If you or your partner could become pregnant: not agreeing to use reliable birth control during the trial."),
+    ("exclusion", "Positive pregnancy test, or woman of child bearing potential not using highly effective methods of "
+     "contraception", "Positive pregnancy test, or woman of child bearing potential not using highly effective methods "
+     "of contraception."),
+])
+def test_eligibility_plain_pregnancy_lines_keep_what_they_say(kind: str, text: str, plain: str) -> None:
+    """A line that mentions pregnancy or birth control is rewritten only when the rewrite says the same thing: not
+    when it is negated, names something else (a nursing home, a pregnancy complication, hormonal contraceptives as
+    a medicine) or adds conditions; and it names only what the line names (pregnancy, breastfeeding, or both)."""
+    assert plain_criterion(text, kind) == plain
+
+
+@pytest.mark.parametrize(("kind", "text"), [
+    # Each of these was rewritten into a sentence that says something else.
+    ("inclusion", "Patients unable to give informed consent themselves"),  # "You are willing and able to agree ..."
+    ("inclusion", "Age 18 years or older and willing to sign consent"),  # the age was dropped
+    ("exclusion", "Alcohol abuse within 3 months of informed consent"),  # "Not being able or willing to agree ..."
+    ("inclusion", "Prior to randomization, patients must have a negative HIV test"),  # "Had to randomization, ..."
+    ("inclusion", "Prior chemotherapy is allowed"),  # "Had chemotherapy is allowed before."
+    ("inclusion", "Previous treatment with anti-PD-1 is not allowed"),  # "Had anti-PD-1 is not allowed before."
+    ("inclusion", "Previously untreated metastatic NSCLC"),  # "Had untreated metastatic NSCLC before."
+    ("inclusion", "No disease progression after first-line chemotherapy"),  # "The disease grew or came back ..."
+    ("inclusion", "Not chemotherapy-naive"),  # "Never had not chemotherapy."
+    ("inclusion", "Measurable disease per RECIST 1.1 is not required"),  # "A tumour that can be measured ..."
+    ("inclusion", "Received at least one prior line of therapy but no more than three"),  # the upper bound was dropped
+    ("inclusion", "ECOG 0-1 unless due to cancer pain"),  # the exception was dropped
+    ("inclusion", "Life expectancy of more than 3 months unless in hospice"),
+    ("inclusion", "No prior therapy except debulking surgery or biopsy"),
+])
+def test_eligibility_plain_negations_exceptions_and_bounds_are_not_lost(kind: str, text: str) -> None:
+    """A short wording is used only when it says what the line says; otherwise the line keeps its own words."""
+    assert plain_criterion(text, kind) == text + "."
+
+
+def test_eligibility_plain_consent_and_visits_keep_their_short_wording() -> None:
+    assert plain_criterion("Signed informed consent", "inclusion").startswith("You are willing and able to agree")
+    assert plain_criterion("Unwillingness to comply with study procedures", "exclusion").startswith("Not being able")
+    assert plain_criterion("No prior chemotherapy for metastatic disease", "inclusion") == (
+        "Never had chemotherapy for metastatic disease.")
+    assert plain_criterion("Prior chemotherapy", "exclusion") == "Had chemotherapy before."
+
+
+@pytest.mark.parametrize(("text", "plain"), [
+    ("Adequate renal function", "Blood tests showing that your kidneys work well enough."),
+    ("Adequate hepatic and renal function", "Blood tests showing that your liver and kidneys work well enough."),
+    ("Normal bone marrow function", "Blood tests showing that your bone marrow works well enough."),
+    ("Adequate organ function", "Blood tests showing that your bone marrow, liver and kidneys work well enough."),
+    ("Adequate bone marrow function as indicated by the following: ANC greater than 1500/µL",
+     "Adequate bone marrow function as indicated by the following: ANC greater than 1500/µL."),
+])
+def test_eligibility_plain_organ_function_names_only_the_organs_of_the_line(text: str, plain: str) -> None:
+    """It was 'your bone marrow, liver and kidneys' for any of them, and the limits written with it were dropped."""
+    assert plain_criterion(text, "inclusion") == plain

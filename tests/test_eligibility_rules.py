@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -178,6 +179,27 @@ def test_eligibility_rules_pregnancy_known() -> None:
 def test_eligibility_rules_negated_pregnancy_detail_is_not_a_negated_pregnancy(note: str, pregnant: bool) -> None:
     assert facts_from_note(note).pregnant is pregnant
     assert label("Pregnant or breastfeeding women", "exclusion", note) == (Label.MET if pregnant else Label.NOT_MET)
+
+
+def test_eligibility_rules_not_pregnant_settles_only_half_of_pregnant_or_breastfeeding() -> None:
+    """"Pregnant or breastfeeding" is met by either; a patient who says only that she is not pregnant has not said
+    whether she breastfeeds (it was 'not met: The patient is not pregnant.', even for a note saying she breastfeeds)."""
+    profile = PatientProfile(sex="female", age_years=30, pregnant=False)
+    open_reason = "The patient is not pregnant, but whether they are breastfeeding is not known."
+    assert evaluate("Pregnant or breastfeeding women", "exclusion", profile) == Judgement(Label.NOT_ENOUGH_INFO,
+                                                                                          open_reason)
+    assert evaluate("Not pregnant or breastfeeding", "inclusion", profile) == Judgement(Label.NOT_ENOUGH_INFO,
+                                                                                        open_reason)
+    feeding = "0. A 30-year-old woman with asthma.\n1. She is not pregnant and is breastfeeding."
+    said = "The patient is not pregnant and the note says the patient is breastfeeding."
+    assert evaluate("Pregnancy or lactation", "exclusion", feeding) == Judgement(Label.MET, said, (1,))
+    assert evaluate("Not pregnant or breastfeeding", "inclusion", feeding) == Judgement(Label.NOT_MET, said, (1,))
+    # A complete case summary that does not mention breastfeeding is read as the patient not breastfeeding.
+    silent = "0. A 30-year-old woman with asthma.\n1. She is not pregnant."
+    assert evaluate("Pregnancy or lactation", "exclusion", silent) == Judgement(
+        Label.NOT_MET, "The patient is not pregnant, and the note does not mention breastfeeding.", (1,))
+    # Pregnancy alone is still settled by the pregnancy status.
+    assert label("Pregnant women", "exclusion", profile) == Label.NOT_MET
 
 
 def test_eligibility_rules_own_premature_birth_is_not_pregnancy() -> None:
@@ -412,3 +434,128 @@ def test_reason_naming_excepted_conditions_does_not_depend_on_the_hash_seed() ->
         for seed in ("0", "1")  # two seeds that ordered a set of these names differently
     }
     assert len(reasons) == 1 and "which this criterion leaves out" in reasons.pop()
+
+
+def test_eligibility_rules_a_long_exception_is_judged_quickly() -> None:
+    """The exception clause is blanked out before the list is cut into items; the run of blanks it leaves must not
+    be rescanned from every position in it (a 7,000-character line took about 14 s per judgement)."""
+    line = "Any cancer except " + "basal cell carcinoma, " * 320
+    for kind in ("inclusion", "exclusion"):
+        started = time.perf_counter()
+        evaluate(line, kind, "0. A 50-year-old man with hypertension.")  # type: ignore[arg-type]
+        assert time.perf_counter() - started < 3.0
+
+
+def test_eligibility_rules_an_over_long_line_is_left_open_at_once() -> None:
+    """A trial record is untrusted: a line longer than any real criterion is not read (reading it took minutes),
+    and it is said so; the model is not asked about it either."""
+    line = "History of heart failure, diabetes, or stroke within 6 months, " * 800  # 50,400 characters
+    asked: list[str] = []
+
+    def model(text: str, kind: str, patient: object) -> Judgement:
+        asked.append(text)
+        return Judgement(Label.MET, "model")
+
+    for kind in ("inclusion", "exclusion"):
+        started = time.perf_counter()
+        judged = CombinedEvaluator(model)(line, kind, NOTE)  # type: ignore[arg-type]
+        assert time.perf_counter() - started < 3.0
+        assert judged == Judgement(Label.NOT_ENOUGH_INFO, "This line is 50,400 characters long, more than the 8,000 "
+                                   "this app reads in one criterion, so it was not checked. Read it on the trial's "
+                                   "record or ask the trial team.")
+    assert asked == []
+    # A line of ordinary length is still judged (and the model asked when the rules leave it open).
+    assert evaluate("History of stroke", "exclusion", NOTE).label == Label.NOT_MET
+
+
+def test_eligibility_rules_a_cancer_on_record_is_not_a_metastatic_one() -> None:
+    """"Metastatic" was read as just "cancer", so any cancer met it: 'Metastatic breast cancer' was met by a profile
+    saying 'breast cancer'.  Whether it has spread is now a detail the record must say."""
+    profile = PatientProfile(age_years=55, sex="female", conditions=("breast cancer",))
+    assert evaluate("Metastatic breast cancer", "inclusion", profile) == Judgement(
+        Label.NEEDS_DISCUSSION, "Your profile shows cancer and breast cancer, but not whether the details in the "
+        "criterion (metastatic) apply.")
+    assert label("Metastatic disease", "exclusion", profile) == Label.NEEDS_DISCUSSION
+    assert label("Metastatic disease", "exclusion", "0. A 55-year-old woman with breast cancer.") == Label.NOT_MET
+    spread = PatientProfile(age_years=55, sex="female", conditions=("metastatic breast cancer",))
+    assert label("Metastatic breast cancer", "inclusion", spread) == Label.MET
+    assert label("Metastatic breast cancer", "inclusion", "0. A woman with breast cancer and liver metastases.") == (
+        Label.MET)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Children under 12", AgeRange(None, 12, high_strict=True, high_whole_years=True)),
+    ("Children under 6 months", AgeRange(None, 0.5, high_strict=True)),
+    ("Infants under 2 years", AgeRange(None, 2, high_strict=True, high_whole_years=True)),
+    ("Children under 40 kg", AgeRange(None, 18, high_strict=True)),  # a weight, not an age: the group's own range
+    ("Adults with more than 2 prior lines", AgeRange(18, None)),
+])
+def test_eligibility_rules_a_limit_written_after_an_age_group_is_the_limit(text: str, expected: AgeRange) -> None:
+    """'Children under 12' was read as 'under 18' (what "children" alone means), and the reason showed 18, a number
+    the trial never wrote."""
+    assert parse_age_range(text)[0] == expected
+    if expected.high == 12:
+        assert evaluate(text, "exclusion", PatientProfile(age_years=14)) == Judgement(
+            Label.NOT_MET, "Age 14 years is outside the range under 12 years.")
+
+
+@pytest.mark.parametrize(("criterion", "kind", "ecog", "expected"), [
+    ("ECOG 2 or more", "exclusion", 3, Label.MET),  # was read as exactly 2: "not met"
+    ("ECOG performance status 2 or higher", "exclusion", 1, Label.NOT_MET),
+    ("ECOG 1 or less", "inclusion", 0, Label.MET),  # was read as exactly 1: "not met"
+    ("Karnofsky 60 or less", "exclusion", 3, Label.MET),  # was read as "Karnofsky >= 60"
+    ("Karnofsky 60 or less", "inclusion", 0, Label.NOT_MET),
+    ("Karnofsky performance status of 70% or more", "inclusion", 1, Label.MET),
+])
+def test_eligibility_rules_performance_bound_written_after_the_number(criterion: str, kind: str, ecog: int,
+                                                                      expected: Label) -> None:
+    assert label(criterion, kind, PatientProfile(ecog=ecog)) == expected
+
+
+def test_eligibility_rules_one_item_of_an_exclusion_list_that_does_not_hold_settles_nothing() -> None:
+    """'ECOG >= 2 or heart failure' keeps out a patient with heart failure at ECOG 1; it was 'not met' because the
+    ECOG item failed (and the condition named after it was taken as part of the ECOG wording)."""
+    heart = PatientProfile(age_years=55, sex="female", conditions=("heart failure",), ecog=1)
+    assert evaluate("ECOG >= 2 or heart failure", "exclusion", heart) == Judgement(
+        Label.MET, "Your profile shows heart failure.")
+    assert label("ECOG >= 2 or heart failure", "exclusion", "0. A 55-year-old woman with heart failure. ECOG 1.") == (
+        Label.MET)
+    # With the condition unknown the line stays open for a profile; a complete case summary that does not
+    # mention it settles it.
+    asthma = PatientProfile(age_years=55, sex="female", conditions=("asthma",), ecog=1)
+    assert evaluate("ECOG >= 2 or heart failure", "exclusion", asthma) == Judgement(
+        Label.NOT_ENOUGH_INFO, "Your profile does not mention heart failure.")
+    assert label("ECOG >= 2 or heart failure", "exclusion", "0. A 55-year-old woman with asthma. ECOG 1.") == (
+        Label.NOT_MET)
+    assert label("ECOG 0-1 or Karnofsky >= 70", "inclusion", asthma) == Label.MET
+
+
+def test_eligibility_rules_a_cancer_subtype_must_be_on_record() -> None:
+    """The vocabulary spells 'squamous NSCLC' and 'adenocarcinoma of the lung' as NSCLC itself, so any NSCLC met
+    them, and a squamous cancer met 'Adenocarcinoma of the lung'. The record must now say the subtype."""
+    nsclc = PatientProfile(conditions=("non-small cell lung cancer",))
+    assert evaluate("Squamous NSCLC", "inclusion", nsclc) == Judgement(
+        Label.NEEDS_DISCUSSION, "Your profile shows non-small cell lung cancer, but not whether the details in the "
+        "criterion (squamous) apply.")
+    assert label("Adenocarcinoma of the lung", "inclusion", PatientProfile(conditions=("squamous cell carcinoma of the "
+                                                                                     "lung",))) == Label.NEEDS_DISCUSSION
+    assert label("Squamous NSCLC", "inclusion", PatientProfile(conditions=("squamous cell carcinoma of the lung",))) == (
+        Label.MET)
+    adeno = "0. A 62-year-old man with metastatic lung adenocarcinoma."
+    assert label("Non-squamous non-small cell lung cancer", "inclusion", adeno) == Label.MET  # adenocarcinoma is
+    assert label("NSCLC", "inclusion", nsclc) == Label.MET
+
+
+@pytest.mark.parametrize(("condition", "criterion"), [
+    ("nodular melanoma", "Nodular melanoma"),  # "No" of "Nodular" was read as "no"
+    ("nocturnal asthma", "Nocturnal asthma"),
+    ("non-squamous NSCLC", "Non-squamous NSCLC"),  # a "non-" on a qualifier negates nothing
+])
+def test_eligibility_rules_a_word_starting_with_no_is_not_a_negation(condition: str, criterion: str) -> None:
+    """These inclusions were 'not met: Your profile shows ...' for the very condition they name."""
+    assert label(criterion, "inclusion", PatientProfile(conditions=(condition,))) == Label.MET
+
+
+def test_eligibility_rules_none_of_and_no_still_negate() -> None:
+    assert label("No asthma", "inclusion", PatientProfile(conditions=("asthma",))) == Label.NOT_MET
+    assert label("Non-smoker", "inclusion", PatientProfile(conditions=("smoker",))) == Label.NOT_MET

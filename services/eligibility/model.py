@@ -24,6 +24,7 @@ from services.eligibility.labels import Label, check_kind
 from services.eligibility.parser import Criterion, CriterionKind, unescape_markdown
 from services.eligibility.patient import PatientFacts
 from services.eligibility.rules import (
+    MAX_CRITERION_CHARS,
     CriterionEvaluator,
     Judgement,
     Patient,
@@ -226,8 +227,8 @@ class CombinedEvaluator:
         """The rules' judgement when it is decisive, else the model's (the rules' again if the model's is unreadable)."""
         facts = patient_facts(patient)
         ruled = evaluate(criterion_text, kind, facts)
-        if self.model is None or ruled.label not in OPEN_LABELS:
-            return ruled
+        if self.model is None or ruled.label not in OPEN_LABELS or len(criterion_text) > MAX_CRITERION_CHARS:
+            return ruled  # decided, or a line too long to read (nor to send)
         judged = self.model(criterion_text, kind, facts)
         if judged.label == Label.NOT_ENOUGH_INFO and judged.reason == UNREADABLE_REASON:
             # The rules' own "not enough information" says what is missing; keep that for the patient.

@@ -88,6 +88,10 @@ _LAB_VALUE = re.compile(
     rf"|(?:between\s+|from\s+)?(?P<lo>{_NUM})(?P<lounit>{_UNIT})\s*(?:and|to|-|–)\s*(?P<hi>{_NUM})(?P<hiunit>{_UNIT}))",
     re.I,
 )
+# Which organs a line about their function names ("organ function" names all three).
+_ORGANS = (("bone marrow", re.compile(r"\b(?:organ|bone marrow|marrow|h(?:a)?ematologic\w*)\b", re.I)),
+           ("liver", re.compile(r"\b(?:organ|hepatic|liver)\b", re.I)),
+           ("kidneys", re.compile(r"\b(?:organ|renal|kidneys?)\b", re.I)))
 _ORGAN_FUNCTION = re.compile(r"\b(adequate|normal|sufficient|acceptable)\s+(?:\w+\s+){0,3}"
                              r"(organ|bone marrow|marrow|h(?:a)?ematologic\w*|renal|kidney|hepatic|liver|end[- ]organ)"
                              r"\b", re.I)
@@ -260,6 +264,15 @@ _PREGNANT = re.compile(r"\b(pregnan\w*|breast[- ]?feed\w*|lactat\w*|nursing)\b",
 _CONTRACEPTION = re.compile(r"\b(contracept\w*|birth control|child[- ]?bearing potential|abstinen\w*|"
                             r"barrier method|sterili[sz]\w*)\b", re.I)
 _PREGNANCY_TEST = re.compile(r"\bpregnancy test\b", re.I)
+_PREGNANCY_WORD = re.compile(r"\bpregnan\w*", re.I)
+_FEEDING_WORD = re.compile(r"\b(?:breast[- ]?feed\w*|lactat\w*|nursing)\b", re.I)
+# A line that says nothing but being pregnant or breastfeeding ("Pregnant or lactating women").
+_ONLY_PREGNANCY = re.compile(r"(?:(?:wom[ae]n|females?|patients?|subjects?|participants?|mothers?|who|are|is|currently|known|"
+                             r"or|and|and/or|pregnan\w*|breast[- ]?feed\w*|lactat\w*|nursing)\W*)+", re.I)
+_BIRTH_CONTROL = re.compile(r"\b(?:contracept\w*|birth control|abstinen\w*|barrier method)", re.I)
+_AGREES_TO_CONTRACEPTION = re.compile(r"\b(?:agree\w*|willing\w*|consent\w*|commit\w*|must|should|required?|"
+                                      r"practi[cs]\w*|use|using|uses)\b", re.I)
+_REFUSES = re.compile(r"\b(?:not|no|unwilling\w*|unable|refus\w*|without|cannot|fail\w*|inability)\b", re.I)
 _MEASURABLE = re.compile(r"\bmeasurable (?:disease|lesions?|tumou?rs?)\b|\bRECIST\b", re.I)
 _LIFE = re.compile(rf"\blife expectancy\b(?P<before>[^.;\d]{{0,30}}?(?:{_GE}|{_GT}|of)?)\s*(?P<n>\d+)\s*"
                    r"(?P<unit>weeks?|months?|years?)(?P<or_less>\s*or (?:less|fewer|shorter))?", re.I)
@@ -272,12 +285,16 @@ _LINES = re.compile(r"\b(?:at least|≥|>=|minimum of)\s*(?P<n>one|two|three|1|2
                     r"(?:lines?|regimens?)\b", re.I)
 _NO_PRIOR = re.compile(r"^(?:no|without)\s+(?:prior|previous)\s+(?P<what>.+?)\.?$", re.I)
 _PRIOR = re.compile(r"^(?:patients? |subjects? |participants? )?(?:who (?:have|has) )?(?:had |have had |having had |"
-                    r"received |have received |has received )?(?:any )?(?:prior|previous(?:ly)?)\s+"
+                    r"received |have received |has received )?(?:any )?(?:prior(?!\s+to\b)|previous(?:ly)?)\s+"
                     r"(?:treatment with|therapy with|treated with|received|exposure to|use of)?\s*(?P<what>.+?)\.?$",
                     re.I)
 _PROGRESSED = re.compile(r"\b(?:progress\w*|relapsed?|recurr\w*|refractory)\b.{0,20}\b(?:on|after|following|to)\b\s+"
                          r"(?P<what>.+?)\.?$", re.I)
 _COUNTS = {"one": 1, "two": 2, "three": 3}
+_EXCEPT = re.compile(r"\b(?:unless|except|other than|excluding|with the exception of|apart from|aside from)\b", re.I)
+_NEGATION = re.compile(r"\b(?:not|no|non|never|unable|unwilling\w*|cannot|without|lack|lacking|inability|refus\w*|poor|"
+                       r"unlikely|unreliable|withdr\w*|denial|missing)\b|n't\b", re.I)
+_PERMITS = re.compile(r"\b(?:allowed|permitted|acceptable|eligible|required|untreated)\b", re.I)
 _FILLER = re.compile(r"^(?:(?:patients?|participants?|subjects?|individuals?)\s+(?:must\s+)?(?:have|with|who have)|"
                      r"must (?:have|be))\s+", re.I)
 
@@ -316,24 +333,44 @@ def plain_criterion(text: str, kind: CriterionKind = "inclusion") -> str:
     short = len(clean) <= 160
     if short and (phrase := _age_phrase(clean) or _sex_phrase(clean)):
         return phrase
+    if _EXCEPT.search(clean):
+        return _cap(_tidy(clean))  # a shorter wording would drop the exception ("ECOG 0-1 unless due to pain")
+    negated = bool(_NEGATION.search(clean))
     if _INVESTIGATOR.search(clean) and _OTHER_THING.search(clean):
         return ("Any other health problem or situation that the study doctor thinks would make the trial unsafe "
                 "for you or get in the way of the study.")
-    if _CONSENT.search(clean) and len(clean) <= 260:
+    # Consent and study visits: an inclusion that asks for them, an exclusion of whoever cannot; a line that
+    # says anything else (an age, birth control, "unable to consent" as an inclusion) keeps its own words.
+    plan_only = negated == (kind == "exclusion") and not re.search(r"\d", clean) and not _BIRTH_CONTROL.search(clean)
+    if _CONSENT.search(clean) and len(clean) <= 260 and plan_only:
         if kind == "exclusion":
             return "Not being able or willing to agree in writing to take part."
         return "You are willing and able to agree in writing to take part, after the study has been explained to you."
-    if _COMPLY.search(clean) and len(clean) <= 200:
+    if _COMPLY.search(clean) and len(clean) <= 200 and plan_only:
         if kind == "exclusion":
             return "Not being able to come to the study visits or follow the study plan."
         return "You are able to come to the study visits and follow the study plan."
-    if _PREGNANCY_TEST.search(clean) and not _PREGNANT.search(clean.replace("pregnancy test", "")):
-        return "If you could become pregnant: a pregnancy test before the start must be negative."
-    if _CONTRACEPTION.search(clean):
-        return ("If you or your partner could become pregnant: you agree to use reliable birth control during the "
-                "trial (and for a while after, as the study team will explain).")
-    if _PREGNANT.search(clean) and len(clean) <= 200:
-        return "Being pregnant or breastfeeding."
+    birth_control = len(clean) <= 300 and _BIRTH_CONTROL.search(clean) and _AGREES_TO_CONTRACEPTION.search(clean)
+    if _PREGNANCY_TEST.search(clean) and not _PREGNANT.search(_PREGNANCY_TEST.sub(" ", clean)) and not birth_control:
+        # The test result the line names, not the opposite: "Positive pregnancy test" is not a negative one.
+        result = "negative" if kind == "inclusion" else "positive"
+        if not re.search(rf"\b{'positive' if result == 'negative' else 'negative'}\b", clean, re.I):
+            return f"If you could become pregnant: a {result} pregnancy test before the start."
+    if birth_control:
+        # Only a line asking to use birth control, and said the way the line says it: an inclusion asks for it, an
+        # exclusion keeps out whoever will not ("Use of hormonal contraceptives" or "Postmenopausal or surgically
+        # sterilized women" ask something else, and keep their own words).
+        refuses = bool(_REFUSES.search(clean))
+        if kind == "inclusion" and not refuses:
+            return ("If you or your partner could become pregnant: you agree to use reliable birth control during the "
+                    "trial (and for a while after, as the study team will explain).")
+        if kind == "exclusion" and refuses and not _PREGNANCY_TEST.search(clean):
+            return ("If you or your partner could become pregnant: not agreeing to use reliable birth control during "
+                    "the trial.")
+    pregnant, feeding = bool(_PREGNANCY_WORD.search(clean)), bool(_FEEDING_WORD.search(clean))
+    if (pregnant or feeding) and _ONLY_PREGNANCY.fullmatch(clean):
+        # Only what the line names: "Pregnant women" is not about breastfeeding, and "Not pregnant" is not "pregnant".
+        return "Being pregnant or breastfeeding." if pregnant and feeding else "Being pregnant." if pregnant else "Breastfeeding."
     performance = _ecog_phrase(clean)
     if performance and len(clean) <= 200:
         return performance
@@ -341,27 +378,34 @@ def plain_criterion(text: str, kind: CriterionKind = "inclusion") -> str:
     if labs and _only_lab_limits(clean):
         head = "A test result showing" if len(labs) == 1 else "Test results showing"
         return _cap(f"{head}: {'; '.join(labs)}.")
-    if _ORGAN_FUNCTION.search(clean) and len(clean) <= 200 and kind == "inclusion":
-        return "Blood tests showing that your bone marrow, liver and kidneys work well enough."
+    if _ORGAN_FUNCTION.search(clean) and len(clean) <= 200 and kind == "inclusion" and not re.search(r"\d", clean):
+        # The organs the line names (all three for "organ function"); a line with its limits keeps them in its words.
+        organs = [organ for organ, words in _ORGANS if words.search(clean)]
+        listed = ", ".join(organs[:-1]) + " and " + organs[-1] if len(organs) > 1 else organs[0]
+        verb = "works" if organs in (["bone marrow"], ["liver"]) else "work"
+        return f"Blood tests showing that your {listed} {verb} well enough."
     life = _LIFE.search(clean)
     if life:
         return f"Your doctor expects you to live {_life_bound(life)} {life.group('n')} {life.group('unit').lower()}."
-    if _MEASURABLE.search(clean) and len(clean) <= 200:
+    if _MEASURABLE.search(clean) and len(clean) <= 200 and not negated:
         return "A tumour that can be measured on scans (the RECIST rules doctors use to track tumour size)."
     confirmed = _CONFIRMED.match(clean)
     if confirmed:
         return _cap(f"{_tidy(confirmed.group('what'))[:-1]}, confirmed by a lab test of tissue or cells (biopsy).")
     lines = _LINES.search(clean)
-    if lines:
+    if lines and not re.search(_LE, clean, re.I):  # "at least one ... but no more than three" keeps both bounds
         n = _COUNTS.get(lines.group("n").lower()) or int(lines.group("n"))
         return f"Already had at least {n} earlier treatment{'s' if n != 1 else ''} for this disease."
     naive = _NAIVE.search(clean)
-    if naive and short:
+    if naive and short and not negated:
         return _cap(f"Never had {naive.group('what').strip().lower()}.")
-    if short:
+    # "Not progressed", "prior chemotherapy is allowed", "previously untreated": the short forms would say otherwise.
+    if short and not _PERMITS.search(clean):
         no_prior = _NO_PRIOR.match(clean)
-        if no_prior:
+        if no_prior and not _NEGATION.search(no_prior.group("what")):
             return _cap(f"Never had {no_prior.group('what').strip()}.")
+        if negated:
+            return _cap(_tidy(clean))
         prior = _PRIOR.match(clean)
         if prior and prior.group("what"):
             return _cap(f"Had {prior.group('what').strip()} before.")

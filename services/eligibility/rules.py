@@ -16,9 +16,7 @@ structured profile is not a complete record, so there an unmentioned condition s
 from __future__ import annotations
 
 import math
-import operator
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
@@ -38,6 +36,8 @@ from services.eligibility.patient import (
     karnofsky_to_ecog,
 )
 from services.eligibility.statements import (
+    SYMBOLS,
+    comparison,
     grades_allowed,
     in_weeks,
     life_expectancy,
@@ -53,6 +53,7 @@ from services.eligibility.vocabulary import ConceptMatch, ancestors, concept_ind
 from services.errors import BadInput
 
 __all__ = [
+    "MAX_CRITERION_CHARS",
     "CriterionEvaluator",
     "Judgement",
     "PatientProfile",
@@ -403,11 +404,22 @@ _AGE_GROUP_WORD = re.compile(r"\b(adults?|minors|children|child(?![- ]?(?:bearin
                              r"pediatric|paediatric)\b", re.I)
 
 
+# A limit written right after the group's name, without the word "age": "Children under 12", "Adults (>= 21)".
+_GROUP_BOUND = re.compile(r"\W{0,3}(?:aged?\s+)?(?:under|younger than|less than|below|over|older than|above|[<>]=?)\s*"
+                          r"\d{1,3}(?:\.\d+)?(?!\s*(?:kg|%|cm|mg|lb|[.,]?\d))", re.I)
+
+
 def _keyword_age(norm: str) -> tuple[AgeRange | None, list[tuple[int, int]]]:
     """An age group named by a word ("adults", "children"), or (None, [])."""
     m = _AGE_GROUP_WORD.search(norm)
     if m is None or len(norm[: m.start()].split()) > 4:
         return None, []  # only a group named as the criterion's subject ("Adults with ...") sets an age
+    bound = _GROUP_BOUND.match(norm, m.end())
+    if bound:
+        # The number is the limit ("under 12", not the 18 that "children" alone would mean), in the unit written.
+        written, _ = _numeric_age("age " + norm[bound.start():bound.end() + 12])
+        if written is not None:
+            return written, [(m.start(), bound.end())]
     word = m.group(0).lower()
     return _AGE_GROUPS.get(word, _AGE_GROUPS.get(word.rstrip("s"))), [m.span()]
 
@@ -538,17 +550,14 @@ def _pregnancy_finding(text: str, kind: CriterionKind, facts: PatientFacts) -> t
                             facts.evidence(facts.sex_evidence + facts.age_evidence)), spans
         return _Finding("pregnancy", None, f"Pregnancy rules do not apply to {who}.",
                         facts.evidence(facts.sex_evidence + facts.age_evidence), not_applicable=True), spans
+    feeding = _breastfeeding(facts)
     if not re.search(r"pregnan|gestation|pregnency", text, re.I) and not conditional:
         # Only breastfeeding is asked about; a pregnancy status does not answer that, the note's own words may.
-        for sentence in facts.sentences:
-            said = _BREASTFEEDING.search(sentence.text)
-            if said and not re.search(r"nursing (?:home|care|staff|facility)", sentence.text, re.I):
-                feeding = assertion_at(sentence.text, said.start(), said.end()) == "affirmed"
-                truth = not feeding if negated else feeding
-                return _Finding("pregnancy", truth, f"{facts.source} says the patient {'is' if feeding else 'is not'} "
-                                "breastfeeding.", facts.evidence([sentence.id])), spans
-        return _Finding("pregnancy", None, "Whether the patient is breastfeeding is not known.",
-                        open_question=True), spans
+        if feeding is None:
+            return _Finding("pregnancy", None, "Whether the patient is breastfeeding is not known.",
+                            open_question=True), spans
+        return _Finding("pregnancy", feeding[0] != negated, f"{facts.source} says the patient "
+                        f"{'is' if feeding[0] else 'is not'} breastfeeding.", facts.evidence([feeding[1]])), spans
     if facts.pregnant is None or (conditional and not negated and kind == "inclusion"):
         return _Finding("pregnancy", None, "Whether the patient is pregnant or could become pregnant is not known.",
                         open_question=True), spans
@@ -560,9 +569,34 @@ def _pregnancy_finding(text: str, kind: CriterionKind, facts: PatientFacts) -> t
         weeks = facts.gestation_weeks
         truth = _compare(weeks, op, n)
         reason = f"The patient is {weeks:g} weeks pregnant; the criterion asks for {op} {n:g} weeks."
+    evidence = list(facts.pregnancy_evidence)
+    if facts.pregnant is False and any(not _NURSING_PLACE.match(text, w.start()) for w in _BREASTFEEDING.finditer(text)):
+        # "Pregnant or breastfeeding": not being pregnant settles only half of it.
+        if feeding is not None:
+            truth = feeding[0]
+            reason = "The patient is not pregnant and " + (f"{facts.source.lower()} says the patient is breastfeeding."
+                                                           if truth else "not breastfeeding.")
+            evidence.append(feeding[1])
+        elif facts.complete_record:
+            reason = f"The patient is not pregnant, and {facts.source.lower()} does not mention breastfeeding."
+        else:
+            return _Finding("pregnancy", None, "The patient is not pregnant, but whether they are breastfeeding is "
+                            "not known.", open_question=True), spans
     if negated:
         truth = not truth
-    return _Finding("pregnancy", truth, reason, facts.evidence(facts.pregnancy_evidence)), spans
+    return _Finding("pregnancy", truth, reason, facts.evidence(evidence)), spans
+
+
+_NURSING_PLACE = re.compile(r"nursing (?:home|care|staff|facility)", re.I)
+
+
+def _breastfeeding(facts: PatientFacts) -> tuple[bool, int] | None:
+    """Whether the first sentence that speaks of breastfeeding says the patient is, and that sentence's id."""
+    for sentence in facts.sentences:
+        said = _BREASTFEEDING.search(sentence.text)
+        if said and not _NURSING_PLACE.search(sentence.text):
+            return assertion_at(sentence.text, said.start(), said.end()) == "affirmed", sentence.id
+    return None
 
 
 _PERFORMANCE = re.compile(
@@ -580,6 +614,9 @@ def _allowed_ecog(text: str) -> tuple[set[int], str] | None:
                           (r"(?:less than or equal to|no more than|not more than|at most)", "<="),
                           (r"(?:below|under|less than|lower than)", "<"), (r"(?:above|over|more than|greater than|higher than)", ">")):
         norm = re.sub(rf"\b{words}\s*(?=\d)", symbol, norm, flags=re.I)
+    # A bound written after the number: "ECOG 2 or more", "Karnofsky 60 or less".
+    norm = re.sub(r"\b(\d{1,3})\s*%?\s*or\s+(?:more|higher|greater|above)\b", r">=\1", norm, flags=re.I)
+    norm = re.sub(r"\b(\d{1,3})\s*%?\s*or\s+(?:less|lower|fewer|below)\b", r"<=\1", norm, flags=re.I)
     karnofsky = re.search(r"(?:Karnofsky|Karnovsky|KPS|Lansky)[^0-9<>]{0,30}(>=|>|<=|<|at least|of)?\s*(\d{2,3})", norm, re.I)
     if karnofsky:
         op, score = (karnofsky.group(1) or ">=").lower(), int(karnofsky.group(2))
@@ -620,7 +657,12 @@ def _performance_finding(text: str, facts: PatientFacts) -> tuple[_Finding | Non
     if allowed is None:
         return None, []
     grades, written = allowed
-    spans = [(mention.start(), min(len(text), mention.end() + 60))]
+    end = min(len(text), mention.end() + 60)
+    # The grades follow the scale's name; a condition named after "or" / "," is another item ("ECOG >= 2 or heart
+    # failure") and is left for the other rules.
+    other = next((m.start() for m in re.finditer(r"\bor\b|[,;]", text[mention.end():end])
+                  if find_concepts(text[mention.end() + m.end():end])), None)
+    spans = [(mention.start(), end if other is None else mention.end() + other)]
     if facts.ecog is None:
         return _Finding("performance", None, f"The trial asks for {written}; the patient's activity level "
                         "(ECOG performance status) is not recorded.", open_question=True), spans
@@ -810,7 +852,7 @@ def _lab_finding(measure: _Measure, lab: LabValue | None, bounds: list[tuple[str
     """Judge a criterion's limit from the latest uploaded value, converting the limit to the value's unit
     (open when no value was uploaded)."""
     spec = healthdata.BY_KEY[measure.key]
-    shown = " and ".join(f"{_SYMBOL.get(op.lower(), op)} {n}" for op, _, n in bounds) + (
+    shown = " and ".join(f"{SYMBOLS.get(op.lower(), op)} {n}" for op, _, n in bounds) + (
         f" {unit_written}" if unit_written else "")
     if lab is None:
         return _Finding("measure", None, f"The trial asks for {spec.name} {shown}; your uploaded records "
@@ -878,20 +920,9 @@ def _measure_value(measure: _Measure, raw: str, unit: str | None) -> float:
     return value * measure.to_standard.get(unit_key, 1.0)
 
 
-# Each way a limit's comparison is written (lower case), by the symbol that shows it.
-_SYMBOL = {
-    **dict.fromkeys(("<", "less than", "lower than", "below", "under"), "<"),
-    **dict.fromkeys(("<=", "at most", "up to", "less than or equal to", "below or equal to", "equal to"), "≤"),
-    **dict.fromkeys((">", "more than", "greater than", "higher than", "above", "over"), ">"),
-    **dict.fromkeys((">=", "at least", "greater than or equal to"), "≥"),
-}
-_TEST: dict[str, Callable[[float, float], bool]] = {"<": operator.lt, "≤": operator.le, ">": operator.gt,
-                                                   "≥": operator.ge}
-
-
 def _compare(value: float, op: str, limit: float) -> bool:
     """Whether the value meets the limit; a comparison not listed ("=") asks for the same number."""
-    return _TEST.get(_SYMBOL.get(op.lower(), "="), math.isclose)(value, limit)
+    return (comparison(op) or math.isclose)(value, limit)
 
 
 def _measure_findings(text: str, facts: PatientFacts,
@@ -951,7 +982,7 @@ def _measure_findings(text: str, facts: PatientFacts,
                 " ".join(s.text for s in facts.sentences)):
             # "No fever" / "afebrile": the temperature is below any fever threshold.
             ids = [s.id for s in facts.sentences if _AFEBRILE.search(s.text)]
-            upper = _SYMBOL.get(bounds[0][0].lower()) in ("<", "≤")
+            upper = SYMBOLS.get(bounds[0][0].lower()) in ("<", "≤")
             findings.append(_Finding("measure", upper, f"{facts.source} says there is no fever, so the temperature is below "
                                      f"the limit ({written}).", facts.evidence(ids)))
             continue
@@ -1054,8 +1085,10 @@ def _other_cancer_status(facts: PatientFacts, excepted: frozenset[str]) -> _Stat
     return _Status("absent", ())
 
 
+# The whitespace before a separator is taken from the start of its run only (or none where a run ends), so a long
+# run of spaces (a masked exception) is not rescanned from every position in it.
 _UNIT_SPLIT = re.compile(
-    r"\s*(?:,|;|(?<!\d)/|/(?!\d)|\band/or\b|\bor\b|\bnor\b|\band\b|\bsuch as\b|\bincluding\b|\be\.g\.|\bi\.e\.|\betc\.?)\s*",
+    r"(?:(?<!\s)\s*|(?<=\s)(?=\S))(?:,|;|(?<!\d)/|/(?!\d)|\band/or\b|\bor\b|\bnor\b|\band\b|\bsuch as\b|\bincluding\b|\be\.g\.|\bi\.e\.|\betc\.?)\s*",
     re.I,
 )
 # A piece that starts like this qualifies the piece before it ("..., for all trauma patients").
@@ -1069,7 +1102,7 @@ _EXCEPTION = re.compile(r"\b(other than|except(?: for)?|excluding|apart from|asi
 _NEGATED_REQUIREMENT = re.compile(
     r"^(?:[A-Za-z][\w /&-]{0,40}:\s*)?"  # a section label ("Cardiovascular: No heart failure")
     r"\W*(?:(?:patients?|subjects?|participants?|individuals?)\s+(?:who\s+)?)?(?:must\s+)?"
-    r"(no|not|never|without|absence of|free of|lack of|non-|negative(?: for)?|"
+    r"(no\b|none\b|not\b|never\b|without|absence of|free of|lack of|non[- ]|negative(?: for)?|"
     r"(?:has|have|had|did|does|do|must|should|is|are)(?: not|n't)(?: (?:been|be|be(?:en)? diagnosed with|had|have|"
     r"received|receive|undergone|experienced|suffered|used|use|taken|take|smoked|smoke|pregnant|breast-?feeding))?"
     r"(?=\s|$)(?!\s+(?:changed|change|stopped|completed|started|met)\b))",
@@ -1122,6 +1155,13 @@ def _unexplained(words: list[str], facts: PatientFacts, sentence_ids: tuple[int,
     return [w for w in words if w in _TIME or _stem(w) not in said]
 
 
+# Subtypes the vocabulary spells as the cancer itself: the word in a criterion, and what shows it in a record
+# (an adenocarcinoma is non-squamous).
+_HISTOLOGY = (("non-squamous", re.compile(r"\bnon-?\s?squamous\b", re.I),
+               re.compile(r"\bnon-?\s?squamous\b|\badenocarcinoma", re.I)),
+              ("squamous", re.compile(r"(?<!non)(?<!non-)(?<!non )\bsquamous\b", re.I),
+               re.compile(r"(?<!non)(?<!non-)(?<!non )\bsquamous\b", re.I)),
+              ("adenocarcinoma", re.compile(r"\badenocarcinoma", re.I), re.compile(r"\badenocarcinoma", re.I)))
 _TIMING = "(timing)"
 _ADJUVANT = "(adjuvant)"
 _ADVANCED_SETTING = re.compile(r"\b(?:for|in)\s+(?:the\s+)?(?:locally\s+)?(?:advanced|metastatic|recurrent|unresectable)"
@@ -1281,7 +1321,9 @@ def _concept_finding(
         # "Non-small cell lung cancer": the "non-" belongs to a name, not a negation.
         or c.start <= negation.start(1) < c.end
         for c in find_concepts(masked_text)
-    )
+    ) and not (negation.group(1).lower() in ("non-", "non ")
+               and not any(c.start == negation.end(1) for c in find_concepts(masked_text)))
+    # ("Non-squamous NSCLC": a "non-" on a word that names nothing qualifies what follows; it negates nothing.)
     family = bool(re.match(r"^\W*(?:a\s+)?(?:positive\s+)?family history\b", plain, re.I))
 
     concepts = [c for c in find_concepts(masked_text) if plain[c.start : c.end].strip()]
@@ -1362,11 +1404,20 @@ def _concept_finding(
         else:
             combined = _Status("absent", ())
         unit.leftover += [w for w in shared_severity if w not in unit.leftover]
+        if "metastatic" not in unit.leftover and any(re.search(r"metasta", plain[c.start:c.end], re.I)
+                                                     for c in unit.concepts):
+            # "Metastatic" names a cancer that has spread: a cancer on record does not say that it has.
+            unit.leftover.append("metastatic")
         if combined.state == "negated" and not any(c.absent for c in unit.concepts):
             # The record says there is no X at all, so no narrower "severe X" or "X within 6 months" either.
             unit.leftover = []
         if unit.leftover and combined.state == "affirmed":
             unit.leftover = _unexplained(unit.leftover, facts, combined.evidence)
+        if combined.state == "affirmed":
+            # A subtype the vocabulary spells as the cancer itself ("squamous NSCLC" is NSCLC): the record must say it.
+            named = " ".join(plain[c.start:c.end] for c in unit.concepts)
+            record = " ".join(s.text for s in facts.sentences if s.id in combined.evidence)
+            unit.leftover += [word for word, asked, said in _HISTOLOGY if asked.search(named) and not said.search(record)]
         if combined.state == "affirmed" and (any(w in _TIME for w in unit.leftover) or whole_window):
             keys = frozenset(c.key for c, _ in statuses)
             timing = _time_check(unit.text if _has_window(unit.text) else plain, facts, combined.evidence, keys)
@@ -1475,10 +1526,19 @@ def _concept_finding(
 # --- Putting the aspects together ---------------------------------------------------------------
 
 
+# Longer than any line among the ~94,000 criteria of the sample records (the longest has 4,625 characters); the
+# rules' time grows faster than the length, and trial records are untrusted, so a longer line is not read.
+MAX_CRITERION_CHARS = 8_000
+
+
 def evaluate(criterion_text: str | None, kind: CriterionKind, patient: Patient) -> Judgement:
     """Judge one criterion ("inclusion" or "exclusion") for a profile or a clinical note."""
     check_kind(kind)
     facts = patient_facts(patient)
+    if len(criterion_text or "") > MAX_CRITERION_CHARS:
+        return Judgement(Label.NOT_ENOUGH_INFO, f"This line is {len(criterion_text or ''):,} characters long, more "
+                         f"than the {MAX_CRITERION_CHARS:,} this app reads in one criterion, so it was not checked. "
+                         "Read it on the trial's record or ask the trial team.")
     text = _normalise(criterion_text or "")
     if not re.search(r"[A-Za-z0-9]", text):
         if kind == "exclusion":
@@ -1596,7 +1656,8 @@ def evaluate(criterion_text: str | None, kind: CriterionKind, patient: Patient) 
             findings.append(pregnancy)
     if organ is not None and findings and all(f.aspect == "measure" for f in findings):
         leftover = []  # a line about organ function and its lab limits only: the limits are the whole criterion
-    return _combine(findings, leftover, kind, facts)
+    alternatives = bool(re.search(r"\bor\b", _PARENS.sub(" ", text), re.I))
+    return _combine(findings, leftover, kind, facts, alternatives=alternatives)
 
 
 # Phrases that say when or how something is assessed, not what is required.
@@ -1786,7 +1847,9 @@ def _is_own_item(text: str, spans: list[tuple[int, int]]) -> bool:
     return not others and bool(re.search(r"[,;]|\bor\b", text))
 
 
-def _combine(findings: list[_Finding], leftover: list[str], kind: CriterionKind, facts: PatientFacts) -> Judgement:
+def _combine(findings: list[_Finding], leftover: list[str], kind: CriterionKind, facts: PatientFacts, *,
+             alternatives: bool = False) -> Judgement:
+    """One label from the findings; ``alternatives``: the line lists things joined by "or" (outside brackets)."""
     false = [f for f in findings if f.truth is False]
     true = [f for f in findings if f.truth is True]
     unknown = [f for f in findings if f.truth is None]
@@ -1803,6 +1866,15 @@ def _combine(findings: list[_Finding], leftover: list[str], kind: CriterionKind,
         if unknown:
             return Judgement(Label.NOT_ENOUGH_INFO, f"{known} {unknown[0].reason}".strip(), evidence)
         return Judgement(Label.NOT_MET, known, evidence)
+    items = [f for f in findings if not f.descriptor]
+    if false and kind == "exclusion" and alternatives and any(f.truth is not False for f in items):
+        # "ECOG >= 2 or heart failure": any one item keeps the patient out, so one that does not hold settles
+        # nothing while another holds or may hold.
+        held = [f for f in items if f.truth]
+        if held and not any(f.truth is False for f in findings if f.descriptor):
+            return Judgement(Label.MET, held[0].reason, held[0].evidence)
+        if not held:
+            return _combine([f for f in findings if f.descriptor or f.truth is not False], leftover, kind, facts)
     if false:
         first = false[0]
         if kind == "exclusion" and first.descriptor and (len(findings) > len(false) or leftover):

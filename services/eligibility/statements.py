@@ -120,19 +120,26 @@ def in_weeks(count: str, unit: str) -> float:
     return float(_COUNT_WORDS.get(raw, raw)) * _UNIT_WEEKS.get(unit, _UNIT_WEEKS.get(unit[:2], 1.0))
 
 
-# The comparison each bound word makes: "under 6 months" is below 6 months, "of at least 12 weeks" at or above.
-_BOUND_TESTS: dict[str, Callable[[float, float], bool]] = {
-    **dict.fromkeys((">=", "=>", "≥", "at least", "of at least", "minimum of"), operator.ge),
-    **dict.fromkeys((">", "greater than", "more than", "longer than", "above", "over", "exceeding", "beyond"),
-                    operator.gt),
-    **dict.fromkeys(("<=", "≤", "at most"), operator.le),
-    **dict.fromkeys(("<", "less than", "shorter than", "below", "under"), operator.lt),
+# Each way a comparison is written (lower case), by the symbol that shows it: "under 6 months" is below 6 months,
+# "of at least 12 weeks" at or above (the rules show a lab limit with these symbols).
+SYMBOLS = {
+    **dict.fromkeys(("<", "less than", "lower than", "shorter than", "below", "under"), "<"),
+    **dict.fromkeys(("<=", "≤", "at most", "up to", "less than or equal to", "below or equal to", "equal to"), "≤"),
+    **dict.fromkeys((">", "more than", "greater than", "higher than", "longer than", "above", "over", "exceeding",
+                     "beyond"), ">"),
+    **dict.fromkeys((">=", "=>", "≥", "at least", "of at least", "minimum of", "greater than or equal to"), "≥"),
 }
+_TESTS = {"<": operator.lt, "≤": operator.le, ">": operator.gt, "≥": operator.ge}
+
+
+def comparison(op: str) -> Callable[[float, float], bool] | None:
+    """The test a comparison word or symbol makes (None for one not listed)."""
+    return _TESTS.get(SYMBOLS.get(op.lower(), ""))
 
 
 def _bound(op: str | None, n: float, unwritten: Callable[[float, float], bool]) -> Callable[[float], bool]:
     """The values a bound word and its number allow (``unwritten`` is the comparison when no word is written)."""
-    test = _BOUND_TESTS.get((op or "").lower(), unwritten)
+    test = comparison(op or "") or unwritten
     return lambda x: test(x, n)
 
 
@@ -474,7 +481,7 @@ def pd_l1(text: str, facts: PatientFacts) -> Reading | None:
 
 def grades_allowed(op: str, first: int, last: int, scale: range) -> set[int]:
     """The grades of a scale that "op first" allows ("> 1", "<= 2"); with no comparison, first to last."""
-    test = _BOUND_TESTS.get(op)
+    test = comparison(op)
     if test is None:
         return set(range(min(first, last), max(first, last) + 1))
     return {g for g in scale if test(g, first)}
