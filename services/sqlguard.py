@@ -597,6 +597,8 @@ class _Inspector:
             _check_function([part.sval for part in node.funcname or ()])
         elif isinstance(node, ast.RangeVar):
             self.relation(node, scope)
+        elif isinstance(node, ast.TypeName):
+            _check_type([part.sval or "" for part in node.names or () if isinstance(part, ast.String)])
         elif isinstance(node, ast.RangeTableSample):
             method = (node.method or ())[-1].sval
             if method not in _TABLESAMPLE_METHODS:
@@ -657,12 +659,7 @@ class _Inspector:
         relname = node.relname or ""
         if schema is None and relname in scope:
             return
-        is_system = (
-            schema in _SYSTEM_SCHEMAS
-            or (schema is not None and schema.startswith(_SYSTEM_SCHEMA_PREFIXES))
-            or (schema is None and relname.startswith("pg_"))
-        )
-        if is_system:
+        if _is_system(schema, relname):
             shown = f"{schema}.{relname}" if schema else relname
             raise UnsafeQuery(
                 f"{shown} is a PostgreSQL system relation, which can expose other sessions, roles or "
@@ -672,6 +669,28 @@ class _Inspector:
         name = ".".join(part for part in parts if part)
         location = node.location if node.location is not None else 0
         self.tables[name] = min(location, self.tables.get(name, location))
+
+
+def _is_system(schema: str | None, name: str) -> bool:
+    """Whether a relation or type lives in a system schema, or names one there (a bare pg_ name)."""
+    if schema is None:
+        return name.startswith("pg_")
+    return schema in _SYSTEM_SCHEMAS or schema.startswith(_SYSTEM_SCHEMA_PREFIXES)
+
+
+def _check_type(parts: list[str]) -> None:
+    """Refuse a type in a system schema: every system catalog has a row type of the same name, and a cast to it
+    (`null::pg_authid`, `AS x(a pg_shadow)`) shows the catalog's columns. Built-in types named without pg_
+    (`pg_catalog.int4`, what `integer` becomes) stay allowed."""
+    if not parts:
+        return
+    schema = parts[-2] if len(parts) > 1 else None
+    name = parts[-1].lstrip("_")  # `_pg_authid` is the array type of pg_authid
+    if _is_system(schema, name) and (schema != "pg_catalog" or name.startswith("pg_")):
+        raise UnsafeQuery(
+            f"{'.'.join(parts)} is a PostgreSQL system type, which shows the columns of system catalogs; "
+            "cast to the built-in data types (text, integer, date, …)."
+        )
 
 
 def _check_function(parts: list[str]) -> None:

@@ -167,6 +167,14 @@ HOSTILE: list[tuple[str, str, str]] = [
     ("cte_shadowing_catalog", "WITH pg_stat_activity AS (SELECT * FROM pg_stat_activity) SELECT * FROM pg_stat_activity",
      "starts with pg_"),
     ("toast_schema", "SELECT * FROM pg_toast.pg_toast_2619", "pg_toast.pg_toast_2619 is a PostgreSQL system relation"),
+    # a system catalog's row type, in a cast or a column list, shows the catalog's columns (rolpassword …)
+    ("catalog_row_type", "SELECT (jsonb_populate_record(null::pg_catalog.pg_authid, '{}')).*",
+     "pg_catalog.pg_authid is a PostgreSQL system type"),
+    ("catalog_row_type_bare", "SELECT null::pg_shadow", "pg_shadow is a PostgreSQL system type"),
+    ("catalog_row_type_array", "SELECT CAST(NULL AS _pg_user_mapping)", "_pg_user_mapping is a PostgreSQL system type"),
+    ("catalog_row_type_column_list", "SELECT * FROM json_to_record('{}') AS x(a pg_authid[])",
+     "pg_authid is a PostgreSQL system type"),
+    ("toast_schema_type", "SELECT null::pg_toast.pg_toast_2619", "pg_toast.pg_toast_2619 is a PostgreSQL system type"),
     # bound parameters written another way
     ("positional_parameter", "SELECT * FROM ctgov.studies WHERE phase = $1", "Write bound parameters as :name"),
     ("psql_variable", "SELECT * FROM ctgov.studies WHERE phase = :'phase'", "not :'phase'"),
