@@ -686,3 +686,19 @@ def test_console_information_schema_describes_only_the_trial_schema(db):
 def test_console_refuses_casts_that_name_catalog_objects(sql):
     with pytest.raises(UnsafeQuery, match="Casting to reg[a-z]+ is not allowed"):
         console.check(sql)
+
+
+@pytest.mark.parametrize(("sql", "schema"), [
+    ("SELECT (jsonb_populate_record(null::app.sessions, '{}')).*", "app"),
+    ("SELECT null::public.notes", "public"),
+    ("SELECT * FROM json_to_record('{}') AS x(a app.meta[])", "app"),
+])
+def test_console_refuses_row_types_of_tables_outside_the_trial_data(sql, schema):
+    with pytest.raises(UnsafeQuery, match=f"Types from schema {schema} are not allowed"):
+        console.check(sql)
+
+
+def test_console_accepts_built_in_and_trial_types():
+    for sql in ("SELECT CAST(1 AS pg_catalog.int4), 1::integer, null::ctgov.studies",
+                "SELECT null::information_schema.sql_identifier"):
+        console.check(sql)
