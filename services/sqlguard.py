@@ -273,12 +273,23 @@ class GuardedQuery:
 
     `sql` is the statement as typed, without surrounding comments and the trailing semicolon,
     with every `:name` replaced by a positional `$n`; `parameters[n - 1]` is the name behind `$n`.
-    `tables` lists the relations read, schema-qualified, in order of first appearance.
+    `tables` lists the relations read, schema-qualified, in order of first appearance; a relation named
+    without a schema (and not a WITH query) is listed in the default schema, and its offset in `sql` is in
+    `unqualified`: the server would look it up through its search_path, so run `qualified(default schema)`.
     """
 
     sql: str
     parameters: tuple[str, ...]
     tables: tuple[str, ...]
+    unqualified: tuple[int, ...] = ()
+
+    def qualified(self, schema: str) -> str:
+        """`sql` with `schema.` written before every relation named without a schema."""
+        pieces, cursor = [], 0
+        for offset in self.unqualified:
+            pieces += [self.sql[cursor:offset], f"{schema}."]
+            cursor = offset
+        return "".join(pieces) + self.sql[cursor:]
 
     def bind(self, values: Mapping[str, Any]) -> tuple[Any, ...]:
         """Order `values` by `parameters` for positional binding; names the query lacks are ignored."""
@@ -309,8 +320,8 @@ def check_query(
     text, parameters = _positional(sql, statement)
     stack = min(max(len(text) * _STACK_BYTES_PER_CHAR, _MIN_STACK_BYTES), _MAX_STACK_BYTES)
     stack += -stack % _STACK_GRANULE  # some platforms take only whole pages
-    tables = _with_stack(stack, lambda: _analyse(text, default_schema))
-    return GuardedQuery(sql=text, parameters=parameters, tables=tables)
+    tables, unqualified = _with_stack(stack, lambda: _analyse(text, default_schema))
+    return GuardedQuery(sql=text, parameters=parameters, tables=tables, unqualified=unqualified)
 
 
 def _check_characters(sql: str) -> None:
@@ -475,8 +486,9 @@ def _with_stack(stack_bytes: int, work: Callable[[], T]) -> T:
 _STACK_LOCK = threading.Lock()
 
 
-def _analyse(text: str, default_schema: str) -> tuple[str, ...]:
-    """Parse `text`, check it is one safe SELECT, and return the relations it reads."""
+def _analyse(text: str, default_schema: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """Parse `text`, check it is one safe SELECT, and return the relations it reads and the offsets of those
+    named without a schema."""
     try:
         statements = pglast.parse_sql(text)
     except pglast.Error as exc:
@@ -566,9 +578,11 @@ class _Inspector:
     def __init__(self, default_schema: str) -> None:
         self.default_schema = default_schema
         self.tables: dict[str, int] = {}
+        self.unqualified: set[int] = set()
 
-    def run(self, root: ast.SelectStmt) -> tuple[str, ...]:
-        """Check every node under `root` and return the relations read, in text order."""
+    def run(self, root: ast.SelectStmt) -> tuple[tuple[str, ...], tuple[int, ...]]:
+        """Check every node under `root`; return the relations read, in text order, and the offsets of the
+        relation names written without a schema."""
         stack: list[tuple[Any, frozenset[str], int]] = [(root, frozenset(), 1)]
         while stack:
             node, scope, depth = stack.pop()
@@ -585,7 +599,7 @@ class _Inspector:
             else:
                 stack.extend((child, child_scope, depth + 1) for child, child_scope in children)
         ordered = sorted(self.tables.items(), key=lambda item: item[1])
-        return tuple(name for name, _ in ordered)
+        return tuple(name for name, _ in ordered), tuple(sorted(self.unqualified))
 
     def visit(self, node: ast.Node, scope: frozenset[str]) -> list[tuple[Any, frozenset[str]]] | None:
         """Check one node; return its children with their scopes, or None to walk all in `scope`."""
@@ -669,6 +683,10 @@ class _Inspector:
         name = ".".join(part for part in parts if part)
         location = node.location if node.location is not None else 0
         self.tables[name] = min(location, self.tables.get(name, location))
+        if schema is None:
+            if node.location is None:  # the parser gives every relation its place; without it, nothing to qualify
+                raise UnsafeQuery(f"Write {relname} with its schema, as {self.default_schema}.{relname}.")
+            self.unqualified.add(node.location)
 
 
 def _is_system(schema: str | None, name: str) -> bool:

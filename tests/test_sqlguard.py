@@ -306,6 +306,7 @@ def test_sqlguard_leaves_colons_outside_parameters_alone() -> None:
         ),
         parameters=("val", "real"),
         tables=("ctgov.t",),
+        unqualified=(guarded.sql.index(" t -- ") + 1,),
     )
 
 
@@ -436,3 +437,16 @@ def test_sqlguard_refuses_more_parameters_than_the_console_takes():
     at_limit = sqlguard.check_query("SELECT " + ", ".join(f":{n}, :{n}" for n in names[:sqlguard.MAX_PARAMETERS]))
     assert at_limit.parameters == tuple(names[:40])
     assert at_limit.sql.endswith("$39, $40, $40")
+
+
+def test_sqlguard_qualifies_bare_relation_names_as_it_reads_them() -> None:
+    guarded = check_query(
+        'WITH w AS (SELECT 1 FROM studies) SELECT * FROM w, ONLY "Odd" o, (TABLE sponsors) s, public.x, '
+        "LATERAL (WITH sponsors AS (SELECT 2) SELECT * FROM sponsors) l WHERE 'studies' = :p"
+    )
+    assert guarded.tables == ("ctgov.studies", 'ctgov.Odd', "ctgov.sponsors", "public.x")
+    assert guarded.qualified("ctgov") == (
+        'WITH w AS (SELECT 1 FROM ctgov.studies) SELECT * FROM w, ONLY ctgov."Odd" o, (TABLE ctgov.sponsors) s, '
+        "public.x, LATERAL (WITH sponsors AS (SELECT 2) SELECT * FROM sponsors) l WHERE 'studies' = $1"
+    )
+    assert check_query("SELECT 1").qualified("ctgov") == "SELECT 1"
