@@ -6,6 +6,7 @@ import gzip
 import json
 import zipfile
 from collections import Counter
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -327,3 +328,14 @@ def test_loaders_aact_refuses_bad_export(db, scratch_dir):
     _assert_refused(db, import_aact, path, "no nct_id column")
     dup = _aact_export(scratch_dir / "dup.zip", "nct_id|brief_title\nNCT09999993|a\nNCT09999993|b\n")
     _assert_refused(db, import_aact, dup, "line 3: duplicate study NCT09999993")
+
+
+@pytest.mark.parametrize("value", ["２０２４-01-01", "２０２４-01", "٢٠٢٤", "२०२४-05", "2024-٠١"])
+def test_loaders_api_dates_are_read_in_ascii_digits_only(value):
+    # "٢٠٢٤" used to become 2024-12-31 and "２０２４-01" 2024-01-31 while "２０２４-01-01" gave no date: the same
+    # registry field was read or dropped by its length. The registry writes ISO dates in ASCII digits.
+    from services.data.loaders.common import parse_api_date
+
+    assert parse_api_date(value) is None
+    assert (parse_api_date("2024"), parse_api_date(" 2024-02 "), parse_api_date("2024-02-29")) == (
+        date(2024, 12, 31), date(2024, 2, 29), date(2024, 2, 29))
