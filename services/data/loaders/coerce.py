@@ -168,6 +168,10 @@ def _kind(pg_type: str) -> tuple[tuple[type, ...], Coercer]:
     return _KINDS.get(pg_type, ((object,), _to_text))
 
 
+# Text PostgreSQL refuses whatever the column: a NUL character, and half of a surrogate pair (JSON can write
+# "\ud800" alone, UTF-8 cannot).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
 # table → column → (accepted Python types, converter).
 KINDS: dict[str, dict[str, tuple[tuple[type, ...], Coercer]]] = {
     table: {col: _kind(pg_type) for col, pg_type in cols} for table, cols in TABLES.items()
@@ -184,5 +188,8 @@ def coerce_row(table: str, columns: tuple[str, ...], values: dict[str, Any]) -> 
             accepted, convert = kinds[col]
             if type(value) not in accepted:
                 value = convert(table, col, value)
+            if isinstance(value, str) and (found := _UNSTORABLE.search(value)):
+                what = "a NUL character" if found.group() == "\x00" else "half of a surrogate pair"
+                raise FieldError(table, col, value, f"text PostgreSQL can store (it holds {what})")
         out.append(value)
     return tuple(out)
