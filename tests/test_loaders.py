@@ -339,3 +339,24 @@ def test_loaders_api_dates_are_read_in_ascii_digits_only(value):
     assert parse_api_date(value) is None
     assert (parse_api_date("2024"), parse_api_date(" 2024-02 "), parse_api_date("2024-02-29")) == (
         date(2024, 12, 31), date(2024, 2, 29), date(2024, 2, 29))
+
+
+FACILITY_HEADER = "id|nct_id|status|name|city|state|zip|country|latitude|longitude\n"
+
+
+@pytest.mark.parametrize(("studies", "facilities", "fragment"), [
+    ("nct_id|brief_title|enrollment\nNCT09999994|kept|40\nNCT09999995|odd|forty\n", None,
+     'studies.txt: line 3: column enrollment: invalid input syntax for type integer: "forty"; nothing was imported'),
+    ("nct_id|brief_title|start_date\nNCT09999994|kept|2024-02-30\n", None,
+     "studies.txt: line 2: column start_date: date/time field value out of range"),
+    # the row of a study not in studies.txt is left out, and the line is still the file's
+    ("nct_id|brief_title\nNCT09999994|kept\n", FACILITY_HEADER + "1|NCT09999996||A|B|C|1|US||\n"
+     "2|NCT09999994||A|B|C|1|US|north|\n", "facilities.txt: line 3: column latitude: invalid input syntax"),
+    ("nct_id|brief_title\nNCT09999994|ke\x00pt\n", None,
+     "studies.txt: line 2: column brief_title holds a NUL character, which PostgreSQL cannot store"),
+])
+def test_loaders_aact_value_a_column_cannot_hold_names_file_line_and_column(db, scratch_dir, studies, facilities,
+                                                                            fragment):
+    # These used to stop the import with only "The database refused the query: invalid input syntax for type
+    # integer: "forty"" (or "invalid byte sequence for encoding "UTF8": 0x00"), naming no file, line or column.
+    _assert_refused(db, import_aact, _aact_export(scratch_dir / "odd.zip", studies, facilities), fragment)
