@@ -264,6 +264,24 @@ def test_loaders_csv_file_import(db, scratch_dir):
         _refresh_derived(db)
 
 
+def test_loaders_a_file_saved_with_a_byte_order_mark_is_read(db, scratch_dir):
+    # Excel's "CSV UTF-8" starts the file with a byte order mark: the header's first name became "\ufeffNCT Number"
+    # and the download was refused as "missing column(s) NCT Number — this does not look like a ClinicalTrials.gov
+    # CSV download"; a JSON-lines file with one was "not valid JSON (Unexpected UTF-8 BOM …)".
+    csv_path = scratch_dir / "excel.csv"
+    csv_path.write_bytes(b"\xef\xbb\xbfNCT Number,Study Title,Study Status\nNCT09999991,Test study,RECRUITING\n")
+    json_path = scratch_dir / "bom.jsonl"
+    json_path.write_bytes(b"\xef\xbb\xbf" + "".join(_two_studies()).encode())
+    try:
+        assert import_ctgov_csv(db, csv_path).studies == 1
+        assert db.fetch_value("SELECT brief_title FROM ctgov.studies WHERE nct_id = 'NCT09999991'") == "Test study"
+        assert import_ctgov_json(db, json_path).studies == 2
+    finally:
+        for t in STUDY_TABLES:
+            db.execute(f"DELETE FROM ctgov.{t} WHERE nct_id = 'NCT09999991'")
+        _refresh_derived(db)
+
+
 def _refresh_derived(db) -> None:  # noqa: ANN001 - services.data.db.Database
     """Rebuild the derived per-study tables (and the search documents, which hold the rebuilt dictionary's term ids)
     after deleting a test study, so later tests see the sample only."""
