@@ -282,6 +282,19 @@ def test_loaders_a_file_saved_with_a_byte_order_mark_is_read(db, scratch_dir):
         _refresh_derived(db)
 
 
+@pytest.mark.parametrize(("text", "what"), [("Age \u0000 18", "a NUL character"),
+                                            ("Age \ud800 18", "half of a surrogate pair")])
+def test_loaders_criteria_fill_text_postgresql_cannot_store_is_refused_by_line(db, scratch_dir, text, what):
+    # It used to reach the database and stop with "invalid byte sequence for encoding "UTF8": 0x00", naming no line.
+    from services.data.loaders import import_criteria_fill
+
+    path = scratch_dir / "fill.jsonl"
+    rows = [{"nct_id": "NCT09999997", "eligibility_criteria": "Adults", "source": "site"},
+            {"nct_id": "NCT09999998", "eligibility_criteria": text, "source": "site"}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    _assert_refused(db, import_criteria_fill, path, f"line 2: NCT09999998's eligibility_criteria holds {what}")
+
+
 def _refresh_derived(db) -> None:  # noqa: ANN001 - services.data.db.Database
     """Rebuild the derived per-study tables (and the search documents, which hold the rebuilt dictionary's term ids)
     after deleting a test study, so later tests see the sample only."""
