@@ -102,8 +102,6 @@ def read_export(path: Path, known: dict[str, list[str]]) -> tuple[list[str], lis
 
     `known` maps each ctgov table we hold to its columns (read from the database).
     """
-    if not path.exists():
-        raise BadInput(f"{path}: no such file or folder.")
     tables: list[FlatTable] = []
     skipped: list[str] = []
     nct_ids: list[str] = []

@@ -72,8 +72,6 @@ def read_studies(path: Path) -> Iterator[tuple[str, int, dict[str, Any]]]:
 
     Raises BadInput naming the file and line for anything unreadable.
     """
-    if not path.exists():
-        raise BadInput(f"{path}: no such file.")
     if path.suffix == ".zip":
         budget = guard.Budget()
         try:

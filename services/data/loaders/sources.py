@@ -64,8 +64,6 @@ def _as_of(value: Any) -> date | None:
 
 def read_fills(path: Path) -> Iterator[tuple[int, Fill]]:
     """Yield (line, fill) from a criteria-fill JSON-lines file; BadInput names file and line."""
-    if not path.exists():
-        raise BadInput(f"{path}: no such file.")
     for line_no, row in json_objects(path, iter_lines(path), "an object with nct_id, eligibility_criteria, source"):
         nct, text, source = row.get("nct_id"), row.get("eligibility_criteria"), row.get("source")
         if not isinstance(nct, str) or not NCT_RE.match(nct):
