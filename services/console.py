@@ -27,8 +27,8 @@ from services.dashboard import export
 from services.data import runtime, sqlcompat
 from services.data.db import SQL_DIR, Database, load_sql
 from services.errors import BadInput, ConsoleBusy, QueryTimeout, UnsafeQuery
+from services.sqlguard import DEFAULT_SCHEMA, GuardedQuery, check_query
 from services.sqlguard import MAX_CHARS as MAX_CHARS
-from services.sqlguard import GuardedQuery, check_query
 
 DEFAULT_MAX_ROWS = 10_000
 DEFAULT_TIMEOUT_MS = 30_000
@@ -45,7 +45,8 @@ READER_ROLE = "trial_reader"
 READABLE_SCHEMAS = frozenset({"ctgov", "information_schema"})
 # What information_schema may describe: the readable schemas except itself (services/consolescope.py).
 SCOPE_SCHEMAS = READABLE_SCHEMAS - {consolescope.INFO_SCHEMA}
-# ctgov first, as the guard assumes for bare names; public for extension functions (pg_trgm, …).
+# ctgov first for bare type names (bare relation names are qualified with ctgov, as the guard reads them);
+# public for extension functions and operators (pg_trgm, …).
 SEARCH_PATH = "ctgov, public"
 EXAMPLES_DIR = SQL_DIR / "examples"
 
@@ -238,7 +239,8 @@ def protection(db: Database | None = None) -> Protection:
 
 def check(sql: str) -> GuardedQuery:
     """The guard's verdict plus the console's own rules: only schemas ctgov and information_schema, the latter
-    scoped to the trial schema, and no casts that name catalog objects (services/consolescope.py).
+    scoped to the trial schema, relations named without a schema read from ctgov, and no casts that name
+    catalog objects (services/consolescope.py).
 
     AACT-style text is accepted first (services/data/sqlcompat.py): public./ctgov_v2. prefixes on the trial tables
     mean ctgov., and EXPLAIN [ANALYZE] in front of a query the guard accepts shows its plan.
@@ -251,7 +253,9 @@ def check(sql: str) -> GuardedQuery:
                 f"{table} is outside the trial data; the console reads the ctgov tables "
                 "(and information_schema to look up columns)."
             )
-    scoped = consolescope.scope(guarded.sql, SCOPE_SCHEMAS)
+    # Bare names are read as ctgov.<name> by the guard: written so, they cannot reach a public table of an
+    # external database through the search path.
+    scoped = consolescope.scope(guarded.qualified(DEFAULT_SCHEMA), SCOPE_SCHEMAS)
     return replace(guarded, sql=explain.wrap(scoped) if explain is not None else scoped)
 
 

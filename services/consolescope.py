@@ -5,7 +5,8 @@ view is how a researcher finds AACT's column names. PostgreSQL filters those vie
 without a reader role they describe every schema (the app's sessions table, its constraints, …), and even
 with one they list pg_catalog's 130 tables. Here each information_schema view a query reads is replaced by
 the same view filtered to the trial schemas, and casts to the reg* types — which turn any number into the
-name of a table, function, type or role of any schema (`g::oid::regclass`, `AS x(a regrole)`) — are refused.
+name of a table, function, type or role of any schema (`g::oid::regclass`, `AS x(a regrole)`) — are refused,
+as are types named with a schema outside the trial data (`null::app.sessions` lists that table's columns).
 """
 
 from __future__ import annotations
@@ -48,8 +49,9 @@ REG_TYPES = frozenset({"regclass", "regrole", "regnamespace", "regproc", "regpro
 
 
 def scope(sql: str, trial_schemas: Iterable[str]) -> str:
-    """The query with every information_schema view filtered to `trial_schemas`; UnsafeQuery for reg* casts
-    and for information_schema views outside SCOPED_VIEWS. Queries without either come back unchanged."""
+    """The query with every information_schema view filtered to `trial_schemas`; UnsafeQuery for reg* casts,
+    for types named with a schema other than pg_catalog, information_schema and `trial_schemas`, and for
+    information_schema views outside SCOPED_VIEWS. Queries that read no information_schema view come back unchanged."""
     schemas = tuple(sorted(set(trial_schemas)))
     root = pglast.parse_sql(sql)
     found: list[tuple[Any, str, int | None, ast.RangeVar]] = []
@@ -62,7 +64,7 @@ def scope(sql: str, trial_schemas: Iterable[str]) -> str:
         if not isinstance(node, ast.Node):
             continue
         if isinstance(node, ast.TypeName):  # a cast, or a column list's type (`AS x(a regclass)`)
-            _check_type(node)
+            _check_type(node, schemas)
         for name in node:
             value = getattr(node, name)
             if _is_info_view(value):
@@ -92,12 +94,19 @@ def _is_info_view(value: Any) -> bool:
     return isinstance(value, ast.RangeVar) and value.schemaname == INFO_SCHEMA
 
 
-def _check_type(type_name: ast.TypeName) -> None:
-    names = [part.sval for part in type_name.names or () if isinstance(part, ast.String)]
+def _check_type(type_name: ast.TypeName, trial_schemas: tuple[str, ...]) -> None:
+    names = [part.sval or "" for part in type_name.names or () if isinstance(part, ast.String)]
     if names and names[-1] in REG_TYPES:
         raise UnsafeQuery(
             f"Casting to {names[-1]} is not allowed because it turns numbers into the names of database "
             "objects and roles outside the trial data; compare names as text instead."
+        )
+    # Every table has a row type of its name: `null::app.sessions` would show the columns of a table the
+    # console cannot read. Built-in types are in pg_catalog, the trial tables' in the trial schemas.
+    if len(names) > 1 and names[-2] not in ("pg_catalog", INFO_SCHEMA, *trial_schemas):
+        raise UnsafeQuery(
+            f"Types from schema {names[-2]} are not allowed: {'.'.join(names)} may be the row type of a table "
+            "outside the trial data; use a built-in type or the row type of a ctgov table."
         )
 
 

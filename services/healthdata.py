@@ -186,10 +186,9 @@ def normalise_unit(unit: str) -> str:
     u = u.replace("μ", "u").replace("µ", "u").replace("²", "2").replace("³", "3").replace("°", "deg")
     u = re.sub(r"\s+", "", u).replace("×", "x").replace("^", "").replace("*", "")
     u = re.sub(r"^x?10e?(\d)", r"10\1", u)
-    u = {"degreesc": "degc", "celsius": "degc", "degreesf": "degf", "fahrenheit": "degf", "beats/minute": "bpm",
-         "cells/mcl": "cells/ul", "/mcl": "/ul", "mm[hg]": "mmhg", "kg/m^2": "kg/m2", "ml/min/1.73": "ml/min/1.73",
-         "ml/min/{1.73_m2}": "ml/min/1.73m2", "ml/min/1.73msq": "ml/min/1.73m2"}.get(u, u)
-    return u
+    return {"degreesc": "degc", "celsius": "degc", "degreesf": "degf", "fahrenheit": "degf", "beats/minute": "bpm",
+            "cells/mcl": "cells/ul", "/mcl": "/ul", "mm[hg]": "mmhg",
+            "ml/min/{1.73_m2}": "ml/min/1.73m2", "ml/min/1.73msq": "ml/min/1.73m2"}.get(u, u)
 
 
 def measure_named(name: str) -> Measure | None:

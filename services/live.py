@@ -21,6 +21,7 @@ import datetime as dt
 import email.utils
 import json
 import os
+import re
 import socket
 import threading
 import time
@@ -46,6 +47,7 @@ BACKOFF_BASE_S = 1.0
 MAX_WAIT_S = 8.0  # a page waits for the answer: a longer Retry-After gives up at once and says when to try
 MAX_BODY_BYTES = 8 * 1024 * 1024  # one study record is ~50 kB; a search page of 100 a few MB
 CACHE_TTL_S = 600
+_API_DATE = re.compile(r"\d{4}-\d{2}(-\d{2})?", re.ASCII)
 _FIELDS = "protocolSection.identificationModule|protocolSection.statusModule|protocolSection.contactsLocationsModule.locations"
 
 
@@ -275,9 +277,16 @@ def parse_status(doc: Mapping[str, Any], nct_id: str | None = None) -> LiveStatu
     sites = [loc for loc in locations if isinstance(loc, dict)] if isinstance(locations, list) else []
 
     def date(key: str) -> str | None:
+        """The record's date as written (2024-05-01 or 2024-05), or None for anything that is not a real date."""
         value = status.get(key)
         value = value.get("date") if isinstance(value, dict) else value
-        return value[:10] if value and isinstance(value, str) else None
+        if not isinstance(value, str) or not _API_DATE.fullmatch(value := value.strip()):
+            return None
+        try:
+            dt.date.fromisoformat(value if len(value) == 10 else f"{value}-01")
+        except ValueError:
+            return None
+        return value
 
     return LiveStatus(
         nct_id=nct_id, overall_status=code.upper(),

@@ -273,12 +273,23 @@ class GuardedQuery:
 
     `sql` is the statement as typed, without surrounding comments and the trailing semicolon,
     with every `:name` replaced by a positional `$n`; `parameters[n - 1]` is the name behind `$n`.
-    `tables` lists the relations read, schema-qualified, in order of first appearance.
+    `tables` lists the relations read, schema-qualified, in order of first appearance; a relation named
+    without a schema (and not a WITH query) is listed in the default schema, and its offset in `sql` is in
+    `unqualified`: the server would look it up through its search_path, so run `qualified(default schema)`.
     """
 
     sql: str
     parameters: tuple[str, ...]
     tables: tuple[str, ...]
+    unqualified: tuple[int, ...] = ()
+
+    def qualified(self, schema: str) -> str:
+        """`sql` with `schema.` written before every relation named without a schema."""
+        pieces, cursor = [], 0
+        for offset in self.unqualified:
+            pieces += [self.sql[cursor:offset], f"{schema}."]
+            cursor = offset
+        return "".join(pieces) + self.sql[cursor:]
 
     def bind(self, values: Mapping[str, Any]) -> tuple[Any, ...]:
         """Order `values` by `parameters` for positional binding; names the query lacks are ignored."""
@@ -309,8 +320,8 @@ def check_query(
     text, parameters = _positional(sql, statement)
     stack = min(max(len(text) * _STACK_BYTES_PER_CHAR, _MIN_STACK_BYTES), _MAX_STACK_BYTES)
     stack += -stack % _STACK_GRANULE  # some platforms take only whole pages
-    tables = _with_stack(stack, lambda: _analyse(text, default_schema))
-    return GuardedQuery(sql=text, parameters=parameters, tables=tables)
+    tables, unqualified = _with_stack(stack, lambda: _analyse(text, default_schema))
+    return GuardedQuery(sql=text, parameters=parameters, tables=tables, unqualified=unqualified)
 
 
 def _check_characters(sql: str) -> None:
@@ -475,8 +486,9 @@ def _with_stack(stack_bytes: int, work: Callable[[], T]) -> T:
 _STACK_LOCK = threading.Lock()
 
 
-def _analyse(text: str, default_schema: str) -> tuple[str, ...]:
-    """Parse `text`, check it is one safe SELECT, and return the relations it reads."""
+def _analyse(text: str, default_schema: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """Parse `text`, check it is one safe SELECT, and return the relations it reads and the offsets of those
+    named without a schema."""
     try:
         statements = pglast.parse_sql(text)
     except pglast.Error as exc:
@@ -566,9 +578,11 @@ class _Inspector:
     def __init__(self, default_schema: str) -> None:
         self.default_schema = default_schema
         self.tables: dict[str, int] = {}
+        self.unqualified: set[int] = set()
 
-    def run(self, root: ast.SelectStmt) -> tuple[str, ...]:
-        """Check every node under `root` and return the relations read, in text order."""
+    def run(self, root: ast.SelectStmt) -> tuple[tuple[str, ...], tuple[int, ...]]:
+        """Check every node under `root`; return the relations read, in text order, and the offsets of the
+        relation names written without a schema."""
         stack: list[tuple[Any, frozenset[str], int]] = [(root, frozenset(), 1)]
         while stack:
             node, scope, depth = stack.pop()
@@ -585,7 +599,7 @@ class _Inspector:
             else:
                 stack.extend((child, child_scope, depth + 1) for child, child_scope in children)
         ordered = sorted(self.tables.items(), key=lambda item: item[1])
-        return tuple(name for name, _ in ordered)
+        return tuple(name for name, _ in ordered), tuple(sorted(self.unqualified))
 
     def visit(self, node: ast.Node, scope: frozenset[str]) -> list[tuple[Any, frozenset[str]]] | None:
         """Check one node; return its children with their scopes, or None to walk all in `scope`."""
@@ -597,6 +611,8 @@ class _Inspector:
             _check_function([part.sval for part in node.funcname or ()])
         elif isinstance(node, ast.RangeVar):
             self.relation(node, scope)
+        elif isinstance(node, ast.TypeName):
+            _check_type([part.sval or "" for part in node.names or () if isinstance(part, ast.String)])
         elif isinstance(node, ast.RangeTableSample):
             method = (node.method or ())[-1].sval
             if method not in _TABLESAMPLE_METHODS:
@@ -657,12 +673,7 @@ class _Inspector:
         relname = node.relname or ""
         if schema is None and relname in scope:
             return
-        is_system = (
-            schema in _SYSTEM_SCHEMAS
-            or (schema is not None and schema.startswith(_SYSTEM_SCHEMA_PREFIXES))
-            or (schema is None and relname.startswith("pg_"))
-        )
-        if is_system:
+        if _is_system(schema, relname):
             shown = f"{schema}.{relname}" if schema else relname
             raise UnsafeQuery(
                 f"{shown} is a PostgreSQL system relation, which can expose other sessions, roles or "
@@ -672,6 +683,32 @@ class _Inspector:
         name = ".".join(part for part in parts if part)
         location = node.location if node.location is not None else 0
         self.tables[name] = min(location, self.tables.get(name, location))
+        if schema is None:
+            if node.location is None:  # the parser gives every relation its place; without it, nothing to qualify
+                raise UnsafeQuery(f"Write {relname} with its schema, as {self.default_schema}.{relname}.")
+            self.unqualified.add(node.location)
+
+
+def _is_system(schema: str | None, name: str) -> bool:
+    """Whether a relation or type lives in a system schema, or names one there (a bare pg_ name)."""
+    if schema is None:
+        return name.startswith("pg_")
+    return schema in _SYSTEM_SCHEMAS or schema.startswith(_SYSTEM_SCHEMA_PREFIXES)
+
+
+def _check_type(parts: list[str]) -> None:
+    """Refuse a type in a system schema: every system catalog has a row type of the same name, and a cast to it
+    (`null::pg_authid`, `AS x(a pg_shadow)`) shows the catalog's columns. Built-in types named without pg_
+    (`pg_catalog.int4`, what `integer` becomes) stay allowed."""
+    if not parts:
+        return
+    schema = parts[-2] if len(parts) > 1 else None
+    name = parts[-1].lstrip("_")  # `_pg_authid` is the array type of pg_authid
+    if _is_system(schema, name) and (schema != "pg_catalog" or name.startswith("pg_")):
+        raise UnsafeQuery(
+            f"{'.'.join(parts)} is a PostgreSQL system type, which shows the columns of system catalogs; "
+            "cast to the built-in data types (text, integer, date, …)."
+        )
 
 
 def _check_function(parts: list[str]) -> None:

@@ -686,3 +686,41 @@ def test_console_information_schema_describes_only_the_trial_schema(db):
 def test_console_refuses_casts_that_name_catalog_objects(sql):
     with pytest.raises(UnsafeQuery, match="Casting to reg[a-z]+ is not allowed"):
         console.check(sql)
+
+
+def test_console_bare_table_names_read_the_trial_schema_only(db, monkeypatch):
+    # An external database (no reader role) whose public schema holds a table of its own: a bare name the guard
+    # reads as ctgov.<name> must not reach it through the search path.
+    db.execute("CREATE TABLE public.console_private (token text)")
+    try:
+        db.execute("INSERT INTO public.console_private VALUES ('s3cret')")
+        monkeypatch.setattr(console, "protection", lambda _db=None: console.Protection(None, "no reader role"))
+        for sql in ("SELECT * FROM console_private", "SELECT * FROM ONLY console_private",
+                    "WITH s AS (SELECT 1) SELECT token FROM s, console_private"):
+            with pytest.raises(QueryFailed, match='relation "ctgov.console_private" does not exist'):
+                console.run_query(sql, db=db)
+        # WITH names and qualified names are left as they are; the trial tables answer as before
+        result = console.run_query(
+            "WITH studies AS (SELECT 'x' AS nct_id) SELECT s.nct_id, (SELECT count(*) FROM sponsors) > 0 AS any "
+            "FROM studies s", db=db)
+        assert result.rows == (("x", True),)
+        assert console.run_query('SELECT count(*) FROM "studies"', db=db).rows == (
+            (db.fetch_value("SELECT count(*) FROM ctgov.studies"),),)
+    finally:
+        db.execute("DROP TABLE public.console_private")
+
+
+@pytest.mark.parametrize(("sql", "schema"), [
+    ("SELECT (jsonb_populate_record(null::app.sessions, '{}')).*", "app"),
+    ("SELECT null::public.notes", "public"),
+    ("SELECT * FROM json_to_record('{}') AS x(a app.meta[])", "app"),
+])
+def test_console_refuses_row_types_of_tables_outside_the_trial_data(sql, schema):
+    with pytest.raises(UnsafeQuery, match=f"Types from schema {schema} are not allowed"):
+        console.check(sql)
+
+
+def test_console_accepts_built_in_and_trial_types():
+    for sql in ("SELECT CAST(1 AS pg_catalog.int4), 1::integer, null::ctgov.studies",
+                "SELECT null::information_schema.sql_identifier"):
+        console.check(sql)

@@ -175,6 +175,23 @@ def test_db_statement_timeout_setting_below_one_millisecond_is_refused_at_start(
     assert runtime._timeout() == 250
 
 
+@pytest.mark.parametrize("name", ["STATEMENT_TIMEOUT_MS", "DB_POOL_SIZE"])
+@pytest.mark.parametrize("value", ["abc", "30s", "1.5", " 2 000 "])
+def test_db_numeric_settings_that_are_not_whole_numbers_are_refused_at_start(monkeypatch, name, value):
+    # "abc" used to give the default silently, so a mistyped time limit went unnoticed.
+    from services.data import runtime
+    from services.errors import BadInput
+
+    read = {"STATEMENT_TIMEOUT_MS": runtime._timeout, "DB_POOL_SIZE": runtime._pool_size}[name]
+    monkeypatch.setenv(name, value)
+    with pytest.raises(BadInput, match=rf"^{name}='{value.strip()}' is not a whole number; unset it for the default"):
+        read()
+    monkeypatch.setenv(name, " 3 ")
+    assert read() == 3
+    monkeypatch.setenv(name, "")
+    assert read() == {"STATEMENT_TIMEOUT_MS": runtime.DEFAULT_TIMEOUT_MS, "DB_POOL_SIZE": 5}[name]
+
+
 def test_db_fetch_guarded_a_large_value_past_the_row_cap_is_not_refused(db):
     # The one row fetched past max_rows only tells that there are more; a value in it over the per-value cap used
     # to stop the whole query with ResultTooLarge, for a value the user would never see.

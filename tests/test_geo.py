@@ -210,6 +210,14 @@ def test_geo_geocode_unknown_zip_is_reported() -> None:
     )
 
 
+@pytest.mark.parametrize("text", ["１０００１", "١٠٠٠١", "New York, NY １０００１"])
+def test_geo_geocode_reads_a_zip_typed_in_other_digits(text) -> None:
+    # A full-width ZIP (a Japanese keyboard) used to be "not a US ZIP code in the offline list. Check the digits".
+    result = geo.geocode(text)
+    assert (result.place.name if result.place else None, result.message) == (
+        "10001 (New York, United States)", "Using US ZIP code 10001, which is in New York, United States.")
+
+
 def test_geo_geocode_state_and_country_messages_say_which_point_is_used() -> None:
     texas = geo.geocode("Texas")
     assert texas.message.startswith("Texas is a US state; using the average position of its ZIP codes")

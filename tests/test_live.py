@@ -282,3 +282,18 @@ def test_live_cli_status_and_search(monkeypatch, capsys):
     monkeypatch.setenv("CTGOV_API_URL", "http://127.0.0.1:9/api/v2")
     assert main(["live", "status", "NCT00000301"]) == 1
     assert "Could not reach ClinicalTrials.gov" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("given", "shown"), [
+    ("2026-10-01", "2026-10-01"), ("2026-10", "2026-10"), (" 2026-10-01 ", "2026-10-01"),
+    ("２０２６-10-01", None), ("2026-13-45", None), ("soon!", None), ("[x](http:/", None), ("2026-10-01x", None),
+])
+def test_live_a_date_is_shown_only_when_it_is_a_date(given, shown):
+    # The first ten characters of whatever the record held used to be shown as "record last updated soon!" (or
+    # "２０２６-10-01", "2026-13-45") beside the live status.
+    doc = _record("NCT00000116")
+    status = doc["protocolSection"]["statusModule"]
+    status["lastUpdatePostDateStruct"] = {"date": given}
+    status["statusVerifiedDate"] = given
+    got = live.parse_status(doc, "NCT00000116")
+    assert (got.last_update_posted, got.status_verified) == (shown, shown)

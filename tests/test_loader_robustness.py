@@ -182,3 +182,25 @@ def test_loader_json_nested_too_deeply_is_refused_by_line(tmp_path: Path, name: 
     read = ctgov_csv.read_rows if name.startswith("deep_csv") else ctgov_json.read_studies
     with pytest.raises(BadInput, match=rf"{name}: line {line}: JSON nested too deeply to read"):
         list(read(path))
+
+
+def test_robustness_text_postgresql_cannot_store_skips_only_that_study(db, scratch_dir):
+    # A NUL character (JSON "\u0000") or half of a surrogate pair ("\ud800") in a text field used to stop the whole
+    # import with "The database refused the query: invalid byte sequence for encoding "UTF8": 0x00", naming no file,
+    # line or study.
+    studies = _studies(5)
+    studies[1]["protocolSection"]["identificationModule"]["briefTitle"] = "A trial\u0000 of something"
+    studies[3]["protocolSection"].setdefault("conditionsModule", {})["conditions"] = ["Asthma \ud800"]
+    bad = {_nct(studies[1]): ("studies.brief_title", "a NUL character"),
+           _nct(studies[3]): ("conditions.name", "half of a surrogate pair")}
+    path = _write(scratch_dir / "unstorable.jsonl", studies)
+    try:
+        report = import_ctgov_json(db, path)
+        assert report.studies == 3
+        got = {s["nct_id"]: s for s in report.skipped}
+        assert set(got) == set(bad)
+        for nct, (fld, what) in bad.items():
+            assert got[nct]["field"] == fld
+            assert any(nct in note and fld in note and what in note for note in report.notes)
+    finally:
+        import_ctgov_json(db, _write(scratch_dir / "restore.jsonl", _studies(5)))

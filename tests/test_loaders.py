@@ -6,6 +6,7 @@ import gzip
 import json
 import zipfile
 from collections import Counter
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -263,6 +264,37 @@ def test_loaders_csv_file_import(db, scratch_dir):
         _refresh_derived(db)
 
 
+def test_loaders_a_file_saved_with_a_byte_order_mark_is_read(db, scratch_dir):
+    # Excel's "CSV UTF-8" starts the file with a byte order mark: the header's first name became "\ufeffNCT Number"
+    # and the download was refused as "missing column(s) NCT Number — this does not look like a ClinicalTrials.gov
+    # CSV download"; a JSON-lines file with one was "not valid JSON (Unexpected UTF-8 BOM …)".
+    csv_path = scratch_dir / "excel.csv"
+    csv_path.write_bytes(b"\xef\xbb\xbfNCT Number,Study Title,Study Status\nNCT09999991,Test study,RECRUITING\n")
+    json_path = scratch_dir / "bom.jsonl"
+    json_path.write_bytes(b"\xef\xbb\xbf" + "".join(_two_studies()).encode())
+    try:
+        assert import_ctgov_csv(db, csv_path).studies == 1
+        assert db.fetch_value("SELECT brief_title FROM ctgov.studies WHERE nct_id = 'NCT09999991'") == "Test study"
+        assert import_ctgov_json(db, json_path).studies == 2
+    finally:
+        for t in STUDY_TABLES:
+            db.execute(f"DELETE FROM ctgov.{t} WHERE nct_id = 'NCT09999991'")
+        _refresh_derived(db)
+
+
+@pytest.mark.parametrize(("text", "what"), [("Age \u0000 18", "a NUL character"),
+                                            ("Age \ud800 18", "half of a surrogate pair")])
+def test_loaders_criteria_fill_text_postgresql_cannot_store_is_refused_by_line(db, scratch_dir, text, what):
+    # It used to reach the database and stop with "invalid byte sequence for encoding "UTF8": 0x00", naming no line.
+    from services.data.loaders import import_criteria_fill
+
+    path = scratch_dir / "fill.jsonl"
+    rows = [{"nct_id": "NCT09999997", "eligibility_criteria": "Adults", "source": "site"},
+            {"nct_id": "NCT09999998", "eligibility_criteria": text, "source": "site"}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    _assert_refused(db, import_criteria_fill, path, f"line 2: NCT09999998's eligibility_criteria holds {what}")
+
+
 def _refresh_derived(db) -> None:  # noqa: ANN001 - services.data.db.Database
     """Rebuild the derived per-study tables (and the search documents, which hold the rebuilt dictionary's term ids)
     after deleting a test study, so later tests see the sample only."""
@@ -327,3 +359,35 @@ def test_loaders_aact_refuses_bad_export(db, scratch_dir):
     _assert_refused(db, import_aact, path, "no nct_id column")
     dup = _aact_export(scratch_dir / "dup.zip", "nct_id|brief_title\nNCT09999993|a\nNCT09999993|b\n")
     _assert_refused(db, import_aact, dup, "line 3: duplicate study NCT09999993")
+
+
+@pytest.mark.parametrize("value", ["２０２４-01-01", "２０２４-01", "٢٠٢٤", "२०२४-05", "2024-٠١"])
+def test_loaders_api_dates_are_read_in_ascii_digits_only(value):
+    # "٢٠٢٤" used to become 2024-12-31 and "２０２４-01" 2024-01-31 while "２０２４-01-01" gave no date: the same
+    # registry field was read or dropped by its length. The registry writes ISO dates in ASCII digits.
+    from services.data.loaders.common import parse_api_date
+
+    assert parse_api_date(value) is None
+    assert (parse_api_date("2024"), parse_api_date(" 2024-02 "), parse_api_date("2024-02-29")) == (
+        date(2024, 12, 31), date(2024, 2, 29), date(2024, 2, 29))
+
+
+FACILITY_HEADER = "id|nct_id|status|name|city|state|zip|country|latitude|longitude\n"
+
+
+@pytest.mark.parametrize(("studies", "facilities", "fragment"), [
+    ("nct_id|brief_title|enrollment\nNCT09999994|kept|40\nNCT09999995|odd|forty\n", None,
+     'studies.txt: line 3: column enrollment: invalid input syntax for type integer: "forty"; nothing was imported'),
+    ("nct_id|brief_title|start_date\nNCT09999994|kept|2024-02-30\n", None,
+     "studies.txt: line 2: column start_date: date/time field value out of range"),
+    # the row of a study not in studies.txt is left out, and the line is still the file's
+    ("nct_id|brief_title\nNCT09999994|kept\n", FACILITY_HEADER + "1|NCT09999996||A|B|C|1|US||\n"
+     "2|NCT09999994||A|B|C|1|US|north|\n", "facilities.txt: line 3: column latitude: invalid input syntax"),
+    ("nct_id|brief_title\nNCT09999994|ke\x00pt\n", None,
+     "studies.txt: line 2: column brief_title holds a NUL character, which PostgreSQL cannot store"),
+])
+def test_loaders_aact_value_a_column_cannot_hold_names_file_line_and_column(db, scratch_dir, studies, facilities,
+                                                                            fragment):
+    # These used to stop the import with only "The database refused the query: invalid input syntax for type
+    # integer: "forty"" (or "invalid byte sequence for encoding "UTF8": 0x00"), naming no file, line or column.
+    _assert_refused(db, import_aact, _aact_export(scratch_dir / "odd.zip", studies, facilities), fragment)

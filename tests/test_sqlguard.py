@@ -167,6 +167,14 @@ HOSTILE: list[tuple[str, str, str]] = [
     ("cte_shadowing_catalog", "WITH pg_stat_activity AS (SELECT * FROM pg_stat_activity) SELECT * FROM pg_stat_activity",
      "starts with pg_"),
     ("toast_schema", "SELECT * FROM pg_toast.pg_toast_2619", "pg_toast.pg_toast_2619 is a PostgreSQL system relation"),
+    # a system catalog's row type, in a cast or a column list, shows the catalog's columns (rolpassword …)
+    ("catalog_row_type", "SELECT (jsonb_populate_record(null::pg_catalog.pg_authid, '{}')).*",
+     "pg_catalog.pg_authid is a PostgreSQL system type"),
+    ("catalog_row_type_bare", "SELECT null::pg_shadow", "pg_shadow is a PostgreSQL system type"),
+    ("catalog_row_type_array", "SELECT CAST(NULL AS _pg_user_mapping)", "_pg_user_mapping is a PostgreSQL system type"),
+    ("catalog_row_type_column_list", "SELECT * FROM json_to_record('{}') AS x(a pg_authid[])",
+     "pg_authid is a PostgreSQL system type"),
+    ("toast_schema_type", "SELECT null::pg_toast.pg_toast_2619", "pg_toast.pg_toast_2619 is a PostgreSQL system type"),
     # bound parameters written another way
     ("positional_parameter", "SELECT * FROM ctgov.studies WHERE phase = $1", "Write bound parameters as :name"),
     ("psql_variable", "SELECT * FROM ctgov.studies WHERE phase = :'phase'", "not :'phase'"),
@@ -298,6 +306,7 @@ def test_sqlguard_leaves_colons_outside_parameters_alone() -> None:
         ),
         parameters=("val", "real"),
         tables=("ctgov.t",),
+        unqualified=(guarded.sql.index(" t -- ") + 1,),
     )
 
 
@@ -428,3 +437,16 @@ def test_sqlguard_refuses_more_parameters_than_the_console_takes():
     at_limit = sqlguard.check_query("SELECT " + ", ".join(f":{n}, :{n}" for n in names[:sqlguard.MAX_PARAMETERS]))
     assert at_limit.parameters == tuple(names[:40])
     assert at_limit.sql.endswith("$39, $40, $40")
+
+
+def test_sqlguard_qualifies_bare_relation_names_as_it_reads_them() -> None:
+    guarded = check_query(
+        'WITH w AS (SELECT 1 FROM studies) SELECT * FROM w, ONLY "Odd" o, (TABLE sponsors) s, public.x, '
+        "LATERAL (WITH sponsors AS (SELECT 2) SELECT * FROM sponsors) l WHERE 'studies' = :p"
+    )
+    assert guarded.tables == ("ctgov.studies", 'ctgov.Odd', "ctgov.sponsors", "public.x")
+    assert guarded.qualified("ctgov") == (
+        'WITH w AS (SELECT 1 FROM ctgov.studies) SELECT * FROM w, ONLY ctgov."Odd" o, (TABLE ctgov.sponsors) s, '
+        "public.x, LATERAL (WITH sponsors AS (SELECT 2) SELECT * FROM sponsors) l WHERE 'studies' = $1"
+    )
+    assert check_query("SELECT 1").qualified("ctgov") == "SELECT 1"

@@ -148,7 +148,10 @@ def translate_error(err: BaseException) -> TrialLandscapeError:
         return DatabaseUnavailable(f"The database is not reachable ({type(cause).__name__}: {_first_line(cause)}).")
     if isinstance(err, sa_exc.InterfaceError):
         return DatabaseUnavailable(f"The database connection failed ({_first_line(cause)}).")
-    return QueryFailed(f"The database refused the query: {_first_line(cause)}")
+    # A bulk copy's context says which of the rows sent failed ("COPY studies, line 3, column enrollment: …").
+    context = getattr(cause, "context", None)
+    where = f" ({context.splitlines()[0][:300]})" if isinstance(context, str) and context.startswith("COPY ") else ""
+    return QueryFailed(f"The database refused the query: {_first_line(cause)}{where}")
 
 
 def _first_line(err: BaseException) -> str:

@@ -523,6 +523,8 @@ def geocode(text: str) -> GeocodeResult:
         return GeocodeResult(
             query, None, (), f"That text is too long to be a place name ({len(cleaned)} characters). {_HINT}"
         )
+    # Digits of other scripts (a full-width １０００１ from a Japanese keyboard) are the same ZIP code.
+    cleaned = "".join(str(unicodedata.decimal(c)) if c.isdecimal() else c for c in cleaned)
     zip_match = _ZIP_RE.fullmatch(cleaned)
     if zip_match:
         return _zip_result(query, zip_match.group(1))

@@ -50,12 +50,21 @@ class Source:
     read_only: bool
 
 
+def _whole_number(name: str, default: int) -> int:
+    """The setting `name` from the environment as a whole number, `default` when unset; BadInput for other text, so
+    a mistyped setting stops the start with its name rather than quietly becoming the default."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise BadInput(f"{name}={raw[:40]!r} is not a whole number; unset it for the default of {default}.") from None
+
+
 def _timeout() -> int:
     """STATEMENT_TIMEOUT_MS; 0 would switch PostgreSQL's time limit off and a negative value fail every query."""
-    try:
-        ms = int(os.environ.get("STATEMENT_TIMEOUT_MS", DEFAULT_TIMEOUT_MS))
-    except ValueError:
-        return DEFAULT_TIMEOUT_MS
+    ms = _whole_number("STATEMENT_TIMEOUT_MS", DEFAULT_TIMEOUT_MS)
     if ms < 1:
         raise BadInput(f"STATEMENT_TIMEOUT_MS must be at least 1 ms (it is {ms}): every query needs a time limit. "
                        f"Unset it for the default of {DEFAULT_TIMEOUT_MS} ms.")
@@ -63,10 +72,7 @@ def _timeout() -> int:
 
 
 def _pool_size() -> int:
-    try:
-        return max(1, min(5, int(os.environ.get("DB_POOL_SIZE", "5"))))
-    except ValueError:
-        return 5
+    return max(1, min(5, _whole_number("DB_POOL_SIZE", 5)))
 
 
 def apply_schema(db: Database) -> None:

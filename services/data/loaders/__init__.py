@@ -16,7 +16,7 @@ from services.data.db import Database, load_sql
 from services.data.loaders import aact_flat, ctgov_csv, ctgov_json, sources
 from services.data.loaders.coerce import FieldError
 from services.data.loaders.common import COLUMNS, ID_TABLES, STUDY_TABLES, Batch
-from services.errors import BadInput
+from services.errors import BadInput, QueryFailed
 
 # Tables whose rows carry local ids (common.ID_TABLES) → the (table, column) pairs that point at them.
 REFERENCES: dict[str, tuple[tuple[str, str], ...]] = {
@@ -252,7 +252,10 @@ def import_aact(db: Database, path: Path) -> ImportReport:
     keys = {f"ctgov.{t}": nct_ids for t in known}
     keys[sources.TABLE] = nct_ids  # an AACT export is a full record: no provenance row means nothing lacking
     csv_tables = {f"ctgov.{t.table}": (t.columns, t.csv_bytes()) for t in tables}
-    counts = db.replace_rows(keys, {}, csv_tables=csv_tables, after=AFTER_IMPORT)
+    try:
+        counts = db.replace_rows(keys, {}, csv_tables=csv_tables, after=AFTER_IMPORT)
+    except QueryFailed as err:
+        raise aact_flat.copy_failure(path, tables, err) or err from err
     notes = [f"skipped {name} (a table we do not mirror)" for name in skipped]
     notes += [f"{t.table}: ignored columns {', '.join(t.dropped_columns)}" for t in tables if t.dropped_columns]
     notes += [f"{t.table}: left out {t.orphans} row{'s' if t.orphans != 1 else ''} of studies not in studies.txt"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -20,7 +21,10 @@ from typing import IO
 
 from services.data.loaders import guard
 from services.data.loaders.common import NCT_RE
-from services.errors import BadInput
+from services.errors import BadInput, QueryFailed
+
+# Where the database's COPY stopped, as translate_error adds it to the message (services/data/db.py).
+_COPY_CONTEXT = re.compile(r" \(COPY (\w+), line (\d+)(?:, column (\w+))?[^)]*\)\Z")
 
 
 @dataclass
@@ -32,6 +36,7 @@ class FlatTable:
     records: list[list[str]]
     dropped_columns: list[str] = field(default_factory=list)
     orphans: int = 0  # rows of studies not in studies.txt, left out: the import would not replace them
+    lines: list[int] = field(default_factory=list)  # the file's line of each record
 
     @property
     def rows(self) -> int:
@@ -97,8 +102,6 @@ def read_export(path: Path, known: dict[str, list[str]]) -> tuple[list[str], lis
 
     `known` maps each ctgov table we hold to its columns (read from the database).
     """
-    if not path.exists():
-        raise BadInput(f"{path}: no such file or folder.")
     tables: list[FlatTable] = []
     skipped: list[str] = []
     nct_ids: list[str] = []
@@ -154,9 +157,29 @@ def _convert(path: Path, table: str, handle: IO[bytes], columns: list[str],
             elif nct not in studies:
                 flat.orphans += 1
                 continue
-            flat.records.append([record[i] for i in keep])
+            kept = [record[i] for i in keep]
+            if any("\x00" in value for value in kept):
+                column = flat.columns[next(i for i, value in enumerate(kept) if "\x00" in value)]
+                raise BadInput(f"{where}: line {line_no}: column {column} holds a NUL character, which PostgreSQL "
+                               "cannot store; nothing was imported.")
+            flat.records.append(kept)
+            flat.lines.append(line_no)
     except UnicodeDecodeError as err:
         raise BadInput(f"{where}: line {line_no + 1}: bytes that are not UTF-8.") from err
     except csv.Error as err:
         raise BadInput(f"{where}: line {line_no}: unreadable CSV ({err}).") from err
     return flat
+
+
+def copy_failure(path: Path, tables: list[FlatTable], err: QueryFailed) -> BadInput | None:
+    """A value the database refused while copying an export, as its file, line and column; None when the
+    failure names no row of `tables`."""
+    found = _COPY_CONTEXT.search(str(err))
+    flat = next((t for t in tables if found and t.table == found[1]), None)
+    if found is None or flat is None:
+        return None
+    row = int(found[2]) - 1  # the rows sent are the kept records, one line each (AACT exports hold no line breaks)
+    line = f" line {flat.lines[row]}:" if 0 <= row < len(flat.lines) else ""
+    column = f" column {found[3]}:" if found[3] else ""
+    reason = str(err)[: found.start()].removeprefix("The database refused the query: ")
+    return BadInput(f"{path.name}:{flat.table}.txt:{line}{column} {reason}; nothing was imported.")

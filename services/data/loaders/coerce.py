@@ -168,6 +168,18 @@ def _kind(pg_type: str) -> tuple[tuple[type, ...], Coercer]:
     return _KINDS.get(pg_type, ((object,), _to_text))
 
 
+# Text PostgreSQL refuses whatever the column: a NUL character, and half of a surrogate pair (JSON can write
+# "\ud800" alone, UTF-8 cannot).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+def unstorable(text: str) -> str | None:
+    """What in `text` PostgreSQL cannot store ("a NUL character", "half of a surrogate pair"), or None."""
+    found = _UNSTORABLE.search(text)
+    if found is None:
+        return None
+    return "a NUL character" if found.group() == "\x00" else "half of a surrogate pair"
+
+
 # table → column → (accepted Python types, converter).
 KINDS: dict[str, dict[str, tuple[tuple[type, ...], Coercer]]] = {
     table: {col: _kind(pg_type) for col, pg_type in cols} for table, cols in TABLES.items()
@@ -184,5 +196,7 @@ def coerce_row(table: str, columns: tuple[str, ...], values: dict[str, Any]) -> 
             accepted, convert = kinds[col]
             if type(value) not in accepted:
                 value = convert(table, col, value)
+            if isinstance(value, str) and (what := unstorable(value)):
+                raise FieldError(table, col, value, f"text PostgreSQL can store (it holds {what})")
         out.append(value)
     return tuple(out)

@@ -63,17 +63,18 @@ class Batch:
 
 
 def parse_api_date(value: str | None) -> date | None:
-    """API date string → date, as AACT does: YYYY-MM → last day of month, YYYY → Dec 31."""
+    """API date string → date, as AACT does: YYYY-MM → last day of month, YYYY → Dec 31. Digits other than ASCII
+    (the registry writes none) give None in every form, not a date in some."""
     if not value:
         return None
     value = value.strip()
     try:
-        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value, re.ASCII):
             return date.fromisoformat(value)
-        if re.fullmatch(r"\d{4}-\d{2}", value):
+        if re.fullmatch(r"\d{4}-\d{2}", value, re.ASCII):
             y, m = int(value[:4]), int(value[5:7])
             return date(y, m, calendar.monthrange(y, m)[1])
-        if re.fullmatch(r"\d{4}", value):
+        if re.fullmatch(r"\d{4}", value, re.ASCII):
             return date(int(value), 12, 31)
     except ValueError:
         return None

@@ -34,8 +34,6 @@ _ZIPLIKE = re.compile(r"\d")
 
 def read_rows(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
     """Yield (line number, row) from a site CSV or CSV-as-JSON-lines file; BadInput names file and line."""
-    if not path.exists():
-        raise BadInput(f"{path}: no such file.")
     lines = iter_lines(path)
     first_line = next(((n, t) for n, t in lines if t.strip()), None)
     if first_line is None:

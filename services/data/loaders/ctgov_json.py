@@ -34,8 +34,8 @@ def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
     try:
         with guard.open_file(path) as fh:  # regular files only; size and line limits (guard.py)
             for line_no, raw in enumerate(fh, start=1):
-                try:
-                    yield line_no, raw.decode("utf-8")
+                try:  # a byte order mark (Excel's "CSV UTF-8") before the first line is not part of it
+                    yield line_no, raw.decode("utf-8-sig" if line_no == 1 else "utf-8")
                 except UnicodeDecodeError as err:
                     raise BadInput(f"{path}: line {line_no}: bytes that are not UTF-8 ({err.reason} at column "
                                    f"{err.start + 1}); save the file as UTF-8 and import again.") from err
@@ -72,8 +72,6 @@ def read_studies(path: Path) -> Iterator[tuple[str, int, dict[str, Any]]]:
 
     Raises BadInput naming the file and line for anything unreadable.
     """
-    if not path.exists():
-        raise BadInput(f"{path}: no such file.")
     if path.suffix == ".zip":
         budget = guard.Budget()
         try:

@@ -9,6 +9,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from services.data.loaders.coerce import unstorable
 from services.data.loaders.common import NCT_RE, parse_api_date
 from services.data.loaders.ctgov_json import iter_lines, json_objects
 from services.errors import BadInput
@@ -63,8 +64,6 @@ def _as_of(value: Any) -> date | None:
 
 def read_fills(path: Path) -> Iterator[tuple[int, Fill]]:
     """Yield (line, fill) from a criteria-fill JSON-lines file; BadInput names file and line."""
-    if not path.exists():
-        raise BadInput(f"{path}: no such file.")
     for line_no, row in json_objects(path, iter_lines(path), "an object with nct_id, eligibility_criteria, source"):
         nct, text, source = row.get("nct_id"), row.get("eligibility_criteria"), row.get("source")
         if not isinstance(nct, str) or not NCT_RE.match(nct):
@@ -75,5 +74,10 @@ def read_fills(path: Path) -> Iterator[tuple[int, Fill]]:
             raise BadInput(f"{path}: line {line_no}: {nct} does not name its source.")
         summary = row.get("brief_summary")
         fmt = row.get("criteria_format")
+        for name in ("eligibility_criteria", "source", "brief_summary", "criteria_format"):
+            value = row.get(name)
+            if isinstance(value, str) and (what := unstorable(value)):
+                raise BadInput(f"{path}: line {line_no}: {nct}'s {name} holds {what}, which PostgreSQL cannot "
+                               "store; nothing was imported.")
         yield line_no, Fill(nct, text, source.strip(), fmt if isinstance(fmt, str) and fmt else None,
                             _as_of(row.get("as_of")), summary if isinstance(summary, str) and summary.strip() else None)
