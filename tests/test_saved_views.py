@@ -25,6 +25,7 @@ from services.data.db import Database, load_sql
 from services.data.loaders import import_ctgov_json
 from services.data.runtime import SAMPLE_FILES
 from services.errors import BadInput
+from services.trials import plural
 from tests import scratch_server, session_cleanup
 from tests.conftest import PROJECT, TEST_DATA_DIR
 
@@ -172,7 +173,7 @@ def test_saved_views_new_sites_in_the_watched_country(world):
     got = savedviews.change_report(db, view)
     n = _countries(study).count(country)
     assert [(c.kind, c.nct_id, c.country, c.before, c.after) for c in got.changes] == [
-        ("sites", _nct(study), country, savedviews._count_sites(n), f"{n + 1} sites")]
+        ("sites", _nct(study), country, plural(n, "site"), f"{n + 1} sites")]
     savedviews.delete_view(db, view.id)
 
 

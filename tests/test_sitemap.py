@@ -448,3 +448,23 @@ def test_every_offline_deck_names_an_inline_style_so_nothing_is_fetched(db):
              *(mapdeck.build_deck(data, mode, "trials", tiles=False) for mode in ("sites", "countries", "states"))]
     for deck in decks:
         assert json.loads(deck.to_json())["mapStyle"] == mapdeck.EMPTY_MAP_STYLE
+
+
+def test_sitemap_sentences_say_one_site_and_one_trial_in_the_singular():
+    # "Showing all 1 sites of 1 trials." was said for a filter matching one trial with one site.
+    one = sitemap.MapSummary(sites=1, located=1, trials=1, trials_located=1, aggregated=False, cell_degrees=None,
+                             shown=1)
+    assert sitemap.describe_shown(one) == "Showing all 1 site of 1 trial."
+    two = sitemap.MapSummary(sites=3, located=2, trials=2, trials_located=1, aggregated=True, cell_degrees=0.5,
+                             shown=1, point_limit=1)
+    assert sitemap.describe_shown(two) == (
+        "2 sites of 1 trial are grouped into 1 grid cell of 0.5° (more than 1 site would slow the browser); each "
+        "cell's size follows its number of sites. 1 site has no coordinates and is not drawn.")
+    unlocated = sitemap.MapSummary(sites=1, located=0, trials=1, trials_located=0, aggregated=False,
+                                   cell_degrees=None, shown=0)
+    assert sitemap.describe_shown(unlocated).startswith("No site of the 1 matching trial has coordinates")
+    values = pd.DataFrame({"name": ["Japan"], "aact_names": ["Japan"], "sites": [1], "trials": [1]})
+    data = sitemap.MapData(Filters(), True, one, pd.DataFrame(), pd.DataFrame(), values, values.iloc[:0], None, None)
+    assert sitemap.describe_choropleth(data, "countries", "trials") == (
+        "Colour: number of trials per country on a log scale, from 1 site of 1 matching trial (a trial with sites "
+        "in several places counts in each).")

@@ -129,6 +129,16 @@ def test_planning_reasons_top_other_and_none():
     assert shaped.iloc[11].to_dict() == {"reason": "No reason given", "trials": 5, "share": round(5 / 83, 4)}
 
 
+
+def test_planning_lines_say_one_trial_in_the_singular():
+    # A filter matching one trial said "Enrollment: 1 of 1 trials — none left out."
+    totals = dict.fromkeys(planning.COUNT_COLUMNS, 0) | {"trials": 1, "enroll_n": 1, "duration_n": 0,
+                                                         "duration_no_start": 1, "sites_n": 1, "rate_n": 0}
+    lines = planning.excluded_lines(totals)
+    assert lines[0] == "Enrollment: 1 of 1 trial — none left out."
+    assert lines[1] == "Duration: 0 of 1 trial — left out 1 without a start date."
+    assert planning.excluded_lines(totals | {"trials": 2, "sites_n": 2})[2] == "Sites: 2 of 2 trials — none left out."
+
 # ---- the sample, computed by hand from the trials' own rows --------------------------------------
 def _inclusive(values: list[float]) -> list[float] | None:
     """Linear interpolation between closest ranks, as statistics.quantiles(method='inclusive')."""

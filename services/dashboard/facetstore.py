@@ -1194,8 +1194,8 @@ def map_frames(store: FacetStore, f: Filters, db: Database, *, only_in_area: boo
         # numpy lets go of the interpreter while it sorts and gathers, so the other core computes them meanwhile.
         countries = pool.submit(_country_values, store, sites, rows)
         states = pool.submit(_state_values, store, sites, rows)
-        cell, points = _points(store, loc_sites, loc_miles, db, place, point_limit=point_limit,
-                               grid_steps=grid_steps, pool=pool)
+        cell, points = _points(store, loc_sites, db, place, point_limit=point_limit, grid_steps=grid_steps,
+                               pool=pool)
     nearest = None
     if place is not None and loc_miles is not None:
         chosen_ids = _nearest_ids(store, loc_sites, loc_miles[store.site_loc[loc_sites]], nearest_limit)
@@ -1207,9 +1207,8 @@ def map_frames(store: FacetStore, f: Filters, db: Database, *, only_in_area: boo
     return MapFrames(summary, cell, points, nearest, countries.result(), states.result())
 
 
-def _points(store: FacetStore, loc_sites: np.ndarray, loc_miles: np.ndarray | None, db: Database,
-            place: geo.Place | None, *, point_limit: int, grid_steps: tuple[float, ...], pool: Executor
-            ) -> tuple[float | None, pd.DataFrame]:
+def _points(store: FacetStore, loc_sites: np.ndarray, db: Database, place: geo.Place | None, *, point_limit: int,
+            grid_steps: tuple[float, ...], pool: Executor) -> tuple[float | None, pd.DataFrame]:
     """The located sites as points when they are few, else in grid cells of the finest step that fits (else the
     coarsest); the step (None: points)."""
     if loc_sites.size <= point_limit:
@@ -1226,7 +1225,7 @@ def _points(store: FacetStore, loc_sites: np.ndarray, loc_miles: np.ndarray | No
         cells, ncells = store.loc_cells(cell)
         if _count_distinct(cells[used_locs], ncells) <= point_limit:
             break
-    return cell, _grid(store, loc_sites, locs, loc_miles, cells, ncells, pool)
+    return cell, _grid(store, loc_sites, locs, cells, ncells, pool)
 
 
 def _nearest_ids(store: FacetStore, sites: np.ndarray, miles: np.ndarray, limit: int) -> np.ndarray:
@@ -1245,11 +1244,11 @@ def _site_rows(db: Database, ids: np.ndarray, place: geo.Place | None) -> pd.Dat
     return db.fetch_df(load_sql("facetstore_site_rows"), params, timeout_ms=LOOKUP_TIMEOUT_MS)
 
 
-def _grid(store: FacetStore, sites: np.ndarray, locs: np.ndarray, loc_miles: np.ndarray | None,
-          cells: np.ndarray, ncells: int, pool: Executor) -> pd.DataFrame:
+def _grid(store: FacetStore, sites: np.ndarray, locs: np.ndarray, cells: np.ndarray, ncells: int,
+          pool: Executor) -> pd.DataFrame:
     """map_site_grid.sql in numpy, over located sites (in site-id order) and their positions, with each position's
     cell (FacetStore.loc_cells); the studies and the cities per cell counted by the `pool` meanwhile."""
-    cols = ["lat", "lon", "sites", "trials", "status", "city", "country", "min_miles"]
+    cols = ["lat", "lon", "sites", "trials", "status", "city", "country"]
     if sites.size == 0:
         return pd.DataFrame(columns=cols)
     site_cells = cells[locs]
@@ -1267,11 +1266,6 @@ def _grid(store: FacetStore, sites: np.ndarray, locs: np.ndarray, loc_miles: np.
     sum_lon = np.bincount(groups, weights=np.rint(store.loc_lon[locs] * 1e6), minlength=ngroups)
     status = _group_mode(groups, store.site_status, sites, ngroups)
     country = _group_mode(groups, store.site_country, sites, ngroups)
-    min_miles: list[Any] = [None] * ngroups
-    if loc_miles is not None:
-        low = np.full(ngroups, np.inf)
-        np.minimum.at(low, groups, loc_miles[locs])
-        min_miles = low.tolist()
     first = np.full(ngroups, sites.size, dtype=np.int64)
     np.minimum.at(first, groups, np.arange(sites.size, dtype=np.int64))  # sites are in site-id order
     order = np.lexsort((store.site_id[sites[first]], -n)).tolist()
@@ -1280,7 +1274,7 @@ def _grid(store: FacetStore, sites: np.ndarray, locs: np.ndarray, loc_miles: np.
     return pd.DataFrame({"lat": [lat_r[i] for i in order], "lon": [lon_r[i] for i in order],
                          "sites": [int(n[i]) for i in order], "trials": [int(trials[i]) for i in order],
                          "status": [status[i] for i in order], "city": [city[i] for i in order],
-                         "country": [country[i] for i in order], "min_miles": [min_miles[i] for i in order]})
+                         "country": [country[i] for i in order]})
 
 
 def _coded_values(codes: np.ndarray, labels: np.ndarray, rows: np.ndarray, name: str,

@@ -15,6 +15,7 @@ from pydeck.bindings import json_tools
 from services import inert
 from services.cache import SingleFlightCache
 from services.dashboard import sitemap
+from services.trials import plural
 
 # Every pickable layer's objects carry these four fields, so one tooltip template serves them all. They hold plain
 # text: Streamlit's map escapes each value it fills into the HTML.
@@ -235,7 +236,7 @@ def group_points(rows: pd.DataFrame, unit: str = "mi") -> pd.DataFrame:
         "t_sub": [sitemap._where(c, s, k) + (f" · {d:,.1f} {unit} away" if d is not None and d == d else "")
                   for c, s, k, d in zip(located["city"], located["state"], located["country"], located["distance"],
                                         strict=True)],
-        "t_l1": [f"{int(t):,} matching trial{'s' if int(t) != 1 else ''} · {int(r):,} recruiting now"
+        "t_l1": [f"{plural(int(t), 'matching trial')} · {int(r):,} recruiting now"
                  for t, r in zip(located["trials"], located["recruiting"], strict=True)],
         "t_l2": [inert.one_line(p, sitemap.TITLE_CHARS) for p in located["sponsors"]],
     })

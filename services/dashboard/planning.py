@@ -21,6 +21,7 @@ from services.dashboard.filters import Filters
 from services.dashboard.timeline import NO_PHASE, phase_key, phase_label
 from services.data import runtime
 from services.data.db import Database, load_sql
+from services.trials import plural
 
 TIMEOUT_MS = 60_000
 DAYS_PER_MONTH = 30  # months = days ÷ 30, as AACT's actual_duration and Explore's duration chart count them
@@ -195,7 +196,7 @@ def excluded_lines(totals: dict[str, int]) -> list[str]:
 
     def line(title: str, used: int, parts: list[str | None]) -> str:
         left = [p for p in parts if p]
-        return (f"{title}: {used:,} of {totals['trials']:,} trials"
+        return (f"{title}: {used:,} of {plural(totals['trials'], 'trial')}"
                 + (" — left out " + ", ".join(left) if left else " — none left out") + ".")
 
     return [

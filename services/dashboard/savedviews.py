@@ -26,6 +26,7 @@ from services.data.db import Database, load_sql
 from services.data.normalize import label
 from services.errors import BadInput, QueryFailed
 from services.inert import CTGOV_STUDY
+from services.trials import plural
 
 MAX_NAME = 80  # characters of a view's name
 MAX_VIEWS = 200  # saved views in one database
@@ -266,10 +267,6 @@ def _sites(countries: Sequence[str] | None, counts: Sequence[int] | None) -> dic
     return dict(zip(countries or (), counts or (), strict=False))
 
 
-def _count_sites(n: int) -> str:
-    return f"{n:,} site" if n == 1 else f"{n:,} sites"
-
-
 def _status(value: str | None) -> str:
     return label("status", value) if value else "not given"
 
@@ -340,8 +337,8 @@ def change_report(db: Database, view: SavedView, *, app_db: Database | None = No
             after = _sites(r["countries_after"], r["country_sites_after"])
             for country in watched:
                 if after.get(country, 0) > before.get(country, 0):
-                    found.append((nct, "sites", _count_sites(before.get(country, 0)),
-                                  _count_sites(after.get(country, 0)), country))
+                    found.append((nct, "sites", plural(before.get(country, 0), "site"),
+                                  plural(after.get(country, 0), "site"), country))
     counts = {k: sum(1 for c in found if c[1] == k) for k in KINDS}
     listed = [c for k in KINDS for c in [c for c in found if c[1] == k][:limit]]
     titles = {str(r["nct_id"]): str(r["brief_title"] or "") for r in db.fetch_rows(

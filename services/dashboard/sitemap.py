@@ -19,6 +19,7 @@ from services.data import geo, runtime
 from services.data.db import Database
 from services.data.normalize import canonical, label
 from services.inert import one_line, text
+from services.trials import plural
 
 GEO_DIR = Path(__file__).resolve().parents[2] / "data" / "geo"
 # Above this many located sites the map draws grid cells instead of single points: the browser stays
@@ -163,7 +164,7 @@ def shape_cells(df: pd.DataFrame) -> pd.DataFrame:
     out["status"] = status
     out["color"] = [list(status_colour(s)) for s in status]
     out["weight"] = out["sites"].astype(int)
-    out["t_title"] = [f"{s:,} site{'s' if s != 1 else ''} · {t:,} trial{'s' if t != 1 else ''}"
+    out["t_title"] = [f"{plural(s, 'site')} · {plural(t, 'trial')}"
                       for s, t in zip(out["weight"].tolist(), out["trials"].astype(int).tolist(), strict=True)]
     out["t_sub"] = ["around " + _where(c, None, k)
                     for c, k in zip(out["city"].tolist(), out["country"].tolist(), strict=True)]
@@ -254,8 +255,7 @@ def choropleth_geojson(values: pd.DataFrame, level: str, metric: str = "trials")
         props = {
             "name": name, "value": value, "fill": [*log_colour(value, max_value), 210],
             "t_title": name,
-            "t_sub": f"{int(row['trials']):,} trial{'s' if int(row['trials']) != 1 else ''} · "
-                     f"{int(row['sites']):,} site{'s' if int(row['sites']) != 1 else ''}",
+            "t_sub": f"{plural(int(row['trials']), 'trial')} · {plural(int(row['sites']), 'site')}",
             "t_l1": f"AACT: {row['aact_names']}" if level == "countries" and row.get("aact_names") != name else "",
             "t_l2": "",
         }
@@ -344,15 +344,17 @@ def nearest_table(nearest: pd.DataFrame, unit: str = "mi") -> pd.DataFrame:
 def describe_shown(summary: MapSummary) -> str:
     """One sentence saying what the map draws (never a silent cut)."""
     missing = summary.sites - summary.located
-    tail = (f" {missing:,} site{'s have' if missing != 1 else ' has'} no coordinates and "
+    tail = (f" {plural(missing, 'site')} {'have' if missing != 1 else 'has'} no coordinates and "
             f"{'are' if missing != 1 else 'is'} not drawn.") if missing else ""
     if summary.located == 0:
-        return f"No site of the {summary.trials:,} matching trials has coordinates to draw.{tail}"
+        return f"No site of the {plural(summary.trials, 'matching trial')} has coordinates to draw.{tail}"
+    located = f"{plural(summary.located, 'site')} of {plural(summary.trials_located, 'trial')}"
     if summary.aggregated:
-        return (f"{summary.located:,} sites of {summary.trials_located:,} trials are grouped into "
-                f"{summary.shown:,} grid cells of {summary.cell_degrees:g}° (more than {summary.point_limit:,} sites "
-                f"would slow the browser); each cell's size follows its number of sites.{tail}")
-    return f"Showing all {summary.located:,} sites of {summary.trials_located:,} trials.{tail}"
+        return (f"{located} {'are' if summary.located != 1 else 'is'} grouped into "
+                f"{plural(summary.shown, 'grid cell')} of {summary.cell_degrees:g}° (more than "
+                f"{plural(summary.point_limit, 'site')} would slow the browser); each cell's size follows its number "
+                f"of sites.{tail}")
+    return f"Showing all {located}.{tail}"
 
 
 def describe_choropleth(data: MapData, level: str, metric: str) -> str:
@@ -363,5 +365,6 @@ def describe_choropleth(data: MapData, level: str, metric: str) -> str:
     if values.empty:
         return f"No site of the matching trials lies in any {where}."
     scope = "" if level == "countries" else " in the United States"
-    return (f"Colour: number of {noun} per {where}{scope} on a log scale, from {data.summary.sites:,} sites of "
-            f"{data.summary.trials:,} matching trials (a trial with sites in several places counts in each).")
+    return (f"Colour: number of {noun} per {where}{scope} on a log scale, from {plural(data.summary.sites, 'site')} "
+            f"of {plural(data.summary.trials, 'matching trial')} (a trial with sites in several places counts in "
+            f"each).")
