@@ -436,7 +436,7 @@ def trial_view(
         "start": _month_words(start),
         "start_verb": "started" if started else "starts",
         # The registry's end date is a plan until the trial is completed; a plan already past says so.
-        "end_verb": "ended" if started and status_words(status_code) == "Completed"
+        "end_verb": "ended" if status_words(status_code) == "Completed" and (began is None or started)
         else "was planned to end" if ends is not None and ends < now else "is planned to end",
         "end": _month_words(end),
         "duration": _duration(months) if months is not None else "",

@@ -634,3 +634,29 @@ def test_report_says_a_past_planned_end_in_the_past_tense() -> None:
     assert how_long("COMPLETED", "2019-01", "2021-06").startswith("the study started in January 2019 and ended in June 2021")
     assert how_long("RECRUITING", "2025-01", "2026-03").startswith(  # this month: not yet past
         "the study started in January 2025 and is planned to end in March 2026")
+
+
+def test_report_how_long_says_what_it_knows_without_a_start_date() -> None:
+    """Without a start date the 'How long' line was left out, even when the registry gave the planned end, and the
+    comparison said 'Runs: Not given'; now it gives the end it knows, or says there is not enough information."""
+    def rendered(start: str | None, end: str | None, status: str = "RECRUITING") -> tuple[str, str]:
+        request = ReportRequest(
+            session_id="s" * 43, patient_profile={}, intake_answers={},
+            trials=({"nct_id": "NCT00000001", "verdict": "uncertain", "summary": "S", "criteria": [],
+                     "unknowns": []},), summary="S", questions_for_doctor=("Q?",), glossary=())
+        details = {"nct_id": "NCT00000001", "title": "T", "status": status, "start_date": start,
+                   "completion_date": end}
+        html = render_report(request, trial_details={"NCT00000001": details}, generated_on=DAY)  # type: ignore[dict-item]
+        assert "How long:" in html
+        how_long = " ".join(re.sub(r"<[^>]+>", " ", html.split("How long:")[1].split("</li>")[0]).split())
+        [compare] = tables(html, "compare")
+        return how_long, {row[0]: row[1:] for row in compare[1:]}["Runs"][0]
+
+    how_long, runs = rendered(None, "2028-06")
+    assert how_long.startswith("the registry gives no start date; the study is planned to end in June 2028.")
+    assert runs == "Start not given, to June 2028"
+    how_long, _ = rendered(None, "2021-06", "COMPLETED")
+    assert how_long.startswith("the registry gives no start date; the study ended in June 2021.")
+    how_long, runs = rendered(None, None)
+    assert how_long.startswith("not enough information: the registry gives no start or end date.")
+    assert runs == "Not given"
