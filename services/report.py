@@ -35,6 +35,7 @@ from services.trials import (
     describe_searches,
     miles_words,
     phase_words,
+    plural,
     status_words,
 )
 
@@ -191,8 +192,8 @@ def _value(key: str, value: Any) -> str:
         return ""
     if key == "preferred_phases":
         return ", ".join(phase_words([v]) for v in value)
-    if key == "travel_radius_miles":
-        return f"Up to {_number(value)} miles"
+    if key == "travel_radius_miles" and isinstance(value, int | float):
+        return f"Up to {plural(round(value), 'mile')}"  # whole miles, as the cards and the chat say it
     if key == "age":
         return f"{_number(value)} years"
     if isinstance(value, bool):
@@ -472,7 +473,7 @@ def search_view(facts: Mapping[str, Any]) -> dict[str, Any]:
     found = int(facts.get("found") or 0)
     missing = int(facts.get("without_criteria_text") or 0)
     return {
-        "limit": (f"Up to {_number(radius)} miles from {inert.text(facts.get('place')) or 'your place'}"
+        "limit": (f"Up to {plural(round(radius), 'mile')} from {inert.text(facts.get('place')) or 'your place'}"
                   if isinstance(radius, int | float) else "No travel limit"),
         "searches": [line[:1].upper() + line[1:] for line in describe_searches(facts)],
         "found": _number(found),

@@ -660,3 +660,13 @@ def test_report_how_long_says_what_it_knows_without_a_start_date() -> None:
     how_long, runs = rendered(None, None)
     assert how_long.startswith("not enough information: the registry gives no start or end date.")
     assert runs == "Not given"
+
+
+def test_report_travel_limit_in_whole_miles_like_the_cards() -> None:
+    """A radius chosen in km is saved in miles (100 km = 62.137 miles): 'About you' and 'How we searched' said
+    'Up to 62.1 miles' where the cards and the chat say 'within 62 miles', and a one-mile limit read 'Up to 1 miles'."""
+    radius = 100 / 1.609344
+    assert profile_rows({"travel_radius_miles": radius}, {}) == [("How far you would travel", "Up to 62 miles")]
+    assert profile_rows({"travel_radius_miles": 1}, {}) == [("How far you would travel", "Up to 1 mile")]
+    assert report.search_view({"radius_miles": radius, "place": "Lyon"})["limit"] == "Up to 62 miles from Lyon"
+    assert report.search_view({"radius_miles": 1, "place": "Lyon"})["limit"] == "Up to 1 mile from Lyon"
