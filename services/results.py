@@ -134,9 +134,10 @@ def trial_results(nct_id: str, db: Database | None = None) -> TrialResults:
             "Method": analyses["method"].map(_text),
             "Estimate": [" ".join(p for p in (_text(t), _text(v)) if p) for t, v in
                          zip(analyses["param_type"], analyses["param_value"], strict=True)],
-            "Confidence interval": [f"{_text(pct)}% {_range(_text(lo), _text(hi))}" if not _blank(lo) or not _blank(hi)
-                                    else "" for pct, lo, hi in zip(analyses["ci_percent"], analyses["ci_lower_limit"],
-                                                                   analyses["ci_upper_limit"], strict=True)],
+            "Confidence interval": [(f"{_text(pct)}% " if _text(pct) else "") + _range(_text(lo), _text(hi))
+                                    if not _blank(lo) or not _blank(hi) else ""
+                                    for pct, lo, hi in zip(analyses["ci_percent"], analyses["ci_lower_limit"],
+                                                           analyses["ci_upper_limit"], strict=True)],
             "p-value": analyses["p_value_raw"].map(_text),
         })
         dispersion = _text(first["dispersion_type"])
