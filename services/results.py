@@ -92,6 +92,11 @@ def _param(value: Any) -> str:
     return _text(value).replace("_", " ").capitalize()
 
 
+def _measure(param: str, dispersion: str, units: str) -> str:
+    """What a column's numbers are: 'Mean (Standard Deviation), mm Hg' (the kind of the number in brackets)."""
+    return ", ".join(p for p in ((f"{param} ({dispersion})" if dispersion else param).strip(), units) if p)
+
+
 def trial_results(nct_id: str, db: Database | None = None) -> TrialResults:
     """The posted results of one trial (the queries run concurrently)."""
     db = db or runtime.get_db()
@@ -111,8 +116,8 @@ def trial_results(nct_id: str, db: Database | None = None) -> TrialResults:
         base_rows = base_rows.assign(
             row=[" · ".join(p for p in (_text(c), _text(k)) if p) for c, k in
                  zip(base_rows["classification"], base_rows["category"], strict=True)],
-            unit=[", ".join(p for p in (_param(t), _text(u)) if p) for t, u in
-                  zip(base_rows["param_type"], base_rows["units"], strict=True)])
+            unit=[_measure(_param(t), _param(d), _text(u)) for t, d, u in
+                  zip(base_rows["param_type"], base_rows["dispersion_type"], base_rows["units"], strict=True)])
         baseline = _pivot(base_rows, ["measure", "unit", "row"],
                           pd.Series([_value(r) for r in base_rows.itertuples()], index=base_rows.index))
         baseline.columns = ["Characteristic", "Measure", "Category", *baseline.columns[3:]]
@@ -140,9 +145,7 @@ def trial_results(nct_id: str, db: Database | None = None) -> TrialResults:
                                                            analyses["ci_upper_limit"], strict=True)],
             "p-value": analyses["p_value_raw"].map(_text),
         })
-        dispersion = _text(first["dispersion_type"])
-        param = _param(first["param_type"])
-        measure = f"{param}{f' ({dispersion})' if dispersion else ''}{', ' + _text(first['units']) if _text(first['units']) else ''}"
+        measure = _measure(_param(first["param_type"]), _text(first["dispersion_type"]), _text(first["units"]))
         primary.append(PrimaryOutcome(title=_text(first["title"]), time_frame=_text(first["time_frame"]),
                                       measure=measure, table=table, analyses=shown.reset_index(drop=True)))
     return TrialResults(flow=flow, baseline=baseline, primary=tuple(primary))

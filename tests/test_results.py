@@ -136,3 +136,21 @@ def test_results_a_confidence_interval_without_its_level_does_not_start_with_a_b
     ])
     [outcome] = results.trial_results("NCT00000001", db=db).primary  # type: ignore[arg-type]
     assert list(outcome.analyses["Confidence interval"]) == ["-2.5 to -0.5", "95% lower limit -2.5"]
+
+
+def test_results_baseline_names_what_the_number_in_brackets_is():
+    # The baseline table said "Mean, Years" beside "61 (9.5)" and "Median, Years" beside "60 (41 to 79)": nothing
+    # told a standard deviation from a full range or an inter-quartile range (the outcomes' heading names it).
+    row = {"measure": "Age", "units": "Years", "classification": None, "category": None, "grp": "Drug",
+           "dispersion_lower_limit": None, "dispersion_upper_limit": None}
+    db = _PostedResults(results_baseline=[
+        dict(row, param_type="MEAN", dispersion_type="STANDARD_DEVIATION", param_value="61", dispersion_value="9.5"),
+        dict(row, measure="Age, median", param_type="MEDIAN", dispersion_type="FULL_RANGE", param_value="60",
+             dispersion_value=None, dispersion_lower_limit="41", dispersion_upper_limit="79"),
+        dict(row, measure="Sex", units="Participants", param_type="COUNT_OF_PARTICIPANTS", dispersion_type=None,
+             category="Female", param_value="30", dispersion_value=None),
+    ])
+    baseline = results.trial_results("NCT00000001", db=db).baseline  # type: ignore[arg-type]
+    assert baseline[["Measure", "Drug"]].values.tolist() == [
+        ["Mean (Standard deviation), Years", "61 (9.5)"], ["Median (Full range), Years", "60 (41 to 79)"],
+        ["Count of participants, Participants", "30"]]
