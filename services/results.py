@@ -3,6 +3,7 @@ their statistical analyses — AACT's results tables read and laid out one colum
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -59,12 +60,14 @@ def _range(low: str, high: str) -> str:
 
 
 def _value(row: Any) -> str:
-    """A measurement as posted: '12.5 (3.1)', '40.2 (35.0 to 45.1)', '40.2 (lower limit 35.0)', or the value alone."""
+    """A measurement as posted: '12.5 (3.1)', '40.2 (35.0 to 45.1)', '40.2 (lower limit 35.0)', or the value alone.
+    A range or interval (the measure's heading names it) shows its limits even when a spread is posted too."""
     value = _text(row.param_value)
     spread = _text(getattr(row, "dispersion_value", None))
     low = _text(getattr(row, "lower_limit", getattr(row, "dispersion_lower_limit", None)))
     high = _text(getattr(row, "upper_limit", getattr(row, "dispersion_upper_limit", None)))
-    if spread:
+    interval = re.search(r"range|interval", _text(getattr(row, "dispersion_type", None)), re.IGNORECASE)
+    if spread and not (interval and (low or high)):
         return f"{value} ({spread})"
     if low or high:
         return f"{value} ({_range(low, high)})"

@@ -154,3 +154,18 @@ def test_results_baseline_names_what_the_number_in_brackets_is():
     assert baseline[["Measure", "Drug"]].values.tolist() == [
         ["Mean (Standard deviation), Years", "61 (9.5)"], ["Median (Full range), Years", "60 (41 to 79)"],
         ["Count of participants, Participants", "30"]]
+
+
+def test_results_an_interval_shows_its_limits_even_when_a_spread_is_posted_too():
+    # Some trials post both a dispersion value and the limits of a 95% confidence interval or full range; the cell
+    # showed "2.21 (0.11)" under the heading "Mean (95% Confidence Interval)", as if 0.11 were the interval.
+    db = _PostedResults(results_primary_outcomes=[
+        dict(_OUTCOME, dispersion_type="95% Confidence Interval", param_value="2.21", dispersion_value="0.11",
+             lower_limit="2.00", upper_limit="2.42"),
+        dict(_OUTCOME, outcome_id=2, dispersion_type="Standard Deviation", param_value="0.50",
+             dispersion_value="0.78", lower_limit="0.41", upper_limit="0.57"),
+        dict(_OUTCOME, outcome_id=3, param_type="MEDIAN", dispersion_type="Full Range", param_value="5",
+             dispersion_value="48", lower_limit="1", upper_limit="49"),
+    ])
+    cells = [o.table.iloc[0, 1] for o in results.trial_results("NCT00000001", db=db).primary]  # type: ignore[arg-type]
+    assert cells == ["2.21 (2.00 to 2.42)", "0.50 (0.78)", "5 (1 to 49)"]
