@@ -22,7 +22,7 @@ from services.data.provenance import copy_note
 from services.eligibility.match import OPEN_CRITERION_STATUSES
 from services.eligibility.scoring import FitBand, Verdict
 from services.errors import BadInput, TrialLandscapeError
-from services.freshness import status_note
+from services.freshness import as_date, status_note
 from services.trials import (
     CRITERIA_MISSING,
     NCT_RE,
@@ -403,6 +403,9 @@ def trial_view(
                          last_update=details.get("last_update_date"), today=today)
              if details else inert.text(match.get("status_note")) or None)
     band = _member(FitBand, match.get("fit_band"))
+    updated = as_date(details.get("last_update_date") or match.get("last_update_date"))
+    as_of = (f"as of the registry's update of {updated:%B} {updated.day}, {updated.year}" if updated
+             else "(our copy has no update date)" if details else "")
     return {
         "number": index,
         "nct_id": nct_id,
@@ -412,6 +415,7 @@ def trial_view(
         "short_title": _shorten(title, 70, at_sentence=False),
         "official_title": inert.text(details.get("official_title")),
         "status": status_words(status_code),
+        "status_as_of": as_of if status_code else "",  # a status is only as fresh as the record's last update
         "phases": phases,
         "study_type": normalize.label("study_type", str(details["study_type"])) if details.get("study_type") else "",
         "sponsor": inert.text(details.get("sponsor")),

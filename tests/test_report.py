@@ -8,6 +8,7 @@ import stat
 import time
 from dataclasses import replace
 from datetime import date
+from html import unescape
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -670,3 +671,27 @@ def test_report_travel_limit_in_whole_miles_like_the_cards() -> None:
     assert profile_rows({"travel_radius_miles": 1}, {}) == [("How far you would travel", "Up to 1 mile")]
     assert report.search_view({"radius_miles": radius, "place": "Lyon"})["limit"] == "Up to 62 miles from Lyon"
     assert report.search_view({"radius_miles": 1, "place": "Lyon"})["limit"] == "Up to 1 mile from Lyon"
+
+
+def test_report_status_says_when_the_registry_recorded_it() -> None:
+    """A printed report read 'Recruiting' with nothing to say when that was true: it is the registry's status as of
+    the record's last update in our copy, which can be months old on the day the report is made. The comparison
+    and the trial's section now say that date, or that our copy has none."""
+    def statuses(last_update: str | None) -> tuple[str, str]:
+        request = ReportRequest(
+            session_id="s" * 43, patient_profile={}, intake_answers={},
+            trials=({"nct_id": "NCT00000001", "verdict": "uncertain", "summary": "S", "criteria": [],
+                     "unknowns": []},), summary="S", questions_for_doctor=("Q?",), glossary=())
+        details = {"nct_id": "NCT00000001", "title": "T", "status": "RECRUITING", "last_update_date": last_update}
+        html = render_report(request, trial_details={"NCT00000001": details}, generated_on=DAY)  # type: ignore[dict-item]
+        [compare] = tables(html, "compare")
+        head = html.split('id="trial-NCT00000001"')[1].split("<h3>")[0]
+        section = " ".join(unescape(re.sub(r"<[^>]+>", " ", head)).split())
+        return {row[0]: row[1:] for row in compare[1:]}["Status"][0], section
+
+    cell, section = statuses("2025-11-20")
+    assert cell == "Recruiting as of the registry's update of November 20, 2025"
+    assert "Recruiting as of the registry's update of November 20, 2025" in section
+    cell, section = statuses(None)
+    assert cell == "Recruiting (our copy has no update date)"
+    assert "Recruiting (our copy has no update date)" in section
