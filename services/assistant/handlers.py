@@ -5,6 +5,7 @@ The schemas the model sees are in services.assistant.tools; a handler gets argum
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from datetime import date
 from typing import Any, TypeVar
@@ -505,6 +506,15 @@ def save_matched_trials(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any
                 problems.append(
                     f"trials[{i}]: {nct_id} did not come from any search or lookup in this session."
                 )
+                continue
+            # The cards and the report print the match's texts as they are, so an id they name must be one this
+            # session looked up (or one the trial's own criteria, quoted in the match, name).
+            quoted = set(cited_ids("\n".join(str(c.get("criterion") or "") for c in match["criteria"])))
+            invented = [i for i in cited_ids(json.dumps(match, ensure_ascii=False))
+                        if i not in session.seen_nct_ids and i not in quoted]
+            if invented:
+                problems.append(f"trials[{i}]: its texts mention {', '.join(invented)}, which did not come from any "
+                                "search or lookup in this session; look them up first or leave them out.")
                 continue
             statuses = {c["status"] for c in match["criteria"]}
             if match["verdict"] == "eligible" and not statuses & {"met", "not_met"}:
