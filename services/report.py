@@ -9,7 +9,7 @@ import signal
 import subprocess
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import date, datetime
+from datetime import date
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypedDict, TypeVar
@@ -147,18 +147,16 @@ def _shorten(text: str, limit: int, *, at_sentence: bool = True) -> str:
 
 def _year_month(value: Any) -> tuple[int, int] | None:
     """(year, month) of a date or a 'YYYY-MM[-DD]' text; None for anything else."""
-    if isinstance(value, datetime | date):
-        return value.year, value.month
-    m = re.fullmatch(r"(\d{4})-(\d{2})(?:-\d{2})?", str(value or "").strip())
-    return (int(m.group(1)), int(m.group(2))) if m else None
+    day = as_date(value)
+    return (day.year, day.month) if day else None
 
 
 def _month_words(value: Any) -> str | None:
     """'2024-02' or '2024-02-15' (or a date) as 'February 2024'; other text unchanged."""
     if value is None or value == "":
         return None
-    month = _year_month(value)
-    return date(*month, 1).strftime("%B %Y") if month else inert.text(value)
+    day = as_date(value)
+    return f"{day:%B %Y}" if day else inert.text(value)
 
 
 def _months_between(start: Any, end: Any) -> int | None:
