@@ -613,17 +613,21 @@ def test_report_a_shortened_quote_says_it_was_shortened() -> None:
     assert criterion_rows([{"criterion": short, "plain": "P.", "status": "met"}])[0]["original"] == short
 
 
+def _one_trial_report(details: dict[str, Any]) -> str:
+    """The report of one trial NCT00000001 (a bare saved match) with these details besides its id and title."""
+    request = ReportRequest(
+        session_id="s" * 43, patient_profile={}, intake_answers={},
+        trials=({"nct_id": "NCT00000001", "verdict": "uncertain", "summary": "S", "criteria": [], "unknowns": []},),
+        summary="S", questions_for_doctor=("Q?",), glossary=())
+    full = {"nct_id": "NCT00000001", "title": "T", **details}
+    return render_report(request, trial_details={"NCT00000001": full}, generated_on=DAY)  # type: ignore[dict-item]
+
+
 def test_report_says_a_past_planned_end_in_the_past_tense() -> None:
     """'How long' says 'is planned to end' only for an end still ahead; one the registry has not updated since it
     passed 'was planned to end', and a completed trial 'ended'."""
     def how_long(status: str, start: str, end: str) -> str:
-        request = ReportRequest(
-            session_id="s" * 43, patient_profile={}, intake_answers={},
-            trials=({"nct_id": "NCT00000001", "verdict": "uncertain", "summary": "S", "criteria": [],
-                     "unknowns": []},), summary="S", questions_for_doctor=("Q?",), glossary=())
-        details = {"nct_id": "NCT00000001", "title": "T", "status": status, "start_date": start,
-                   "completion_date": end}
-        html = render_report(request, trial_details={"NCT00000001": details}, generated_on=DAY)  # type: ignore[dict-item]
+        html = _one_trial_report({"status": status, "start_date": start, "completion_date": end})
         return " ".join(re.sub(r"<[^>]+>", " ", html.split("How long:")[1].split("</li>")[0]).split())
 
     assert how_long("ACTIVE_NOT_RECRUITING", "2019-01", "2021-06").startswith(
@@ -641,13 +645,7 @@ def test_report_how_long_says_what_it_knows_without_a_start_date() -> None:
     """Without a start date the 'How long' line was left out, even when the registry gave the planned end, and the
     comparison said 'Runs: Not given'; now it gives the end it knows, or says there is not enough information."""
     def rendered(start: str | None, end: str | None, status: str = "RECRUITING") -> tuple[str, str]:
-        request = ReportRequest(
-            session_id="s" * 43, patient_profile={}, intake_answers={},
-            trials=({"nct_id": "NCT00000001", "verdict": "uncertain", "summary": "S", "criteria": [],
-                     "unknowns": []},), summary="S", questions_for_doctor=("Q?",), glossary=())
-        details = {"nct_id": "NCT00000001", "title": "T", "status": status, "start_date": start,
-                   "completion_date": end}
-        html = render_report(request, trial_details={"NCT00000001": details}, generated_on=DAY)  # type: ignore[dict-item]
+        html = _one_trial_report({"status": status, "start_date": start, "completion_date": end})
         assert "How long:" in html
         how_long = " ".join(re.sub(r"<[^>]+>", " ", html.split("How long:")[1].split("</li>")[0]).split())
         [compare] = tables(html, "compare")
@@ -678,12 +676,7 @@ def test_report_status_says_when_the_registry_recorded_it() -> None:
     the record's last update in our copy, which can be months old on the day the report is made. The comparison
     and the trial's section now say that date, or that our copy has none."""
     def statuses(last_update: str | None) -> tuple[str, str]:
-        request = ReportRequest(
-            session_id="s" * 43, patient_profile={}, intake_answers={},
-            trials=({"nct_id": "NCT00000001", "verdict": "uncertain", "summary": "S", "criteria": [],
-                     "unknowns": []},), summary="S", questions_for_doctor=("Q?",), glossary=())
-        details = {"nct_id": "NCT00000001", "title": "T", "status": "RECRUITING", "last_update_date": last_update}
-        html = render_report(request, trial_details={"NCT00000001": details}, generated_on=DAY)  # type: ignore[dict-item]
+        html = _one_trial_report({"status": "RECRUITING", "last_update_date": last_update})
         [compare] = tables(html, "compare")
         head = html.split('id="trial-NCT00000001"')[1].split("<h3>")[0]
         section = " ".join(unescape(re.sub(r"<[^>]+>", " ", head)).split())
