@@ -688,3 +688,15 @@ def test_report_status_says_when_the_registry_recorded_it() -> None:
     cell, section = statuses(None)
     assert cell == "Recruiting (our copy has no update date)"
     assert "Recruiting (our copy has no update date)" in section
+
+
+def test_report_how_we_searched_names_phases_in_words() -> None:
+    """A phase search read 'phases PHASE2, PHASE3' (the registry's codes) in 'How we searched' and in the guided
+    chat's search summary; it now says 'Phase 2 / Phase 3' as the rest of the report does."""
+    from services.trials import describe_searches
+
+    facts = {"searches": [{"strategy": "phase", "condition": "asthma", "radius_miles": 50, "phases": ["PHASE2", "PHASE3"],
+                           "returned": 2, "new": 1}]}
+    [line] = describe_searches(facts)
+    assert line == "the trial phases you prefer (“asthma”, within 50 miles, Phase 2 / Phase 3): 2 trials, 1 new"
+    assert "PHASE" not in report.search_view(facts)["searches"][0]
