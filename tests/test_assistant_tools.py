@@ -543,3 +543,14 @@ def test_tools_save_matched_trials_refuses_a_trial_text_naming_an_id_never_looke
     quoted["criteria"][0].update(criterion="No prior enrolment in NCT01234567", plain="You were not in NCT01234567.")
     saved, _ = run("save_matched_trials", {"trials": [quoted]}, session)
     assert saved["saved"] == ["NCT00000001"]
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")])
+def test_tools_refuse_a_number_that_is_not_finite(bad: float) -> None:
+    """Python reads NaN and Infinity in a tool call's JSON; NaN passed every minimum and maximum, so a travel limit
+    of NaN miles was saved (and 'Up to NaN miles' or a crash on rounding followed), and Infinity passed a schema
+    without a maximum. A number must now be finite."""
+    session = ready_session("intake")
+    result, outcome = run("save_patient_profile", {"travel_radius_miles": bad}, session)
+    assert outcome.is_error and "travel_radius_miles" not in session.patient_profile
+    assert result["problems"] == [f"$.travel_radius_miles: must be a finite number, got {bad}"]
