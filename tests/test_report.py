@@ -700,3 +700,18 @@ def test_report_how_we_searched_names_phases_in_words() -> None:
     [line] = describe_searches(facts)
     assert line == "the trial phases you prefer (“asthma”, within 50 miles, Phase 2 / Phase 3): 2 trials, 1 new"
     assert "PHASE" not in report.search_view(facts)["searches"][0]
+
+
+def test_report_how_we_searched_says_all_have_criteria_text_when_none_lacks_it() -> None:
+    """With every trial carrying its criteria text, 'How we searched' read '… and 0 without it (for those only the
+    age and sex limits could be checked; …)', a caveat about no trial; it now says they all have it."""
+    facts = {"radius_miles": 50, "place": "Boston", "found": 3, "without_criteria_text": 0, "checked": 3,
+             "searches": [{"strategy": "exact", "condition": "asthma", "radius_miles": 50, "returned": 3, "new": 3}]}
+    request = ReportRequest(
+        session_id="s" * 43, patient_profile={}, intake_answers={},
+        trials=({"nct_id": "NCT00000001", "verdict": "uncertain", "summary": "S", "criteria": [], "unknowns": []},),
+        summary="S", questions_for_doctor=("Q?",), glossary=(), search_facts=facts)
+    section = render_report(request, generated_on=DAY).split('id="search"')[1].split("</section>")[0]
+    text = " ".join(re.sub(r"<[^>]+>", " ", section).split())
+    assert "Together they found 3 different trials, all with eligibility criteria text in our copy." in text
+    assert "0 without" not in text and "for those only" not in text
