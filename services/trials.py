@@ -186,7 +186,7 @@ def details_of(detail: TrialDetail) -> TrialDetails:
         "collaborators": list(detail.collaborators),
         "enrollment": int(enrollment) if enrollment is not None else None,
         "start_date": year_month(None, study.get("start_date")),
-        "completion_date": year_month(None, study.get("primary_completion_date") or study.get("completion_date")),
+        "completion_date": year_month(None, study.get("completion_date") or study.get("primary_completion_date")),
         "summary": text(study.get("brief_summary")),
         "arms": [{"type": text(r["group_type"]), "title": text(r["title"]), "description": text(r["description"])}
                  for r in detail.arms.to_dict("records")],
