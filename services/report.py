@@ -9,7 +9,7 @@ import signal
 import subprocess
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import date, datetime
+from datetime import date
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypedDict, TypeVar
@@ -22,7 +22,7 @@ from services.data.provenance import copy_note
 from services.eligibility.match import OPEN_CRITERION_STATUSES
 from services.eligibility.scoring import FitBand, Verdict
 from services.errors import BadInput, TrialLandscapeError
-from services.freshness import status_note
+from services.freshness import as_date, status_note
 from services.trials import (
     CRITERIA_MISSING,
     NCT_RE,
@@ -35,6 +35,7 @@ from services.trials import (
     describe_searches,
     miles_words,
     phase_words,
+    plural,
     status_words,
 )
 
@@ -146,18 +147,16 @@ def _shorten(text: str, limit: int, *, at_sentence: bool = True) -> str:
 
 def _year_month(value: Any) -> tuple[int, int] | None:
     """(year, month) of a date or a 'YYYY-MM[-DD]' text; None for anything else."""
-    if isinstance(value, datetime | date):
-        return value.year, value.month
-    m = re.fullmatch(r"(\d{4})-(\d{2})(?:-\d{2})?", str(value or "").strip())
-    return (int(m.group(1)), int(m.group(2))) if m else None
+    day = as_date(value)
+    return (day.year, day.month) if day else None
 
 
 def _month_words(value: Any) -> str | None:
     """'2024-02' or '2024-02-15' (or a date) as 'February 2024'; other text unchanged."""
     if value is None or value == "":
         return None
-    month = _year_month(value)
-    return date(*month, 1).strftime("%B %Y") if month else inert.text(value)
+    day = as_date(value)
+    return f"{day:%B %Y}" if day else inert.text(value)
 
 
 def _months_between(start: Any, end: Any) -> int | None:
@@ -191,8 +190,8 @@ def _value(key: str, value: Any) -> str:
         return ""
     if key == "preferred_phases":
         return ", ".join(phase_words([v]) for v in value)
-    if key == "travel_radius_miles":
-        return f"Up to {_number(value)} miles"
+    if key == "travel_radius_miles" and isinstance(value, int | float):
+        return f"Up to {plural(round(value), 'mile')}"  # whole miles, as the cards and the chat say it
     if key == "age":
         return f"{_number(value)} years"
     if isinstance(value, bool):
@@ -402,6 +401,9 @@ def trial_view(
                          last_update=details.get("last_update_date"), today=today)
              if details else inert.text(match.get("status_note")) or None)
     band = _member(FitBand, match.get("fit_band"))
+    updated = as_date(details.get("last_update_date") or match.get("last_update_date"))
+    as_of = (f"as of the registry's update of {updated:%B} {updated.day}, {updated.year}" if updated
+             else "(our copy has no update date)" if details else "")
     return {
         "number": index,
         "nct_id": nct_id,
@@ -411,6 +413,7 @@ def trial_view(
         "short_title": _shorten(title, 70, at_sentence=False),
         "official_title": inert.text(details.get("official_title")),
         "status": status_words(status_code),
+        "status_as_of": as_of if status_code else "",  # a status is only as fresh as the record's last update
         "phases": phases,
         "study_type": normalize.label("study_type", str(details["study_type"])) if details.get("study_type") else "",
         "sponsor": inert.text(details.get("sponsor")),
@@ -436,7 +439,7 @@ def trial_view(
         "start": _month_words(start),
         "start_verb": "started" if started else "starts",
         # The registry's end date is a plan until the trial is completed; a plan already past says so.
-        "end_verb": "ended" if started and status_words(status_code) == "Completed"
+        "end_verb": "ended" if status_words(status_code) == "Completed" and (began is None or started)
         else "was planned to end" if ends is not None and ends < now else "is planned to end",
         "end": _month_words(end),
         "duration": _duration(months) if months is not None else "",
@@ -472,7 +475,7 @@ def search_view(facts: Mapping[str, Any]) -> dict[str, Any]:
     found = int(facts.get("found") or 0)
     missing = int(facts.get("without_criteria_text") or 0)
     return {
-        "limit": (f"Up to {_number(radius)} miles from {inert.text(facts.get('place')) or 'your place'}"
+        "limit": (f"Up to {plural(round(radius), 'mile')} from {inert.text(facts.get('place')) or 'your place'}"
                   if isinstance(radius, int | float) else "No travel limit"),
         "searches": [line[:1].upper() + line[1:] for line in describe_searches(facts)],
         "found": _number(found),

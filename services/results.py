@@ -3,6 +3,7 @@ their statistical analyses — AACT's results tables read and laid out one colum
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -59,12 +60,14 @@ def _range(low: str, high: str) -> str:
 
 
 def _value(row: Any) -> str:
-    """A measurement as posted: '12.5 (3.1)', '40.2 (35.0 to 45.1)', '40.2 (lower limit 35.0)', or the value alone."""
+    """A measurement as posted: '12.5 (3.1)', '40.2 (35.0 to 45.1)', '40.2 (lower limit 35.0)', or the value alone.
+    A range or interval (the measure's heading names it) shows its limits even when a spread is posted too."""
     value = _text(row.param_value)
     spread = _text(getattr(row, "dispersion_value", None))
     low = _text(getattr(row, "lower_limit", getattr(row, "dispersion_lower_limit", None)))
     high = _text(getattr(row, "upper_limit", getattr(row, "dispersion_upper_limit", None)))
-    if spread:
+    interval = re.search(r"range|interval", _text(getattr(row, "dispersion_type", None)), re.IGNORECASE)
+    if spread and not (interval and (low or high)):
         return f"{value} ({spread})"
     if low or high:
         return f"{value} ({_range(low, high)})"
@@ -92,6 +95,11 @@ def _param(value: Any) -> str:
     return _text(value).replace("_", " ").capitalize()
 
 
+def _measure(param: str, dispersion: str, units: str) -> str:
+    """What a column's numbers are: 'Mean (Standard Deviation), mm Hg' (the kind of the number in brackets)."""
+    return ", ".join(p for p in ((f"{param} ({dispersion})" if dispersion else param).strip(), units) if p)
+
+
 def trial_results(nct_id: str, db: Database | None = None) -> TrialResults:
     """The posted results of one trial (the queries run concurrently)."""
     db = db or runtime.get_db()
@@ -111,8 +119,8 @@ def trial_results(nct_id: str, db: Database | None = None) -> TrialResults:
         base_rows = base_rows.assign(
             row=[" · ".join(p for p in (_text(c), _text(k)) if p) for c, k in
                  zip(base_rows["classification"], base_rows["category"], strict=True)],
-            unit=[", ".join(p for p in (_param(t), _text(u)) if p) for t, u in
-                  zip(base_rows["param_type"], base_rows["units"], strict=True)])
+            unit=[_measure(_param(t), _param(d), _text(u)) for t, d, u in
+                  zip(base_rows["param_type"], base_rows["dispersion_type"], base_rows["units"], strict=True)])
         baseline = _pivot(base_rows, ["measure", "unit", "row"],
                           pd.Series([_value(r) for r in base_rows.itertuples()], index=base_rows.index))
         baseline.columns = ["Characteristic", "Measure", "Category", *baseline.columns[3:]]
@@ -134,14 +142,13 @@ def trial_results(nct_id: str, db: Database | None = None) -> TrialResults:
             "Method": analyses["method"].map(_text),
             "Estimate": [" ".join(p for p in (_text(t), _text(v)) if p) for t, v in
                          zip(analyses["param_type"], analyses["param_value"], strict=True)],
-            "Confidence interval": [f"{_text(pct)}% {_range(_text(lo), _text(hi))}" if not _blank(lo) or not _blank(hi)
-                                    else "" for pct, lo, hi in zip(analyses["ci_percent"], analyses["ci_lower_limit"],
-                                                                   analyses["ci_upper_limit"], strict=True)],
+            "Confidence interval": [(f"{_text(pct)}% " if _text(pct) else "") + _range(_text(lo), _text(hi))
+                                    if not _blank(lo) or not _blank(hi) else ""
+                                    for pct, lo, hi in zip(analyses["ci_percent"], analyses["ci_lower_limit"],
+                                                           analyses["ci_upper_limit"], strict=True)],
             "p-value": analyses["p_value_raw"].map(_text),
         })
-        dispersion = _text(first["dispersion_type"])
-        param = _param(first["param_type"])
-        measure = f"{param}{f' ({dispersion})' if dispersion else ''}{', ' + _text(first['units']) if _text(first['units']) else ''}"
+        measure = _measure(_param(first["param_type"]), _text(first["dispersion_type"]), _text(first["units"]))
         primary.append(PrimaryOutcome(title=_text(first["title"]), time_frame=_text(first["time_frame"]),
                                       measure=measure, table=table, analyses=shown.reset_index(drop=True)))
     return TrialResults(flow=flow, baseline=baseline, primary=tuple(primary))

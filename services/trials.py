@@ -186,7 +186,7 @@ def details_of(detail: TrialDetail) -> TrialDetails:
         "collaborators": list(detail.collaborators),
         "enrollment": int(enrollment) if enrollment is not None else None,
         "start_date": year_month(None, study.get("start_date")),
-        "completion_date": year_month(None, study.get("primary_completion_date") or study.get("completion_date")),
+        "completion_date": year_month(None, study.get("completion_date") or study.get("primary_completion_date")),
         "summary": text(study.get("brief_summary")),
         "arms": [{"type": text(r["group_type"]), "title": text(r["title"]), "description": text(r["description"])}
                  for r in detail.arms.to_dict("records")],
@@ -432,7 +432,7 @@ def describe_searches(facts: Mapping[str, Any]) -> list[str]:
         if entry.get("intervention"):
             what = f"{what} + {entry['intervention']}" if what else str(entry["intervention"])
         where = within_words(entry.get("radius_miles"))
-        phases = f", phases {', '.join(entry['phases'])}" if entry.get("phases") else ""
+        phases = f", {phase_words(entry['phases'])}" if entry.get("phases") else ""
         lines.append(f"{STRATEGY_WORDS.get(str(entry.get('strategy')), str(entry.get('strategy')))} (“{what}”, {where}"
                      f"{phases}): {plural(int(entry.get('returned') or 0), 'trial')}, "
                      f"{int(entry.get('new') or 0):,} new")

@@ -288,3 +288,22 @@ def test_assistant_backend_eligibility_lines_keep_their_short_section_label(back
     info = backend.get_eligibility_criteria("NCT00057759") or {}
     line = next(c for c in info.get("inclusion") or [] if c.endswith("18 and over"))
     assert evaluate(line, "inclusion", PatientProfile(age_years=62, sex="male")).label == Label.MET
+
+
+def test_assistant_backend_details_end_date_is_the_study_completion(backend: DatabaseBackend) -> None:
+    """The record's completion_date took the primary completion date first, so the report said 'the study is planned
+    to end in' (and 'about 2 years in all') the month its main measurement ends, while the Trials page shows the
+    study's completion years later. It is now the study completion date, the primary one only when that is missing."""
+    rows = backend.db.fetch_rows(
+        "SELECT nct_id, completion_date, primary_completion_date FROM ctgov.studies WHERE completion_date IS NOT NULL "
+        "AND date_trunc('month', completion_date) <> date_trunc('month', primary_completion_date) ORDER BY 1 LIMIT 3")
+    assert rows
+    for row in rows:
+        details = backend.get_trial_details(row["nct_id"])
+        assert details is not None and details["completion_date"] == f"{row['completion_date']:%Y-%m}"
+    only_primary = backend.db.fetch_rows(
+        "SELECT nct_id, primary_completion_date FROM ctgov.studies WHERE completion_date IS NULL "
+        "AND primary_completion_date IS NOT NULL ORDER BY 1 LIMIT 1")
+    for row in only_primary:
+        details = backend.get_trial_details(row["nct_id"])
+        assert details is not None and details["completion_date"] == f"{row['primary_completion_date']:%Y-%m}"

@@ -537,3 +537,15 @@ def test_assistant_page_new_session_clears_the_form(db: Any, monkeypatch: pytest
     _ok(at)
     assert at.text_input(key="g_diagnosis").value == ""
     assert at.session_state["asst_session"].id != first
+
+
+def test_assistant_page_side_panel_says_a_travel_limit_in_whole_miles() -> None:
+    """A radius the dashboard set in km is saved in miles: the side panel read 'Travel up to (miles): 62.1371' where
+    the cards and the report say 62 miles, and 'Travel up to (miles): 1' for one mile."""
+    from services.assistant import view_model as vm
+
+    session = AssistantSession()
+    session.patient_profile.update(diagnosis="asthma", age=54.5, travel_radius_miles=100 / 1.609344)
+    assert vm.profile_lines(session) == ["Diagnosis: asthma", "Age: 54.5", "Travel up to: 62 miles"]
+    session.patient_profile["travel_radius_miles"] = 1.0
+    assert vm.profile_lines(session)[-1] == "Travel up to: 1 mile"

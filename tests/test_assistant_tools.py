@@ -523,3 +523,34 @@ def test_tools_eligibility_says_how_many_criteria_lines_were_left_out() -> None:
     result, _ = run("get_eligibility_criteria", {"nct_id": nct_id}, backend=backend)
     assert (len(result["inclusion"]), result["more_inclusion"]) == (40, 5)
     assert len(result["exclusion"]) == 40 and "more_exclusion" not in result
+
+
+def test_tools_save_matched_trials_refuses_a_trial_text_naming_an_id_never_looked_up() -> None:
+    """The report and the cards print a match's summary, plain wording, reasons, unknowns and what-to-expect as
+    they are; generate_report refused an NCT id from no lookup in its own texts, but one in a saved match went
+    straight into the report ('Like NCT99999999, this trial …'). An id quoted from the trial's own criteria is kept."""
+    session = ready_session("matching")
+    session.seen_nct_ids = ["NCT00000001", "NCT00000002"]
+    invented = dict(match("NCT00000001", "uncertain", ["met"]), summary="Like NCT99999999, it tests a pill.")
+    invented["unknowns"] = [{"kind": "question", "text": "Ask about NCT00000002 and NCT12345678."}]
+    refused, outcome = run("save_matched_trials", {"trials": [invented]}, session)
+    assert outcome.is_error and session.matched_trials == []
+    assert refused["error"] == (
+        "Nothing saved; fix these and send the whole list again: trials[0]: its texts mention NCT99999999, "
+        "NCT12345678, which did not come from any search or lookup in this session; look them up first or leave "
+        "them out.")
+    quoted = match("NCT00000001", "uncertain", ["met"])
+    quoted["criteria"][0].update(criterion="No prior enrolment in NCT01234567", plain="You were not in NCT01234567.")
+    saved, _ = run("save_matched_trials", {"trials": [quoted]}, session)
+    assert saved["saved"] == ["NCT00000001"]
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")])
+def test_tools_refuse_a_number_that_is_not_finite(bad: float) -> None:
+    """Python reads NaN and Infinity in a tool call's JSON; NaN passed every minimum and maximum, so a travel limit
+    of NaN miles was saved (and 'Up to NaN miles' or a crash on rounding followed), and Infinity passed a schema
+    without a maximum. A number must now be finite."""
+    session = ready_session("intake")
+    result, outcome = run("save_patient_profile", {"travel_radius_miles": bad}, session)
+    assert outcome.is_error and "travel_radius_miles" not in session.patient_profile
+    assert result["problems"] == [f"$.travel_radius_miles: must be a finite number, got {bad}"]

@@ -8,6 +8,7 @@ import stat
 import time
 from dataclasses import replace
 from datetime import date
+from html import unescape
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -612,17 +613,21 @@ def test_report_a_shortened_quote_says_it_was_shortened() -> None:
     assert criterion_rows([{"criterion": short, "plain": "P.", "status": "met"}])[0]["original"] == short
 
 
+def _one_trial_report(details: dict[str, Any]) -> str:
+    """The report of one trial NCT00000001 (a bare saved match) with these details besides its id and title."""
+    request = ReportRequest(
+        session_id="s" * 43, patient_profile={}, intake_answers={},
+        trials=({"nct_id": "NCT00000001", "verdict": "uncertain", "summary": "S", "criteria": [], "unknowns": []},),
+        summary="S", questions_for_doctor=("Q?",), glossary=())
+    full = {"nct_id": "NCT00000001", "title": "T", **details}
+    return render_report(request, trial_details={"NCT00000001": full}, generated_on=DAY)  # type: ignore[dict-item]
+
+
 def test_report_says_a_past_planned_end_in_the_past_tense() -> None:
     """'How long' says 'is planned to end' only for an end still ahead; one the registry has not updated since it
     passed 'was planned to end', and a completed trial 'ended'."""
     def how_long(status: str, start: str, end: str) -> str:
-        request = ReportRequest(
-            session_id="s" * 43, patient_profile={}, intake_answers={},
-            trials=({"nct_id": "NCT00000001", "verdict": "uncertain", "summary": "S", "criteria": [],
-                     "unknowns": []},), summary="S", questions_for_doctor=("Q?",), glossary=())
-        details = {"nct_id": "NCT00000001", "title": "T", "status": status, "start_date": start,
-                   "completion_date": end}
-        html = render_report(request, trial_details={"NCT00000001": details}, generated_on=DAY)  # type: ignore[dict-item]
+        html = _one_trial_report({"status": status, "start_date": start, "completion_date": end})
         return " ".join(re.sub(r"<[^>]+>", " ", html.split("How long:")[1].split("</li>")[0]).split())
 
     assert how_long("ACTIVE_NOT_RECRUITING", "2019-01", "2021-06").startswith(
@@ -634,3 +639,79 @@ def test_report_says_a_past_planned_end_in_the_past_tense() -> None:
     assert how_long("COMPLETED", "2019-01", "2021-06").startswith("the study started in January 2019 and ended in June 2021")
     assert how_long("RECRUITING", "2025-01", "2026-03").startswith(  # this month: not yet past
         "the study started in January 2025 and is planned to end in March 2026")
+
+
+def test_report_how_long_says_what_it_knows_without_a_start_date() -> None:
+    """Without a start date the 'How long' line was left out, even when the registry gave the planned end, and the
+    comparison said 'Runs: Not given'; now it gives the end it knows, or says there is not enough information."""
+    def rendered(start: str | None, end: str | None, status: str = "RECRUITING") -> tuple[str, str]:
+        html = _one_trial_report({"status": status, "start_date": start, "completion_date": end})
+        assert "How long:" in html
+        how_long = " ".join(re.sub(r"<[^>]+>", " ", html.split("How long:")[1].split("</li>")[0]).split())
+        [compare] = tables(html, "compare")
+        return how_long, {row[0]: row[1:] for row in compare[1:]}["Runs"][0]
+
+    how_long, runs = rendered(None, "2028-06")
+    assert how_long.startswith("the registry gives no start date; the study is planned to end in June 2028.")
+    assert runs == "Start not given, to June 2028"
+    how_long, _ = rendered(None, "2021-06", "COMPLETED")
+    assert how_long.startswith("the registry gives no start date; the study ended in June 2021.")
+    how_long, runs = rendered(None, None)
+    assert how_long.startswith("not enough information: the registry gives no start or end date.")
+    assert runs == "Not given"
+
+
+def test_report_travel_limit_in_whole_miles_like_the_cards() -> None:
+    """A radius chosen in km is saved in miles (100 km = 62.137 miles): 'About you' and 'How we searched' said
+    'Up to 62.1 miles' where the cards and the chat say 'within 62 miles', and a one-mile limit read 'Up to 1 miles'."""
+    radius = 100 / 1.609344
+    assert profile_rows({"travel_radius_miles": radius}, {}) == [("How far you would travel", "Up to 62 miles")]
+    assert profile_rows({"travel_radius_miles": 1}, {}) == [("How far you would travel", "Up to 1 mile")]
+    assert report.search_view({"radius_miles": radius, "place": "Lyon"})["limit"] == "Up to 62 miles from Lyon"
+    assert report.search_view({"radius_miles": 1, "place": "Lyon"})["limit"] == "Up to 1 mile from Lyon"
+
+
+def test_report_status_says_when_the_registry_recorded_it() -> None:
+    """A printed report read 'Recruiting' with nothing to say when that was true: it is the registry's status as of
+    the record's last update in our copy, which can be months old on the day the report is made. The comparison
+    and the trial's section now say that date, or that our copy has none."""
+    def statuses(last_update: str | None) -> tuple[str, str]:
+        html = _one_trial_report({"status": "RECRUITING", "last_update_date": last_update})
+        [compare] = tables(html, "compare")
+        head = html.split('id="trial-NCT00000001"')[1].split("<h3>")[0]
+        section = " ".join(unescape(re.sub(r"<[^>]+>", " ", head)).split())
+        return {row[0]: row[1:] for row in compare[1:]}["Status"][0], section
+
+    cell, section = statuses("2025-11-20")
+    assert cell == "Recruiting as of the registry's update of November 20, 2025"
+    assert "Recruiting as of the registry's update of November 20, 2025" in section
+    cell, section = statuses(None)
+    assert cell == "Recruiting (our copy has no update date)"
+    assert "Recruiting (our copy has no update date)" in section
+
+
+def test_report_how_we_searched_names_phases_in_words() -> None:
+    """A phase search read 'phases PHASE2, PHASE3' (the registry's codes) in 'How we searched' and in the guided
+    chat's search summary; it now says 'Phase 2 / Phase 3' as the rest of the report does."""
+    from services.trials import describe_searches
+
+    facts = {"searches": [{"strategy": "phase", "condition": "asthma", "radius_miles": 50, "phases": ["PHASE2", "PHASE3"],
+                           "returned": 2, "new": 1}]}
+    [line] = describe_searches(facts)
+    assert line == "the trial phases you prefer (“asthma”, within 50 miles, Phase 2 / Phase 3): 2 trials, 1 new"
+    assert "PHASE" not in report.search_view(facts)["searches"][0]
+
+
+def test_report_how_we_searched_says_all_have_criteria_text_when_none_lacks_it() -> None:
+    """With every trial carrying its criteria text, 'How we searched' read '… and 0 without it (for those only the
+    age and sex limits could be checked; …)', a caveat about no trial; it now says they all have it."""
+    facts = {"radius_miles": 50, "place": "Boston", "found": 3, "without_criteria_text": 0, "checked": 3,
+             "searches": [{"strategy": "exact", "condition": "asthma", "radius_miles": 50, "returned": 3, "new": 3}]}
+    request = ReportRequest(
+        session_id="s" * 43, patient_profile={}, intake_answers={},
+        trials=({"nct_id": "NCT00000001", "verdict": "uncertain", "summary": "S", "criteria": [], "unknowns": []},),
+        summary="S", questions_for_doctor=("Q?",), glossary=(), search_facts=facts)
+    section = render_report(request, generated_on=DAY).split('id="search"')[1].split("</section>")[0]
+    text = " ".join(re.sub(r"<[^>]+>", " ", section).split())
+    assert "Together they found 3 different trials, all with eligibility criteria text in our copy." in text
+    assert "0 without" not in text and "for those only" not in text

@@ -96,3 +96,76 @@ def test_results_a_range_with_one_limit_posted_names_that_limit(db):
             cells += [str(v) for v in outcome.analyses["Confidence interval"]]
     one_sided = [c for c in cells if "lower limit" in c or "upper limit" in c]
     assert one_sided and not [c for c in cells if c.endswith((" to )", " to ")) or "( to " in c or "% to " in c]
+
+
+class _PostedResults:
+    """A database that answers the four results queries with the given rows (columns as in sql/queries)."""
+
+    def __init__(self, **rows: list[dict]) -> None:
+        import pandas as pd
+
+        columns = {
+            "results_flow": ["period", "milestone", "grp", "count"],
+            "results_baseline": ["measure", "units", "param_type", "dispersion_type", "classification", "category",
+                                 "grp", "param_value", "dispersion_value", "dispersion_lower_limit",
+                                 "dispersion_upper_limit"],
+            "results_primary_outcomes": ["outcome_id", "title", "time_frame", "units", "param_type",
+                                         "dispersion_type", "classification", "category", "grp", "param_value",
+                                         "dispersion_value", "lower_limit", "upper_limit"],
+            "results_primary_analyses": ["outcome_id", "groups", "method", "param_type", "param_value", "ci_percent",
+                                         "ci_lower_limit", "ci_upper_limit", "p_value_raw"],
+        }
+        self.frames = {name: pd.DataFrame(rows.get(name, []), columns=cols) for name, cols in columns.items()}
+
+    def fetch_many(self, queries, **_):  # noqa: ANN001, ANN201
+        return {name: self.frames[name] for name in queries}
+
+
+_OUTCOME = {"outcome_id": 1, "title": "Pain score", "time_frame": "12 weeks", "units": "points",
+            "param_type": "MEAN", "dispersion_type": "Standard Deviation", "classification": None, "category": None,
+            "grp": "Drug", "param_value": "4.2", "dispersion_value": "1.1", "lower_limit": None, "upper_limit": None}
+
+
+def test_results_a_confidence_interval_without_its_level_does_not_start_with_a_bare_percent_sign():
+    # An analysis that posts its interval's limits but not its level (ci_percent NULL) read "% 3 to 5".
+    db = _PostedResults(results_primary_outcomes=[_OUTCOME], results_primary_analyses=[
+        {"outcome_id": 1, "groups": "Drug vs Placebo", "method": "ANCOVA", "param_type": "Mean Difference",
+         "param_value": -1.5, "ci_percent": None, "ci_lower_limit": -2.5, "ci_upper_limit": -0.5, "p_value_raw": "0.01"},
+        {"outcome_id": 1, "groups": "Drug vs Placebo", "method": "ANCOVA", "param_type": "Mean Difference",
+         "param_value": -1.5, "ci_percent": 95, "ci_lower_limit": -2.5, "ci_upper_limit": None, "p_value_raw": "0.01"},
+    ])
+    [outcome] = results.trial_results("NCT00000001", db=db).primary  # type: ignore[arg-type]
+    assert list(outcome.analyses["Confidence interval"]) == ["-2.5 to -0.5", "95% lower limit -2.5"]
+
+
+def test_results_baseline_names_what_the_number_in_brackets_is():
+    # The baseline table said "Mean, Years" beside "61 (9.5)" and "Median, Years" beside "60 (41 to 79)": nothing
+    # told a standard deviation from a full range or an inter-quartile range (the outcomes' heading names it).
+    row = {"measure": "Age", "units": "Years", "classification": None, "category": None, "grp": "Drug",
+           "dispersion_lower_limit": None, "dispersion_upper_limit": None}
+    db = _PostedResults(results_baseline=[
+        dict(row, param_type="MEAN", dispersion_type="STANDARD_DEVIATION", param_value="61", dispersion_value="9.5"),
+        dict(row, measure="Age, median", param_type="MEDIAN", dispersion_type="FULL_RANGE", param_value="60",
+             dispersion_value=None, dispersion_lower_limit="41", dispersion_upper_limit="79"),
+        dict(row, measure="Sex", units="Participants", param_type="COUNT_OF_PARTICIPANTS", dispersion_type=None,
+             category="Female", param_value="30", dispersion_value=None),
+    ])
+    baseline = results.trial_results("NCT00000001", db=db).baseline  # type: ignore[arg-type]
+    assert baseline[["Measure", "Drug"]].values.tolist() == [
+        ["Mean (Standard deviation), Years", "61 (9.5)"], ["Median (Full range), Years", "60 (41 to 79)"],
+        ["Count of participants, Participants", "30"]]
+
+
+def test_results_an_interval_shows_its_limits_even_when_a_spread_is_posted_too():
+    # Some trials post both a dispersion value and the limits of a 95% confidence interval or full range; the cell
+    # showed "2.21 (0.11)" under the heading "Mean (95% Confidence Interval)", as if 0.11 were the interval.
+    db = _PostedResults(results_primary_outcomes=[
+        dict(_OUTCOME, dispersion_type="95% Confidence Interval", param_value="2.21", dispersion_value="0.11",
+             lower_limit="2.00", upper_limit="2.42"),
+        dict(_OUTCOME, outcome_id=2, dispersion_type="Standard Deviation", param_value="0.50",
+             dispersion_value="0.78", lower_limit="0.41", upper_limit="0.57"),
+        dict(_OUTCOME, outcome_id=3, param_type="MEDIAN", dispersion_type="Full Range", param_value="5",
+             dispersion_value="48", lower_limit="1", upper_limit="49"),
+    ])
+    cells = [o.table.iloc[0, 1] for o in results.trial_results("NCT00000001", db=db).primary]  # type: ignore[arg-type]
+    assert cells == ["2.21 (2.00 to 2.42)", "0.50 (0.78)", "5 (1 to 49)"]

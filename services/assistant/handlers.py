@@ -5,7 +5,8 @@ The schemas the model sees are in services.assistant.tools; a handler gets argum
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date
 from typing import Any, TypeVar
 
@@ -65,17 +66,23 @@ def truncate(text: str | None, limit: int) -> str | None:
     return text[: limit - 1].rstrip() + "…"
 
 
+def _capped(out: dict[str, Any], key: str, items: Sequence[Any], limit: int,
+            each: Callable[[Any], Any] = lambda item: item) -> None:
+    """out[key]: the first limit items (each one through `each`); out["more_<key>"]: how many were left out, if any."""
+    out[key] = [each(item) for item in items[:limit]]
+    if len(items) > limit:
+        out[f"more_{key}"] = len(items) - limit
+
+
 def compact_trial(trial: Mapping[str, Any], today: date | None = None) -> dict[str, Any]:
     """A search hit trimmed for the model: short title, at most 3 interventions, no search-only fields; says when
     the criteria text is missing from our copy and when an open status may be out of date."""
-    interventions = list(trial.get("interventions") or [])
     out: dict[str, Any] = {
         "nct_id": trial["nct_id"],
         "title": truncate(trial.get("title") or "", MAX_TITLE),
         "status": trial.get("status"),
         "phases": list(trial.get("phases") or []),
         "conditions": [truncate(c, 80) for c in list(trial.get("conditions") or [])[:5]],
-        "interventions": [truncate(i, 80) for i in interventions[:MAX_INTERVENTIONS]],
         "sponsor": truncate(trial.get("sponsor"), 80),
         "enrollment": trial.get("enrollment"),
         "start_date": trial.get("start_date"),
@@ -84,8 +91,7 @@ def compact_trial(trial: Mapping[str, Any], today: date | None = None) -> dict[s
         "site_count": trial.get("site_count"),
         "nearest_site": trial.get("nearest_site"),
     }
-    if len(interventions) > MAX_INTERVENTIONS:
-        out["more_interventions"] = len(interventions) - MAX_INTERVENTIONS
+    _capped(out, "interventions", list(trial.get("interventions") or []), MAX_INTERVENTIONS, lambda i: truncate(i, 80))
     if trial.get("has_criteria") is False:
         out["criteria_text"] = CRITERIA_MISSING
     stale = status_note(trial.get("status"), primary_completion=trial.get("primary_completion_date"),
@@ -219,10 +225,7 @@ def get_trial_details(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     out["title"] = truncate(details.get("title"), MAX_TITLE)
     out["official_title"] = truncate(details.get("official_title"), 300)
     out["summary"] = truncate(details.get("summary"), 2000)
-    interventions = list(details.get("interventions") or [])
-    out["interventions"] = interventions[:MAX_INTERVENTIONS]
-    if len(interventions) > MAX_INTERVENTIONS:
-        out["more_interventions"] = len(interventions) - MAX_INTERVENTIONS
+    _capped(out, "interventions", list(details.get("interventions") or []), MAX_INTERVENTIONS)
     out["arms"] = [
         {k: (truncate(v, 300) if isinstance(v, str) else v) for k, v in arm.items()}
         for arm in list(details.get("arms") or [])[:6]
@@ -231,9 +234,7 @@ def get_trial_details(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     out["collaborators"] = list(details.get("collaborators") or [])[:5]
     contacts = list(details.get("contacts") or [])
     if contacts:  # central contacts come first, so they are among those kept
-        out["contacts"] = [{k: truncate(v, 200) for k, v in c.items()} for c in contacts[:MAX_CONTACTS]]
-    if len(contacts) > MAX_CONTACTS:
-        out["more_contacts"] = len(contacts) - MAX_CONTACTS
+        _capped(out, "contacts", contacts, MAX_CONTACTS, lambda c: {k: truncate(v, 200) for k, v in c.items()})
     out["url"] = ctgov_url(nct_id)
     return out
 
@@ -253,9 +254,8 @@ def get_eligibility_criteria(args: dict[str, Any], ctx: ToolContext) -> dict[str
         else info.get("healthy_volunteers"),
     }
     for kind, lines in (("inclusion", info.get("inclusion") or []), ("exclusion", info.get("exclusion") or [])):
-        out[kind] = [truncate(c, 500) for c in lines[:MAX_CRITERIA_LINES]]
-        if len(lines) > MAX_CRITERIA_LINES:  # said, so the model does not judge a list it has not seen whole
-            out[f"more_{kind}"] = len(lines) - MAX_CRITERIA_LINES
+        # more_<kind> is said, so the model does not judge a list it has not seen whole
+        _capped(out, kind, lines, MAX_CRITERIA_LINES, lambda c: truncate(c, 500))
     if not out["inclusion"] and not out["exclusion"]:
         text = (info.get("criteria_text") or "").strip()
         if text:
@@ -505,6 +505,15 @@ def save_matched_trials(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any
                 problems.append(
                     f"trials[{i}]: {nct_id} did not come from any search or lookup in this session."
                 )
+                continue
+            # The cards and the report print the match's texts as they are, so an id they name must be one this
+            # session looked up (or one the trial's own criteria, quoted in the match, name).
+            quoted = set(cited_ids("\n".join(str(c.get("criterion") or "") for c in match["criteria"])))
+            invented = [i for i in cited_ids(json.dumps(match, ensure_ascii=False))
+                        if i not in session.seen_nct_ids and i not in quoted]
+            if invented:
+                problems.append(f"trials[{i}]: its texts mention {', '.join(invented)}, which did not come from any "
+                                "search or lookup in this session; look them up first or leave them out.")
                 continue
             statuses = {c["status"] for c in match["criteria"]}
             if match["verdict"] == "eligible" and not statuses & {"met", "not_met"}:

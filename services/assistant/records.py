@@ -7,7 +7,6 @@ from collections.abc import Iterable
 
 from services.assistant.session import AssistantSession
 from services.assistant.store import SessionStore, valid_token
-from services.data import runtime
 from services.data.db import Database, load_sql
 from services.eligibility.patient import LabValue
 from services.healthdata import Observation, Parsed, latest_labs
@@ -17,18 +16,16 @@ class HealthRecordStore:
     """save / load / delete a session's uploaded records; they go with the session when it is forgotten or expires."""
 
     def __init__(self, db: Database | None = None) -> None:
-        self._db = db
+        self.sessions = SessionStore(db)  # the records refer to the stored session, in the same database
 
     @property
     def db(self) -> Database:
         """The writable app database (resolved on first use)."""
-        if self._db is None:
-            self._db = runtime.get_app_db()
-        return self._db
+        return self.sessions.db
 
     def save(self, session: AssistantSession, parsed: Parsed) -> int:
         """Store one upload, replacing the session's earlier upload from the same source; all rows or none."""
-        SessionStore(self.db).save(session)  # the records refer to the stored session
+        self.sessions.save(session)  # the records refer to the stored session
         rows = json.dumps([o.as_row() for o in parsed.observations])
         found = self.db.fetch_locked(f"health:{session.id}", load_sql("health_records_replace"),
                                      {"token": session.id, "source": parsed.source, "rows": rows}, timeout_ms=60_000)

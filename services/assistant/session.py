@@ -58,10 +58,8 @@ class UsageCounters:
     def add(self, usage: Mapping[str, int], calls: int = 0) -> None:
         """Add one reply's token counts (and model calls) to the totals."""
         self.model_calls += calls
-        self.input_tokens += int(usage.get("input_tokens", 0))
-        self.output_tokens += int(usage.get("output_tokens", 0))
-        self.cache_creation_input_tokens += int(usage.get("cache_creation_input_tokens", 0))
-        self.cache_read_input_tokens += int(usage.get("cache_read_input_tokens", 0))
+        for counter in fields(self)[1:]:  # the token counts, named as the API names them
+            setattr(self, counter.name, getattr(self, counter.name) + int(usage.get(counter.name, 0)))
 
 
 @dataclass(frozen=True)

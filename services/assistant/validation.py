@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -45,6 +46,8 @@ def validate(schema: Mapping[str, Any], value: Any, path: str = "$") -> list[str
     if "enum" in schema and value not in schema["enum"]:
         allowed = ", ".join(json.dumps(v) for v in schema["enum"])
         problems.append(f"{path}: must be one of {allowed}, got {json.dumps(value)[:60]}")
+    if isinstance(value, float) and not math.isfinite(value):  # JSON has no NaN or Infinity; Python reads them
+        return [f"{path}: must be a finite number, got {value}"]
     if isinstance(value, int | float) and not isinstance(value, bool):
         if "minimum" in schema and value < schema["minimum"]:
             problems.append(f"{path}: must be >= {schema['minimum']}, got {value}")

@@ -26,7 +26,7 @@ from services.data.normalize import label
 from services.eligibility.scoring import FitBand, Verdict
 from services.limits import ConcurrencyGate
 from services.llm import LLMClient
-from services.trials import CRITERIA_MISSING, TrialBackend, ctgov_url, miles_words
+from services.trials import CRITERIA_MISSING, TrialBackend, ctgov_url, miles_words, plural
 
 PHASE_TITLES: dict[str, str] = {
     "intake": "About you", "search": "Search", "matching": "Check eligibility", "selection": "Choose trials",
@@ -294,7 +294,7 @@ def profile_lines(session: AssistantSession) -> list[str]:
     p = session.patient_profile
     lines = []
     for key, title in (("diagnosis", "Diagnosis"), ("stage", "Stage"), ("subtype", "Subtype"), ("age", "Age"),
-                       ("sex", "Sex"), ("location", "Place"), ("travel_radius_miles", "Travel up to (miles)"),
+                       ("sex", "Sex"), ("location", "Place"), ("travel_radius_miles", "Travel up to"),
                        ("ecog", "ECOG"), ("biomarkers", "Biomarkers"), ("treatments", "Treatments"),
                        ("preferred_phases", "Preferred phases")):
         value = p.get(key)
@@ -302,6 +302,8 @@ def profile_lines(session: AssistantSession) -> list[str]:
             continue
         if isinstance(value, list):
             value = ", ".join(label("phase", v) if key == "preferred_phases" else str(v) for v in value)
+        elif key == "travel_radius_miles" and isinstance(value, int | float):
+            value = plural(round(value), "mile")  # whole miles, as the cards and the report say it
         lines.append(f"{title}: {value:g}" if isinstance(value, float) else f"{title}: {value}")
     return lines
 
