@@ -149,3 +149,21 @@ def test_share_link_reopens_an_sql_query_with_its_parameters(db: Any) -> None:
     assert (query["sql"], query["sql.phase"], query["sql.n"]) == ([sql], ["PHASE2"], ["3"])
     at.text_input(key="sql_param_n").set_value("5").run()
     assert _link_query(at)["sql.n"] == ["5"]
+
+
+@pytest.mark.parametrize(("page", "param", "value"), [
+    ("2_Map.py", "map", "globe"), ("3_Trials.py", "sort", "zzz"), ("8_Timeline.py", "colour_by", "rainbow"),
+    ("9_Sites.py", "rank", "best"), ("7_Compare.py", "bars", "pies")])
+def test_share_link_a_view_setting_that_is_not_used_is_said_on_the_page_it_opens(
+        db: Any, page: str, param: str, value: str) -> None:
+    # A link's view setting that a page cannot use was dropped without a word on Map, Trials, Timeline and Sites:
+    # its notice was queued after the page had shown its notices, so it appeared on the next page visited instead.
+    at = AppTest.from_file(str(PAGES / page), default_timeout=240)
+    at.query_params.update({param: value})
+    at.run()
+    assert not at.exception
+    warnings = " ".join(w.value for w in at.warning)
+    assert inert.md_line(f"Ignored {param}: “{value}”.") in warnings
+    at.run()  # shown once
+    assert inert.md_line(f"Ignored {param}") not in " ".join(w.value for w in at.warning)
+

@@ -148,6 +148,7 @@ def page_setup(title: str, icon: str = "🧭", *, sidebar: bool = True) -> Filte
     _write_url(f)
     if sidebar:
         f = render_sidebar()
+    st.session_state[_NOTICE_SLOT] = (st.empty(), [])  # the notices' place, at the top of the page
     show_notices()
     if sidebar:
         ui_views.show_report()
@@ -155,16 +156,24 @@ def page_setup(title: str, icon: str = "🧭", *, sidebar: bool = True) -> Filte
 
 
 MAX_NOTICES = 12  # notices listed at once: a link may hold any number of parameters that are not used
+_NOTICE_SLOT = "_notice_slot"  # this run's place for the notices (top of the page) and the notices it shows
 
 
 def show_notices() -> None:
-    """Show (once) what was dropped from the URL or the filters, and why (the first MAX_NOTICES, then a count)."""
+    """Show (once) what was dropped from the URL or the filters, and why (the first MAX_NOTICES, then a count).
+
+    Notices queued later in the run (a view setting the page cannot use) join the same box at the top of the page:
+    the footer shows them too.
+    """
     notices = st.session_state.get("notices") or []
     if notices:
-        lines = [f"- {inert.md_line(n)}" for n in notices[:MAX_NOTICES]]
-        if len(notices) > MAX_NOTICES:
-            lines.append(f"- … and {len(notices) - MAX_NOTICES:,} more.")
-        st.warning("Some filter values were not used:\n\n" + "\n".join(lines), icon="⚠️")
+        slot, shown = st.session_state.get(_NOTICE_SLOT) or (st.empty(), [])
+        shown = [*shown, *notices]
+        lines = [f"- {inert.md_line(n)}" for n in shown[:MAX_NOTICES]]
+        if len(shown) > MAX_NOTICES:
+            lines.append(f"- … and {len(shown) - MAX_NOTICES:,} more.")
+        slot.warning("Some filter values were not used:\n\n" + "\n".join(lines), icon="⚠️")
+        st.session_state[_NOTICE_SLOT] = (slot, shown)
         st.session_state["notices"] = []
 
 
@@ -506,6 +515,7 @@ def _freshness() -> str | None:
 
 def footer() -> None:
     """Share link, data source and freshness under every page; on the sample, say it is topic-biased."""
+    show_notices()  # those the page queued after page_setup (its view settings from the URL)
     render_share_link()
     health.warm_up_geocoder()
     try:
