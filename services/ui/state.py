@@ -352,8 +352,9 @@ _VIEW_WORDS = {"map": "map mode", "colour": "map colouring", "area": "map area s
                "from": "the place distances are measured from"}
 
 
-def view_widget(key: str, param: str, default: Any, parse: Callable[[str], Any]) -> None:
+def view_widget(key: str, param: str, default: Any, parse: Callable[[str], Any], max_chars: int = 200) -> None:
     """Before widget `key` is created: its value from ?param= (a link), else this session's last one, else default.
+    A value longer than max_chars is refused whole (never cut: a cut SQL query is another query), with a notice.
 
     Streamlit forgets a widget's value while the widget is not drawn (a trial's detail, another page) and clears
     the URL on a page switch; the session's memory brings the view back in both cases.
@@ -363,7 +364,10 @@ def view_widget(key: str, param: str, default: Any, parse: Callable[[str], Any])
         return
     value: Any = None
     raw = st.query_params.get(param)
-    if raw is not None:
+    if raw is not None and len(raw) > max_chars:
+        st.session_state["notices"] = [*st.session_state["notices"],
+                                       f"Ignored {param}: it is longer than {max_chars:,} characters."]
+    elif raw is not None:
         try:
             value = parse(raw)
         except (TypeError, ValueError):
