@@ -155,12 +155,12 @@ def page_setup(title: str, icon: str = "🧭", *, sidebar: bool = True) -> Filte
     return f
 
 
-MAX_NOTICES = 12  # notices listed at once: a link may hold any number of parameters that are not used
 _NOTICE_SLOT = "_notice_slot"  # this run's place for the notices (top of the page) and the notices it shows
 
 
 def show_notices() -> None:
-    """Show (once) what was dropped from the URL or the filters, and why (the first MAX_NOTICES, then a count).
+    """Show (once) what was dropped from the URL or the filters, and why: every notice (a link's unknown parameters,
+    the one kind without bound, come as a few names and a count: filters.MAX_UNKNOWN_NOTICES).
 
     Notices queued later in the run (a view setting the page cannot use) join the same box at the top of the page:
     the footer shows them too.
@@ -169,10 +169,8 @@ def show_notices() -> None:
     if notices:
         slot, shown = st.session_state.get(_NOTICE_SLOT) or (st.empty(), [])
         shown = [*shown, *notices]
-        lines = [f"- {inert.md_line(n)}" for n in shown[:MAX_NOTICES]]
-        if len(shown) > MAX_NOTICES:
-            lines.append(f"- … and {len(shown) - MAX_NOTICES:,} more.")
-        slot.warning("Some filter values were not used:\n\n" + "\n".join(lines), icon="⚠️")
+        slot.warning("Some filter values were not used:\n\n" + "\n".join(f"- {inert.md_line(n)}" for n in shown),
+                     icon="⚠️")
         st.session_state[_NOTICE_SLOT] = (slot, shown)
         st.session_state["notices"] = []
 
