@@ -20,7 +20,7 @@ from services.cache import SingleFlightCache
 from services.dashboard import compare, condition, stats
 from services.dashboard.filters import COMPARE_PARAM_PREFIX, STATE_VALUES, Filters, is_view_param
 from services.data import runtime
-from services.data.normalize import FUNDER_CLASSES, LABELS, OPEN_STATUSES, PHASES, STATUSES, STUDY_TYPES
+from services.data.normalize import FUNDER_CLASSES, LABELS, PHASES, STATUSES, STUDY_TYPES
 from services.errors import TrialLandscapeError
 from services.ui import health
 from services.ui.gate import require_access
@@ -362,16 +362,15 @@ def view_widget(key: str, param: str, default: Any, parse: Callable[[str], Any],
         return
     value: Any = None
     raw = st.query_params.get(param)
-    if raw is not None and len(raw) > max_chars:
-        st.session_state["notices"] = [*st.session_state["notices"],
-                                       f"Ignored {param}: it is longer than {max_chars:,} characters."]
-    elif raw is not None:
+    if raw is not None:
+        too_long = len(raw) > max_chars
         try:
-            value = parse(raw)
+            value = None if too_long else parse(raw)
         except (TypeError, ValueError):
             value = None
         if value is None:
-            st.session_state["notices"] = [*st.session_state["notices"], f"Ignored {param}: “{raw[:40]}”."]
+            why = f"it is longer than {max_chars:,} characters" if too_long else f"“{raw[:40]}”"
+            st.session_state["notices"] = [*st.session_state["notices"], f"Ignored {param}: {why}."]
     if value is None:
         value = st.session_state["view_memory"].get(param, default)
     st.session_state[key] = value
@@ -545,6 +544,3 @@ def update_filters(*, from_patient: bool = False, **changes: Any) -> Filters:
     st.session_state["widget_sync"] = None
     set_filters(f)
     return f
-
-
-__all__ = ["OPEN_STATUSES", "current_filters", "set_filters", "page_setup", "cached", "footer", "update_filters"]
