@@ -220,3 +220,16 @@ def test_explore_timed_out_facet_says_so_and_the_rest_renders(db, monkeypatch):
     at.button(key="explore_retry").click().run()  # failed dashboards are not cached: a retry recomputes
     assert not [w for w in at.warning if "timed out" in w.value]
     assert len(at.get("plotly_chart")) == len(charts.CHARTS) + 1
+
+
+@pytest.mark.parametrize(("params", "section"), [
+    ({"country": "France"}, "Place"), ({"state": "Texas"}, "Place"), ({"healthy": "yes"}, "Patient"),
+    ({"start_from": "2020"}, "Study design"), ({"enroll_min": "100"}, "Study design"),
+    ({"results": "yes"}, "Study design"), ({"fda": "no"}, "Study design")])
+def test_explore_a_sidebar_section_with_a_filter_set_opens(db, params, section):
+    # The Place section stayed closed with a country or state chosen (it opened for "Near" only), Patient for
+    # "Healthy volunteers", Study design for start years, enrollment, results posted and FDA-regulated: a link's
+    # filter was in force but hidden in a closed section, and pages without a filter line (Trials, Map) did not say it.
+    at = _explore(params)
+    opened = {e.label: e.proto.expanded for e in at.sidebar.expander if e.label in ("Place", "Patient", "Study design")}
+    assert opened == {name: name == section for name in ("Place", "Patient", "Study design")}

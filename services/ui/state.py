@@ -297,7 +297,8 @@ def filter_widgets(where: Any, prefix: str, f: Filters, on_change: Callable[[], 
     where.multiselect("Status", list(STATUSES), key=prefix + "status", on_change=on_change,
                    format_func=_label("status"),
                    help="Empty = any status. Default: trials open or still running (also active, not recruiting).")
-    with where.expander("Place", expanded=bool(f.near)):
+    # A section is open while one of its filters is set, so no filter in force is hidden.
+    with where.expander("Place", expanded=bool(f.near or f.country or f.state)):
         st.text_input("Near", key=prefix + "near", on_change=on_change, max_chars=200,
                       placeholder="City, state/country or US ZIP")
         c1, c2 = st.columns([3, 2])
@@ -306,7 +307,7 @@ def filter_widgets(where: Any, prefix: str, f: Filters, on_change: Callable[[], 
         c2.selectbox("Unit", ["mi", "km"], key=prefix + "unit", on_change=on_change)
         st.multiselect("Country", country_options(), key=prefix + "country", on_change=on_change)
         st.multiselect("US state", list(STATE_VALUES), key=prefix + "state", on_change=on_change)
-    with where.expander("Patient", expanded=f.age is not None or bool(f.sex)):
+    with where.expander("Patient", expanded=f.age is not None or bool(f.sex) or f.healthy_volunteers is not None):
         st.number_input("Age (years)", min_value=0.0, max_value=120.0, step=1.0, value=None, key=prefix + "age",
                         on_change=on_change, placeholder="any age")
         st.selectbox("Sex", ["ANY", "FEMALE", "MALE"], key=prefix + "sex", on_change=on_change,
@@ -314,7 +315,9 @@ def filter_widgets(where: Any, prefix: str, f: Filters, on_change: Callable[[], 
         st.selectbox("Healthy volunteers", ["ANY", "YES", "NO"], key=prefix + "healthy", on_change=on_change,
                       format_func=lambda v: {"ANY": "Any", "YES": "Accepts healthy volunteers",
                                              "NO": "Patients only"}[v])
-    with where.expander("Study design", expanded=bool(f.phase or f.study_type or f.funder_class or f.sponsor)):
+    with where.expander("Study design", expanded=bool(f.phase or f.study_type or f.funder_class or f.sponsor) or any(
+            v is not None for v in (f.start_from, f.start_to, f.enrollment_min, f.enrollment_max, f.has_results,
+                                    f.fda_regulated))):
         st.multiselect("Phase", [p for p in PHASES], key=prefix + "phase", on_change=on_change,
                        format_func=_label("phase"))
         st.multiselect("Study type", list(STUDY_TYPES), key=prefix + "study_type", on_change=on_change,
