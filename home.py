@@ -15,7 +15,8 @@ st.title("🧭 Trial Landscape")
 st.markdown(
     "Explore the clinical-trial landscape of **ClinicalTrials.gov** (AACT schema): faceted statistics, "
     "site maps, trial details, a read-only SQL console, and an assistant that helps a patient find "
-    "trials and prepare questions for their doctor. The filters in the sidebar of Explore, Map, Trials and Assistant are shared by those pages."
+    "trials and prepare questions for their doctor. The filters in the sidebar of Explore, Compare, Map, Sites, "
+    "Timeline, Trials and Assistant are shared by those pages."
 )
 
 with health.database_errors():
@@ -31,7 +32,10 @@ st.caption(f"Connected to **{info['database']}** ({info['kind']}{', read-only' i
 st.subheader("Where to go")
 PAGES = [
     ("pages/1_Explore.py", "Explore — charts and funnel", "📊"),
+    ("pages/7_Compare.py", "Compare — two landscapes side by side", "⚖️"),
     ("pages/2_Map.py", "Map — sites near a place", "🗺️"),
+    ("pages/9_Sites.py", "Sites — where a trial could run", "🏥"),
+    ("pages/8_Timeline.py", "Timeline — dates and planning benchmarks", "📅"),
     ("pages/3_Trials.py", "Trials — table, details, compare", "📋"),
     ("pages/4_Assistant.py", "Assistant — find trials for a patient", "💬"),
     ("pages/5_SQL.py", "SQL — read-only queries", "🧮"),

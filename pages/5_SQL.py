@@ -35,9 +35,9 @@ health.ensure_database()
 ui_state.page_setup("SQL", "🧮", sidebar=False)
 # The query and its parameters live in the URL (?sql=…&sql.name=value, Datasette-style), so a link reopens the
 # query — and runs it, as opening it in Datasette does.
-if "sql_text" not in st.session_state and "sql" in st.query_params:
-    st.session_state["sql_autorun"] = True
-ui_state.view_widget("sql_text", "sql", STARTER, lambda v: v[:console.MAX_CHARS])
+opened = "sql_text" not in st.session_state and "sql" in st.query_params
+ui_state.view_widget("sql_text", "sql", STARTER, str, max_chars=console.MAX_CHARS)
+st.session_state["sql_autorun"] = opened and st.session_state["sql_text"] == st.query_params.get("sql")
 # One input box per :parameter; a query (a link's ?sql= too) naming more than the guard's limit gets none.
 names: tuple[str, ...] = ()
 too_many: TooManyParameters | None = None
@@ -49,7 +49,8 @@ except BadInput:
     pass  # any other refusal is explained when the query is run
 for name in names:
     ui_state.view_widget(f"sql_param_{name}", f"sql.{name}",
-                         "RECRUITING" if name == "status" and st.session_state["sql_text"] == STARTER else "", str)
+                         "RECRUITING" if name == "status" and st.session_state["sql_text"] == STARTER else "", str,
+                         max_chars=console.MAX_CHARS)
 for key in ("sql_result", "sql_error"):
     st.session_state.setdefault(key, None)
 

@@ -28,7 +28,7 @@ with left:
     if fa == fb:
         st.info("A and B are the same filters. Change B here (or press **Copy A to B** and change one filter) "
                 "to compare.", icon="⚖️")
-    left_out = comparison.left_out_of_link(fb)
+    left_out = ui_state.shared_filters(fb)[1]  # B's patient answers the share link leaves out
     if left_out:
         st.caption("B's share-link parameters leave out your answers to the assistant (" + ", ".join(left_out)
                    + ").")

@@ -15,7 +15,7 @@ st.caption("Filters: " + " · ".join(inert.md_line(line) for line in f.describe(
 st.caption("**How sites are grouped.** " + sitename.SITE_RULE)
 
 c1, c2 = st.columns([2, 3])
-ui_state.view_widget("sites_from", "from", "", lambda v: v.strip()[:200])
+ui_state.view_widget("sites_from", "from", "", str.strip)
 if f.near:
     c2.text_input("Distances from", value=f.near, disabled=True, key="sites_from_filter",
                   help="The sidebar's place (Place → Near) is set, so distances are measured from it.")

@@ -39,10 +39,15 @@ def _escape_chars(text: str) -> str:
     return "".join("\\" + c if c in _PUNCT else c for c in text)
 
 
+# Control characters other than line breaks and tabs have no business on a page, nor have the invisible
+# bidirectional controls: each reorders how the rest of its line reads ("\u202eevil" shows as "live").
+_DROPPED = dict.fromkeys([*range(32), *range(127, 160), *map(ord, "\u061c\u200e\u200f\u202a\u202b\u202c\u202d"
+                                                             "\u202e\u2066\u2067\u2068\u2069")])
+del _DROPPED[ord("\n")], _DROPPED[ord("\t")]
+
+
 def _clean(text: object) -> str:
-    value = "" if text is None else str(text)
-    # Control characters other than line breaks and tabs have no business on a page.
-    return "".join(c for c in value if c in "\n\t" or (ord(c) >= 32 and ord(c) != 127))
+    return ("" if text is None else str(text)).translate(_DROPPED)
 
 
 def text(value: object) -> str:

@@ -222,9 +222,11 @@ def test_compare_page_from_a_link_shows_both_sets(db):
 
 def test_compare_page_bad_b_params_give_notices(db):
     at = _page({"b.phase": "PHASE9", "b.nonsense": "1", "b.condition": "asthma", "bogus": "2", "bars": "pies"})
-    a_box, b_box = (w.value for w in at.warning)
-    assert a_box.endswith("- " + inert.md_line("Ignored unknown parameter “bogus”."))  # A's notice, not B's
+    (box,) = (w.value for w in at.warning)  # one box at the top: A's notices first, then B's and the bars'
+    a_box, b_box = box.split("- " + inert.md_line("Filter set B:"), 1)
+    assert a_box.endswith("- " + inert.md_line("Ignored unknown parameter “bogus”.") + "\n")  # A's notice, not B's
     assert "b.nonsense" not in a_box and "PHASE9" not in a_box
+    b_box = "- " + inert.md_line("Filter set B:") + b_box
     assert "- " + inert.md_line("Filter set B: Ignored unknown parameter “b.nonsense”.") in b_box
     assert "- " + inert.md_line("Filter set B: Ignored phase: unknown value(s) PHASE9") in b_box
     assert "- " + inert.md_line("Ignored bars: “pies”.") in b_box and at.segmented_control[0].value == "count"

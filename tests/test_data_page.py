@@ -89,3 +89,20 @@ def test_data_page_and_db_info_list_all_aact_tables(db):
     at = _data_page()
     shown = {row["table"]: row["rows"] for row in at.dataframe[0].value.to_dict("records")}
     assert shown == want
+
+
+def test_home_links_every_page_of_the_navigation(db):
+    # Home's "Where to go" linked six of the nine pages: Compare, Sites and Timeline were missing, and its intro
+    # named only four of the seven pages that share the sidebar's filters.
+    import ast
+
+    nav = (Path(PAGE).parent.parent / "navigation.py").read_text(encoding="utf-8")
+    pages = next(ast.literal_eval(node.value) for node in ast.parse(nav).body
+                 if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "PAGES")
+    at = AppTest.from_file(str(Path(PAGE).parent.parent / "navigation.py"), default_timeout=120).run()
+    assert not at.exception, at.exception
+    labels = [link.proto.label for link in at.get("page_link")]
+    assert [label.split(" — ")[0] for label in labels] == [title for path, title in pages if path != "home.py"]
+    intro = at.markdown[0].value
+    for page in ("Explore", "Compare", "Map", "Sites", "Timeline", "Trials", "Assistant"):
+        assert page in intro

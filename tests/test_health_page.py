@@ -114,3 +114,16 @@ def test_health_page_refuses_bad_files_and_forgets_with_the_session(db: Any, mon
     assert at.session_state["asst_session"].id != session.id
     assert at.file_uploader(key="health_upload").value is None  # the file is not carried into the new session
     assert "uploaded health records are deleted" in at.warning[0].value
+
+
+def test_health_page_one_stored_value_is_said_in_the_singular(db: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # With one value stored the page said "1 stored values" and, after removal, "Removed 1 stored values".
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    at = AppTest.from_file(PAGE, default_timeout=240).run()
+    _upload(at, "one.csv", b"date,name,value,unit\n2026-10-02,HbA1c,8.1,%\n", "text/csv")
+    _ok(at)
+    captions = " ".join(c.value for c in at.caption)
+    assert "1 stored value. When you check eligibility, the latest value of your 1 lab test is compared" in captions
+    _click(at, "health_remove")
+    _ok(at)
+    assert [s.value for s in at.success] == [inert.md("Removed 1 stored value from this session.")]

@@ -47,3 +47,18 @@ def test_inert_chat_md_links_only_a_whole_grounded_nct_id() -> None:
     # A longer token is not that trial: a ninth digit or a letter around it must not link to NCT01234567.
     for token in ("NCT012345678", "XNCT01234567", "NCT01234567X", "2NCT01234567"):
         assert chat_md(f"See {token} now", seen) == f"See {token} now", token
+
+
+def test_inert_bidirectional_controls_cannot_reorder_what_a_line_says() -> None:
+    # A right-to-left override (U+202E) in a URL parameter or a record's text reversed the rest of its line on the
+    # page: Explore's notice for the link parameter "\u202eevil" read “.”live instead of “evil”. Now the invisible
+    # bidirectional controls are dropped like other control characters (C1 controls too); letters of right-to-left
+    # scripts and the joiners that emoji need are kept.
+    from services.inert import html_text, md, md_line, plotly_text
+
+    controls = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u0085\u009b"
+    for shown in (md, md_line, html_text, plotly_text):
+        for ch in controls:
+            assert shown(f"a{ch}b") == "ab", (shown.__name__, hex(ord(ch)))
+    assert md_line("Ignored “\u202eevil”") == "Ignored “evil”"
+    assert md_line("שלום 👩\u200d⚕️") == "שלום 👩\u200d⚕️"

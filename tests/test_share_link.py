@@ -149,3 +149,48 @@ def test_share_link_reopens_an_sql_query_with_its_parameters(db: Any) -> None:
     assert (query["sql"], query["sql.phase"], query["sql.n"]) == ([sql], ["PHASE2"], ["3"])
     at.text_input(key="sql_param_n").set_value("5").run()
     assert _link_query(at)["sql.n"] == ["5"]
+
+
+@pytest.mark.parametrize(("page", "param", "value"), [
+    ("2_Map.py", "map", "globe"), ("3_Trials.py", "sort", "zzz"), ("8_Timeline.py", "colour_by", "rainbow"),
+    ("9_Sites.py", "rank", "best"), ("7_Compare.py", "bars", "pies")])
+def test_share_link_a_view_setting_that_is_not_used_is_said_on_the_page_it_opens(
+        db: Any, page: str, param: str, value: str) -> None:
+    # A link's view setting that a page cannot use was dropped without a word on Map, Trials, Timeline and Sites:
+    # its notice was queued after the page had shown its notices, so it appeared on the next page visited instead.
+    at = AppTest.from_file(str(PAGES / page), default_timeout=240)
+    at.query_params.update({param: value})
+    at.run()
+    assert not at.exception
+    warnings = " ".join(w.value for w in at.warning)
+    assert inert.md_line(f"Ignored {param}: “{value}”.") in warnings
+    at.run()  # shown once
+    assert inert.md_line(f"Ignored {param}") not in " ".join(w.value for w in at.warning)
+
+
+def test_share_link_an_sql_query_longer_than_the_console_takes_is_refused_not_cut_and_run(db: Any) -> None:
+    # A link's query longer than the console's limit was cut to the limit and run: the cut query is another query
+    # (here its last condition was lost, so it counted every study), and nothing said so.
+    from services import console
+
+    head = "SELECT count(*) AS n FROM ctgov.studies WHERE true "
+    sql = head + " " * (console.MAX_CHARS - len(head)) + "AND phase = 'PHASE9'"
+    at = AppTest.from_file(str(PAGES / "5_SQL.py"), default_timeout=240)
+    at.query_params.update({"sql": sql})
+    at.run()
+    assert not at.exception
+    assert not at.dataframe  # nothing ran
+    assert at.text_area(key="sql_text").value != sql[:console.MAX_CHARS]
+    warnings = " ".join(w.value for w in at.warning)
+    assert inert.md_line(f"Ignored sql: it is longer than {console.MAX_CHARS:,} characters.") in warnings
+
+
+def test_share_link_a_sites_place_longer_than_a_place_is_refused_with_a_notice(db: Any) -> None:
+    # ?from= of any length was cut to 200 characters without a word and looked up as a place.
+    at = AppTest.from_file(str(PAGES / "9_Sites.py"), default_timeout=240)
+    at.query_params.update({"from": "Boston " * 100})
+    at.run()
+    assert not at.exception
+    assert at.text_input(key="sites_from").value == ""
+    warnings = " ".join(w.value for w in at.warning)
+    assert inert.md_line("Ignored from: it is longer than 200 characters.") in warnings

@@ -30,7 +30,7 @@ from services.trials import plural
 
 MAX_NAME = 80  # characters of a view's name
 MAX_VIEWS = 200  # saved views in one database
-PAGES = ("Explore", "Map", "Trials", "Assistant")  # the pages with the filter sidebar (navigation.py labels)
+PAGES = ("Explore", "Compare", "Map", "Sites", "Timeline", "Trials", "Assistant")  # with the filter sidebar
 KINDS = ("new_trial", "status", "results", "sites", "removed")
 KIND_TITLES = {"new_trial": "New trials", "status": "Status changes", "results": "Results posted",
                "sites": "New sites", "removed": "No longer in the data"}

@@ -16,6 +16,7 @@ from services.assistant.orchestrator import UserInput
 from services.assistant.records import HealthRecordStore
 from services.assistant.store import SessionStore
 from services.errors import AssistantUnavailable, TrialLandscapeError
+from services.trials import plural
 from services.ui import gate, health
 from services.ui import state as ui_state
 
@@ -286,9 +287,9 @@ def health_records(session: AssistantSession) -> None:
           "Source": _SOURCE_SHOWN.get(o.source, o.source)} for o in rows[:5000]],
         hide_index=True, key="health_table", width="stretch", height=280)
     labs = len(healthdata.latest_labs(observations))
-    st.caption(f"{len(observations):,} stored values" + (" (the first 5,000 shown)" if len(rows) > 5000 else "")
-               + (f". When you check eligibility, the latest value of each of your {labs} lab test"
-                  f"{'s' if labs != 1 else ''} is compared with each trial's lab limits, and the reason names the "
+    st.caption(plural(len(observations), "stored value") + (" (the first 5,000 shown)" if len(rows) > 5000 else "")
+               + (f". When you check eligibility, the latest value of {'each of ' if labs != 1 else ''}your "
+                  f"{plural(labs, 'lab test')} is compared with each trial's lab limits, and the reason names the "
                   "value and its date." if labs else "."))
     estimate = healthdata.activity_estimate(observations)
     if estimate:
@@ -297,6 +298,6 @@ def health_records(session: AssistantSession) -> None:
         with health.database_errors():
             removed = HealthRecordStore().delete(session.id)
         st.session_state.pop("health_rows", None)
-        st.session_state["health_outcome"] = {"ok": f"Removed {removed:,} stored values from this session.",
+        st.session_state["health_outcome"] = {"ok": f"Removed {plural(removed, 'stored value')} from this session.",
                                               "error": "", "problems": [], "notes": []}
         st.rerun()

@@ -53,11 +53,6 @@ def write_url(fb: Filters) -> None:
         st.query_params[key] = values
 
 
-def left_out_of_link(fb: Filters) -> list[str]:
-    """The patient answers in B that the share link leaves out (empty when there are none or the visitor opted in)."""
-    return ui_state.shared_filters(fb)[1]
-
-
 def _b_changed() -> None:
     fb, notices = ui_state.filters_from_widgets(PREFIX)
     set_b(fb, ["Filter set B: " + n for n in notices])

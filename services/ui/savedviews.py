@@ -19,7 +19,8 @@ from services.errors import BadInput, TrialLandscapeError
 from services.ui import state as ui_state
 
 # navigation.py's page files, by label (a test checks they agree).
-PAGE_FILES = {"Explore": "pages/1_Explore.py", "Map": "pages/2_Map.py", "Trials": "pages/3_Trials.py",
+PAGE_FILES = {"Explore": "pages/1_Explore.py", "Compare": "pages/7_Compare.py", "Map": "pages/2_Map.py",
+              "Sites": "pages/9_Sites.py", "Timeline": "pages/8_Timeline.py", "Trials": "pages/3_Trials.py",
               "Assistant": "pages/4_Assistant.py"}
 REPORT_KEY = "saved_view_report"  # the change report of the view just opened
 _SWITCH_KEY = "saved_view_switch"  # the page to go to after opening a view

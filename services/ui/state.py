@@ -20,7 +20,7 @@ from services.cache import SingleFlightCache
 from services.dashboard import compare, condition, stats
 from services.dashboard.filters import COMPARE_PARAM_PREFIX, STATE_VALUES, Filters, is_view_param
 from services.data import runtime
-from services.data.normalize import FUNDER_CLASSES, LABELS, OPEN_STATUSES, PHASES, STATUSES, STUDY_TYPES
+from services.data.normalize import FUNDER_CLASSES, LABELS, PHASES, STATUSES, STUDY_TYPES
 from services.errors import TrialLandscapeError
 from services.ui import health
 from services.ui.gate import require_access
@@ -148,23 +148,30 @@ def page_setup(title: str, icon: str = "🧭", *, sidebar: bool = True) -> Filte
     _write_url(f)
     if sidebar:
         f = render_sidebar()
+    st.session_state[_NOTICE_SLOT] = (st.empty(), [])  # the notices' place, at the top of the page
     show_notices()
     if sidebar:
         ui_views.show_report()
     return f
 
 
-MAX_NOTICES = 12  # notices listed at once: a link may hold any number of parameters that are not used
+_NOTICE_SLOT = "_notice_slot"  # this run's place for the notices (top of the page) and the notices it shows
 
 
 def show_notices() -> None:
-    """Show (once) what was dropped from the URL or the filters, and why (the first MAX_NOTICES, then a count)."""
+    """Show (once) what was dropped from the URL or the filters, and why: every notice (a link's unknown parameters,
+    the one kind without bound, come as a few names and a count: filters.MAX_UNKNOWN_NOTICES).
+
+    Notices queued later in the run (a view setting the page cannot use) join the same box at the top of the page:
+    the footer shows them too.
+    """
     notices = st.session_state.get("notices") or []
     if notices:
-        lines = [f"- {inert.md_line(n)}" for n in notices[:MAX_NOTICES]]
-        if len(notices) > MAX_NOTICES:
-            lines.append(f"- … and {len(notices) - MAX_NOTICES:,} more.")
-        st.warning("Some filter values were not used:\n\n" + "\n".join(lines), icon="⚠️")
+        slot, shown = st.session_state.get(_NOTICE_SLOT) or (st.empty(), [])
+        shown = [*shown, *notices]
+        slot.warning("Some filter values were not used:\n\n" + "\n".join(f"- {inert.md_line(n)}" for n in shown),
+                     icon="⚠️")
+        st.session_state[_NOTICE_SLOT] = (slot, shown)
         st.session_state["notices"] = []
 
 
@@ -290,7 +297,8 @@ def filter_widgets(where: Any, prefix: str, f: Filters, on_change: Callable[[], 
     where.multiselect("Status", list(STATUSES), key=prefix + "status", on_change=on_change,
                    format_func=_label("status"),
                    help="Empty = any status. Default: trials open or still running (also active, not recruiting).")
-    with where.expander("Place", expanded=bool(f.near)):
+    # A section is open while one of its filters is set, so no filter in force is hidden.
+    with where.expander("Place", expanded=bool(f.near or f.country or f.state)):
         st.text_input("Near", key=prefix + "near", on_change=on_change, max_chars=200,
                       placeholder="City, state/country or US ZIP")
         c1, c2 = st.columns([3, 2])
@@ -299,7 +307,7 @@ def filter_widgets(where: Any, prefix: str, f: Filters, on_change: Callable[[], 
         c2.selectbox("Unit", ["mi", "km"], key=prefix + "unit", on_change=on_change)
         st.multiselect("Country", country_options(), key=prefix + "country", on_change=on_change)
         st.multiselect("US state", list(STATE_VALUES), key=prefix + "state", on_change=on_change)
-    with where.expander("Patient", expanded=f.age is not None or bool(f.sex)):
+    with where.expander("Patient", expanded=f.age is not None or bool(f.sex) or f.healthy_volunteers is not None):
         st.number_input("Age (years)", min_value=0.0, max_value=120.0, step=1.0, value=None, key=prefix + "age",
                         on_change=on_change, placeholder="any age")
         st.selectbox("Sex", ["ANY", "FEMALE", "MALE"], key=prefix + "sex", on_change=on_change,
@@ -307,7 +315,9 @@ def filter_widgets(where: Any, prefix: str, f: Filters, on_change: Callable[[], 
         st.selectbox("Healthy volunteers", ["ANY", "YES", "NO"], key=prefix + "healthy", on_change=on_change,
                       format_func=lambda v: {"ANY": "Any", "YES": "Accepts healthy volunteers",
                                              "NO": "Patients only"}[v])
-    with where.expander("Study design", expanded=bool(f.phase or f.study_type or f.funder_class or f.sponsor)):
+    with where.expander("Study design", expanded=bool(f.phase or f.study_type or f.funder_class or f.sponsor) or any(
+            v is not None for v in (f.start_from, f.start_to, f.enrollment_min, f.enrollment_max, f.has_results,
+                                    f.fda_regulated))):
         st.multiselect("Phase", [p for p in PHASES], key=prefix + "phase", on_change=on_change,
                        format_func=_label("phase"))
         st.multiselect("Study type", list(STUDY_TYPES), key=prefix + "study_type", on_change=on_change,
@@ -343,8 +353,9 @@ _VIEW_WORDS = {"map": "map mode", "colour": "map colouring", "area": "map area s
                "from": "the place distances are measured from"}
 
 
-def view_widget(key: str, param: str, default: Any, parse: Callable[[str], Any]) -> None:
+def view_widget(key: str, param: str, default: Any, parse: Callable[[str], Any], max_chars: int = 200) -> None:
     """Before widget `key` is created: its value from ?param= (a link), else this session's last one, else default.
+    A value longer than max_chars is refused whole (never cut: a cut SQL query is another query), with a notice.
 
     Streamlit forgets a widget's value while the widget is not drawn (a trial's detail, another page) and clears
     the URL on a page switch; the session's memory brings the view back in both cases.
@@ -355,12 +366,14 @@ def view_widget(key: str, param: str, default: Any, parse: Callable[[str], Any])
     value: Any = None
     raw = st.query_params.get(param)
     if raw is not None:
+        too_long = len(raw) > max_chars
         try:
-            value = parse(raw)
+            value = None if too_long else parse(raw)
         except (TypeError, ValueError):
             value = None
         if value is None:
-            st.session_state["notices"] = [*st.session_state["notices"], f"Ignored {param}: “{raw[:40]}”."]
+            why = f"it is longer than {max_chars:,} characters" if too_long else f"“{raw[:40]}”"
+            st.session_state["notices"] = [*st.session_state["notices"], f"Ignored {param}: {why}."]
     if value is None:
         value = st.session_state["view_memory"].get(param, default)
     st.session_state[key] = value
@@ -506,6 +519,7 @@ def _freshness() -> str | None:
 
 def footer() -> None:
     """Share link, data source and freshness under every page; on the sample, say it is topic-biased."""
+    show_notices()  # those the page queued after page_setup (its view settings from the URL)
     render_share_link()
     health.warm_up_geocoder()
     try:
@@ -533,6 +547,3 @@ def update_filters(*, from_patient: bool = False, **changes: Any) -> Filters:
     st.session_state["widget_sync"] = None
     set_filters(f)
     return f
-
-
-__all__ = ["OPEN_STATUSES", "current_filters", "set_filters", "page_setup", "cached", "footer", "update_filters"]
