@@ -468,3 +468,23 @@ def test_sitemap_sentences_say_one_site_and_one_trial_in_the_singular():
     assert sitemap.describe_choropleth(data, "countries", "trials") == (
         "Colour: number of trials per country on a log scale, from 1 site of 1 matching trial (a trial with sites "
         "in several places counts in each).")
+
+
+def test_mapdeck_a_deck_drawn_before_an_import_is_not_shown_after_it(db, monkeypatch):
+    """Decks are shared for ten minutes, keyed like the map data they draw: by database and data generation. After
+    an import (a new generation) the same view is drawn again, not the deck of the old data."""
+    import pydeck as pdk
+
+    generation = ["before"]
+    monkeypatch.setattr(mapdeck.stats, "data_generation", lambda db=None: generation[0])
+    builds: list[pdk.Deck] = []
+
+    def build() -> pdk.Deck:
+        builds.append(pdk.Deck(layers=[]))
+        return builds[-1]
+
+    key = ("generation test", Filters.from_query({"country": "France"})[0])
+    first = mapdeck.shared_deck(key, build)
+    assert mapdeck.shared_deck(key, build) is first and len(builds) == 1
+    generation[0] = "after"
+    assert mapdeck.shared_deck(key, build) is builds[1] is not first

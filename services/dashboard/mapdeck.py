@@ -14,7 +14,8 @@ from pydeck.bindings import json_tools
 
 from services import inert
 from services.cache import SingleFlightCache
-from services.dashboard import sitemap
+from services.dashboard import sitemap, stats
+from services.data import runtime
 from services.trials import plural
 
 # Every pickable layer's objects carry these four fields, so one tooltip template serves them all. They hold plain
@@ -216,8 +217,10 @@ _deck_cache: SingleFlightCache[pdk.Deck] = SingleFlightCache(DECK_CACHE_TTL_S, m
 
 def shared_deck(key: Hashable, build: Callable[[], pdk.Deck]) -> pdk.Deck:
     """The deck for a view key (filters, area switch, mode, metric, tiles), built once per ten minutes for all
-    visitors — the same lifetime as the cached map data it is drawn from."""
-    return _deck_cache.get_or_compute(key, build)
+    visitors — the same lifetime as the cached map data it is drawn from. Like that data, it is kept per database
+    and data generation, so a deck drawn before an import is not shown after it."""
+    db = runtime.get_db()
+    return _deck_cache.get_or_compute((db.url, stats.data_generation(db), key), build)
 
 
 # ---- the Sites page ----------------------------------------------------------------------------------
