@@ -52,8 +52,8 @@ def _independent(db, f: Filters) -> pd.DataFrame:  # noqa: ANN001
                                    <= f.radius_miles()))
             for c, st, lat, lon in zip(rows["country"], rows["state"], rows["latitude"], rows["longitude"], strict=True)]
     rows = rows[keep]
-    rows["key"] = [sitename.site_key(n, c, k) for n, c, k in zip(rows["name"], rows["city"], rows["country"],
-                                                                   strict=True)]
+    rows["key"] = [sitename.site_key(n, c, k, s) for n, c, k, s in zip(rows["name"], rows["city"], rows["country"],
+                                                                         rows["state"], strict=True)]
     shown = [(s if s and s.strip() else t) for s, t in zip(rows["status"], rows["overall_status"], strict=True)]
     rows["recruiting"] = [str(s).strip().upper() == "RECRUITING" for s in shown]
     named = rows[rows["key"].notna()]
@@ -89,20 +89,22 @@ def test_feasibility_site_rows_and_details_match_plain_sql(db):
     f = _filters({"condition": "diabetes"})
     table = feasibility.site_table(f, db=db, engine=engine.by_name(db, "memory"))
     first = table.rows.iloc[0]
-    named = db.fetch_df("SELECT name, city, country FROM ctgov.facilities WHERE id = :i", {"i": int(first["site_id"])})
-    assert (first["facility"], first["city"], first["country"]) == tuple(named.iloc[0])
+    named = db.fetch_df("SELECT name, city, country, state FROM ctgov.facilities WHERE id = :i",
+                        {"i": int(first["site_id"])})
+    assert (first["facility"], first["city"], first["country"], first["state"]) == tuple(named.iloc[0])
     assert table.totals["sites"] == db.fetch_value(
         "SELECT count(*) FROM app.site_groups g JOIN ctgov.facilities f ON f.id = g.facility_id "
         "WHERE f.nct_id = ANY(CAST(:ids AS text[]))", {"ids": engine.SqlEngine(db).matching_ids(f)})
     # The first group's phases: distinct matching trials per phase, counted from the facility rows.
     key = sitename.site_key(*named.iloc[0])
     ids = engine.SqlEngine(db).matching_ids(f)
-    sites = db.fetch_df("SELECT f.nct_id, f.name, f.city, f.country, s.phase FROM ctgov.facilities f JOIN "
+    sites = db.fetch_df("SELECT f.nct_id, f.name, f.city, f.country, f.state, s.phase FROM ctgov.facilities f JOIN "
                         "ctgov.studies s ON s.nct_id = f.nct_id WHERE f.nct_id = ANY(CAST(:ids AS text[]))",
                         {"ids": ids})
     sites = sites.astype(object).where(sites.notna(), None)
-    mine = sites[[sitename.site_key(n, c, k) == key for n, c, k in zip(sites["name"], sites["city"], sites["country"],
-                                                                        strict=True)]]
+    mine = sites[[sitename.site_key(n, c, k, s) == key for n, c, k, s in zip(sites["name"], sites["city"],
+                                                                              sites["country"], sites["state"],
+                                                                              strict=True)]]
     assert mine["nct_id"].nunique() == first["trials"]
     per_phase = mine.drop_duplicates("nct_id").groupby(mine.drop_duplicates("nct_id")["phase"].fillna(""))
     total = sum(len(g) for _, g in per_phase)
@@ -110,8 +112,9 @@ def test_feasibility_site_rows_and_details_match_plain_sql(db):
     assert sum(int(part.rsplit(" ", 1)[1]) for part in first["phases"].split(" · ")) == first["trials"]
 
 
-# A state keeps some of a trial's sites in one facility group and leaves out its first one (a group is a name, city
-# and country: an Ohio and an out-of-state site can share it): the in-process engine lost that trial (484 groups, 488).
+# A state keeps some of a trial's sites in one facility group and leaves out its first one (a group was a name, city
+# and country, so an Ohio and an out-of-state site shared it; outside the United States a group still ignores the
+# state): the in-process engine lost that trial (484 groups, 488).
 AREA_SPLITS_A_GROUP = {"state": "Ohio", "status": "COMPLETED,TERMINATED"}
 
 

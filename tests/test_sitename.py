@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.data import sitename
+from services.data import runtime, sitename
 from services.data.db import load_sql
 
 # Spellings found side by side in the shipped sample's ctgov.facilities (same city and country).
@@ -73,11 +73,12 @@ def test_sitename_generic_names_are_flagged():
 
 
 def test_sitename_sql_equals_python_on_every_facility_of_the_sample(db):
-    df = db.fetch_df("SELECT f.name, f.city, f.country, k.group_key FROM ctgov.facilities f "
+    df = db.fetch_df("SELECT f.name, f.city, f.country, f.state, k.group_key FROM ctgov.facilities f "
                      f"JOIN ({load_sql('site_keys')}) k ON k.facility_id = f.id ORDER BY f.id", timeout_ms=600_000)
     assert len(df) == db.fetch_value("SELECT count(*) FROM ctgov.facilities") > 90_000
     df = df.astype(object).where(df.notna(), None)
-    python = [sitename.site_key(n, c, k) for n, c, k in zip(df["name"], df["city"], df["country"], strict=True)]
+    python = [sitename.site_key(n, c, k, s) for n, c, k, s in zip(df["name"], df["city"], df["country"], df["state"],
+                                                                  strict=True)]
     differ = [(n, s, p) for n, s, p in zip(df["name"], df["group_key"], python, strict=True) if s != p]
     assert differ == []
     named = df[df["group_key"].notna()]
@@ -92,7 +93,8 @@ def test_sitename_hostile_text_folds_the_same_in_sql_and_python(db):
     sql = load_sql("site_keys").replace(
         "FROM ctgov.facilities f",
         "FROM (SELECT u.i::int AS id, NULL::varchar AS nct_id, u.name, CAST(:city AS text) AS city, "
-        "CAST(:country AS text) AS country FROM unnest(CAST(:names AS text[])) WITH ORDINALITY AS u(name, i)) f")
+        "CAST(:country AS text) AS country, NULL::text AS state "
+        "FROM unnest(CAST(:names AS text[])) WITH ORDINALITY AS u(name, i)) f")
     rows = db.fetch_df(sql + " ORDER BY facility_id", {"names": names, "city": "St. Louis", "country": "France"})
     assert [None if v != v else v for v in rows["group_key"]] == [sitename.site_key(n, "St. Louis", "France")
                                                                   for n in names]
@@ -110,10 +112,11 @@ def test_sitename_derived_table_holds_every_named_facility_in_key_order(db):
         "(SELECT count(*) FROM app.site_group_keys) AS keys, "
         "(SELECT count(*) FROM ctgov.facilities f WHERE NOT EXISTS "
         " (SELECT 1 FROM app.site_groups g WHERE g.facility_id = f.id)) AS ungrouped")[0]
-    df = db.fetch_df("SELECT f.name, f.city, f.country, g.group_id FROM ctgov.facilities f "
+    df = db.fetch_df("SELECT f.name, f.city, f.country, f.state, g.group_id FROM ctgov.facilities f "
                      "LEFT JOIN app.site_groups g ON g.facility_id = f.id")
     df = df.astype(object).where(df.notna(), None)
-    keys = [sitename.site_key(n, c, k) for n, c, k in zip(df["name"], df["city"], df["country"], strict=True)]
+    keys = [sitename.site_key(n, c, k, s) for n, c, k, s in zip(df["name"], df["city"], df["country"], df["state"],
+                                                                strict=True)]
     assert sum(k is None for k in keys) == row["ungrouped"] and sum(k is not None for k in keys) == row["grouped"]
     assert len({k for k in keys if k is not None}) == row["keys"]
     by_id = {int(g): k for g, k in zip(df["group_id"], keys, strict=True) if g is not None}
@@ -132,3 +135,53 @@ def test_sitename_ensure_built_fills_the_table_of_a_database_imported_before_it(
     assert after.equals(before)
     # The in-process engine reloads (its start cache is keyed by this stamp) and sees the groups.
     assert db.fetch_value("SELECT value FROM app.meta WHERE key = 'facets_refreshed_at'") != stamp
+
+
+def test_sitename_us_sites_of_one_name_and_city_in_two_states_are_two_groups():
+    # Columbus, Georgia and Columbus, Ohio: one "Research Site" row on the Sites page counted both states' trials.
+    assert sitename.site_key("Research Site", "Columbus", "United States", "Georgia") != sitename.site_key(
+        "Research Site", "Columbus", "United States", "Ohio")
+    assert sitename.site_key("Mayo Clinic", "Rochester", "United States", "Minnesota") == (
+        "mayo clinic | rochester | minnesota | united states")
+    # A postal code or another case is the same state; outside the United States the state is not read.
+    assert sitename.site_key("Research Site", "Columbus", "United States", "OH") == sitename.site_key(
+        "Research Site", "Columbus", "United States", "ohio")
+    assert sitename.site_key("Research Site", "Toronto", "Canada", "Ontario") == sitename.site_key(
+        "Research Site", "Toronto", "Canada", "ON") == "research site | toronto | canada"
+
+
+def test_sitename_no_group_spans_two_us_states(db):
+    _rebuilt(db)
+    assert db.fetch_value(
+        "SELECT count(*) FROM (SELECT g.group_id FROM app.site_groups g JOIN ctgov.facilities f ON f.id = g.facility_id "
+        "WHERE f.country = 'United States' GROUP BY g.group_id HAVING count(DISTINCT lower(f.state)) > 1) x") == 0
+
+
+def test_sitename_states_fold_the_same_in_sql_and_python(db):
+    from services.data import geo
+
+    states = [s for code, name in geo.US_STATE_CODES.items() for s in (code, code.lower(), name, name.upper())]
+    states += ["", "  ", "N.Y.", "Ontario", "St. Louis", "Île-de-France"]
+    sql = load_sql("site_keys").replace(
+        "FROM ctgov.facilities f",
+        "FROM (SELECT u.i::int AS id, NULL::varchar AS nct_id, 'Research Site' AS name, 'Columbus' AS city, u.state, "
+        "CAST(:country AS text) AS country FROM unnest(CAST(:states AS text[])) WITH ORDINALITY AS u(state, i)) f")
+    for country in ("United States", "united states", "France"):
+        rows = db.fetch_df(sql + " ORDER BY facility_id", {"states": states, "country": country})
+        assert list(rows["group_key"]) == [sitename.site_key("Research Site", "Columbus", country, s) for s in states]
+
+
+def test_sitename_ensure_built_rebuilds_groups_made_by_an_older_rule(db):
+    _rebuilt(db)
+    before = db.fetch_df("SELECT facility_id, group_id FROM app.site_groups ORDER BY facility_id")
+    stamp = db.fetch_value("SELECT value FROM app.meta WHERE key = 'facets_refreshed_at'")
+    db.execute("UPDATE app.meta SET value = 'an older rule' WHERE key = 'site_groups_rule'")
+    assert sitename.ensure_built(db) is True
+    assert sitename.ensure_built(db) is False
+    assert db.fetch_df("SELECT facility_id, group_id FROM app.site_groups ORDER BY facility_id").equals(before)
+    # The in-process engine's start cache is keyed by this stamp: it is not served for the rebuilt groups.
+    assert db.fetch_value("SELECT value FROM app.meta WHERE key = 'facets_refreshed_at'") != stamp
+    # A start rebuilds them too, also when the schema files have not changed.
+    db.execute("UPDATE app.meta SET value = 'an older rule' WHERE key = 'site_groups_rule'")
+    runtime.ensure_schema(db)
+    assert db.fetch_value("SELECT value FROM app.meta WHERE key = 'site_groups_rule'") == sitename.RULE_DIGEST

@@ -98,16 +98,15 @@ def _schema_current(db: Database, fingerprint: str) -> bool:
 def ensure_schema(db: Database) -> None:
     """Apply the schema unless this database already has exactly the current schema files applied."""
     fingerprint = schema_fingerprint()
-    if _schema_current(db, fingerprint):
-        return
-    files = schema_files()
-    with PROGRESS.stage("Creating the AACT schema", total=len(files), unit="schema files") as advance:
-        for n, path in enumerate(files, start=1):
-            db.execute_script(path.read_text(encoding="utf-8"))
-            advance(n)
-    db.execute("INSERT INTO app.meta (key, value) VALUES ('schema_fingerprint', :v) "
-               "ON CONFLICT (key) DO UPDATE SET value = :v, updated_at = now()", {"v": fingerprint})
-    sitename.ensure_built(db)  # a derived table newer than the database's last import
+    if not _schema_current(db, fingerprint):
+        files = schema_files()
+        with PROGRESS.stage("Creating the AACT schema", total=len(files), unit="schema files") as advance:
+            for n, path in enumerate(files, start=1):
+                db.execute_script(path.read_text(encoding="utf-8"))
+                advance(n)
+        db.execute("INSERT INTO app.meta (key, value) VALUES ('schema_fingerprint', :v) "
+                   "ON CONFLICT (key) DO UPDATE SET value = :v, updated_at = now()", {"v": fingerprint})
+    sitename.ensure_built(db)  # a derived table newer than the database's last import, or built by an older rule
 
 
 _KIND_TEXT = {"ctgov-json": "JSON studies", "ctgov-csv": "CSV studies (sites geocoded offline)",

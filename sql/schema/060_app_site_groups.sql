@@ -1,6 +1,7 @@
 -- Facility groups for the Sites page (schema `app`): which facility rows are the same site (services/data/sitename.py:
--- name, city and country folded). Derived from ctgov.facilities; rebuilt after every import by
--- sql/queries/refresh_site_groups.sql. group_id follows the key's byte order, so ordering by it orders by key.
+-- name, city, US state and country folded). Derived from ctgov.facilities; rebuilt after every import by
+-- sql/queries/refresh_site_groups.sql, and at start when built by another version of the rule (app.meta
+-- 'site_groups_rule'). group_id follows the key's byte order, so ordering by it orders by key.
 CREATE SCHEMA IF NOT EXISTS app;
 
 CREATE TABLE IF NOT EXISTS app.site_group_keys (
