@@ -154,6 +154,7 @@ class TrialDetails(TypedDict, total=False):
     sponsor: str
     collaborators: list[str]
     enrollment: int | None
+    enrollment_type: str  # ACTUAL (how many took part), ESTIMATED/ANTICIPATED (a plan), "" when not given
     start_date: str | None
     completion_date: str | None
     summary: str
@@ -185,6 +186,7 @@ def details_of(detail: TrialDetail) -> TrialDetails:
         "sponsor": detail.lead_sponsor or "",
         "collaborators": list(detail.collaborators),
         "enrollment": int(enrollment) if enrollment is not None else None,
+        "enrollment_type": normalize.canonical("enrollment_type", text(study.get("enrollment_type"))) or "",
         "start_date": year_month(None, study.get("start_date")),
         "completion_date": year_month(None, study.get("completion_date") or study.get("primary_completion_date")),
         "summary": text(study.get("brief_summary")),
