@@ -110,9 +110,15 @@ def form_defaults(session: AssistantSession, f: Filters) -> dict[str, Any]:
     p = session.patient_profile
     seeded = {k.removeprefix("dashboard_"): v for k, v in session.intake_answers.items() if k.startswith("dashboard_")}
     sex = p.get("sex") or (str(seeded.get("sex") or f.sex or "").lower() or None)
-    radius = p.get("travel_radius_miles", seeded.get("radius", f.radius if f.near else 100.0))
-    if seeded.get("radius_unit", f.unit) == "km" and "travel_radius_miles" not in p and radius is not None:
-        radius = float(radius) / geo.KM_PER_MILE
+    if "travel_radius_miles" in p:  # the patient's own answer, in miles
+        radius = p["travel_radius_miles"]
+    elif "radius" in seeded or f.near:  # the dashboard's radius, in its unit; the form asks in whole miles
+        radius = float(seeded["radius"] if "radius" in seeded else f.radius)
+        if (seeded.get("radius_unit", "mi") if "radius" in seeded else f.unit) == "km":
+            radius /= geo.KM_PER_MILE
+        radius = max(1.0, float(round(radius)))
+    else:
+        radius = 100.0
     return {
         "diagnosis": p.get("diagnosis") or seeded.get("condition") or f.condition or "",
         "stage": p.get("stage", ""),
