@@ -8,7 +8,7 @@ assistant's tools and the report read (`details_of` makes one from the other). E
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any, NotRequired, Protocol, TypedDict
@@ -94,6 +94,33 @@ def phase_words(value: Any) -> str:
 def status_words(value: Any) -> str:
     """A status in words ('ACTIVE_NOT_RECRUITING' → 'Active, not recruiting'); '' when missing."""
     return normalize.label("status", str(value)) if value else ""
+
+
+# A site's own status that says it takes (or will take) participants; a site without a status of its own (most
+# of them) goes by the trial's. Any other site status (completed, withdrawn, terminated, …) says it does not.
+SITE_ENROLLING = ("RECRUITING", "NOT_YET_RECRUITING", "ENROLLING_BY_INVITATION", "AVAILABLE", "UNKNOWN")
+
+
+def site_may_enroll(status: Any) -> bool:
+    """Whether a site's own status recruits or is not given (the trial's status then speaks for it)."""
+    code = status_code(str(status).strip()) if status is not None and str(status).strip() else None
+    return code is None or code in SITE_ENROLLING
+
+
+def site_status_note(site: Mapping[str, Any]) -> str:
+    """'' for a site that may take participants, else a plain clause saying it is not recruiting and why."""
+    status = site.get("status")
+    if site_may_enroll(status):
+        return ""
+    return f"this site is not recruiting (its own status: {status_words(status_code(status)).lower()})"
+
+
+def nearest_site(sites: Iterable[Site]) -> Site | None:
+    """The closest located site that may take participants (site_may_enroll); when none may, the closest located
+    site (its status says it does not: site_status_note); None without a located site."""
+    located = [s for s in sites if isinstance(s.get("distance_miles"), int | float)]
+    enrolling = [s for s in located if site_may_enroll(s.get("status"))]
+    return min(enrolling or located, key=lambda s: float(s.get("distance_miles") or 0.0), default=None)
 
 
 # --------------------------------------------------------------------------------------------
@@ -239,6 +266,7 @@ class NearestSite(TypedDict, total=False):
     state: str
     country: str
     distance_miles: float | None
+    status: str  # the site's own status code; "" when not given (a closed one is named only when no other is)
 
 
 class TrialSummary(TypedDict, total=False):

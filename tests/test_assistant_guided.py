@@ -211,13 +211,18 @@ def test_assistant_guided_diabetes_houston_end_to_end(db: Any) -> None:
 
 # ---- the issue's NSCLC / 62 / male / Lompoc, CA / 200 mi session over the shipped sample ---------------------------
 
+# Each trial's nearest site that may take the patient (its own status recruits or is not given), else its nearest.
 _NEAREST_SQL = """
-SELECT f.nct_id, min(2 * 3958.7613 * asin(least(1, sqrt(
-         power(sin(radians((f.latitude - :lat) / 2)), 2) +
-         cos(radians(:lat)) * cos(radians(f.latitude)) * power(sin(radians((f.longitude - :lon) / 2)), 2))))) AS miles
-FROM ctgov.facilities f
-WHERE f.nct_id = ANY(CAST(:ids AS text[])) AND f.latitude IS NOT NULL AND f.longitude IS NOT NULL
-GROUP BY f.nct_id
+SELECT nct_id, coalesce(min(miles) FILTER (WHERE enrolling), min(miles)) AS miles
+FROM (SELECT f.nct_id, 2 * 3958.7613 * asin(least(1, sqrt(
+             power(sin(radians((f.latitude - :lat) / 2)), 2) +
+             cos(radians(:lat)) * cos(radians(f.latitude)) * power(sin(radians((f.longitude - :lon) / 2)), 2)))) AS miles,
+             coalesce(btrim(f.status), '') = '' OR upper(replace(replace(btrim(f.status), ',', ''), ' ', '_')) IN
+                 ('RECRUITING', 'NOT_YET_RECRUITING', 'ENROLLING_BY_INVITATION', 'AVAILABLE', 'UNKNOWN',
+                  'UNKNOWN_STATUS') AS enrolling
+      FROM ctgov.facilities f
+      WHERE f.nct_id = ANY(CAST(:ids AS text[])) AND f.latitude IS NOT NULL AND f.longitude IS NOT NULL) d
+GROUP BY nct_id
 """
 _FRESHNESS_SQL = """
 SELECT s.nct_id,

@@ -45,6 +45,7 @@ from services.trials import (
     miles_words,
     plural,
     search_sentence,
+    site_status_note,
     status_code,
     within_words,
 )
@@ -439,7 +440,9 @@ class GuidedAssistant:
             place = ", ".join(x for x in (nearest.get("facility"), nearest.get("city"), nearest.get("state"),
                                           nearest.get("country")) if x)
             miles = nearest.get("distance_miles")
-            nearest_text = truncate(place + (f" — {miles_words(miles)} away" if miles is not None else ""), 300) or ""
+            closed = site_status_note(nearest)  # only when no located site of the trial may take participants
+            nearest_text = truncate(place + (f" — {miles_words(miles)} away" if miles is not None else "")
+                                    + (f"; {closed}" if closed else ""), 300) or ""
         effects = self._side_effects(session, nct_id, details, step)
         summary_bits = [f"{_phase_words(details.get('phases') or [])}; {label('status', details.get('status')).lower()}.",
                         verdict.reason]

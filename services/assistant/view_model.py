@@ -26,7 +26,7 @@ from services.data.normalize import label
 from services.eligibility.scoring import FitBand, Verdict
 from services.limits import ConcurrencyGate
 from services.llm import LLMClient
-from services.trials import CRITERIA_MISSING, TrialBackend, ctgov_url, miles_words, plural
+from services.trials import CRITERIA_MISSING, TrialBackend, ctgov_url, miles_words, plural, site_status_note
 
 PHASE_TITLES: dict[str, str] = {
     "intake": "About you", "search": "Search", "matching": "Check eligibility", "selection": "Choose trials",
@@ -180,7 +180,9 @@ def card_view(card: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(nearest, Mapping):
         place = ", ".join(str(nearest.get(k)) for k in ("facility", "city", "state") if nearest.get(k))
         miles = nearest.get("distance_miles")
-        nearest = place + (f" — {miles_words(miles)} away" if isinstance(miles, int | float) else "")
+        closed = site_status_note(nearest)
+        nearest = place + (f" — {miles_words(miles)} away" if isinstance(miles, int | float) else "") + (
+            f"; {closed}" if closed else "")
     return {
         "nct_id": card["nct_id"],
         "title": card.get("title") or card["nct_id"],
