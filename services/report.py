@@ -34,8 +34,10 @@ from services.trials import (
     ctgov_url,
     describe_searches,
     miles_words,
+    nearest_site,
     phase_words,
     plural,
+    site_status_note,
     status_words,
 )
 
@@ -350,7 +352,9 @@ def _site_text(site: Mapping[str, Any] | None, fallback: Any) -> tuple[str, str]
         place = ", ".join(p for p in (inert.text(site.get(k)) for k in ("city", "state", "country")) if p)
         where = " — ".join(p for p in (inert.text(site.get("facility")), place) if p)
         miles = site.get("distance_miles")
-        return where, f"{miles_words(miles)} from you" if isinstance(miles, int | float) else ""
+        distance = f"{miles_words(miles)} from you" if isinstance(miles, int | float) else ""
+        closed = site_status_note(site)  # named only when no site of the trial may take participants
+        return where, "; ".join(p for p in (distance, closed) if p)
     if isinstance(fallback, Mapping):
         return _site_text(fallback, None)
     return inert.text(fallback), ""
@@ -520,8 +524,9 @@ def trial_inputs(backend: TrialBackend, profile: Mapping[str, Any], matches: Ite
     """Details, adverse events (unless the caller does not show them) and the nearest site of each saved match,
     as render_report's keyword arguments.
 
-    The nearest site is measured from the patient's saved latitude/longitude; without them it is left out
-    and the saved match's own nearest-site sentence is shown instead.
+    The nearest site (services.trials.nearest_site: one that may take participants, else the closest closed one)
+    is measured from the patient's saved latitude/longitude; without them it is left out and the saved match's own
+    nearest-site sentence is shown instead.
     """
     lat, lon = profile.get("latitude"), profile.get("longitude")
     origin = (float(lat), float(lon)) if isinstance(lat, int | float) and isinstance(lon, int | float) else None
@@ -539,9 +544,9 @@ def trial_inputs(backend: TrialBackend, profile: Mapping[str, Any], matches: Ite
         if reported is not None:
             events[nct_id] = reported
         if origin is not None:
-            located = [s for s in backend.get_trial_locations(nct_id, origin) or [] if s.get("distance_miles") is not None]
-            if located:
-                sites[nct_id] = min(located, key=lambda s: s.get("distance_miles") or 0.0)
+            site = nearest_site(backend.get_trial_locations(nct_id, origin) or [])
+            if site is not None:
+                sites[nct_id] = site
     return {"trial_details": details, "adverse_events": events, "nearest_sites": sites}
 
 

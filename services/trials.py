@@ -8,7 +8,7 @@ assistant's tools and the report read (`details_of` makes one from the other). E
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any, NotRequired, Protocol, TypedDict
@@ -96,6 +96,33 @@ def status_words(value: Any) -> str:
     return normalize.label("status", str(value)) if value else ""
 
 
+# A site's own status that says it takes (or will take) participants; a site without a status of its own (most
+# of them) goes by the trial's. Any other site status (completed, withdrawn, terminated, …) says it does not.
+SITE_ENROLLING = ("RECRUITING", "NOT_YET_RECRUITING", "ENROLLING_BY_INVITATION", "AVAILABLE", "UNKNOWN")
+
+
+def site_may_enroll(status: Any) -> bool:
+    """Whether a site's own status recruits or is not given (the trial's status then speaks for it)."""
+    code = status_code(str(status).strip()) if status is not None and str(status).strip() else None
+    return code is None or code in SITE_ENROLLING
+
+
+def site_status_note(site: Mapping[str, Any]) -> str:
+    """'' for a site that may take participants, else a plain clause saying it is not recruiting and why."""
+    status = site.get("status")
+    if site_may_enroll(status):
+        return ""
+    return f"this site is not recruiting (its own status: {status_words(status_code(status)).lower()})"
+
+
+def nearest_site(sites: Iterable[Site]) -> Site | None:
+    """The closest located site that may take participants (site_may_enroll); when none may, the closest located
+    site (its status says it does not: site_status_note); None without a located site."""
+    located = [s for s in sites if isinstance(s.get("distance_miles"), int | float)]
+    enrolling = [s for s in located if site_may_enroll(s.get("status"))]
+    return min(enrolling or located, key=lambda s: float(s.get("distance_miles") or 0.0), default=None)
+
+
 # --------------------------------------------------------------------------------------------
 # The whole record (the Trials page) and its JSON-ready part (the assistant's tools and the report).
 
@@ -154,6 +181,7 @@ class TrialDetails(TypedDict, total=False):
     sponsor: str
     collaborators: list[str]
     enrollment: int | None
+    enrollment_type: str  # ACTUAL (how many took part), ESTIMATED/ANTICIPATED (a plan), "" when not given
     start_date: str | None
     completion_date: str | None
     summary: str
@@ -185,6 +213,7 @@ def details_of(detail: TrialDetail) -> TrialDetails:
         "sponsor": detail.lead_sponsor or "",
         "collaborators": list(detail.collaborators),
         "enrollment": int(enrollment) if enrollment is not None else None,
+        "enrollment_type": normalize.canonical("enrollment_type", text(study.get("enrollment_type"))) or "",
         "start_date": year_month(None, study.get("start_date")),
         "completion_date": year_month(None, study.get("completion_date") or study.get("primary_completion_date")),
         "summary": text(study.get("brief_summary")),
@@ -237,6 +266,7 @@ class NearestSite(TypedDict, total=False):
     state: str
     country: str
     distance_miles: float | None
+    status: str  # the site's own status code; "" when not given (a closed one is named only when no other is)
 
 
 class TrialSummary(TypedDict, total=False):

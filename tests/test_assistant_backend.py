@@ -76,7 +76,7 @@ def test_assistant_backend_search_orders_by_true_nearest_site(backend: DatabaseB
         closest = min((s for s in sites if s["distance_miles"] is not None), key=lambda s: s["distance_miles"])  # type: ignore[arg-type,return-value]
         assert trial["nearest_site"] == {
             "facility": closest["facility"], "city": closest["city"], "state": closest["state"],
-            "country": closest["country"], "distance_miles": closest["distance_miles"],
+            "country": closest["country"], "distance_miles": closest["distance_miles"], "status": closest["status"],
         }
 
 
@@ -307,3 +307,55 @@ def test_assistant_backend_details_end_date_is_the_study_completion(backend: Dat
     for row in only_primary:
         details = backend.get_trial_details(row["nct_id"])
         assert details is not None and details["completion_date"] == f"{row['primary_completion_date']:%Y-%m}"
+
+
+def test_assistant_backend_nearest_site_is_one_that_may_take_the_patient(backend: DatabaseBackend) -> None:
+    """A site whose own status is completed, terminated or withdrawn was the report's "nearest site", with its distance,
+    although the trial recruits elsewhere, and the search card named it as if it recruited. Now the report names the
+    nearest site whose status recruits or is not given; the card (ordered, like the search, by the nearest site of
+    any status) carries the site's own status, so it says plainly that this site is not recruiting."""
+    from services import report
+    from services.assistant import view_model as vm
+
+    rows = backend.db.fetch_rows(
+        "SELECT c.nct_id, c.latitude::float8 AS lat, c.longitude::float8 AS lon, c.name FROM ctgov.facilities c "
+        "WHERE c.latitude IS NOT NULL AND upper(c.status) IN ('COMPLETED', 'TERMINATED', 'WITHDRAWN') "
+        "AND EXISTS (SELECT 1 FROM ctgov.facilities o WHERE o.nct_id = c.nct_id AND o.latitude IS NOT NULL "
+        "AND (o.status IS NULL OR btrim(o.status) = '' OR upper(o.status) = 'RECRUITING') "
+        "AND abs(o.latitude - c.latitude) + abs(o.longitude - c.longitude) > 0.5) "
+        "AND NOT EXISTS (SELECT 1 FROM ctgov.facilities o WHERE o.nct_id = c.nct_id AND o.latitude IS NOT NULL "
+        "AND abs(o.latitude - c.latitude) + abs(o.longitude - c.longitude) <= 0.5 "
+        "AND (o.status IS NULL OR btrim(o.status) = '' OR upper(o.status) = 'RECRUITING')) "
+        "ORDER BY c.nct_id, c.id LIMIT 3")
+    assert rows, "the sample has trials with a closed site beside open ones"
+    for r in rows:
+        origin = (float(r["lat"]), float(r["lon"]))  # standing at the closed site
+        card = backend._page([r["nct_id"]], origin)[0]["nearest_site"]
+        assert card is not None and card["distance_miles"] == 0.0, (r["nct_id"], card)
+        assert "this site is not recruiting (its own status: " in vm.card_view({"nct_id": r["nct_id"],
+                                                                               "nearest_site": card})["nearest"]
+        site = report.trial_inputs(backend, {"latitude": origin[0], "longitude": origin[1]},
+                                   [{"nct_id": r["nct_id"]}], adverse_events=False)["nearest_sites"][r["nct_id"]]
+        assert site.get("status", "") in ("", "RECRUITING"), (r["nct_id"], site)
+        assert (site["distance_miles"] or 0.0) > 1.0, (r["nct_id"], site)  # not the closed site the origin is at
+
+
+def test_nearest_site_prefers_a_site_that_may_enroll_and_says_when_none_may() -> None:
+    from services.assistant import view_model as vm
+    from services.assistant.handlers import nearest_sites
+    from services.trials import Site, nearest_site, site_status_note
+
+    closed: Site = {"facility": "Closed", "status": "COMPLETED", "distance_miles": 3.0}
+    far: Site = {"facility": "Open", "status": "", "distance_miles": 40.0}
+    unlocated: Site = {"facility": "Nowhere", "status": "RECRUITING", "distance_miles": None}
+    assert nearest_site([closed, far, unlocated]) == far
+    assert nearest_sites([closed, unlocated, far], 1) == [far]  # guided mode's nearest site (the tool, limit 1)
+    assert nearest_site([closed, unlocated]) == closed and nearest_site([unlocated]) is None
+    assert site_status_note(closed) == "this site is not recruiting (its own status: completed)"
+    assert vm.card_view({"nct_id": "NCT00000001", "nearest_site": dict(closed)})["nearest"] == (
+        "Closed — about 3 miles away; this site is not recruiting (its own status: completed)")
+    from services import report
+
+    assert report._site_text(dict(closed), None) == (
+        "Closed", "about 3 miles from you; this site is not recruiting (its own status: completed)")
+    assert report._site_text(dict(far), None) == ("Open", "about 40 miles from you")

@@ -211,13 +211,18 @@ def test_assistant_guided_diabetes_houston_end_to_end(db: Any) -> None:
 
 # ---- the issue's NSCLC / 62 / male / Lompoc, CA / 200 mi session over the shipped sample ---------------------------
 
+# Each trial's nearest site that may take the patient (its own status recruits or is not given), else its nearest.
 _NEAREST_SQL = """
-SELECT f.nct_id, min(2 * 3958.7613 * asin(least(1, sqrt(
-         power(sin(radians((f.latitude - :lat) / 2)), 2) +
-         cos(radians(:lat)) * cos(radians(f.latitude)) * power(sin(radians((f.longitude - :lon) / 2)), 2))))) AS miles
-FROM ctgov.facilities f
-WHERE f.nct_id = ANY(CAST(:ids AS text[])) AND f.latitude IS NOT NULL AND f.longitude IS NOT NULL
-GROUP BY f.nct_id
+SELECT nct_id, coalesce(min(miles) FILTER (WHERE enrolling), min(miles)) AS miles
+FROM (SELECT f.nct_id, 2 * 3958.7613 * asin(least(1, sqrt(
+             power(sin(radians((f.latitude - :lat) / 2)), 2) +
+             cos(radians(:lat)) * cos(radians(f.latitude)) * power(sin(radians((f.longitude - :lon) / 2)), 2)))) AS miles,
+             coalesce(btrim(f.status), '') = '' OR upper(replace(replace(btrim(f.status), ',', ''), ' ', '_')) IN
+                 ('RECRUITING', 'NOT_YET_RECRUITING', 'ENROLLING_BY_INVITATION', 'AVAILABLE', 'UNKNOWN',
+                  'UNKNOWN_STATUS') AS enrolling
+      FROM ctgov.facilities f
+      WHERE f.nct_id = ANY(CAST(:ids AS text[])) AND f.latitude IS NOT NULL AND f.longitude IS NOT NULL) d
+GROUP BY nct_id
 """
 _FRESHNESS_SQL = """
 SELECT s.nct_id,
@@ -367,3 +372,29 @@ def test_assistant_guided_what_to_expect_leaves_the_dates_to_the_report() -> Non
     text = GuidedAssistant._what_to_expect({"phases": ["PHASE2"], "enrollment": 40, "start_date": "2019-01",
                                             "completion_date": "2021-06"})
     assert text == "This is a Phase 2 study. It plans to include about 40 people."
+
+
+def test_assistant_guided_what_to_expect_says_enrolled_for_an_actual_count() -> None:
+    """A completed trial's enrollment is the number it took part (AACT enrollment_type ACTUAL), not a plan; 'What to
+    expect' said 'It plans to include about 310 people' for it as for a recruiting trial's estimate."""
+    actual = GuidedAssistant._what_to_expect({"phases": ["PHASE3"], "status": "COMPLETED", "enrollment": 310,
+                                              "enrollment_type": "ACTUAL"})
+    assert actual == "This is a Phase 3 study. It enrolled 310 people."
+    planned = GuidedAssistant._what_to_expect({"status": "RECRUITING", "enrollment": 40, "enrollment_type": "ESTIMATED"})
+    assert planned == "It plans to include about 40 people."
+    # no type given: a completed trial's number is not called a plan
+    untyped = GuidedAssistant._what_to_expect({"status": "COMPLETED", "enrollment": 310})
+    assert "plans" not in untyped and "310 people" in untyped
+
+
+def test_details_of_carries_the_enrollment_type(db: Any) -> None:
+    from services.assistant.backend import DatabaseBackend
+
+    backend = DatabaseBackend(db)
+    kinds = {str(r["nct_id"]): str(r["enrollment_type"] or "").upper()
+             for r in db.fetch_rows("SELECT nct_id, enrollment_type FROM ctgov.studies WHERE enrollment IS NOT NULL "
+                                    "AND enrollment_type IS NOT NULL ORDER BY nct_id LIMIT 5")}
+    assert kinds
+    for nct_id, kind in kinds.items():
+        details = backend.get_trial_details(nct_id)
+        assert details is not None and details.get("enrollment_type") == kind

@@ -549,3 +549,18 @@ def test_assistant_page_side_panel_says_a_travel_limit_in_whole_miles() -> None:
     assert vm.profile_lines(session) == ["Diagnosis: asthma", "Age: 54.5", "Travel up to: 62 miles"]
     session.patient_profile["travel_radius_miles"] = 1.0
     assert vm.profile_lines(session)[-1] == "Travel up to: 1 mile"
+
+
+def test_assistant_form_defaults_travel_limit_in_whole_miles_with_a_km_dashboard() -> None:
+    """A 100 km radius on the dashboard started the guided form's travel field at 62.137 miles (unrounded), and with
+    km as the unit but no place, the form's default of 100 miles was divided as if it were km (62.137 again)."""
+    from services.assistant import view_model as vm
+
+    with_place = AssistantSession()
+    with_place.seed_from_dashboard({"near": "Boston, MA", "radius": 100.0, "radius_unit": "km"})
+    assert vm.form_defaults(with_place, Filters(near="Boston, MA", radius=100.0, unit="km"))["travel_radius_miles"] == 62.0
+    no_place = AssistantSession()
+    assert vm.form_defaults(no_place, Filters(unit="km"))["travel_radius_miles"] == 100.0
+    assert vm.form_defaults(no_place, Filters(near="Boston, MA", radius=1.0, unit="km"))["travel_radius_miles"] == 1.0
+    no_place.patient_profile["travel_radius_miles"] = 37.5  # the patient's own answer stays as given
+    assert vm.form_defaults(no_place, Filters(near="Boston, MA", radius=100.0, unit="km"))["travel_radius_miles"] == 37.5

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from services.eligibility.labels import BENCHMARK_LABELS, Label, to_benchmark
@@ -284,3 +286,13 @@ def test_eligibility_scoring_results_from_pairs() -> None:
     assert results_from([(criterion, judgement)]) == [
         CriterionResult("inclusion", Label.MET, "Age: 18 or older", "Age 40 years is within the range at least 18 years.")
     ]
+
+
+def test_reach_note_never_gives_the_same_rounded_number_for_a_site_beyond_the_limit() -> None:
+    # 62.4 miles is beyond a 62.137-mile (100 km) limit, but both round to 62: "62 miles away; you can travel 62".
+    for miles, radius in ((62.4, 62.137), (62.7, 62.6), (200.3, 200.0)):
+        note = reach_note(miles, radius)
+        assert note.startswith("Just beyond your travel limit"), note
+        numbers = re.findall(r"\d[\d,]*(?:\.\d+)?", note)
+        assert len(set(numbers)) == len(numbers), note  # no number said twice as if it were both
+    assert reach_note(1455.0, 200.0).endswith("you said you can travel 200 miles.")

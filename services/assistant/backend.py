@@ -164,7 +164,8 @@ class DatabaseBackend:
         site: NearestSite | None = None
         if near is not None:
             site = {"facility": near["facility"] or "", "city": near["city"] or "", "state": near["state"] or "",
-                    "country": near["country"] or "", "distance_miles": _miles(near["distance_miles"])}
+                    "country": near["country"] or "", "distance_miles": _miles(near["distance_miles"]),
+                    "status": status_code(near["status"]) or ""}
         return {
             "nct_id": row["nct_id"],
             "title": row["title"] or "",

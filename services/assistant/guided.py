@@ -45,6 +45,8 @@ from services.trials import (
     miles_words,
     plural,
     search_sentence,
+    site_status_note,
+    status_code,
     within_words,
 )
 
@@ -59,6 +61,7 @@ _GENERIC = frozenset({
 _LEADING_QUALIFIERS = frozenset({"type", "stage", "grade", "advanced", "metastatic", "recurrent", "early", "late",
                                  "chronic", "acute", "severe", "mild", "moderate"})
 _MAX_LIST_ITEMS = 25
+_ENROLLING = (*DEFAULT_STATUSES, "ENROLLING_BY_INVITATION")  # statuses whose enrollment count is still a plan
 
 StatusCallback = Callable[[str], None]
 
@@ -437,7 +440,9 @@ class GuidedAssistant:
             place = ", ".join(x for x in (nearest.get("facility"), nearest.get("city"), nearest.get("state"),
                                           nearest.get("country")) if x)
             miles = nearest.get("distance_miles")
-            nearest_text = truncate(place + (f" — {miles_words(miles)} away" if miles is not None else ""), 300) or ""
+            closed = site_status_note(nearest)  # only when no located site of the trial may take participants
+            nearest_text = truncate(place + (f" — {miles_words(miles)} away" if miles is not None else "")
+                                    + (f"; {closed}" if closed else ""), 300) or ""
         effects = self._side_effects(session, nct_id, details, step)
         summary_bits = [f"{_phase_words(details.get('phases') or [])}; {label('status', details.get('status')).lower()}.",
                         verdict.reason]
@@ -532,8 +537,15 @@ class GuidedAssistant:
             names = "; ".join(a.get("title") or "" for a in arms[:3] if a.get("title"))
             parts.append(f"It has {len(arms)} group{'s' if len(arms) != 1 else ''} of participants"
                          f"{': ' + names if names else ''}.")
-        if details.get("enrollment"):
-            parts.append(f"It plans to include about {details['enrollment']:,} people.")
+        count = details.get("enrollment")
+        kind = str(details.get("enrollment_type") or "").upper()
+        if count and kind == "ACTUAL":
+            parts.append(f"It enrolled {count:,} people.")
+        elif count and not kind and details.get("status") and status_code(details.get("status")) not in _ENROLLING:
+            # no type given and no longer enrolling: the number may be the plan or the final count
+            parts.append(f"The registry gives its enrollment as {count:,} people.")
+        elif count:
+            parts.append(f"It plans to include about {count:,} people.")
         outcomes = details.get("primary_outcomes") or []
         if outcomes:
             parts.append(f"Its main measure: {truncate(outcomes[0], 200)}.")

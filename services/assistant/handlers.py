@@ -28,6 +28,7 @@ from services.trials import (
     Site,
     TrialQuery,
     ctgov_url,
+    site_may_enroll,
 )
 
 MAX_SEARCH_PAGES = 20  # pages of one search a caller may ask for (20 × 15 trials)
@@ -108,10 +109,11 @@ def _ages(min_age: str | None, max_age: str | None) -> str:
 
 
 def nearest_sites(sites: list[Site], limit: int) -> list[Site]:
-    """Sites ordered by distance (unknown distances last), at most limit."""
-    return sorted(sites, key=lambda s: (s.get("distance_miles") is None, s.get("distance_miles") or 0.0))[
-        :limit
-    ]
+    """At most limit sites: the located ones that may take participants (services.trials.site_may_enroll) by
+    distance, then the located ones whose own status is closed, then those of unknown distance; so the first is
+    services.trials.nearest_site."""
+    return sorted(sites, key=lambda s: (s.get("distance_miles") is None, not site_may_enroll(s.get("status")),
+                                        s.get("distance_miles") or 0.0))[:limit]
 
 
 def condition_matches(condition_text: str, trial: Mapping[str, Any]) -> bool:

@@ -26,7 +26,7 @@ from services.data.normalize import label
 from services.eligibility.scoring import FitBand, Verdict
 from services.limits import ConcurrencyGate
 from services.llm import LLMClient
-from services.trials import CRITERIA_MISSING, TrialBackend, ctgov_url, miles_words, plural
+from services.trials import CRITERIA_MISSING, TrialBackend, ctgov_url, miles_words, plural, site_status_note
 
 PHASE_TITLES: dict[str, str] = {
     "intake": "About you", "search": "Search", "matching": "Check eligibility", "selection": "Choose trials",
@@ -110,9 +110,15 @@ def form_defaults(session: AssistantSession, f: Filters) -> dict[str, Any]:
     p = session.patient_profile
     seeded = {k.removeprefix("dashboard_"): v for k, v in session.intake_answers.items() if k.startswith("dashboard_")}
     sex = p.get("sex") or (str(seeded.get("sex") or f.sex or "").lower() or None)
-    radius = p.get("travel_radius_miles", seeded.get("radius", f.radius if f.near else 100.0))
-    if seeded.get("radius_unit", f.unit) == "km" and "travel_radius_miles" not in p and radius is not None:
-        radius = float(radius) / geo.KM_PER_MILE
+    if "travel_radius_miles" in p:  # the patient's own answer, in miles
+        radius = p["travel_radius_miles"]
+    elif "radius" in seeded or f.near:  # the dashboard's radius, in its unit; the form asks in whole miles
+        radius = float(seeded["radius"] if "radius" in seeded else f.radius)
+        if (seeded.get("radius_unit", "mi") if "radius" in seeded else f.unit) == "km":
+            radius /= geo.KM_PER_MILE
+        radius = max(1.0, float(round(radius)))
+    else:
+        radius = 100.0
     return {
         "diagnosis": p.get("diagnosis") or seeded.get("condition") or f.condition or "",
         "stage": p.get("stage", ""),
@@ -174,7 +180,9 @@ def card_view(card: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(nearest, Mapping):
         place = ", ".join(str(nearest.get(k)) for k in ("facility", "city", "state") if nearest.get(k))
         miles = nearest.get("distance_miles")
-        nearest = place + (f" — {miles_words(miles)} away" if isinstance(miles, int | float) else "")
+        closed = site_status_note(nearest)
+        nearest = place + (f" — {miles_words(miles)} away" if isinstance(miles, int | float) else "") + (
+            f"; {closed}" if closed else "")
     return {
         "nct_id": card["nct_id"],
         "title": card.get("title") or card["nct_id"],

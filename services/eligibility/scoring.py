@@ -230,10 +230,13 @@ def reach_note(miles: float | None, radius_miles: float | None) -> str:
         return ""
     if miles is None:
         return "No site of this trial has a known location in our copy, so its distance is unknown."
-    if float(miles) > float(radius_miles):
-        return (f"Beyond your travel limit: the nearest site is about {float(miles):,.0f} miles away; you said you "
-                f"can travel {float(radius_miles):,.0f} miles.")
-    return ""
+    if float(miles) <= float(radius_miles):
+        return ""
+    if round(float(miles)) <= round(float(radius_miles)):  # rounded, both would read the same ("62 … 62 miles")
+        return (f"Just beyond your travel limit: the nearest site is about {float(miles):,.0f} miles away, a little "
+                "more than you said you can travel.")
+    return (f"Beyond your travel limit: the nearest site is about {float(miles):,.0f} miles away; you said you "
+            f"can travel {float(radius_miles):,.0f} miles.")
 
 
 def rank_key(match: Mapping[str, Any]) -> tuple[int, int, int, float, str]:
