@@ -549,3 +549,12 @@ def test_assistant_page_side_panel_says_a_travel_limit_in_whole_miles() -> None:
     assert vm.profile_lines(session) == ["Diagnosis: asthma", "Age: 54.5", "Travel up to: 62 miles"]
     session.patient_profile["travel_radius_miles"] = 1.0
     assert vm.profile_lines(session)[-1] == "Travel up to: 1 mile"
+
+
+def test_assistant_page_guided_form_shows_whole_miles_without_decimals(db: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The travel distance read "100.00" miles; a distance typed with decimals keeps them.
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    at = AppTest.from_file(PAGE, default_timeout=240).run()
+    _ok(at)
+    radius = at.number_input(key="g_radius")
+    assert (radius.format % 100.0, radius.format % 12.5) == ("100", "12.5")
