@@ -263,7 +263,7 @@ def _multi(allowed: Iterable[str], kind: str) -> Any:
                 if canon in allowed_set:
                     if canon not in out:
                         out.append(canon)
-                else:
+                elif part not in bad:  # each ignored value named once
                     bad.append(part)
         if bad:
             raise ValueError(f"unknown value(s) {', '.join(one_line(b, 20) for b in bad[:5])}; "
