@@ -45,3 +45,15 @@ def test_filters_a_repeated_bad_value_is_named_once_in_its_notice():
         f, [notice] = Filters.from_query({"phase": raw})
         assert f == Filters()
         assert notice.startswith(f"Ignored phase: unknown value(s) {named}; allowed: "), notice
+
+
+
+def test_filters_a_radius_too_large_for_a_number_says_so_not_more_than_zero():
+    # ?radius=1e400 overflows to infinity: it was refused with "the radius must be a number more than 0".
+    for raw in ("1e400", "-1e400", "inf"):
+        f, [notice] = Filters.from_query({"radius": raw})
+        assert f.radius == filters.DEFAULT_RADIUS
+        assert "more than 0" not in notice and "not a finite number" in notice, notice
+        assert notice.endswith(f"give a distance such as {filters.DEFAULT_RADIUS:g} (at most 12,500 mi or "
+                               f"20,116 km)."), notice
+    assert Filters.from_query({"radius": "-5"})[1] == ["Ignored radius: the radius must be a number more than 0."]
