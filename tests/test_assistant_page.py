@@ -558,3 +558,4 @@ def test_assistant_page_guided_form_shows_whole_miles_without_decimals(db: Any, 
     _ok(at)
     radius = at.number_input(key="g_radius")
     assert (radius.format % 100.0, radius.format % 12.5) == ("100", "12.5")
+    assert radius.format.startswith("%.")  # a bare %g prints 62.13711922373339 (100 km in miles) in the browser

@@ -242,3 +242,5 @@ def test_explore_sidebar_numbers_read_as_typed_whole_numbers_without_decimals(db
         assert not at.exception, at.exception
         widgets = [at.sidebar.number_input(key=k) for k in ("flt_age", "flt_radius")]
         assert tuple(w.format % w.value for w in widgets) == shown
+    # With a precision: the browser's sprintf prints a bare %g in full (62.13711922373339 for 100 km in miles).
+    assert all(w.format.startswith("%.") and w.format % (100 / 1.609344) == "62.1371" for w in widgets)
