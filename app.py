@@ -29,7 +29,6 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from services import access
 
 MEDIA_PREFIX = "/media/"
-XSRF_COOKIE = "_streamlit_xsrf"
 
 
 class MediaGate:
@@ -40,7 +39,7 @@ class MediaGate:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and str(scope.get("path", "")).startswith(MEDIA_PREFIX) and _gated():
-            token = access.browser_token(Request(scope).cookies.get(XSRF_COOKIE, ""))
+            token = access.browser_token(Request(scope).cookies.get(access.XSRF_COOKIE, ""))
             if not access.admissions.admitted(token):
                 response = PlainTextResponse("This download is only for signed-in visitors of this instance; "
                                              "open the app and sign in first.", status_code=403)

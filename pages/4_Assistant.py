@@ -142,7 +142,7 @@ with main:
             sex = c2.radio("Sex *", ["female", "male"], index=["female", "male"].index(d["sex"]) if d["sex"] else None,
                            horizontal=True, key="g_sex", format_func=str.capitalize)
             radius = c3.number_input("How far can you travel? (miles)", min_value=1.0, max_value=12500.0,
-                                     value=d["travel_radius_miles"], step=25.0, key="g_radius",
+                                     value=d["travel_radius_miles"], step=25.0, key="g_radius", format="%.6g",
                                      placeholder="any distance")
             location = st.text_input("Where do you live? *", d["location"], max_chars=200, key="g_location",
                                      placeholder="City and state or country, or a US ZIP code")

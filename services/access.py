@@ -186,6 +186,9 @@ def _token_digest(token: str) -> str:
 admissions = Admissions()
 
 
+XSRF_COOKIE = "_streamlit_xsrf"  # Streamlit's XSRF cookie: the download gate (app.py) and the page gate read it
+
+
 def browser_token(xsrf_cookie: str) -> str:
     """The stable token inside Streamlit's XSRF cookie ("2|mask|masked_token|timestamp": the mask changes with
     every page load, the token stays for the browser's life); "" when there is none."""

@@ -68,6 +68,8 @@ _PARAM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
 _SURROGATES = re.compile(r"[\ud800-\udfff]")
 _ERROR_INDEX = re.compile(r",? at index (\d+)\s*\Z")
+_NEAR_TOKEN = re.compile(r'at or near "(.*)"', re.DOTALL)
+_MAX_QUOTED = 80  # characters of the offending token an error message repeats
 
 # Functions a researcher needs for analysis and that only compute a value from their arguments:
 # no side effects, no file or network access, no SQL given as text, no view of other sessions.
@@ -510,6 +512,9 @@ def _parse_message(exc: Exception, text: str) -> str:
     message = _ERROR_INDEX.sub("", message)
     if "memory exhausted" in message or "stack depth" in message:
         return _TOO_DEEP
+    # The token PostgreSQL quotes may be the rest of a long query (an unterminated string): quote its start only.
+    message = _NEAR_TOKEN.sub(lambda m: f'at or near "{m[1][:_MAX_QUOTED]}…"' if len(m[1]) > _MAX_QUOTED
+                              else m[0], message)
     where = f" (line {text.count(chr(10), 0, location) + 1})" if location is not None else ""
     hint = ""
     if 'at or near ":"' in message:

@@ -243,3 +243,18 @@ def test_access_gate_covers_other_pages(db, monkeypatch, page):
     assert not at.exception
     assert [t.value for t in at.title] == ["🔒 Trial Landscape"]
     assert len(at.metric) == 0
+
+
+def test_access_the_xsrf_cookie_name_is_defined_once_where_both_gates_read_it():
+    # app.py (downloads) and services/ui/gate.py (pages) each spelled "_streamlit_xsrf": a rename in one would let
+    # the two gates read different cookies. services.access holds it; app.py still starts without the page stack.
+    import subprocess
+    import sys
+
+    root = PROJECT
+    spelled = [p for p in [root / "app.py", *sorted((root / "services").rglob("*.py"))]
+               if '"_streamlit_xsrf"' in p.read_text(encoding="utf-8")]
+    assert spelled == [root / "services" / "access.py"]
+    loaded = subprocess.run([sys.executable, "-c", "import sys, app; print(sorted(sys.modules))"], cwd=root,
+                            capture_output=True, text=True, timeout=120, check=True).stdout
+    assert "'services.access'" in loaded and "'services.ui.gate'" not in loaded and "'services.data'" not in loaded

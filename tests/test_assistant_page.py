@@ -564,3 +564,13 @@ def test_assistant_form_defaults_travel_limit_in_whole_miles_with_a_km_dashboard
     assert vm.form_defaults(no_place, Filters(near="Boston, MA", radius=1.0, unit="km"))["travel_radius_miles"] == 1.0
     no_place.patient_profile["travel_radius_miles"] = 37.5  # the patient's own answer stays as given
     assert vm.form_defaults(no_place, Filters(near="Boston, MA", radius=100.0, unit="km"))["travel_radius_miles"] == 37.5
+
+
+def test_assistant_page_guided_form_shows_whole_miles_without_decimals(db: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The travel distance read "100.00" miles; a distance typed with decimals keeps them.
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    at = AppTest.from_file(PAGE, default_timeout=240).run()
+    _ok(at)
+    radius = at.number_input(key="g_radius")
+    assert (radius.format % 100.0, radius.format % 12.5) == ("100", "12.5")
+    assert radius.format.startswith("%.")  # a bare %g prints 62.13711922373339 (100 km in miles) in the browser

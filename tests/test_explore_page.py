@@ -233,3 +233,14 @@ def test_explore_a_sidebar_section_with_a_filter_set_opens(db, params, section):
     at = _explore(params)
     opened = {e.label: e.proto.expanded for e in at.sidebar.expander if e.label in ("Place", "Patient", "Study design")}
     assert opened == {name: name == section for name in ("Place", "Patient", "Study design")}
+
+
+def test_explore_sidebar_numbers_read_as_typed_whole_numbers_without_decimals(db):
+    # The sidebar showed Age "55.00" and Radius "60.00"; a value typed with decimals still shows them.
+    for age, radius, shown in (("55", "60", ("55", "60")), ("62.5", "60.5", ("62.5", "60.5"))):
+        at = _explore({"condition": "asthma", "near": "Boston, MA", "age": age, "radius": radius})
+        assert not at.exception, at.exception
+        widgets = [at.sidebar.number_input(key=k) for k in ("flt_age", "flt_radius")]
+        assert tuple(w.format % w.value for w in widgets) == shown
+    # With a precision: the browser's sprintf prints a bare %g in full (62.13711922373339 for 100 km in miles).
+    assert all(w.format.startswith("%.") and w.format % (100 / 1.609344) == "62.1371" for w in widgets)

@@ -37,3 +37,23 @@ def test_filters_a_link_with_hundreds_of_unknown_parameters_gives_a_few_notices_
     got, b_notices = compare.b_from_query({f"b.x{i}": "1" for i in range(900)})
     assert got == Filters() and b_notices == ["Filter set B: " + n.replace("“x", "“b.x") for n in notices[:-1]]
     assert Filters.from_query({"x": "1", "phase": "PHASE9"})[1][0] == "Ignored unknown parameter “x”."
+
+
+def test_filters_a_repeated_bad_value_is_named_once_in_its_notice():
+    # ?phase=PHASE9&phase=PHASE9 gave "unknown value(s) PHASE9, PHASE9".
+    for raw, named in ((["PHASE9", "PHASE9"], "PHASE9"), ("PHASE9,PHASE9,PHASE8,PHASE9", "PHASE9, PHASE8")):
+        f, [notice] = Filters.from_query({"phase": raw})
+        assert f == Filters()
+        assert notice.startswith(f"Ignored phase: unknown value(s) {named}; allowed: "), notice
+
+
+
+def test_filters_a_radius_too_large_for_a_number_says_so_not_more_than_zero():
+    # ?radius=1e400 overflows to infinity: it was refused with "the radius must be a number more than 0".
+    for raw in ("1e400", "-1e400", "inf"):
+        f, [notice] = Filters.from_query({"radius": raw})
+        assert f.radius == filters.DEFAULT_RADIUS
+        assert "more than 0" not in notice and "not a finite number" in notice, notice
+        assert notice.endswith(f"give a distance such as {filters.DEFAULT_RADIUS:g} (at most 12,500 mi or "
+                               f"20,116 km)."), notice
+    assert Filters.from_query({"radius": "-5"})[1] == ["Ignored radius: the radius must be a number more than 0."]

@@ -35,6 +35,9 @@ def test_small_fixes_radius_limit_is_stated_in_the_chosen_unit():
     _, notices = filters.Filters.from_query({"radius": ["30000"], "unit": ["km"]})
     assert any(f"at most {int(filters.MAX_RADIUS_MILES * filters.geo.KM_PER_MILE):,} km" in n for n in notices)
     _, notices = filters.Filters.from_query({"radius": ["inf"]})
+    assert notices == ["Ignored radius: “inf” is not a finite number; give a distance such as 100 (at most 12,500 mi "
+                       "or 20,116 km)."]
+    _, notices = filters.Filters.from_query({"radius": ["nan"]})
     assert notices == ["Ignored radius: the radius must be a number more than 0."]
 
 

@@ -121,6 +121,17 @@ def test_sql_page_a_query_with_hundreds_of_parameters_draws_no_boxes(db):
     assert at.session_state["sql_result"] is None
 
 
+def test_sql_page_a_long_unparsable_link_query_is_quoted_in_part(db):
+    # A ?sql= with an unterminated 5,000-character string: the error repeated all of it after "at or near".
+    at = AppTest.from_file(str(PROJECT / PAGE), default_timeout=120)
+    at.query_params["sql"] = "SELECT nct_id\nFROM ctgov.studies\nWHERE brief_title = '" + "a" * 5000
+    at.run()
+    assert not at.exception, at.exception
+    [error] = [e.value.replace("\\", "") for e in at.error if "cannot parse" in e.value]  # markdown escapes off
+    assert "(line 3)" in error and "unterminated quoted string" in error, error
+    assert "'" + "a" * 79 + "…" in error and "a" * 81 not in error and len(error) < 300, error
+
+
 def test_sql_page_schema_browser(db):
     at = _page()
     tables = db.fetch_rows("SELECT c.table_name, count(*) AS n, bool_or(t.table_type = 'VIEW') AS is_view "

@@ -450,3 +450,16 @@ def test_sqlguard_qualifies_bare_relation_names_as_it_reads_them() -> None:
         "public.x, LATERAL (WITH sponsors AS (SELECT 2) SELECT * FROM sponsors) l WHERE 'studies' = $1"
     )
     assert check_query("SELECT 1").qualified("ctgov") == "SELECT 1"
+
+
+def test_sqlguard_a_parse_error_quotes_at_most_80_characters_of_the_token() -> None:
+    # The parser's "at or near" repeated the whole offending token: thousands of characters for a long ?sql=.
+    for sql, token in (("SELECT 1,\n'" + "b" * 4000, "'" + "b" * 79), ('SELECT "' + "q" * 3000, '"' + "q" * 79)):
+        with pytest.raises(UnsafeQuery) as caught:
+            check_query(sql)
+        message = str(caught.value)
+        assert f'at or near "{token}…".' in message and len(message) < 200, message
+        assert f"(line {sql.count(chr(10)) + 1})" in message, message
+    with pytest.raises(UnsafeQuery) as caught:
+        check_query("SELECT nct_id FROM ctgov.studies WHERE )")
+    assert 'at or near ")".' in str(caught.value)

@@ -263,7 +263,7 @@ def _multi(allowed: Iterable[str], kind: str) -> Any:
                 if canon in allowed_set:
                     if canon not in out:
                         out.append(canon)
-                else:
+                elif part not in bad:  # each ignored value named once
                     bad.append(part)
         if bad:
             raise ValueError(f"unknown value(s) {', '.join(one_line(b, 20) for b in bad[:5])}; "
@@ -340,7 +340,11 @@ def _integer(lo: int, hi: int, what: str) -> Any:
 def _radius(items: Sequence[str]) -> float:
     # The upper bound depends on the unit, which may come later in the URL: from_query() checks it.
     value = _float(items)
-    if math.isnan(value) or math.isinf(value) or value <= 0:
+    if math.isinf(value):  # e.g. 1e400, beyond what a number can hold: "more than 0" would not say why
+        raise ValueError(f"“{one_line(_one(items), 20)}” is not a finite number; give a distance such as "
+                         f"{_num(DEFAULT_RADIUS)} (at most {math.floor(max_radius('mi')):,} mi or "
+                         f"{math.floor(max_radius('km')):,} km).")
+    if math.isnan(value) or value <= 0:
         raise ValueError("the radius must be a number more than 0.")
     return value
 

@@ -99,14 +99,11 @@ def _password_tries() -> access.SharedAttempts:
     return access.SharedAttempts(runtime.get_app_db)
 
 
-XSRF_COOKIE = "_streamlit_xsrf"
-
-
 def _admit_browser() -> None:
     # Downloads are plain HTTP requests outside the session: the media gate (app.py) serves them only to a
     # browser admitted here.
     with contextlib.suppress(Exception):
-        access.admissions.admit(access.browser_token(str(st.context.cookies.get(XSRF_COOKIE) or "")))
+        access.admissions.admit(access.browser_token(str(st.context.cookies.get(access.XSRF_COOKIE) or "")))
 
 
 def visitor() -> limits.Visitor:
@@ -122,7 +119,7 @@ def visitor() -> limits.Visitor:
         cookies = {str(k): str(v) for k, v in dict(st.context.cookies or {}).items()}
         ip = st.context.ip_address
         address = ip if isinstance(ip, str) else ""  # None (or a test double) when Streamlit does not know it
-    token = access.browser_token(cookies.get(XSRF_COOKIE, ""))
+    token = access.browser_token(cookies.get(access.XSRF_COOKIE, ""))
     if not token:
         token = "session:" + str(st.session_state.setdefault("_visitor_fallback", os.urandom(16).hex()))
     return limits.Visitor.from_values(token, address or "unknown")

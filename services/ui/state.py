@@ -303,13 +303,13 @@ def filter_widgets(where: Any, prefix: str, f: Filters, on_change: Callable[[], 
                       placeholder="City, state/country or US ZIP")
         c1, c2 = st.columns([3, 2])
         c1.number_input("Radius", min_value=1.0, max_value=20000.0, step=25.0, key=prefix + "radius",
-                        on_change=on_change)
+                        on_change=on_change, format="%.6g")  # 60, not 60.00; 60.5 as typed
         c2.selectbox("Unit", ["mi", "km"], key=prefix + "unit", on_change=on_change)
         st.multiselect("Country", country_options(), key=prefix + "country", on_change=on_change)
         st.multiselect("US state", list(STATE_VALUES), key=prefix + "state", on_change=on_change)
     with where.expander("Patient", expanded=f.age is not None or bool(f.sex) or f.healthy_volunteers is not None):
         st.number_input("Age (years)", min_value=0.0, max_value=120.0, step=1.0, value=None, key=prefix + "age",
-                        on_change=on_change, placeholder="any age")
+                        on_change=on_change, placeholder="any age", format="%.6g")
         st.selectbox("Sex", ["ANY", "FEMALE", "MALE"], key=prefix + "sex", on_change=on_change,
                      format_func=lambda v: {"ANY": "Any", "FEMALE": "Female", "MALE": "Male"}[v])
         st.selectbox("Healthy volunteers", ["ANY", "YES", "NO"], key=prefix + "healthy", on_change=on_change,
