@@ -1,0 +1,279 @@
+"""MeSH 2024 as the one condition vocabulary: a text → descriptors through entry terms; the tree for broader/narrower.
+
+Data: data/mesh/ (NLM's MeSH 2024, see its PROVENANCE.md), plus three small project tables there, each row with its
+source: `top_headings.csv` (the category headings whose top-level tree numbers the reshaped files lack),
+`project_terms.csv` (clinical abbreviations MeSH does not carry) and `spellings.csv` (British spellings).
+
+Matching rules (one place, used by every path):
+- a term is compared as its folded words: case, accents, possessive "'s", plural, hyphens and punctuation, British
+  spellings and the Roman numerals I–IV ("type II diabetes" = "type 2 diabetes") folded away; "the", "a", "an" and
+  "with" are not compared;
+- a whole condition name also matches an entry term with the same words in another order ("Cancer of the breast" is
+  not needed: "Heart failure with preserved ejection fraction" = "Heart Failure, Preserved Ejection Fraction");
+- an abbreviation (MeSH lexical tag ABB/ACR, or a project row) counts only as written in capitals, and an ambiguous
+  one (a project row marked `whole`, or one MeSH gives several meanings) only as a whole condition name;
+- a broader heading includes every narrower one through tree numbers; a descriptor with several tree numbers sits
+  under each of its parents (polyhierarchy).
+"""
+
+from __future__ import annotations
+
+import bisect
+import csv
+import gzip
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+DATA_DIR = Path(__file__).resolve().parents[2] / "data" / "mesh"
+MAX_TERM_WORDS = 12  # longest entry term compared in running text (longer ones are chemical names)
+DISEASES = ("C", "F03")  # tree prefixes of diseases and mental disorders
+DRUGS = ("D",)
+_IGNORED = frozenset(("the", "a", "an", "with"))
+_ROMAN = {"i": "1", "ii": "2", "iii": "3", "iv": "4"}
+_TOKEN = re.compile(r"[^\W_]+(?:['’]s\b)?", re.UNICODE)
+_ABBREVIATION_TAGS = frozenset(("ABB", "ACR"))
+
+
+@dataclass(frozen=True)
+class Descriptor:
+    """One MeSH heading: its id (D…), preferred name and tree numbers."""
+
+    ui: str
+    name: str
+    trees: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A stretch of text that names a descriptor: characters [start, end) of the text, the words matched."""
+
+    ui: str
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True)
+class _Token:
+    word: str  # folded
+    raw: str  # as written
+    start: int
+    end: int
+
+
+def _fold_word(raw: str, spellings: dict[str, str]) -> str:
+    w = unicodedata.normalize("NFKD", raw.lower())
+    w = "".join(c for c in w if not unicodedata.combining(c))
+    if w.endswith(("'s", "’s")):
+        w = w[:-2]
+    w = spellings.get(w, w)
+    w = _ROMAN.get(w, w)
+    if len(w) >= 5:
+        if w.endswith("ies"):
+            return w[:-3] + "y"
+        if w.endswith(("sses", "uses")):
+            return w[:-2]
+        if w.endswith("s") and not w.endswith(("ss", "us", "is")):
+            return w[:-1]
+    return w
+
+
+def _read_tsv(name: str) -> Iterator[dict[str, str]]:
+    with gzip.open(DATA_DIR / name, "rt", encoding="utf-8", newline="") as fh:
+        yield from csv.DictReader(fh, delimiter="\t")
+
+
+def _read_csv(name: str) -> list[dict[str, str]]:
+    with open(DATA_DIR / name, encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+class Mesh:
+    """The loaded vocabulary: descriptors, the term indexes and the tree."""
+
+    def __init__(self) -> None:
+        self.spellings = {r["written"]: r["as_mesh"] for r in _read_csv("spellings.csv")}
+        top = {r["descriptor_ui"]: r["tree_number"] for r in _read_csv("top_headings.csv")}
+        self.descriptors: dict[str, Descriptor] = {}
+        for r in _read_tsv("descriptors.tsv.gz"):
+            trees = tuple(t for t in r["tree_numbers"].split(";") if t) or ((top[r["descriptor_ui"]],)
+                                                                            if r["descriptor_ui"] in top else ())
+            self.descriptors[r["descriptor_ui"]] = Descriptor(r["descriptor_ui"], r["name"], trees)
+        self.by_name = {d.name.lower(): d.ui for d in self.descriptors.values()}
+        self._trees = sorted((t, d.ui) for d in self.descriptors.values() for t in d.trees)
+        self._tree_keys = [t for t, _ in self._trees]
+        self._ui_of_tree = dict(self._trees)
+        self._narrow_memo: dict[str, frozenset[str]] = {}
+        # words → descriptors: running-text terms, whole-name terms, abbreviations (as written, upper case)
+        self.terms: dict[tuple[str, ...], set[str]] = {}
+        self.bags: dict[frozenset[str], set[str]] = {}
+        self.abbreviations: dict[str, set[str]] = {}
+        self.whole_only: dict[str, set[str]] = {}
+        for r in _read_tsv("terms.tsv.gz"):
+            self._add_term(r["term"], r["descriptor_ui"], r["lexical_tag"] in _ABBREVIATION_TAGS)
+        for r in _read_csv("project_terms.csv"):
+            ui = self.by_name[r["descriptor"].lower()]
+            if r["match"] == "whole":
+                self.whole_only.setdefault(r["term"].upper(), set()).add(ui)
+            else:
+                self._add_term(r["term"], ui, abbreviation=r["match"] == "word")
+        for abbr, uis in list(self.abbreviations.items()):
+            if len(uis) > 1:  # MeSH gives it several meanings: only a whole name can say which
+                self.whole_only.setdefault(abbr, set()).update(uis)
+                del self.abbreviations[abbr]
+        self.actions: dict[str, tuple[str, ...]] = {}
+        for r in _read_tsv("pharmacological_actions.tsv.gz"):
+            self.actions[r["descriptor_ui"]] = (*self.actions.get(r["descriptor_ui"], ()), r["action_ui"])
+
+    # ---- words --------------------------------------------------------------------------------------------
+    def tokens(self, text: str) -> list[_Token]:
+        """The words of a text with their places, folded; ignored words left out."""
+        out = []
+        for m in _TOKEN.finditer(text):
+            w = _fold_word(m.group(), self.spellings)
+            if w and w not in _IGNORED:
+                out.append(_Token(w, m.group(), m.start(), m.end()))
+        return out
+
+    def words(self, text: str) -> tuple[str, ...]:
+        """The compared words of a text, in order."""
+        return tuple(t.word for t in self.tokens(text))
+
+    def _add_term(self, term: str, ui: str, abbreviation: bool) -> None:
+        if abbreviation and " " not in term.strip():
+            self.abbreviations.setdefault(term.strip().upper(), set()).add(ui)
+            return
+        key = self.words(term)
+        if not key:
+            return
+        if len(key) <= MAX_TERM_WORDS:
+            self.terms.setdefault(key, set()).add(ui)
+        self.bags.setdefault(frozenset(key), set()).add(ui)
+
+    # ---- the tree -----------------------------------------------------------------------------------------
+    def name(self, ui: str) -> str:
+        """The descriptor's preferred heading."""
+        return self.descriptors[ui].name
+
+    def in_category(self, ui: str, prefixes: Iterable[str] = DISEASES) -> bool:
+        """Whether one of the descriptor's tree numbers lies in one of the categories (tree prefixes)."""
+        pre = tuple(prefixes)
+        return any(t.startswith(pre) for t in self.descriptors[ui].trees)
+
+    def narrower(self, ui: str) -> frozenset[str]:
+        """The descriptor and every descriptor below it, under any of its tree numbers."""
+        if ui not in self._narrow_memo:
+            out = {ui}
+            for t in self.descriptors[ui].trees:
+                lo = bisect.bisect_left(self._tree_keys, t + ".")
+                hi = bisect.bisect_left(self._tree_keys, t + "/")  # "/" sorts right after "."
+                out.update(u for _, u in self._trees[lo:hi])
+            self._narrow_memo[ui] = frozenset(out)
+        return self._narrow_memo[ui]
+
+    def broader(self, ui: str) -> frozenset[str]:
+        """The descriptor and every descriptor above it, along every tree number (polyhierarchy)."""
+        out = {ui}
+        for t in self.descriptors[ui].trees:
+            parts = t.split(".")
+            for i in range(1, len(parts)):
+                parent = self._ui_of_tree.get(".".join(parts[:i]))
+                if parent:
+                    out.add(parent)
+        return frozenset(out)
+
+    def parents(self, ui: str) -> frozenset[str]:
+        """The descriptors one level up."""
+        out = set()
+        for t in self.descriptors[ui].trees:
+            if "." in t:
+                parent = self._ui_of_tree.get(t.rsplit(".", 1)[0])
+                if parent:
+                    out.add(parent)
+        return frozenset(out)
+
+    def related(self, a: str, b: str) -> bool:
+        """Equal, or one is narrower than the other."""
+        return a == b or a in self.broader(b) or b in self.broader(a)
+
+    def depth(self, ui: str) -> int:
+        """The shortest tree number's depth (C04 = 1, C04.588 = 2); 0 for a descriptor outside the tree."""
+        trees = self.descriptors[ui].trees
+        return min((t.count(".") + 1 for t in trees), default=0)
+
+    # ---- from text to descriptors ------------------------------------------------------------------------
+    def lookup(self, name: str, categories: Iterable[str] | None = DISEASES) -> frozenset[str]:
+        """The descriptors a whole condition name means (empty when it is no entry term in any word order)."""
+        stripped = name.strip()
+        uis: set[str] = set()
+        if stripped.upper() in self.whole_only and " " not in stripped:
+            uis = set(self.whole_only[stripped.upper()])
+        elif stripped.upper() in self.abbreviations and " " not in stripped:
+            uis = set(self.abbreviations[stripped.upper()])
+        else:
+            key = self.words(stripped)
+            uis = set(self.terms.get(key, ())) or set(self.bags.get(frozenset(key), ()))
+        return self._keep(uis, categories)
+
+    def _keep(self, uis: Iterable[str], categories: Iterable[str] | None) -> frozenset[str]:
+        if categories is None:
+            return frozenset(uis)
+        cats = tuple(categories)
+        return frozenset(u for u in uis if self.in_category(u, cats))
+
+    def mentions(self, text: str, categories: Iterable[str] | None = DISEASES) -> list[Mention]:
+        """The descriptors named in running text: at each word the longest entry term that starts there (an
+        abbreviation only as written in capitals), left to right, without overlaps."""
+        cats = None if categories is None else tuple(categories)
+        toks = self.tokens(text)
+        out: list[Mention] = []
+        i = 0
+        while i < len(toks):
+            found = None
+            for n in range(min(MAX_TERM_WORDS, len(toks) - i), 0, -1):
+                uis = self.terms.get(tuple(t.word for t in toks[i:i + n]))
+                if uis and (kept := self._keep(uis, cats)):
+                    found = (n, kept)
+                    break
+            if found is None and _capitals(toks[i].raw) and toks[i].raw.upper() in self.abbreviations:
+                kept = self._keep(self.abbreviations[toks[i].raw.upper()], cats)
+                found = (1, kept) if kept else None
+            if found is None:
+                i += 1
+                continue
+            n, kept = found
+            start, end = toks[i].start, toks[i + n - 1].end
+            out.extend(Mention(ui, start, end, text[start:end]) for ui in sorted(kept))
+            i += n
+        return out
+
+    def resolve(self, name: str, categories: Iterable[str] | None = DISEASES) -> frozenset[str]:
+        """A condition name's descriptors: the whole name when it is a term, else every term named in it, keeping
+        the narrowest (a name that mentions "breast cancer" and "breast" neoplasms keeps the breast cancer)."""
+        whole = self.lookup(name, categories)
+        if whole:
+            return whole
+        found = {m.ui for m in self.mentions(name, categories)}
+        return frozenset(u for u in found if not any(o != u and u in self.broader(o) for o in found))
+
+    def expand(self, uis: Iterable[str]) -> frozenset[str]:
+        """The descriptors and every narrower one."""
+        out: set[str] = set()
+        for u in uis:
+            out |= self.narrower(u)
+        return frozenset(out)
+
+
+def _capitals(raw: str) -> bool:
+    letters = [c for c in raw if c.isalpha()]
+    return len(letters) >= 2 and sum(c.isupper() for c in letters) >= len(letters) - 1 and raw[:1].isupper()
+
+
+@cache
+def vocabulary() -> Mesh:
+    """The vocabulary, loaded once per process (about 2 s)."""
+    return Mesh()
