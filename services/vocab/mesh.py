@@ -2,7 +2,9 @@
 
 Data: data/mesh/ (NLM's MeSH 2024, see its PROVENANCE.md), plus three small project tables there, each row with its
 source: `top_headings.csv` (the category headings whose top-level tree numbers the reshaped files lack),
-`project_terms.csv` (clinical abbreviations MeSH does not carry) and `spellings.csv` (British spellings).
+`project_terms.csv` (clinical abbreviations MeSH does not carry), `spellings.csv` (British spellings) and
+`attribute_trees.csv` (subtrees of headings that say how a disease behaves — Recurrence, Neoplasm Metastasis — not
+which disease: such a heading counts only when a text names nothing else).
 
 Matching rules (one place, used by every path):
 - a term is compared as its folded words: case, accents, possessive "'s", plural, hyphens and punctuation, British
@@ -125,6 +127,7 @@ class Mesh:
             if len(uis) > 1:  # MeSH gives it several meanings: only a whole name can say which
                 self.whole_only.setdefault(abbr, set()).update(uis)
                 del self.abbreviations[abbr]
+        self.attribute_trees = tuple(r["tree_number"] for r in _read_csv("attribute_trees.csv"))
         self.actions: dict[str, tuple[str, ...]] = {}
         for r in _read_tsv("pharmacological_actions.tsv.gz"):
             self.actions[r["descriptor_ui"]] = (*self.actions.get(r["descriptor_ui"], ()), r["action_ui"])
@@ -146,7 +149,8 @@ class Mesh:
     def _add_term(self, term: str, ui: str, abbreviation: bool) -> None:
         if abbreviation and " " not in term.strip():
             self.abbreviations.setdefault(term.strip().upper(), set()).add(ui)
-            return
+            if "-" not in term:  # "B-ALL" is also read as its words, which running text splits at the hyphen
+                return
         key = self.words(term)
         if not key:
             return
@@ -257,8 +261,17 @@ class Mesh:
         whole = self.lookup(name, categories)
         if whole:
             return whole
-        found = {m.ui for m in self.mentions(name, categories)}
-        return frozenset(u for u in found if not any(o != u and u in self.broader(o) for o in found))
+        return self.narrowest({m.ui for m in self.mentions(name, categories)})
+
+    def is_attribute(self, ui: str) -> bool:
+        """Whether the heading says how a disease behaves (attribute_trees.csv), not which disease it is."""
+        return all(t.startswith(self.attribute_trees) for t in self.descriptors[ui].trees)
+
+    def narrowest(self, found: Iterable[str]) -> frozenset[str]:
+        """The headings without a narrower one among them, attributes left out unless they are all there is."""
+        found = set(found)
+        diseases = {u for u in found if not self.is_attribute(u)} or found
+        return frozenset(u for u in diseases if not any(o != u and u in self.broader(o) for o in diseases))
 
     def expand(self, uis: Iterable[str]) -> frozenset[str]:
         """The descriptors and every narrower one."""
