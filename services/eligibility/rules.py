@@ -255,7 +255,11 @@ def _unit_years(unit: str | None) -> float:
 
 
 def _age_text(years: float) -> str:
-    """An age in words: in months under one year ("6 months"), else in years ("18 years")."""
+    """An age in words: in days under two months ("7 days"), in months under one year ("6 months"), else in years
+    ("18 years", "2.5 years")."""
+    if years * 12 < 2:
+        days = round(years * 365)
+        return f"{days} day{'s' if days != 1 else ''}"
     return f"{round(years * 12)} months" if years < 1 else f"{years:g} years"
 
 
@@ -268,9 +272,14 @@ class AgeRange:
     low_strict: bool = False
     high_strict: bool = False
     high_whole_years: bool = False  # "up to 17 years" includes 17 years and 11 months
+    either: bool = False  # "< 18 or > 65": two limits of which one holds (high < low), not one range
 
     def contains(self, age: float) -> bool:
         """Whether a person of this age (in years) is inside the range."""
+        if self.either and self.low is not None and self.high is not None:
+            below = age < self.high if self.high_strict else age <= self.high
+            above = age > self.low if self.low_strict else age >= self.low
+            return below or above
         if self.low is not None and (age < self.low or (self.low_strict and age <= self.low)):
             return False
         if self.high is None:
@@ -281,6 +290,9 @@ class AgeRange:
 
     def describe(self) -> str:
         """The range in words, e.g. "18 to 75 years"."""
+        if self.either and self.low is not None and self.high is not None:
+            return (("under " if self.high_strict else "at most ") + _age_text(self.high) + " or "
+                    + ("over " if self.low_strict else "at least ") + _age_text(self.low))
         if self.low is not None and self.high is not None:
             return f"{_age_text(self.low)} to {_age_text(self.high)}"
         if self.low is not None:
@@ -346,6 +358,8 @@ def _numeric_age(candidate: str) -> tuple[AgeRange | None, list[tuple[int, int]]
             continue
         unit_b = _unit_years(ub or ua)
         unit_a = _unit_years(ua or ub)
+        if a * unit_a >= b * unit_b:
+            continue  # "1 year to 3 months", "18 to 18": not a range a person can be in
         return AgeRange(a * unit_a, b * unit_b, high_whole_years=unit_b == 1.0), [(m.start(), m.end())]
     spans: list[tuple[int, int]] = []
     low_years: float | None = None
@@ -371,6 +385,12 @@ def _numeric_age(candidate: str) -> tuple[AgeRange | None, list[tuple[int, int]]
     if high_years and re.search(r"\bbeyond\b", candidate, re.I):
         # "beyond age 50" describes people older than 50.
         return AgeRange(high_years, None, low_strict=True), spans
+    if low_years is not None and high_years is not None and low_years >= high_years:
+        # "< 18 or > 65" is two limits, one of which holds; any other empty range is a misreading, not shown.
+        apart = candidate[min(a for a, _ in spans):max(b for _, b in spans)]
+        if low_years > high_years and re.search(r"\bor\b", apart, re.I):
+            return AgeRange(low_years, high_years, low_strict, high_strict, either=True), spans
+        return None, []
     return AgeRange(low_years, high_years, low_strict, high_strict, high_whole_years=whole_years), spans
 
 
@@ -458,7 +478,8 @@ def _age_finding(text: str, facts: PatientFacts) -> tuple[_Finding | None, list[
                         descriptor=True, open_question=True), spans
     inside = age_range.contains(facts.age_years)
     verdict = "within" if inside else "outside"
-    return _Finding("age", inside, f"Age {_age_text(facts.age_years)} is {verdict} the range {age_range.describe()}.",
+    limits = f"the limits {age_range.describe()}" if age_range.either else f"the range {age_range.describe()}"
+    return _Finding("age", inside, f"Age {_age_text(facts.age_years)} is {verdict} {limits}.",
                     facts.evidence(facts.age_evidence), descriptor=True), spans
 
 
@@ -545,7 +566,7 @@ def _pregnancy_finding(text: str, kind: CriterionKind, facts: PatientFacts) -> t
     )
     if cannot:
         who = "a man" if facts.sex == "male" else f"a woman aged {facts.age_years:g}"
-        if kind == "inclusion" and not conditional and not negated:
+        if kind == "inclusion" and not conditional and not negated and not _PREGNANCY_AVOIDED.search(text):
             return _Finding("pregnancy", False, f"The trial is for pregnant women and this patient is {who}.",
                             facts.evidence(facts.sex_evidence + facts.age_evidence)), spans
         return _Finding("pregnancy", None, f"Pregnancy rules do not apply to {who}.",
@@ -588,6 +609,9 @@ def _pregnancy_finding(text: str, kind: CriterionKind, facts: PatientFacts) -> t
 
 
 _NURSING_PLACE = re.compile(r"nursing (?:home|care|staff|facility)", re.I)
+# A line that asks to avoid a pregnancy (or breastfeeding) does not ask for a pregnant patient.
+_PREGNANCY_AVOIDED = re.compile(r"\b(refrain\w*|avoid\w*|prevent\w*|contracept\w*|willing\w*|agree\w*|"
+                                r"abstain\w*|abstinence|stop\w* breast)", re.I)
 
 
 def _breastfeeding(facts: PatientFacts) -> tuple[bool, int] | None:
@@ -716,8 +740,24 @@ _FOLLOW_PLAN = re.compile(r"\b(compl(?:y|iance|iant)|adhere\w*|adherence|availab
 _CONSENT_ONLY = re.compile(r"\b(consent\w*|assent)\b", re.I)
 
 
-def _consent_finding(text: str, facts: PatientFacts, concepts: list[ConceptMatch]) -> _Finding | None:
-    """A finding when the criterion is about consenting or following the study plan (and names no condition)."""
+_TEAM_CHECKS = ("This line is about consenting, being willing or being able to take part; the trial team checks it "
+                "with you at the screening visit, so it does not count against you here.")
+
+
+def _consent_finding(text: str, facts: PatientFacts, concepts: list[ConceptMatch],
+                     kind: CriterionKind) -> _Finding | None:
+    """A finding when the criterion is about consenting or following the study plan (and names no condition).
+
+    Never a verdict against the patient: whether someone consents, is willing or is able to is settled with the
+    trial team, and the wording of such lines ("impossibility to obtain consent", "non-consenting subjects")
+    turns a refusal into what reads like a fact about the patient."""
+    found = _consent_reading(text, facts, concepts)
+    if found is not None and found.truth is not None and found.truth == (kind == "exclusion"):
+        return _Finding("consent", None, _TEAM_CHECKS, open_question=True)
+    return found
+
+
+def _consent_reading(text: str, facts: PatientFacts, concepts: list[ConceptMatch]) -> _Finding | None:
     plain = _PARENS.sub(lambda p: " " * len(p.group(0)), text)
     m = _CONSENT_WORDS.search(plain)
     if not m or concepts or _CONSENT_AS_TIME.search(plain[: m.start()]):
@@ -1635,7 +1675,7 @@ def evaluate(criterion_text: str | None, kind: CriterionKind, patient: Patient) 
         said = "The note does not" if facts.from_note else "Your answers and uploaded health records do not"
         findings.append(_Finding("lab", None, f"{said} give this test result.", open_question=True))
 
-    consent = _consent_finding(text, facts, find_concepts(text)) if pregnancy is None else None
+    consent = _consent_finding(text, facts, find_concepts(text), kind) if pregnancy is None else None
     if consent is not None:
         # Everything else in a consent criterion is wording about the consent itself.
         return _combine(findings + [consent], [], kind, facts)
