@@ -31,9 +31,9 @@ def print_result(data: Any, as_json: bool, text: Callable[[Any], str] | None = N
 def command_modules() -> list[ModuleType]:
     """The command modules in help order; add yours here (imported on call, because they import this module)."""
     from devtools.commands import bench_cmd, synth_cmd
-    from services.commands import db_cmd, import_cmd, live_cmd, sql_cmd, stats_cmd, watch_cmd
+    from services.commands import db_cmd, import_cmd, live_cmd, match_cmd, sql_cmd, stats_cmd, watch_cmd
 
-    return [db_cmd, import_cmd, synth_cmd, sql_cmd, bench_cmd, stats_cmd, live_cmd, watch_cmd]
+    return [db_cmd, import_cmd, synth_cmd, sql_cmd, bench_cmd, stats_cmd, match_cmd, live_cmd, watch_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:
