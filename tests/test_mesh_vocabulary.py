@@ -47,7 +47,8 @@ def test_mesh_tree_orders_broader_and_narrower_headings(mesh):
     nsclc = mesh.by_name["carcinoma, non-small-cell lung"]
     adeno = mesh.by_name["adenocarcinoma of lung"]
     assert nsclc in mesh.narrower(lung) and adeno in mesh.narrower(lung)
-    assert adeno not in mesh.narrower(nsclc)  # MeSH 2024 files lung adenocarcinoma under Lung Neoplasms only
+    assert adeno in mesh.narrower(nsclc) and nsclc in mesh.broader(adeno)  # extra_parents.csv (WHO 2021)
+    assert nsclc in mesh.parents(adeno)
     assert lung in mesh.broader(adeno) and mesh.related(adeno, lung) and not mesh.related(
         adeno, mesh.by_name["breast neoplasms"])
     assert mesh.by_name["neoplasms"] in mesh.broader(lung)  # the top heading from top_headings.csv
@@ -88,9 +89,18 @@ def test_mesh_project_term_row_means_its_descriptor(mesh, row):
 @pytest.mark.parametrize("row", read("top_headings.csv"), ids=lambda r: r["tree_number"])
 def test_mesh_top_heading_row_holds_the_headings_of_its_tree(mesh, row):
     below = mesh.narrower(row["descriptor_ui"])
-    assert len(below) > 1 and all(mesh.in_category(u, (row["tree_number"],)) for u in below)
+    linked = set(mesh.expand(mesh.extra_parents))  # reached through extra_parents.csv, whatever MeSH files it under
+    assert len(below) > 1 and all(mesh.in_category(u, (row["tree_number"],)) for u in below - linked)
 
 
 @pytest.mark.parametrize("row", read("spellings.csv"), ids=lambda r: r["written"])
 def test_mesh_spelling_row_folds_to_the_american_form(mesh, row):
     assert mesh.words(row["written"]) == mesh.words(row["as_mesh"])
+
+
+@pytest.mark.parametrize("row", read("extra_parents.csv"), ids=lambda r: r["descriptor"])
+def test_mesh_extra_parent_row_links_the_descriptor_under_its_parent(mesh, row):
+    child, parent = mesh.by_name[row["descriptor"].lower()], mesh.by_name[row["parent"].lower()]
+    assert row["source"] and child in mesh.narrower(parent) and parent in mesh.broader(child)
+    assert not any(t.startswith(p + ".") for t in mesh.descriptors[child].trees
+                   for p in mesh.descriptors[parent].trees)  # MeSH itself lacks the link, or the row is not needed

@@ -4,7 +4,8 @@ Data: data/mesh/ (NLM's MeSH 2024, see its PROVENANCE.md), plus three small proj
 source: `top_headings.csv` (the category headings whose top-level tree numbers the reshaped files lack),
 `project_terms.csv` (clinical abbreviations MeSH does not carry), `spellings.csv` (British spellings) and
 `attribute_trees.csv` (subtrees of headings that say how a disease behaves — Recurrence, Neoplasm Metastasis — not
-which disease: such a heading counts only when a text names nothing else).
+which disease: such a heading counts only when a text names nothing else) and `extra_parents.csv` (a parent link
+the clinical classification has and MeSH's tree lacks: lung adenocarcinoma is a non-small cell lung cancer).
 
 Matching rules (one place, used by every path):
 - a term is compared as its folded words: case, accents, possessive "'s", plural, hyphens and punctuation, British
@@ -128,6 +129,12 @@ class Mesh:
                 self.whole_only.setdefault(abbr, set()).update(uis)
                 del self.abbreviations[abbr]
         self.attribute_trees = tuple(r["tree_number"] for r in _read_csv("attribute_trees.csv"))
+        self.extra_children: dict[str, set[str]] = {}
+        self.extra_parents: dict[str, set[str]] = {}
+        for r in _read_csv("extra_parents.csv"):
+            child, parent = self.by_name[r["descriptor"].lower()], self.by_name[r["parent"].lower()]
+            self.extra_children.setdefault(parent, set()).add(child)
+            self.extra_parents.setdefault(child, set()).add(parent)
         self.actions: dict[str, tuple[str, ...]] = {}
         for r in _read_tsv("pharmacological_actions.tsv.gz"):
             self.actions[r["descriptor_ui"]] = (*self.actions.get(r["descriptor_ui"], ()), r["action_ui"])
@@ -176,6 +183,8 @@ class Mesh:
                 lo = bisect.bisect_left(self._tree_keys, t + ".")
                 hi = bisect.bisect_left(self._tree_keys, t + "/")  # "/" sorts right after "."
                 out.update(u for _, u in self._trees[lo:hi])
+            for child in {c for u in out for c in self.extra_children.get(u, ())} - out:
+                out |= self.narrower(child)
             self._narrow_memo[ui] = frozenset(out)
         return self._narrow_memo[ui]
 
@@ -188,6 +197,8 @@ class Mesh:
                 parent = self._ui_of_tree.get(".".join(parts[:i]))
                 if parent:
                     out.add(parent)
+        for extra in {p for u in out for p in self.extra_parents.get(u, ())} - out:
+            out |= self.broader(extra)
         return frozenset(out)
 
     def parents(self, ui: str) -> frozenset[str]:
@@ -198,7 +209,7 @@ class Mesh:
                 parent = self._ui_of_tree.get(t.rsplit(".", 1)[0])
                 if parent:
                     out.add(parent)
-        return frozenset(out)
+        return frozenset(out | self.extra_parents.get(ui, set()))
 
     def related(self, a: str, b: str) -> bool:
         """Equal, or one is narrower than the other."""
