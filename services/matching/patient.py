@@ -1,0 +1,45 @@
+"""The patient's conditions as MeSH headings: from a clinical note (mentions with their context) or a typed list."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from services.matching.context import Assertion, Context, context
+from services.vocab.mesh import Mesh, vocabulary
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One condition named in the text: its heading, the words, and what the text says about it."""
+
+    ui: str
+    text: str
+    assertion: Assertion
+
+
+@dataclass(frozen=True)
+class PatientConditions:
+    """The headings the patient has (affirmed), and the findings set aside (negated, a relative's, hypothetical)."""
+
+    headings: frozenset[str]
+    findings: tuple[Finding, ...] = ()
+
+    def set_aside(self) -> tuple[Finding, ...]:
+        """The findings that are not the patient's own."""
+        return tuple(f for f in self.findings if f.assertion != "affirmed")
+
+
+def conditions_from_note(note: str, mesh: Mesh | None = None, ctx: Context | None = None) -> PatientConditions:
+    """Every disease, sign or symptom heading the note names, with its assertion; the affirmed ones are the
+    patient's (a heading both affirmed and negated somewhere counts as affirmed)."""
+    mesh = mesh or vocabulary()
+    ctx = ctx or context()
+    findings = tuple(Finding(m.ui, m.text, ctx.assertion(note, m.start, m.end)) for m in mesh.mentions(note))
+    return PatientConditions(frozenset(f.ui for f in findings if f.assertion == "affirmed"), findings)
+
+
+def conditions_from_names(names: Iterable[str], mesh: Mesh | None = None) -> PatientConditions:
+    """The headings of condition names typed one per field (a diagnosis, other conditions)."""
+    mesh = mesh or vocabulary()
+    return PatientConditions(frozenset(ui for name in names if name.strip() for ui in mesh.resolve(name)))
