@@ -123,6 +123,10 @@ def _order_ndcg(order: Callable[[str, list[str]], list[str]], grades: Mapping[st
     return [ndcg([grades[q][t] for t in order(q, list(grades[q]))]) for q in grades]
 
 
+def _shuffled(rng: random.Random) -> Callable[[str, list[str]], list[str]]:
+    return lambda q, ts: rng.sample(sorted(ts), len(ts))
+
+
 def run_benchmark(db: Database, queries_path: Path, qrels_path: Path) -> dict[str, Any]:
     """Judge and rank every judged pair on a trial with criteria text; the metrics, the confusion table and the
     baselines."""
@@ -151,10 +155,7 @@ def run_benchmark(db: Database, queries_path: Path, qrels_path: Path) -> dict[st
     docs = {t: " ".join([c.record.title, *c.record.conditions]) for t, c in usable.items()}
     bm25 = {q: bm25_scores(queries[q], {t: docs[t] for t in grades[q]}) for q in grades}
     bm25_ndcg = _order_ndcg(lambda q, ts: sorted(ts, key=lambda t: (-bm25[q][t], t)), grades)
-    random_means = []
-    for seed in RANDOM_SEEDS:
-        rng = random.Random(seed)
-        random_means.append(mean_ndcg(_order_ndcg(lambda q, ts, rng=rng: rng.sample(sorted(ts), len(ts)), grades)))
+    random_means = [mean_ndcg(_order_ndcg(_shuffled(random.Random(seed)), grades)) for seed in RANDOM_SEEDS]
     relevant = sum(n for (g, _), n in confusion.items() if g != "not_relevant")
     kept = sum(n for (g, p), n in confusion.items() if g != "not_relevant" and p != "not_relevant")
     irrelevant = sum(n for (g, _), n in confusion.items() if g == "not_relevant")

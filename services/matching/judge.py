@@ -36,12 +36,13 @@ class TrialCase:
     def from_row(cls, row: dict[str, Any]) -> TrialCase:
         """From one row of matching_trials.sql."""
         criteria = row.get("criteria")
+        inclusion = tuple(c.full_text for c in parse_criteria(criteria).inclusion) if criteria else ()
         partial = not (criteria or "").strip() or not row.get("site_count") or not row.get("mesh_list")
         record = TrialRecord(
             nct_id=str(row["nct_id"]), title=str(row.get("official_title") or row.get("brief_title") or ""),
             conditions=tuple(row.get("conditions") or ()), mesh_list=tuple(row.get("mesh_list") or ()),
             mesh_ancestors=tuple(row.get("mesh_ancestors") or ()), countries=tuple(row.get("countries") or ()),
-            partial=partial)
+            inclusion=inclusion, partial=partial)
         return cls(record, criteria, row.get("minimum_age"), row.get("maximum_age"), row.get("gender"))
 
 

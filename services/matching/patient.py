@@ -2,11 +2,29 @@
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 
 from services.matching.context import Assertion, Context, context
 from services.vocab.mesh import Mesh, vocabulary
+
+GENERAL_PATH = Path(__file__).resolve().parents[2] / "data" / "vocab" / "general_headings.csv"
+
+
+@cache
+def general_prefixes() -> tuple[str, ...]:
+    """Tree branches whose headings name a process, not a condition (data/vocab/general_headings.csv)."""
+    with open(GENERAL_PATH, encoding="utf-8", newline="") as fh:
+        return tuple(r["tree_prefix"].strip() + "." for r in csv.DictReader(fh))
+
+
+def is_general(mesh: Mesh, ui: str) -> bool:
+    """Whether every tree number of the heading lies in a general branch ("Disease", "Emergencies")."""
+    trees = mesh.descriptors[ui].trees
+    return bool(trees) and all(t.startswith(general_prefixes()) for t in trees)
 
 
 @dataclass(frozen=True)
@@ -32,11 +50,12 @@ class PatientConditions:
 
 def conditions_from_note(note: str, mesh: Mesh | None = None, ctx: Context | None = None) -> PatientConditions:
     """Every disease, sign or symptom heading the note names, with its assertion; the affirmed ones are the
-    patient's (a heading both affirmed and negated somewhere counts as affirmed)."""
+    patient's (a heading both affirmed and negated somewhere counts as affirmed), except general processes."""
     mesh = mesh or vocabulary()
     ctx = ctx or context()
     findings = tuple(Finding(m.ui, m.text, ctx.assertion(note, m.start, m.end)) for m in mesh.mentions(note))
-    return PatientConditions(frozenset(f.ui for f in findings if f.assertion == "affirmed"), findings)
+    affirmed = {f.ui for f in findings if f.assertion == "affirmed" and not is_general(mesh, f.ui)}
+    return PatientConditions(frozenset(affirmed), findings)
 
 
 def conditions_from_names(names: Iterable[str], mesh: Mesh | None = None) -> PatientConditions:

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from services.eligibility.scoring import VERDICT_ORDER
+from services.matching.context import context
 from services.vocab.mesh import Mesh
 
 BROAD_MIN_BRANCHES = 5  # unrelated second-level tree branches that make a trial "broad" (a registry or basket)
@@ -40,6 +41,7 @@ class TrialRecord:
     mesh_list: tuple[str, ...] = ()
     mesh_ancestors: tuple[str, ...] = ()
     countries: tuple[str, ...] = ()
+    inclusion: tuple[str, ...] = ()  # the inclusion criteria, one per item
     partial: bool = False  # the record lacks criteria text, sites or condition headings
 
 
@@ -49,6 +51,7 @@ class TrialHeadings:
 
     own: frozenset[str]
     ancestors: frozenset[str] = frozenset()
+    inclusion: frozenset[str] = frozenset()  # conditions its inclusion criteria require (affirmed mentions)
     excluded: frozenset[str] = frozenset()
     broad: bool = False
 
@@ -114,13 +117,19 @@ def trial_headings(mesh: Mesh, trial: TrialRecord) -> TrialHeadings:
         own |= mesh.resolve(name)
     own -= {u for x in excluded for u in mesh.narrower(x)}
     ancestors = frozenset(mesh.by_name[n.lower()] for n in trial.mesh_ancestors if n.lower() in mesh.by_name)
-    return TrialHeadings(frozenset(own), ancestors, excluded, _branches(mesh, own) >= BROAD_MIN_BRANCHES)
+    ctx = context()
+    required = frozenset(m.ui for item in trial.inclusion for m in mesh.mentions(item)
+                         if ctx.assertion(item, m.start, m.end) == "affirmed")
+    return TrialHeadings(frozenset(own), ancestors=ancestors, inclusion=required, excluded=excluded,
+                         broad=_branches(mesh, own) >= BROAD_MIN_BRANCHES)
 
 
 def _names(mesh: Mesh, uis: Iterable[str], limit: int = 3) -> str:
     """The most specific headings first, at most `limit`, as "A, B and C"."""
     picked = sorted(set(uis), key=lambda u: (-mesh.depth(u), mesh.name(u)))[:limit]
     names = [mesh.name(u) for u in picked]
+    if not names:
+        return "no condition we recognise"
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
@@ -130,7 +139,7 @@ def _closeness(mesh: Mesh, patient: str, trial: TrialHeadings) -> int:
     general = len(mesh.narrower(patient)) > TOO_GENERAL_NARROWER
     if not general and any(t in mesh.narrower(patient) for t in trial.own | trial.ancestors):
         return 2
-    if any(patient in mesh.narrower(t) for t in trial.own):
+    if any(patient in mesh.narrower(t) for t in trial.own) or patient in trial.inclusion:
         return 1
     return 0
 
@@ -145,13 +154,13 @@ def relevance(mesh: Mesh, patient_headings: Iterable[str], trial: TrialHeadings)
     if barred:
         return Relevance(False, f"This trial excludes {_names(mesh, trial.excluded)}; your condition is "
                                 f"{_names(mesh, barred)}.", trial.broad)
-    if not trial.own:
+    if not trial.own and not trial.inclusion:
         return Relevance(True, "This trial's record names no condition we recognise.", trial.broad)
     close = {p: c for p in patient if (c := _closeness(mesh, p, trial))}
     if not close:
-        return Relevance(False, f"This trial studies {_names(mesh, trial.own)}; your condition is "
+        return Relevance(False, f"This trial studies {_names(mesh, trial.own or trial.inclusion)}; your condition is "
                                 f"{_names(mesh, patient)}.", trial.broad)
-    about = [t for t in trial.own if any(mesh.related(t, p) for p in close)] or list(trial.own)
+    about = [t for t in trial.own if any(mesh.related(t, p) for p in close)] or list(trial.own) or list(close)
     broad = " It lists many other conditions too." if trial.broad else ""
     return Relevance(True, f"This trial studies {_names(mesh, about)}; your condition is {_names(mesh, close)}.{broad}",
                      trial.broad, len(close), max(close.values()))
