@@ -9,7 +9,7 @@ from functools import cache
 from pathlib import Path
 
 from services.matching.context import Assertion, Context, context
-from services.vocab.mesh import Mesh, vocabulary
+from services.vocab.mesh import DISEASES, Mesh, vocabulary
 
 GENERAL_PATH = Path(__file__).resolve().parents[2] / "data" / "vocab" / "general_headings.csv"
 
@@ -22,8 +22,8 @@ def general_prefixes() -> tuple[str, ...]:
 
 
 def is_general(mesh: Mesh, ui: str) -> bool:
-    """Whether every tree number of the heading lies in a general branch ("Disease", "Emergencies")."""
-    trees = mesh.descriptors[ui].trees
+    """Whether every disease tree number of the heading lies in a general branch ("Disease", "Emergencies")."""
+    trees = [t for t in mesh.descriptors[ui].trees if t.startswith(DISEASES)]
     return bool(trees) and all(t.startswith(general_prefixes()) for t in trees)
 
 
