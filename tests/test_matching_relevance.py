@@ -102,3 +102,20 @@ def test_conditions_from_note_sets_aside_negated_family_and_general(mesh: Mesh) 
     assert not names & {"Diabetes Mellitus", "Breast Neoplasms", "Emergencies"}
     assert {(mesh.name(f.ui), f.assertion) for f in found.set_aside()} >= {
         ("Diabetes Mellitus", "negated"), ("Breast Neoplasms", "family")}
+
+
+@pytest.mark.parametrize(("name", "general"), [
+    ("Disease", True), ("Emergencies", True), ("Hypertrophy", True),  # one per branch of general_headings.csv
+    ("Hemorrhage", False),  # a process with many kinds below it is a finding
+    ("Heart Failure", False)])
+def test_general_headings_do_not_stand_for_a_condition(mesh: Mesh, name: str, general: bool) -> None:
+    from services.matching.patient import is_general
+
+    assert is_general(mesh, _ui(mesh, name)) is general
+
+
+def test_relevance_title_and_keywords_are_weaker_evidence(mesh: Mesh) -> None:
+    assert _judge(mesh, ["Heartburn"], conditions=("Healthy",), title="Antacid for occasional heartburn")[0]
+    assert _judge(mesh, ["Heartburn"], conditions=("Healthy",), keywords=("heartburn",))[0]
+    relevant, reason, _ = _judge(mesh, ["Heartburn"], mesh_list=("Asthma",), title="Asthma in adults")
+    assert not relevant and "Asthma" in reason

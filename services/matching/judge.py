@@ -42,7 +42,7 @@ class TrialCase:
             nct_id=str(row["nct_id"]), title=str(row.get("official_title") or row.get("brief_title") or ""),
             conditions=tuple(row.get("conditions") or ()), mesh_list=tuple(row.get("mesh_list") or ()),
             mesh_ancestors=tuple(row.get("mesh_ancestors") or ()), countries=tuple(row.get("countries") or ()),
-            inclusion=inclusion, partial=partial)
+            inclusion=inclusion, keywords=tuple(row.get("keywords") or ()), partial=partial)
         return cls(record, criteria, row.get("minimum_age"), row.get("maximum_age"), row.get("gender"))
 
 

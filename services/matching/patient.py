@@ -15,16 +15,19 @@ GENERAL_PATH = Path(__file__).resolve().parents[2] / "data" / "vocab" / "general
 
 
 @cache
-def general_prefixes() -> tuple[str, ...]:
-    """Tree branches whose headings name a process, not a condition (data/vocab/general_headings.csv)."""
+def general_branches() -> tuple[tuple[str, int], ...]:
+    """Tree branches whose headings name a process, not a condition, each with the most narrower headings such a
+    heading may have (data/vocab/general_headings.csv)."""
     with open(GENERAL_PATH, encoding="utf-8", newline="") as fh:
-        return tuple(r["tree_prefix"].strip() + "." for r in csv.DictReader(fh))
+        return tuple((r["tree_prefix"].strip() + ".", int(r["max_narrower"])) for r in csv.DictReader(fh))
 
 
 def is_general(mesh: Mesh, ui: str) -> bool:
-    """Whether every disease tree number of the heading lies in a general branch ("Disease", "Emergencies")."""
+    """Whether every disease tree number of the heading lies in a general branch ("Disease", "Emergencies") and it
+    has few kinds below it (Hemorrhage, with 55, is a finding)."""
     trees = [t for t in mesh.descriptors[ui].trees if t.startswith(DISEASES)]
-    return bool(trees) and all(t.startswith(general_prefixes()) for t in trees)
+    size = len(mesh.narrower(ui))
+    return bool(trees) and all(any(t.startswith(p) and size <= most for p, most in general_branches()) for t in trees)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from services.eligibility.scoring import VERDICT_ORDER
 from services.matching.context import context
@@ -42,6 +43,7 @@ class TrialRecord:
     mesh_ancestors: tuple[str, ...] = ()
     countries: tuple[str, ...] = ()
     inclusion: tuple[str, ...] = ()  # the inclusion criteria, one per item
+    keywords: tuple[str, ...] = ()
     partial: bool = False  # the record lacks criteria text, sites or condition headings
 
 
@@ -51,7 +53,7 @@ class TrialHeadings:
 
     own: frozenset[str]
     ancestors: frozenset[str] = frozenset()
-    inclusion: frozenset[str] = frozenset()  # conditions its inclusion criteria require (affirmed mentions)
+    named: frozenset[str] = frozenset()  # what its inclusion criteria require or its title and keywords name
     excluded: frozenset[str] = frozenset()
     broad: bool = False
 
@@ -109,18 +111,20 @@ def _branches(mesh: Mesh, uis: Iterable[str]) -> int:
     return count
 
 
+@lru_cache(maxsize=4096)
 def trial_headings(mesh: Mesh, trial: TrialRecord) -> TrialHeadings:
     """The trial's headings from its mesh-list rows and its condition names; exclusions from names and title."""
     excluded, names = _exclusions(mesh, [*trial.conditions, trial.title])
     own = {mesh.by_name[n.lower()] for n in trial.mesh_list if n.lower() in mesh.by_name}
-    for name in names[:-1]:  # the title is searched only for exclusions, never for what the trial studies
+    for name in names[:-1]:  # the title names what the trial studies only as weaker evidence (`named`)
         own |= mesh.resolve(name)
     own -= {u for x in excluded for u in mesh.narrower(x)}
     ancestors = frozenset(mesh.by_name[n.lower()] for n in trial.mesh_ancestors if n.lower() in mesh.by_name)
     ctx = context()
-    required = frozenset(m.ui for item in trial.inclusion for m in mesh.mentions(item)
-                         if ctx.assertion(item, m.start, m.end) == "affirmed")
-    return TrialHeadings(frozenset(own), ancestors=ancestors, inclusion=required, excluded=excluded,
+    named = {m.ui for item in [*trial.inclusion, names[-1]] for m in mesh.mentions(item)
+             if ctx.assertion(item, m.start, m.end) == "affirmed"}
+    named |= {u for k in trial.keywords for u in mesh.lookup(k)}
+    return TrialHeadings(frozenset(own), ancestors=ancestors, named=frozenset(named - set(excluded)), excluded=excluded,
                          broad=_branches(mesh, own) >= BROAD_MIN_BRANCHES)
 
 
@@ -139,7 +143,7 @@ def _closeness(mesh: Mesh, patient: str, trial: TrialHeadings) -> int:
     general = len(mesh.narrower(patient)) > TOO_GENERAL_NARROWER
     if not general and any(t in mesh.narrower(patient) for t in trial.own | trial.ancestors):
         return 2
-    if any(patient in mesh.narrower(t) for t in trial.own) or patient in trial.inclusion:
+    if any(patient in mesh.narrower(t) for t in trial.own) or patient in trial.named:
         return 1
     return 0
 
@@ -154,11 +158,11 @@ def relevance(mesh: Mesh, patient_headings: Iterable[str], trial: TrialHeadings)
     if barred:
         return Relevance(False, f"This trial excludes {_names(mesh, trial.excluded)}; your condition is "
                                 f"{_names(mesh, barred)}.", trial.broad)
-    if not trial.own and not trial.inclusion:
+    if not trial.own and not trial.named:
         return Relevance(True, "This trial's record names no condition we recognise.", trial.broad)
     close = {p: c for p in patient if (c := _closeness(mesh, p, trial))}
     if not close:
-        return Relevance(False, f"This trial studies {_names(mesh, trial.own or trial.inclusion)}; your condition is "
+        return Relevance(False, f"This trial studies {_names(mesh, trial.own or trial.named)}; your condition is "
                                 f"{_names(mesh, patient)}.", trial.broad)
     about = [t for t in trial.own if any(mesh.related(t, p) for p in close)] or list(trial.own) or list(close)
     broad = " It lists many other conditions too." if trial.broad else ""
