@@ -119,3 +119,11 @@ def test_relevance_title_and_keywords_are_weaker_evidence(mesh: Mesh) -> None:
     assert _judge(mesh, ["Heartburn"], conditions=("Healthy",), keywords=("heartburn",))[0]
     relevant, reason, _ = _judge(mesh, ["Heartburn"], mesh_list=("Asthma",), title="Asthma in adults")
     assert not relevant and "Asthma" in reason
+
+
+def test_rank_unknown_relevance_below_a_trial_about_the_disease(mesh: Mesh) -> None:
+    patient = [_ui(mesh, "Heart Failure")]
+    unknown = relevance(mesh, patient, trial_headings(mesh, TrialRecord("NCT1", conditions=("Healthy",))))
+    about = relevance(mesh, patient, trial_headings(mesh, TrialRecord("NCT2", mesh_list=("Heart Failure",))))
+    assert unknown.relevant and not unknown.matched  # not called not relevant without evidence
+    assert rank_key("uncertain", about, reach=2) < rank_key("uncertain", unknown, reach=0, fit_score=100)

@@ -185,8 +185,10 @@ def reach_rank(within_reach: bool | None, patient_country: str | None, countries
 
 def rank_key(verdict: str, judged: Relevance, *, partial: bool = False, reach: int = 1,
              fit_score: int | None = None, miles: float | None = None, nct_id: str = "") -> tuple[float | int | str, ...]:
-    """Sort key: verdict; then full records about the patient's disease before broad trials and partial records;
-    then reach; then more of the patient's conditions and a closer heading; then fit; then distance; then id."""
-    return (VERDICT_ORDER.get(verdict, len(VERDICT_ORDER)), int(judged.broad or partial), reach, -judged.matched,
+    """Sort key: verdict; then full records about the patient's disease before broad trials, partial records and
+    trials whose relevance is unknown; then reach; then more of the patient's conditions and a closer heading; then
+    fit; then distance; then id."""
+    about = not (judged.broad or partial or judged.matched == 0)
+    return (VERDICT_ORDER.get(verdict, len(VERDICT_ORDER)), int(not about), reach, -judged.matched,
             -judged.closeness, -(fit_score if fit_score is not None else -1),
             miles if miles is not None else math.inf, nct_id)
