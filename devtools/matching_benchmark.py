@@ -1,8 +1,10 @@
-"""Trial-level benchmark of patient matching on TREC-format data, with random and BM25 baselines on the same pairs.
+"""Trial-level benchmark of patient matching on TREC-format data, with random and BM25 baselines on the same
+pairs.
 
-Input: queries (JSONL, `{"_id", "text"}`: a clinical note) and qrels (TSV `query-id corpus-id score`, 0 not relevant,
-1 excluded, 2 eligible). Every judged trial that is in the database with criteria text is judged for the patient by
-services/matching (MeSH relevance, then the eligibility rules in note mode) and ranked as the app ranks it.
+Input: queries (JSONL, `{"_id", "text"}`: a clinical note) and qrels (TSV `query-id corpus-id score`, 0 not
+relevant, 1 excluded, 2 eligible). Every judged trial that is in the database with criteria text is judged for
+the patient by services/matching (MeSH relevance, then the eligibility rules in note mode) and ranked as the
+app ranks it.
 """
 
 from __future__ import annotations
@@ -29,11 +31,14 @@ DEFAULT_DIR = Path("/work/shared/data/trec2022")
 GOLD = {0: "not_relevant", 1: "excluded", 2: "eligible"}
 PREDICTED = ("eligible", "uncertain", "excluded", "not_relevant")
 RANDOM_SEEDS = tuple(range(10))
-NDCG_NOTE = ("ndcg_at_10 averages over patients with at least one relevant judged trial (with none there is no "
-             "ideal ranking); ndcg_at_10_trec_eval counts those patients as 0, as trec_eval does.")
+NDCG_NOTE = (
+    "ndcg_at_10 averages over patients with at least one relevant judged trial (with none there is no "
+    "ideal ranking); ndcg_at_10_trec_eval counts those patients as 0, as trec_eval does."
+)
 
 
-# --- Metrics -------------------------------------------------------------------------------------------------------
+# --- Metrics
+# -------------------------------------------------------------------------------------------------------
 
 
 def dcg(gains: Sequence[float], k: int) -> float:
@@ -58,7 +63,8 @@ def share(hits: int, total: int) -> float | None:
     return hits / total if total else None
 
 
-# --- BM25 (rank_bm25 is not a dependency; Okapi BM25 is these few lines) ------------------------------------------
+# --- BM25 (rank_bm25 is not a dependency; Okapi BM25 is these few lines)
+# ------------------------------------------
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -77,13 +83,18 @@ def bm25_scores(query: str, docs: Mapping[str, str], k1: float = 1.2, b: float =
     for key, words in tokens.items():
         tf = Counter(words)
         out[key] = sum(
-            math.log(1 + (n - df[q] + 0.5) / (df[q] + 0.5)) * tf[q] * (k1 + 1)
+            math.log(1 + (n - df[q] + 0.5) / (df[q] + 0.5))
+            * tf[q]
+            * (k1 + 1)
             / (tf[q] + k1 * (1 - b + b * len(words) / (avg or 1)))
-            for q in set(_words(query)) if q in tf)
+            for q in set(_words(query))
+            if q in tf
+        )
     return out
 
 
-# --- Input ---------------------------------------------------------------------------------------------------------
+# --- Input
+# ---------------------------------------------------------------------------------------------------------
 
 
 def read_queries(path: Path) -> dict[str, str]:
@@ -110,16 +121,21 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
                 grade = int(row["score"])
                 out.setdefault(row["query-id"], {})[row["corpus-id"]] = grade
             except (ValueError, KeyError, TypeError) as exc:
-                raise BadInput(f"{path} line {n}: expected query-id, corpus-id and a score 0, 1 or 2") from exc
+                raise BadInput(
+                    f"{path} line {n}: expected query-id, corpus-id and a score 0, 1 or 2"
+                ) from exc
             if grade not in GOLD:
                 raise BadInput(f"{path} line {n}: score {grade} is not 0, 1 or 2")
     return out
 
 
-# --- The run -------------------------------------------------------------------------------------------------------
+# --- The run
+# -------------------------------------------------------------------------------------------------------
 
 
-def _order_ndcg(order: Callable[[str, list[str]], list[str]], grades: Mapping[str, Mapping[str, int]]) -> list[float | None]:
+def _order_ndcg(
+    order: Callable[[str, list[str]], list[str]], grades: Mapping[str, Mapping[str, int]]
+) -> list[float | None]:
     return [ndcg([grades[q][t] for t in order(q, list(grades[q]))]) for q in grades]
 
 
@@ -128,13 +144,15 @@ def _shuffled(rng: random.Random) -> Callable[[str, list[str]], list[str]]:
 
 
 def run_benchmark(db: Database, queries_path: Path, qrels_path: Path) -> dict[str, Any]:
-    """Judge and rank every judged pair on a trial with criteria text; the metrics, the confusion table and the
-    baselines."""
+    """Judge and rank every judged pair on a trial with criteria text; the metrics, the confusion table and
+    the baselines."""
     started = time.perf_counter()
     queries, qrels = read_queries(queries_path), read_qrels(qrels_path)
     cases = trial_cases(db, sorted({t for q in qrels.values() for t in q}))
     usable = {t: c for t, c in cases.items() if (c.criteria or "").strip()}
-    grades = {q: {t: g for t, g in judged.items() if t in usable} for q, judged in qrels.items() if q in queries}
+    grades = {
+        q: {t: g for t, g in judged.items() if t in usable} for q, judged in qrels.items() if q in queries
+    }
     grades = {q: g for q, g in grades.items() if g}
     mesh = vocabulary()
     confusion: Counter[tuple[str, str]] = Counter()
@@ -148,9 +166,21 @@ def run_benchmark(db: Database, queries_path: Path, qrels_path: Path) -> dict[st
         app_order[q] = [j.nct_id for j in judged]
         for j in judged:
             confusion[(GOLD[grades[q][j.nct_id]], j.verdict)] += 1
-        patients.append({"query_id": q, "headings": sorted(mesh.name(u) for u in headings),
-                         "ranked": [{"nct_id": j.nct_id, "gold": grades[q][j.nct_id], "verdict": j.verdict,
-                                     "reason": j.reason} for j in judged]})
+        patients.append(
+            {
+                "query_id": q,
+                "headings": sorted(mesh.name(u) for u in headings),
+                "ranked": [
+                    {
+                        "nct_id": j.nct_id,
+                        "gold": grades[q][j.nct_id],
+                        "verdict": j.verdict,
+                        "reason": j.reason,
+                    }
+                    for j in judged
+                ],
+            }
+        )
     app_ndcg = _order_ndcg(lambda q, ts: app_order[q], grades)
     docs = {t: " ".join([c.record.title, *c.record.conditions]) for t, c in usable.items()}
     bm25 = {q: bm25_scores(queries[q], {t: docs[t] for t in grades[q]}) for q in grades}
@@ -160,7 +190,12 @@ def run_benchmark(db: Database, queries_path: Path, qrels_path: Path) -> dict[st
     kept = sum(n for (g, p), n in confusion.items() if g != "not_relevant" and p != "not_relevant")
     irrelevant = sum(n for (g, _), n in confusion.items() if g == "not_relevant")
     called = confusion[("not_relevant", "not_relevant")]
-    both = [(g, p) for (g, p), n in confusion.items() for _ in range(n) if g != "not_relevant" and p != "not_relevant"]
+    both = [
+        (g, p)
+        for (g, p), n in confusion.items()
+        for _ in range(n)
+        if g != "not_relevant" and p != "not_relevant"
+    ]
     right = sum((g == "excluded") == (p == "excluded") for g, p in both)
     app_mean, app_zero = mean_ndcg(app_ndcg)
     bm25_mean, bm25_zero = mean_ndcg(bm25_ndcg)
@@ -177,10 +212,15 @@ def run_benchmark(db: Database, queries_path: Path, qrels_path: Path) -> dict[st
         "excluded_accuracy_pairs": len(both),
         "confusion": {g: {p: confusion[(g, p)] for p in PREDICTED} for g in GOLD.values()},
         "baselines": {
-            "bm25_title_conditions": {"ndcg_at_10": round(bm25_mean, 4), "ndcg_at_10_trec_eval": round(bm25_zero, 4)},
-            "random": {"seeds": len(RANDOM_SEEDS),
-                       "ndcg_at_10": round(sum(m for m, _ in random_means) / len(random_means), 4),
-                       "ndcg_at_10_trec_eval": round(sum(z for _, z in random_means) / len(random_means), 4)},
+            "bm25_title_conditions": {
+                "ndcg_at_10": round(bm25_mean, 4),
+                "ndcg_at_10_trec_eval": round(bm25_zero, 4),
+            },
+            "random": {
+                "seeds": len(RANDOM_SEEDS),
+                "ndcg_at_10": round(sum(m for m, _ in random_means) / len(random_means), 4),
+                "ndcg_at_10_trec_eval": round(sum(z for _, z in random_means) / len(random_means), 4),
+            },
         },
         "seconds": round(time.perf_counter() - started, 1),
         "per_patient": patients,
@@ -193,15 +233,16 @@ def _round(x: float | None) -> float | None:
 
 def format_report(result: Mapping[str, Any]) -> str:
     """The measurements as a short text table."""
-    base = result["baselines"]
+    bm25, rand = result["baselines"]["bm25_title_conditions"], result["baselines"]["random"]
     lines = [
-        f"patients {result['patients']} ({result['patients_without_relevant']} without a relevant judged trial), "
-        f"pairs {result['pairs']}",
-        f"nDCG@10          app {result['ndcg_at_10']}   BM25 {base['bm25_title_conditions']['ndcg_at_10']}   "
-        f"random {base['random']['ndcg_at_10']}",
-        f"nDCG@10 (0 for none) app {result['ndcg_at_10_trec_eval']}   "
-        f"BM25 {base['bm25_title_conditions']['ndcg_at_10_trec_eval']}   random {base['random']['ndcg_at_10_trec_eval']}",
-        f"relevant_recall {result['relevant_recall']}   not_relevant_recall {result['not_relevant_recall']}   "
+        f"patients {result['patients']} ({result['patients_without_relevant']} without a relevant judged "
+        f"trial), pairs {result['pairs']}",
+        f"nDCG@10              app {result['ndcg_at_10']}   BM25 {bm25['ndcg_at_10']}   "
+        f"random {rand['ndcg_at_10']}",
+        f"nDCG@10 (0 for none) app {result['ndcg_at_10_trec_eval']}   BM25 {bm25['ndcg_at_10_trec_eval']}   "
+        f"random {rand['ndcg_at_10_trec_eval']}",
+        f"relevant_recall {result['relevant_recall']}   "
+        f"not_relevant_recall {result['not_relevant_recall']}   "
         f"excluded_accuracy {result['excluded_accuracy']} (n={result['excluded_accuracy_pairs']})",
         result["ndcg_note"],
         "gold \\ called   " + "  ".join(f"{p:>12}" for p in PREDICTED),

@@ -1,4 +1,5 @@
-"""The matching benchmark: its metrics on hand-made inputs, and `bench matching` end to end on the test database."""
+"""The matching benchmark: its metrics on hand-made inputs, and `bench matching` end to end on the test
+database."""
 
 from __future__ import annotations
 
@@ -31,10 +32,14 @@ def test_mean_ndcg_reports_patients_without_relevant_trials_both_ways() -> None:
 
 
 def test_bm25_ranks_the_document_that_shares_rare_words_first() -> None:
-    scores = bm25_scores("chronic heartburn and reflux", {
-        "A": "Esomeprazole for gastroesophageal reflux and heartburn",
-        "B": "Exercise for chronic low back pain",
-        "C": "Vitamin D in healthy volunteers"})
+    scores = bm25_scores(
+        "chronic heartburn and reflux",
+        {
+            "A": "Esomeprazole for gastroesophageal reflux and heartburn",
+            "B": "Exercise for chronic low back pain",
+            "C": "Vitamin D in healthy volunteers",
+        },
+    )
     assert scores["A"] > scores["B"] > scores["C"] == 0
 
 
@@ -46,13 +51,29 @@ def test_read_qrels_rejects_a_grade_outside_0_to_2(tmp_path: Path) -> None:
 
 
 def test_bench_matching_end_to_end(db, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: ANN001
-    code = main(["bench", "matching", "--queries", str(MINI / "queries.jsonl"), "--qrels", str(MINI / "qrels.tsv"),
-                 "--json", "--per-patient"])
+    code = main(
+        [
+            "bench",
+            "matching",
+            "--queries",
+            str(MINI / "queries.jsonl"),
+            "--qrels",
+            str(MINI / "qrels.tsv"),
+            "--json",
+            "--per-patient",
+        ]
+    )
     assert code == 0
     result = json.loads(capsys.readouterr().out)
     assert result["patients"] == 2 and result["pairs"] == 16  # the NCT id not in the database is left out
     assert sum(sum(row.values()) for row in result["confusion"].values()) == 16
-    for key in ("ndcg_at_10", "ndcg_at_10_trec_eval", "relevant_recall", "not_relevant_recall", "excluded_accuracy"):
+    for key in (
+        "ndcg_at_10",
+        "ndcg_at_10_trec_eval",
+        "relevant_recall",
+        "not_relevant_recall",
+        "excluded_accuracy",
+    ):
         assert 0.0 <= result[key] <= 1.0, key
     assert set(result["baselines"]) == {"bm25_title_conditions", "random"}
     assert "trec_eval" in result["ndcg_note"]
@@ -66,5 +87,7 @@ def test_bench_matching_end_to_end(db, capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_bench_matching_missing_file_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["bench", "matching", "--queries", str(tmp_path / "none.jsonl"), "--qrels", str(MINI / "qrels.tsv")])
+    code = main(
+        ["bench", "matching", "--queries", str(tmp_path / "none.jsonl"), "--qrels", str(MINI / "qrels.tsv")]
+    )
     assert code == 2 and "no such file" in capsys.readouterr().err

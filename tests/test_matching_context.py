@@ -29,7 +29,9 @@ def test_context_without_the_cue_is_affirmed() -> None:
 
 
 def test_context_scope_stops_at_the_sentence_and_its_limit() -> None:
-    text = "He has no fever. Cough for a week. She denies one two three four five six seven eight nine nausea."
+    text = (
+        "He has no fever. Cough for a week. She denies one two three four five six seven eight nine nausea."
+    )
     ctx = context()
     assert ctx.assertion(text, text.index("fever"), text.index("fever") + 5) == "negated"
     assert ctx.assertion(text, text.index("Cough"), text.index("Cough") + 5) == "affirmed"

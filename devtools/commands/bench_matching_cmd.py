@@ -15,15 +15,26 @@ def register_bench(bench_subparsers: Any) -> None:
 
     parser: argparse.ArgumentParser = bench_subparsers.add_parser(
         "matching",
-        help="judge and rank TREC-judged trials for each patient note; nDCG@10, recalls, BM25 and random baselines",
-        description="nDCG@10, relevant and not-relevant recall, excluded accuracy and the confusion table of the "
-        "app's matching on judged patient-trial pairs, with random and BM25 (title + conditions) baselines.",
+        help="judge and rank TREC-judged trials for each patient note; nDCG@10, recalls, baselines",
+        description="nDCG@10, relevant and not-relevant recall, excluded accuracy and the confusion table of "
+        "the app's matching on judged patient-trial pairs, with random and BM25 (title + conditions) "
+        "baselines.",
     )
-    parser.add_argument("--queries", type=Path, default=DEFAULT_DIR / "queries.jsonl",
-                        help="patient notes, JSONL with _id and text (default: %(default)s)")
-    parser.add_argument("--qrels", type=Path, default=DEFAULT_DIR / "qrels.tsv",
-                        help="judgements, TSV query-id corpus-id score (default: %(default)s)")
-    parser.add_argument("--per-patient", action="store_true", help="include each patient's ranked list in --json")
+    parser.add_argument(
+        "--queries",
+        type=Path,
+        default=DEFAULT_DIR / "queries.jsonl",
+        help="patient notes, JSONL with _id and text (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--qrels",
+        type=Path,
+        default=DEFAULT_DIR / "qrels.tsv",
+        help="judgements, TSV query-id corpus-id score (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--per-patient", action="store_true", help="include each patient's ranked list in --json"
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     add_database_choice(parser)
     parser.set_defaults(handler=handle)

@@ -1,10 +1,10 @@
 """ConText-style assertion of a mention in running text: affirmed, negated, about a relative, or hypothetical.
 
-The cue phrases are data (data/vocab/context_rules.csv, medspaCy's ConText rules as the model: each row a literal, a
-category, a direction and a scope in words, its source and one example that tests it); this module is the engine.
-A forward cue covers the words after it, a backward cue the words before it, up to its scope, within one sentence
-and never across a terminating cue ("but", "however"); a pseudo cue ("no increase") only stops a shorter cue from
-firing where it stands.
+The cue phrases are data (data/vocab/context_rules.csv, medspaCy's ConText rules as the model: each row a
+literal, a category, a direction and a scope in words, its source and one example that tests it); this module
+is the engine. A forward cue covers the words after it, a backward cue the words before it, up to its scope,
+within one sentence and never across a terminating cue ("but", "however"); a pseudo cue ("no increase") only
+stops a shorter cue from firing where it stands.
 """
 
 from __future__ import annotations
@@ -21,7 +21,11 @@ from services.errors import BadInput
 RULES_PATH = Path(__file__).resolve().parents[2] / "data" / "vocab" / "context_rules.csv"
 Assertion = Literal["affirmed", "negated", "family", "hypothetical"]
 CATEGORIES: dict[str, Assertion | None] = {
-    "NEGATED": "negated", "FAMILY": "family", "HYPOTHETICAL": "hypothetical", "TERMINATE": None, "PSEUDO": None,
+    "NEGATED": "negated",
+    "FAMILY": "family",
+    "HYPOTHETICAL": "hypothetical",
+    "TERMINATE": None,
+    "PSEUDO": None,
 }
 DIRECTIONS = frozenset(("forward", "backward", "terminate", "pseudo"))
 _PRECEDENCE: tuple[Assertion, ...] = ("negated", "family", "hypothetical")
@@ -48,14 +52,20 @@ class ContextRule:
 def _rule(row: dict[str, str], line: int) -> ContextRule:
     category, direction = row.get("category", "").strip(), row.get("direction", "").strip()
     if category not in CATEGORIES or direction not in DIRECTIONS:
-        raise BadInput(f"context rule on line {line}: unknown category {category!r} or direction {direction!r}")
+        raise BadInput(
+            f"context rule on line {line}: unknown category {category!r} or direction {direction!r}"
+        )
     if (direction in ("terminate", "pseudo")) != (category in ("TERMINATE", "PSEUDO")):
-        raise BadInput(f"context rule on line {line}: direction {direction!r} does not fit category {category!r}")
+        raise BadInput(
+            f"context rule on line {line}: direction {direction!r} does not fit category {category!r}"
+        )
     try:
         scope = int(row.get("max_scope", ""))
     except ValueError as exc:
         raise BadInput(f"context rule on line {line}: max_scope must be a whole number") from exc
-    rule = ContextRule(row.get("literal", "").strip(), category, direction, scope, row.get("source", "").strip())
+    rule = ContextRule(
+        row.get("literal", "").strip(), category, direction, scope, row.get("source", "").strip()
+    )
     if not rule.words or not rule.source or scope < 0:
         raise BadInput(f"context rule on line {line}: a literal, a source and a scope ≥ 0 are required")
     return rule
@@ -84,7 +94,7 @@ class Context:
         out: list[_Cue] = []
         i = 0
         while i < len(words):
-            rule = next((r for r in self.rules if tuple(words[i:i + len(r.words)]) == r.words), None)
+            rule = next((r for r in self.rules if tuple(words[i : i + len(r.words)]) == r.words), None)
             if rule is None:
                 i += 1
                 continue

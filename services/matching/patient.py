@@ -1,4 +1,5 @@
-"""The patient's conditions as MeSH headings: from a clinical note (mentions with their context) or a typed list."""
+"""The patient's conditions as MeSH headings: from a clinical note (mentions with their context) or a typed
+list."""
 
 from __future__ import annotations
 
@@ -16,18 +17,20 @@ GENERAL_PATH = Path(__file__).resolve().parents[2] / "data" / "vocab" / "general
 
 @cache
 def general_branches() -> tuple[tuple[str, int], ...]:
-    """Tree branches whose headings name a process, not a condition, each with the most narrower headings such a
-    heading may have (data/vocab/general_headings.csv)."""
+    """Tree branches whose headings name a process, not a condition, each with the most narrower headings such
+    a heading may have (data/vocab/general_headings.csv)."""
     with open(GENERAL_PATH, encoding="utf-8", newline="") as fh:
         return tuple((r["tree_prefix"].strip() + ".", int(r["max_narrower"])) for r in csv.DictReader(fh))
 
 
 def is_general(mesh: Mesh, ui: str) -> bool:
-    """Whether every disease tree number of the heading lies in a general branch ("Disease", "Emergencies") and it
-    has few kinds below it (Hemorrhage, with 55, is a finding)."""
+    """Whether every disease tree number of the heading lies in a general branch ("Disease", "Emergencies")
+    and it has few kinds below it (Hemorrhage, with 55, is a finding)."""
     trees = [t for t in mesh.descriptors[ui].trees if t.startswith(DISEASES)]
     size = len(mesh.narrower(ui))
-    return bool(trees) and all(any(t.startswith(p) and size <= most for p, most in general_branches()) for t in trees)
+    return bool(trees) and all(
+        any(t.startswith(p) and size <= most for p, most in general_branches()) for t in trees
+    )
 
 
 @dataclass(frozen=True)
@@ -41,7 +44,8 @@ class Finding:
 
 @dataclass(frozen=True)
 class PatientConditions:
-    """The headings the patient has (affirmed), and the findings set aside (negated, a relative's, hypothetical)."""
+    """The headings the patient has (affirmed), and the findings set aside (negated, a relative's,
+    hypothetical)."""
 
     headings: frozenset[str]
     findings: tuple[Finding, ...] = ()
@@ -51,7 +55,9 @@ class PatientConditions:
         return tuple(f for f in self.findings if f.assertion != "affirmed")
 
 
-def conditions_from_note(note: str, mesh: Mesh | None = None, ctx: Context | None = None) -> PatientConditions:
+def conditions_from_note(
+    note: str, mesh: Mesh | None = None, ctx: Context | None = None
+) -> PatientConditions:
     """Every disease, sign or symptom heading the note names, with its assertion; the affirmed ones are the
     patient's (a heading both affirmed and negated somewhere counts as affirmed), except general processes."""
     mesh = mesh or vocabulary()
