@@ -13,14 +13,15 @@ def bench_modules() -> list[ModuleType]:
         bench_dashboard_cmd,
         bench_eligibility_cmd,
         bench_load_cmd,
+        bench_matching_cmd,
         bench_memory_cmd,
         bench_snapshot_cmd,
         bench_start_cmd,
         bench_views_cmd,
     )
 
-    return [bench_eligibility_cmd, bench_load_cmd, bench_dashboard_cmd, bench_memory_cmd, bench_start_cmd,
-            bench_views_cmd, bench_snapshot_cmd]
+    return [bench_eligibility_cmd, bench_matching_cmd, bench_load_cmd, bench_dashboard_cmd, bench_memory_cmd,
+            bench_start_cmd, bench_views_cmd, bench_snapshot_cmd]
 
 
 def register(subparsers: Any) -> None:
