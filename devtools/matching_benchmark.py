@@ -27,7 +27,8 @@ from services.matching.patient import conditions_from_note
 from services.matching.store import trial_cases
 from services.vocab.mesh import vocabulary
 
-DEFAULT_DIR = Path("/work/shared/data/trec2022")
+# ../shared beside the repository (the benchmark's development set is not shipped with the app)
+DEFAULT_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "trec2022"
 GOLD = {0: "not_relevant", 1: "excluded", 2: "eligible"}
 PREDICTED = ("eligible", "uncertain", "excluded", "not_relevant")
 RANDOM_SEEDS = tuple(range(10))
