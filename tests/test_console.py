@@ -898,6 +898,21 @@ def test_console_memory_cap_reads_only_this_machines_processes(db):
     assert consolewatch.MemoryCap(cap_bytes=1)(2**22 + 7) is False  # a process that cannot be read is not stopped
 
 
+def test_console_on_a_server_elsewhere_says_the_memory_cap_does_not_apply(db, monkeypatch):
+    # A server in a container or on another host: its process numbers mean nothing here (is_local is False).
+    monkeypatch.setattr(consolewatch, "is_local", lambda pid, started: False)
+    guard = console.protection(db)
+    assert (guard.role, guard.temp_limit, guard.memory_watch) == ("trial_reader", True, False)
+    assert guard.resources == (
+        "The memory cap is not enforced here: the database server does not run on this machine, and PostgreSQL "
+        "shows a process's memory only to that process itself; the time limit and work_mem still bound a query.")
+    measured: list[int] = []
+    monkeypatch.setattr(consolewatch, "private_bytes", lambda pid: measured.append(pid) or 0)
+    assert console.run_query("SELECT count(*) AS n FROM ctgov.sponsors", db=db).rows == (
+        (db.fetch_value("SELECT count(*) FROM ctgov.sponsors"),),)
+    assert measured == []  # nothing is read from /proc for it
+
+
 def test_console_five_heavy_queries_leave_a_dashboard_query_under_two_seconds(db, monkeypatch):
     from services.dashboard import engine, stats
     from services.dashboard.filters import Filters
