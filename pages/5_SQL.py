@@ -3,7 +3,7 @@
 import streamlit as st
 
 from services import console, inert
-from services.errors import BadInput, ConsoleBusy, QueryFailed, QueryTimeout, ResultTooLarge, UnsafeQuery
+from services.errors import BadInput, ConsoleBusy, QueryFailed, QueryTimeout, QueryTooHeavy, ResultTooLarge
 from services.sqlguard import TooManyParameters
 from services.ui import gate, health
 from services.ui import state as ui_state
@@ -34,10 +34,10 @@ AACT_HELP = """SQL written for AACT runs here as it is: the 47 study tables have
 health.ensure_database()
 ui_state.page_setup("SQL", "🧮", sidebar=False)
 # The query and its parameters live in the URL (?sql=…&sql.name=value, Datasette-style), so a link reopens the
-# query — and runs it, as opening it in Datasette does.
+# query. It runs at once only in the browser that ran it itself; anyone else's link shows it and waits for a click.
 opened = "sql_text" not in st.session_state and "sql" in st.query_params
 ui_state.view_widget("sql_text", "sql", STARTER, str, max_chars=console.MAX_CHARS)
-st.session_state["sql_autorun"] = opened and st.session_state["sql_text"] == st.query_params.get("sql")
+from_link = opened and st.session_state["sql_text"] == st.query_params.get("sql")
 # One input box per :parameter; a query (a link's ?sql= too) naming more than the guard's limit gets none.
 names: tuple[str, ...] = ()
 too_many: TooManyParameters | None = None
@@ -51,8 +51,12 @@ for name in names:
     ui_state.view_widget(f"sql_param_{name}", f"sql.{name}",
                          "RECRUITING" if name == "status" and st.session_state["sql_text"] == STARTER else "", str,
                          max_chars=console.MAX_CHARS)
-for key in ("sql_result", "sql_error"):
+for key in ("sql_result", "sql_error", "sql_link"):
     st.session_state.setdefault(key, None)
+params = {name: st.session_state.get(f"sql_param_{name}", "") for name in names}
+browser = gate.visitor().browser
+if from_link:  # True: this browser's own query, run now; False: someone else's, wait for a click
+    st.session_state["sql_link"] = console.ran_before(browser, st.session_state["sql_text"], params)
 
 st.title("🧮 SQL console")
 # A monospaced editor: SQL is read by its columns.
@@ -113,30 +117,31 @@ for name in names:
     ui_state.set_view_param(f"sql.{name}", st.session_state.get(f"sql_param_{name}", ""),
                             "RECRUITING" if name == "status" and sql == STARTER else "")
 
-run = (st.button("Run query", type="primary", disabled=bool(too_many)) or st.session_state.pop("sql_autorun", False)
-       ) and not too_many
-st.caption(f"Limits: {limits.describe()}. {guard.note}")
+clicked = st.button("Run query", type="primary", disabled=bool(too_many))
+link, run = st.session_state["sql_link"], (clicked or st.session_state["sql_link"] is True) and not too_many
+if clicked or link:
+    st.session_state["sql_link"] = None
+if clicked:
+    console.remember_run(browser, sql, params)
+elif link is False:
+    st.info("This query came with a link and has not run: read it, then press **Run query**.", icon="🔗")
+st.caption(f"Limits: {limits.describe()}. {guard.note} {guard.resources}".rstrip())
 with st.expander("Queries written for AACT"):
     st.markdown(AACT_HELP)
 
 if run:
-    params = {name: st.session_state.get(f"sql_param_{name}", "") for name in names}
     st.session_state["sql_result"] = None
     st.session_state["sql_error"] = None
     with health.database_errors():
         try:
             with st.spinner("Running the query…"):
-                st.session_state["sql_result"] = console.run_query(sql, params, visitor=gate.visitor().browser)
-        except ResultTooLarge as err:
+                st.session_state["sql_result"] = console.run_query(sql, params, visitor=browser)
+        except (ResultTooLarge, QueryTooHeavy, QueryTimeout) as err:  # stopped by one of the limits
             st.session_state["sql_error"] = ("timeout", f"**Stopped.** {inert.md(err)} {err.hint}")
         except ConsoleBusy as err:
             st.session_state["sql_error"] = ("timeout", f"**Not run yet.** {inert.md(err)}")
-        except UnsafeQuery as err:
+        except BadInput as err:  # UnsafeQuery included
             st.session_state["sql_error"] = ("refused", f"**Not run.** {inert.md(err)}")
-        except BadInput as err:
-            st.session_state["sql_error"] = ("refused", f"**Not run.** {inert.md(err)}")
-        except QueryTimeout as err:
-            st.session_state["sql_error"] = ("timeout", f"**Stopped.** {inert.md(err)} {err.hint}")
         except QueryFailed as err:
             st.session_state["sql_error"] = ("failed", f"**The database refused the query.** "
                                                        f"{inert.md(str(err).removeprefix('The database refused the query: '))}")

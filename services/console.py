@@ -5,28 +5,34 @@ SELECT over the trial schemas; the database door runs it in a READ ONLY transact
 statement timeout, streaming at most `cap` rows; and, where the database allows it, the
 transaction switches to the role `trial_reader`, which may only read schema ctgov
 (sql/schema/020_reader_role.sql). The page, the CLI and the tests all go through `run_query`.
+
+What a query may take from the database server is bounded too: a small work_mem for each sort and hash,
+temp_file_limit for its temporary files (where the database user may set it), and a memory cap that
+services/consolewatch.py enforces by measuring the query's server process (where that runs on this machine).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import decimal
+import hashlib
 import json
 import os
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
 
-from services import consolescope
+from services import consolescope, consolewatch
 from services.dashboard import export
 from services.data import runtime, sqlcompat
 from services.data.db import SQL_DIR, Database, load_sql
-from services.errors import BadInput, ConsoleBusy, QueryTimeout, UnsafeQuery
+from services.errors import BadInput, ConsoleBusy, QueryTimeout, QueryTooHeavy, UnsafeQuery
 from services.sqlguard import DEFAULT_SCHEMA, GuardedQuery, check_query
 from services.sqlguard import MAX_CHARS as MAX_CHARS
 
@@ -38,6 +44,15 @@ DEFAULT_MAX_VALUE_BYTES = 1_000_000
 # Console queries run on their own small pool: at most this many per process at once (SQL_CONCURRENT), one
 # per visitor, so slow console queries can never take the connections the pages need.
 DEFAULT_CONCURRENT = 2
+# What one console query may take from the database server (SQL_MAX_MEMORY_MB, SQL_MAX_TEMP_MB): five at once
+# (SQL_CONCURRENT's most) stay within 2.5 GB of memory and 2.5 GB of disk. Each sort or hash gets WORK_MEM (the
+# server's default; a server tuned for big reports may have more) and spills to temporary files past it.
+DEFAULT_MAX_MEMORY_MB = 500
+DEFAULT_MAX_TEMP_MB = 500
+WORK_MEM = "4MB"
+MB = 1024 * 1024
+# Queries a browser ran itself, as digests (ran_before): its own link runs again at once, another's waits.
+RUNS_REMEMBERED = 10_000
 BUSY_WAIT_S = 2.0
 READER_ROLE = "trial_reader"
 # Schemas console queries may name: the trial data, and information_schema for finding columns.
@@ -65,20 +80,28 @@ class Limits:
     max_bytes: int = DEFAULT_MAX_BYTES
     max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES
     concurrent: int = DEFAULT_CONCURRENT
+    max_memory_mb: int = DEFAULT_MAX_MEMORY_MB
+    max_temp_mb: int = DEFAULT_MAX_TEMP_MB
 
     def describe(self) -> str:
         """One sentence for the page and the CLI."""
         return (f"at most {self.max_rows:,} rows and {_mb(self.max_bytes)} per result, {_mb(self.max_value_bytes)} "
                 f"per value, {self.timeout_ms / 1000:g} s per query (the whole query, not each batch); "
-                f"one query at a time per visitor, {self.concurrent} per server process")
+                f"one query at a time per visitor, {self.concurrent} per server process; on the database server "
+                f"{self.max_memory_mb:,} MB of memory and {self.max_temp_mb:,} MB of temporary files per query, "
+                f"work_mem {WORK_MEM} per sort or hash")
 
 
 @dataclass(frozen=True)
 class Protection:
-    """How a console query is protected on this database: the role it runs as (or None) and a sentence saying so."""
+    """How a console query is protected on this database: the role it runs as (or None) and a sentence saying so;
+    whether temp_file_limit can be set and the server's processes measured, and a sentence on what is not."""
 
     role: str | None
     note: str
+    temp_limit: bool = False
+    memory_watch: bool = False
+    resources: str = ""
 
 
 @dataclass(frozen=True)
@@ -146,14 +169,17 @@ def _env_int(name: str, default: int, low: int, high: int) -> int:
 
 def limits() -> Limits:
     """The console's limits: $SQL_MAX_ROWS (default 10,000) rows, $SQL_TIMEOUT_MS (default 30 s) for the whole
-    query, $SQL_MAX_BYTES (default 5 MB) per result, $SQL_MAX_VALUE_BYTES (default 1 MB) per value and
-    $SQL_CONCURRENT (default 2) queries at once per process."""
+    query, $SQL_MAX_BYTES (default 5 MB) per result, $SQL_MAX_VALUE_BYTES (default 1 MB) per value,
+    $SQL_CONCURRENT (default 2) queries at once per process, and on the database server $SQL_MAX_MEMORY_MB
+    (default 500) of memory and $SQL_MAX_TEMP_MB (default 500) of temporary files per query."""
     return Limits(
         max_rows=_env_int("SQL_MAX_ROWS", DEFAULT_MAX_ROWS, 1, MAX_ROWS_LIMIT),
         timeout_ms=_env_int("SQL_TIMEOUT_MS", DEFAULT_TIMEOUT_MS, 100, 3_600_000),
         max_bytes=_env_int("SQL_MAX_BYTES", DEFAULT_MAX_BYTES, 1_000, 1_000_000_000),
         max_value_bytes=_env_int("SQL_MAX_VALUE_BYTES", DEFAULT_MAX_VALUE_BYTES, 100, 1_000_000_000),
         concurrent=_env_int("SQL_CONCURRENT", DEFAULT_CONCURRENT, 1, 5),
+        max_memory_mb=_env_int("SQL_MAX_MEMORY_MB", DEFAULT_MAX_MEMORY_MB, 50, 1_000_000),
+        max_temp_mb=_env_int("SQL_MAX_TEMP_MB", DEFAULT_MAX_TEMP_MB, 1, 1_000_000),
     )
 
 
@@ -204,24 +230,81 @@ class _Budget:
 
 
 _budget = _Budget()
-_pools: dict[tuple[str, bool], Database] = {}
+
+
+class _Runs:
+    """Digests of (browser, query, values) that a browser ran itself in this process, the latest RUNS_REMEMBERED."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._seen: OrderedDict[str, None] = OrderedDict()
+
+    def add(self, key: str) -> None:
+        with self._lock:
+            self._seen[key] = None
+            self._seen.move_to_end(key)
+            while len(self._seen) > RUNS_REMEMBERED:
+                self._seen.popitem(last=False)
+
+    def __contains__(self, key: str) -> bool:
+        with self._lock:
+            return key in self._seen
+
+
+_runs = _Runs()
+
+
+def _run_key(browser: str, sql: str, params: Mapping[str, Any]) -> str:
+    text = json.dumps([browser, sql, sorted((str(k), str(v)) for k, v in params.items())])
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def remember_run(browser: str, sql: str, params: Mapping[str, Any]) -> None:
+    """Note that this browser ran `sql` with `params` itself (it pressed Run), so its own link may run it again."""
+    _runs.add(_run_key(browser, sql, params))
+
+
+def ran_before(browser: str, sql: str, params: Mapping[str, Any]) -> bool:
+    """Whether this browser ran exactly this query with these values itself in this server process: a `?sql=`
+    link runs at once only then; opened by anyone else, it shows the query and waits for a click."""
+    return _run_key(browser, sql, params) in _runs
+
+
+_pools: dict[tuple[str, bool, int], Database] = {}
 _pools_lock = threading.Lock()
 
 
 def console_db(db: Database, size: int) -> Database:
-    """The console's own small pool on the same database as `db` (one per address and mode per process)."""
+    """The console's own small pool on the same database as `db` (one per address, mode and size per process: a
+    pool made for fewer queries at once would make the others wait for a connection)."""
     with _pools_lock:
-        pool = _pools.get((db.url, db.read_only))
+        pool = _pools.get((db.url, db.read_only, size))
         if pool is None:
             pool = Database(db.url, read_only=db.read_only, pool_size=size, label=db.label)
-            _pools[(db.url, db.read_only)] = pool
+            _pools[(db.url, db.read_only, size)] = pool
         return pool
 
 
 def protection(db: Database | None = None) -> Protection:
-    """Whether console queries can run as the reader role here, and the sentence the page shows."""
+    """Whether console queries can run as the reader role here, whether temp_file_limit can be set for them and
+    their server processes measured (the server runs on this machine), and the sentences the page shows."""
     db = db or runtime.get_db()
-    status = db.fetch_value(load_sql("console_reader_status"), {"role": READER_ROLE})
+    server = db.fetch_rows(load_sql("console_reader_status"), {"role": READER_ROLE})[0]
+    status = server["status"]
+    temp_limit = bool(server["superuser"]) or (
+        server["version_num"] >= 150_000 and bool(db.fetch_value(load_sql("console_temp_limit_allowed"))))
+    memory_watch = consolewatch.is_local(server["pid"], server["backend_start"])
+    resources = " ".join(([] if memory_watch else [
+        "The memory cap is not enforced here: the database server does not run on this machine, and PostgreSQL "
+        "shows a process's memory only to that process itself; the time limit and work_mem still bound a query."])
+        + ([] if temp_limit else [
+        "Temporary files are not limited here: the database user may not set temp_file_limit (a superuser can "
+        "allow it with GRANT SET ON PARAMETER temp_file_limit, PostgreSQL 15 and later)."]))
+    guard = _guard(db, status)
+    return replace(guard, temp_limit=temp_limit, memory_watch=memory_watch, resources=resources)
+
+
+def _guard(db: Database, status: str) -> Protection:
     if status == "ok":
         return Protection(READER_ROLE, f"Queries run as the database role {READER_ROLE}, which can only read the "
                                        "ctgov tables, inside a READ ONLY transaction.")
@@ -281,13 +364,27 @@ def run_query(sql: str, params: Mapping[str, Any] | None = None, *, db: Database
         return [coerce_value(name, type_name, value)
                 for name, type_name, value in zip(guarded.parameters, type_names, given, strict=True)]
 
+    settings = {"work_mem": WORK_MEM}
+    if guard.temp_limit:
+        settings["temp_file_limit"] = f"{configured.max_temp_mb}MB"
+    watch = consolewatch.MemoryCap(configured.max_memory_mb * MB) if guard.memory_watch else None
     _budget.acquire(visitor, configured.concurrent, BUSY_WAIT_S)
     try:
         columns, rows, truncated = console_db(db, configured.concurrent).fetch_guarded(
             guarded.sql, values, max_rows=cap, timeout_ms=timeout, role=guard.role, search_path=SEARCH_PATH,
             convert=convert, max_bytes=configured.max_bytes, max_value_bytes=configured.max_value_bytes,
+            settings=settings, watch=watch,
         )
+    except QueryTooHeavy as err:  # temp_file_limit, the one server limit the console sets
+        if not guard.temp_limit:
+            raise
+        raise QueryTooHeavy(f"The query needed more than {configured.max_temp_mb:,} MB of temporary files on the "
+                            "database server, the console's limit, and was stopped.") from err
     except QueryTimeout as err:
+        if watch is not None and watch.stopped:
+            raise QueryTooHeavy(
+                f"The query took {watch.peak_bytes / MB:,.0f} MB of the database server's memory, over the "
+                f"console's limit of {configured.max_memory_mb:,} MB, and was stopped.") from err
         raise QueryTimeout(
             f"The query ran past the console's time limit of {timeout / 1000:g} s and was cancelled.",
             hint="Add a WHERE clause or a LIMIT, aggregate earlier, or check that every join has a join condition.",

@@ -30,6 +30,13 @@ class QueryFailed(TrialLandscapeError):
     """The database answered with an error for a query."""
 
 
+class QueryTooHeavy(QueryFailed):
+    """A query passed a resource limit on the database server (its memory, its temporary files) and was stopped."""
+
+    hint = ("Aggregate earlier or over fewer rows, select fewer columns, and check that every join has a join "
+            "condition.")
+
+
 class BadInput(TrialLandscapeError):
     """A file, argument or value that cannot be used as given."""
 

@@ -9,18 +9,29 @@ import io
 import json
 import os
 import re
+import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
-from services import console
+from services import console, consolewatch
 from services.cli import main as cli_main
 from services.data import embedded
 from services.data.db import Database
-from services.errors import BadInput, ConsoleBusy, QueryFailed, QueryTimeout, ResultTooLarge, UnsafeQuery
+from services.errors import (
+    BadInput,
+    ConsoleBusy,
+    QueryFailed,
+    QueryTimeout,
+    QueryTooHeavy,
+    ResultTooLarge,
+    UnsafeQuery,
+)
 from tests.sql_examples import EXAMPLES
 from tests.test_sqlguard import HOSTILE
 
@@ -28,6 +39,16 @@ ROLE_SQL = (Path(__file__).resolve().parent.parent / "sql" / "schema" / "020_rea
 CROSS_JOIN = "SELECT * FROM ctgov.facilities a, ctgov.facilities b, ctgov.facilities c"
 # Counts every row of a three-way cross join of trial sites: far past any time limit.
 SLOW = "SELECT count(*) FROM ctgov.facilities a, ctgov.facilities b, ctgov.facilities c"
+MB = 1024 * 1024
+# What one console query took from the database server before these limits (issue 40, on the full AACT): 6.25 GB
+# of memory in 30 s; 1.38 GB of temporary files for a series materialised before its first row is sent, even
+# under the row cap. On the test sample (18,000 studies) the first passes 150 MB in about a second.
+MEMORY_BOMB = "SELECT jsonb_agg(s) FROM ctgov.studies s, generate_series(1, 50)"
+TEMP_BOMB = "SELECT * FROM generate_series(1, 1e8)"
+# A sort of every pair of trial sites (2.5 billion rows) spills to disk long before it can return a row.
+SORT_BOMB = "SELECT a.nct_id, b.nct_id FROM ctgov.facilities a, ctgov.facilities b ORDER BY a.city || b.city"
+# Grows one array in memory without temporary files (the series is produced row by row in the SELECT list).
+ARRAY_BOMB = "SELECT cardinality(array_agg(g)) AS n FROM (SELECT generate_series(1, 1000000000) AS g) AS s"
 
 # Statements that write, run straight through the database door (no guard): the READ ONLY transaction
 # and the reader role must stop every one of them.
@@ -71,6 +92,61 @@ def _checksum(db: Database) -> dict[str, tuple[int, int]]:
 def _rss_bytes() -> int:
     with open("/proc/self/statm") as fh:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@dataclass
+class ServerSeen:
+    """What a test saw of the database server while a query ran: the largest resident memory (VmRSS) of a server
+    process running it, the largest total of the server's temporary files, and whether the test had to cancel."""
+
+    peak_rss: int = 0
+    peak_temp: int = 0
+    safety_net: bool = False
+
+
+def _vm_rss(pid: int) -> int:
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+@contextlib.contextmanager
+def server_watch(db: Database, fragment: str, *, temp: bool = False, ceiling: int = 900 * MB
+                 ) -> Iterator[ServerSeen]:
+    """Sample every 20 ms, independently of the console, the VmRSS of each server process whose query contains
+    `fragment` and (temp=True) the size of the server's temporary files. The test's own safety net: a process past
+    `ceiling` is cancelled here and `safety_net` set, so a watchdog that fails costs under 1 GB, never many."""
+    seen = ServerSeen()
+    stop = threading.Event()
+    failed: list[BaseException] = []
+
+    def sample() -> None:
+        try:
+            while not stop.is_set():
+                for row in db.fetch_rows("SELECT pid FROM pg_stat_activity WHERE pid <> pg_backend_pid() "
+                                         "AND strpos(query, :f) > 0", {"f": fragment}):
+                    rss = _vm_rss(row["pid"])
+                    seen.peak_rss = max(seen.peak_rss, rss)
+                    if rss > ceiling:
+                        seen.safety_net = True
+                        db.fetch_value("SELECT pg_cancel_backend(:p)", {"p": row["pid"]})
+                if temp:
+                    used = db.fetch_value("SELECT coalesce(sum(size), 0) FROM pg_ls_tmpdir()")
+                    seen.peak_temp = max(seen.peak_temp, int(used))
+                stop.wait(0.02)
+        except BaseException as err:  # handed to the test below
+            failed.append(err)
+
+    thread = threading.Thread(target=sample, name="server-watch", daemon=True)
+    thread.start()
+    try:
+        yield seen
+    finally:
+        stop.set()
+        thread.join(30)
+    assert not failed, failed
 
 
 def _as_user(url: str, user: str) -> str:
@@ -155,7 +231,8 @@ def test_console_reader_role_is_set_up(db):
         "WHERE rolname = 'trial_reader'")
     assert role == [{"rolcanlogin": False, "rolsuper": False, "rolcreaterole": False, "rolcreatedb": False,
                       "rolbypassrls": False,
-                      "rolconfig": ["default_transaction_read_only=on", "statement_timeout=30s"]}]
+                      "rolconfig": ["default_transaction_read_only=on", "statement_timeout=30s", "work_mem=4MB",
+                                    "temp_file_limit=500MB"]}]
     privileges = db.fetch_rows(
         "SELECT DISTINCT privilege_type FROM information_schema.role_table_grants "
         "WHERE grantee = 'trial_reader' ORDER BY 1")
@@ -174,9 +251,10 @@ def test_console_runs_as_the_reader_role(db):
     trials = db.fetch_value("SELECT count(*) FROM ctgov.studies")
     assert (result.columns, result.rows) == (("who", "trials"), (("trial_reader", trials),))
     assert result.role_used == "trial_reader"
+    # The test servers (embedded, or TEST_DATABASE_URL on localhost) run on this machine as a superuser.
     assert console.protection(db) == console.Protection(
         "trial_reader", "Queries run as the database role trial_reader, which can only read the ctgov tables, "
-                        "inside a READ ONLY transaction.")
+                        "inside a READ ONLY transaction.", temp_limit=True, memory_watch=True, resources="")
 
 
 def test_console_falls_back_when_the_user_cannot_switch_role(db):
@@ -189,7 +267,7 @@ def test_console_falls_back_when_the_user_cannot_switch_role(db):
     try:
         limited.execute_script(ROLE_SQL)  # no CREATEROLE, no ADMIN: notices, not errors
         guard = console.protection(limited)
-        assert guard == console.Protection(
+        assert (guard.role, guard.note) == (
             None, "Only the READ ONLY transaction and the query check protect the data: the database user is "
                   "not allowed to switch to the role trial_reader.")
         result = console.run_query("SELECT current_user AS who, count(*) AS n FROM ctgov.sponsors", db=limited)
@@ -214,7 +292,7 @@ def _scratch_server(scratch_dir: Path) -> Iterator[Database]:
         embedded.wipe(pgdata)
 
 
-def test_console_role_setup_on_a_fresh_server(scratch_dir):
+def test_console_role_setup_on_a_fresh_server(scratch_dir, monkeypatch):
     with _scratch_server(scratch_dir) as admin:
         admin.execute_script(
             "CREATE ROLE plain_user LOGIN; CREATE ROLE role_maker LOGIN CREATEROLE; "
@@ -237,7 +315,8 @@ def test_console_role_setup_on_a_fresh_server(scratch_dir):
             # An external read-only database (the AACT cloud, a replica): the page says the transaction guards alone.
             read_only = Database(plain.url, read_only=True, pool_size=1)
             try:
-                assert console.protection(read_only) == console.Protection(
+                guard = console.protection(read_only)
+                assert (guard.role, guard.note) == (
                     None, "Only the READ ONLY transaction and the query check protect the data: this database is "
                           "connected read-only, so the app created no reader role.")
                 assert console.run_query("SELECT count(*) AS n FROM studies", db=read_only).rows == ((2,),)
@@ -247,6 +326,23 @@ def test_console_role_setup_on_a_fresh_server(scratch_dir):
             maker.execute_script(ROLE_SQL)
             maker.execute_script(ROLE_SQL)
             assert console.protection(maker).role == "trial_reader"
+            # Not a superuser: temp_file_limit cannot be set, and the page says so. The memory cap still holds (the
+            # server runs on this machine): this user may cancel its own query while it runs as trial_reader.
+            guard = console.protection(maker)
+            assert (guard.temp_limit, guard.memory_watch) == (False, True)
+            assert guard.resources == (
+                "Temporary files are not limited here: the database user may not set temp_file_limit (a superuser "
+                "can allow it with GRANT SET ON PARAMETER temp_file_limit, PostgreSQL 15 and later).")
+            monkeypatch.setenv("SQL_MAX_MEMORY_MB", "150")
+            monkeypatch.setenv("SQL_MAX_TEMP_MB", "50")
+            with server_watch(admin, "array_agg(g)") as seen, pytest.raises(QueryTooHeavy, match="limit of 150 MB"):
+                console.run_query(ARRAY_BOMB, db=maker, timeout_ms=25_000)
+            assert not seen.safety_net and 0 < seen.peak_rss < 1024 * MB
+            # Allowed to set it (PostgreSQL 15 and later), the user's console queries get the limit.
+            admin.execute("GRANT SET ON PARAMETER temp_file_limit TO role_maker")
+            assert console.protection(maker).temp_limit is True
+            with pytest.raises(QueryTooHeavy, match="more than 50 MB of temporary files"):
+                console.run_query(TEMP_BOMB, db=maker, timeout_ms=25_000)
             result = console.run_query("SELECT current_user AS who, nct_id FROM studies WHERE phase = :p",
                                        {"p": "PHASE1"}, db=maker)
             assert result.rows == (("trial_reader", "NCT00000001"),)
@@ -724,3 +820,171 @@ def test_console_accepts_built_in_and_trial_types():
     for sql in ("SELECT CAST(1 AS pg_catalog.int4), 1::integer, null::ctgov.studies",
                 "SELECT null::information_schema.sql_identifier"):
         console.check(sql)
+
+
+# ---- what a query may take from the database server: memory, temporary files, work_mem --------------------
+def _needs_memory_watch(db: Database) -> None:
+    if not console.protection(db).memory_watch:
+        pytest.skip("the database server does not run on this machine: its processes cannot be measured, and "
+                    "the memory bombs would run to the time limit there")
+
+
+@pytest.mark.parametrize("sql", [MEMORY_BOMB, f"EXPLAIN ANALYZE {MEMORY_BOMB}"], ids=["jsonb_agg", "explain-analyze"])
+def test_console_memory_bomb_is_cancelled_by_the_watchdog(db, monkeypatch, sql):
+    _needs_memory_watch(db)
+    monkeypatch.setenv("SQL_MAX_MEMORY_MB", "150")
+    started = time.perf_counter()
+    with server_watch(db, "jsonb_agg(s)") as seen, pytest.raises(QueryTooHeavy) as caught:
+        console.run_query(sql, db=db, timeout_ms=25_000)
+    elapsed = time.perf_counter() - started
+    took = re.fullmatch(r"The query took (\d+) MB of the database server's memory, over the console's limit of "
+                        r"150 MB, and was stopped\.", str(caught.value))
+    assert took and 150 < int(took[1]) < 400, str(caught.value)
+    assert "join condition" in caught.value.hint
+    assert not seen.safety_net
+    assert 100 * MB < seen.peak_rss < 1024 * MB, seen  # the server process as /proc saw it, shared buffers included
+    assert elapsed < 20
+    # The connection goes back to the pool whole: the next query runs at once with its right answer.
+    assert console.run_query("SELECT count(*) AS n FROM ctgov.studies", db=db).rows == (
+        (db.fetch_value("SELECT count(*) FROM ctgov.studies"),),)
+
+
+@pytest.mark.parametrize(("sql", "fragment"), [(TEMP_BOMB, "1e8"), (SORT_BOMB, "a.city || b.city")],
+                         ids=["generate_series-1e8", "sort-of-every-site-pair"])
+def test_console_temp_file_bomb_is_stopped_by_temp_file_limit(db, monkeypatch, sql, fragment):
+    monkeypatch.setenv("SQL_MAX_TEMP_MB", "100")
+    started = time.perf_counter()
+    with server_watch(db, fragment, temp=True) as seen, pytest.raises(QueryTooHeavy) as caught:
+        console.run_query(sql, db=db, timeout_ms=25_000)
+    assert str(caught.value) == ("The query needed more than 100 MB of temporary files on the database server, the "
+                                 "console's limit, and was stopped.")
+    assert time.perf_counter() - started < 20
+    assert not seen.safety_net
+    # pg_ls_tmpdir counts every session's files: at least ours, which the limit keeps at 100 MB.
+    assert 10 * MB < seen.peak_temp < 1024 * MB, seen
+    assert db.fetch_value("SELECT count(*) FROM pg_ls_tmpdir()") == 0  # removed with the query
+
+
+def test_console_queries_run_with_a_small_work_mem(db, monkeypatch):
+    # A sort of every study's title fits in the server's default 4 MB; at 64 kB it goes to disk, so the plan's
+    # sort method shows that console queries get the console's work_mem and not the server's.
+    sql = "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT brief_title FROM ctgov.studies ORDER BY brief_title"
+
+    def sort_method() -> str:
+        lines = [row[0] for row in console.run_query(sql, db=db).rows]
+        return next(line.split("Sort Method: ", 1)[1].split()[0] for line in lines if "Sort Method: " in line)
+
+    assert sort_method() == "quicksort"
+    assert console.Limits(10, 10).describe().endswith(
+        "on the database server 500 MB of memory and 500 MB of temporary files per query, work_mem 4MB per sort or "
+        "hash")
+    monkeypatch.setattr(console, "WORK_MEM", "64kB")
+    assert sort_method() == "external"
+
+
+def test_console_memory_cap_reads_only_this_machines_processes(db):
+    server = db.fetch_rows("SELECT pg_backend_pid() AS pid, backend_start FROM pg_stat_activity "
+                           "WHERE pid = pg_backend_pid()")[0]
+    assert consolewatch.is_local(server["pid"], server["backend_start"]) is True
+    # The same number with another start time (a server in a container or on another host) is not measured.
+    assert consolewatch.is_local(server["pid"], server["backend_start"] - dt.timedelta(seconds=30)) is False
+    assert consolewatch.is_local(server["pid"], None) is False
+    assert consolewatch.is_local(2**22 + 7, server["backend_start"]) is False  # no such process
+    private = consolewatch.private_bytes(os.getpid())
+    assert private is not None and 0 < private <= _rss_bytes() + 64 * MB
+    tight, roomy = consolewatch.MemoryCap(cap_bytes=1), consolewatch.MemoryCap(cap_bytes=2**50)
+    assert (tight(os.getpid()), tight.stopped, tight.peak_bytes > 0) == (True, True, True)
+    assert (roomy(os.getpid()), roomy.stopped, roomy.peak_bytes > 0) == (False, False, True)
+    assert consolewatch.MemoryCap(cap_bytes=1)(2**22 + 7) is False  # a process that cannot be read is not stopped
+
+
+def test_console_on_a_server_elsewhere_says_the_memory_cap_does_not_apply(db, monkeypatch):
+    # A server in a container or on another host: its process numbers mean nothing here (is_local is False).
+    monkeypatch.setattr(consolewatch, "is_local", lambda pid, started: False)
+    guard = console.protection(db)
+    assert (guard.role, guard.temp_limit, guard.memory_watch) == ("trial_reader", True, False)
+    assert guard.resources == (
+        "The memory cap is not enforced here: the database server does not run on this machine, and PostgreSQL "
+        "shows a process's memory only to that process itself; the time limit and work_mem still bound a query.")
+    measured: list[int] = []
+    monkeypatch.setattr(consolewatch, "private_bytes", lambda pid: measured.append(pid) or 0)
+    assert console.run_query("SELECT count(*) AS n FROM ctgov.sponsors", db=db).rows == (
+        (db.fetch_value("SELECT count(*) FROM ctgov.sponsors"),),)
+    assert measured == []  # nothing is read from /proc for it
+
+
+def test_console_five_heavy_queries_leave_a_dashboard_query_under_two_seconds(db, monkeypatch):
+    from services.dashboard import engine, stats
+    from services.dashboard.filters import Filters
+
+    _needs_memory_watch(db)
+    for name, value in {"SQL_CONCURRENT": "5", "SQL_MAX_MEMORY_MB": "150", "SQL_MAX_TEMP_MB": "100",
+                        "SQL_TIMEOUT_MS": "6000"}.items():
+        monkeypatch.setenv(name, value)
+    heavy = [MEMORY_BOMB, MEMORY_BOMB, TEMP_BOMB, SORT_BOMB, SLOW]
+    stop = threading.Event()
+    outcomes: Counter[str] = Counter()
+    lock = threading.Lock()
+
+    def hammer(number: int, sql: str) -> None:  # runs its heavy query again as soon as it is stopped
+        while not stop.is_set():
+            try:
+                console.run_query(sql, db=db, visitor=f"heavy {number}")
+                outcome = "ran"
+            except (QueryTooHeavy, QueryTimeout, ConsoleBusy) as err:
+                outcome = type(err).__name__
+            with lock:
+                outcomes[outcome] += 1
+
+    threads = [threading.Thread(target=hammer, args=(i, sql), daemon=True) for i, sql in enumerate(heavy)]
+    sql_engine = engine.by_name(db, "sql")
+    timings, running = [], []
+    with server_watch(db, "ctgov.studies s, generate_series(1, 50)") as seen:
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + 20
+        while console._budget.running() < 5 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        for _ in range(6):
+            running.append(console._budget.running())
+            started = time.perf_counter()
+            dashboard = stats.dashboard(Filters(), engine=sql_engine, facets=["status"])
+            timings.append(time.perf_counter() - started)
+            assert not dashboard.errors and dashboard.kpis["matching_trials"] > 0
+        stop.set()
+        for thread in threads:
+            thread.join(30)
+    print(f'dashboard s: {[round(t, 2) for t in timings]} running: {running} outcomes: {dict(outcomes)} '
+          f'peak rss MB: {seen.peak_rss / MB:.0f}')
+    assert max(timings) < 2.0, timings
+    assert sum(running) / len(running) >= 3.5, running  # the heavy queries really ran alongside
+    assert outcomes["ran"] == 0 and outcomes["ConsoleBusy"] == 0, outcomes
+    assert outcomes["QueryTooHeavy"] >= 3 and outcomes["QueryTimeout"] >= 1, outcomes
+    assert not seen.safety_net and seen.peak_rss < 1024 * MB, seen
+    assert console._budget.running() == 0
+
+
+def test_console_explain_output_is_held_to_the_byte_caps(db, monkeypatch):
+    monkeypatch.setenv("SQL_MAX_VALUE_BYTES", "2000")
+    wide = "'" + "x" * 3000 + "'"
+    for options in ("VERBOSE", "VERBOSE, FORMAT JSON"):  # a plan line, a whole plan in one value
+        with pytest.raises(ResultTooLarge) as caught:
+            console.run_query(f"EXPLAIN ({options}) SELECT {wide} AS a", db=db)
+        assert re.fullmatch(r"A value in column 'QUERY PLAN' is [34] kB, over the console's limit of 2 kB per value; "
+                            r"the query was stopped\.", str(caught.value)), str(caught.value)
+    # A plan of many lines stops at the total cap like any result: the same first lines, while they fit.
+    sql = "EXPLAIN (VERBOSE) " + " UNION ALL ".join(
+        f"SELECT {i} AS n, '{'y' * 100}' AS pad FROM ctgov.studies WHERE nct_id = 'NCT{i:08d}'" for i in range(150))
+    monkeypatch.setenv("SQL_MAX_BYTES", "1000000")
+    whole = console.run_query(sql, db=db)
+    lines = [row[0] for row in whole.rows]
+    assert whole.truncated_by == "" and sum(len(line.encode()) for line in lines) > 40_000
+    monkeypatch.setenv("SQL_MAX_BYTES", "20000")
+    capped = console.run_query(sql, db=db)
+    kept, total = [], 0
+    for line in lines:
+        total += len(line.encode())
+        if total > 20_000:
+            break
+        kept.append((line,))
+    assert (capped.rows, capped.truncated, capped.truncated_by) == (tuple(kept), True, "bytes")

@@ -11,7 +11,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from devtools.commands.bench_load_cmd import free_port, streamlit_server
-from services import console
+from services import console, limits
+from services.errors import QueryTooHeavy
+from services.ui import gate
+from tests.test_console import MB, MEMORY_BOMB, TEMP_BOMB, server_watch
 
 
 def _shown(markdown: str) -> str:
@@ -127,9 +130,90 @@ def test_sql_page_a_long_unparsable_link_query_is_quoted_in_part(db):
     at.query_params["sql"] = "SELECT nct_id\nFROM ctgov.studies\nWHERE brief_title = '" + "a" * 5000
     at.run()
     assert not at.exception, at.exception
+    assert not [e for e in at.error if "cannot parse" in e.value]  # someone else's link: not run before a click
+    _run(at)
     [error] = [e.value.replace("\\", "") for e in at.error if "cannot parse" in e.value]  # markdown escapes off
     assert "(line 3)" in error and "unterminated quoted string" in error, error
     assert "'" + "a" * 79 + "…" in error and "a" * 81 not in error and len(error) < 300, error
+
+
+LINKED = "SELECT count(*) AS n FROM ctgov.studies WHERE phase = :phase"
+WAITING = "This query came with a link and has not run: read it, then press **Run query**."
+
+
+def _open_link(sql: str, **params: str) -> AppTest:
+    at = AppTest.from_file(str(PROJECT / PAGE), default_timeout=120)
+    at.query_params["sql"] = sql
+    for name, value in params.items():
+        at.query_params[f"sql.{name}"] = value
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _waiting(at: AppTest) -> bool:
+    """The page shows a link's query without having run it."""
+    return [i.value for i in at.info if "came with a link" in i.value] == [WAITING] and not at.dataframe \
+        and at.session_state["sql_result"] is None
+
+
+def test_sql_page_a_link_from_someone_else_shows_the_query_and_runs_it_on_a_click(db):
+    # A shared /SQL?sql= link used to run as soon as a colleague opened it: a memory or disk bomb, at once.
+    at = _open_link(LINKED, phase="PHASE2")
+    assert at.text_area(key="sql_text").value == LINKED and at.text_input(key="sql_param_phase").value == "PHASE2"
+    assert _waiting(at)
+    at.run()  # any rerun before the click (a widget, a resize) does not run it either
+    assert _waiting(at)
+    _run(at)
+    expected = db.fetch_value("SELECT count(*) FROM ctgov.studies WHERE phase = 'PHASE2'")
+    assert at.dataframe[0].value["n"].tolist() == [expected] and expected > 0
+    assert not [i for i in at.info if "came with a link" in i.value]
+
+
+def test_sql_page_the_browser_that_ran_a_query_reopens_its_own_link_at_once(db, monkeypatch):
+    me = limits.Visitor.from_values("browser one", "127.0.0.1")
+    monkeypatch.setattr(gate, "visitor", lambda: me)
+    at = _page()
+    _run(at, LINKED, phase="PHASE3")
+    expected = db.fetch_value("SELECT count(*) FROM ctgov.studies WHERE phase = 'PHASE3'")
+    assert at.dataframe[0].value["n"].tolist() == [expected]
+    # The same browser in a new session (a reload, its bookmark): the query it ran runs at once.
+    again = _open_link(LINKED, phase="PHASE3")
+    assert again.dataframe[0].value["n"].tolist() == [expected]
+    assert not [i for i in again.info if "came with a link" in i.value]
+    # Another value for the parameter is another query: it waits.
+    assert _waiting(_open_link(LINKED, phase="PHASE1"))
+    # Another browser opening the very same link waits for its own click.
+    other = limits.Visitor.from_values("browser two", "127.0.0.1")
+    monkeypatch.setattr(gate, "visitor", lambda: other)
+    assert _waiting(_open_link(LINKED, phase="PHASE3"))
+
+
+def test_sql_page_stops_the_memory_and_temp_file_bombs_with_a_clear_message(db, monkeypatch):
+    if not console.protection(db).memory_watch:
+        pytest.skip("the database server does not run on this machine: its processes cannot be measured")
+    monkeypatch.setenv("SQL_MAX_MEMORY_MB", "150")
+    monkeypatch.setenv("SQL_MAX_TEMP_MB", "100")
+    at = _page()
+    assert any("on the database server 150 MB of memory and 100 MB of temporary files per query, work_mem 4MB per "
+               "sort or hash" in c for c in _captions(at))
+    hint = QueryTooHeavy.hint
+    with server_watch(db, "jsonb_agg(s)") as seen:
+        _run(at, MEMORY_BOMB)
+    [warning] = [_shown(w.value) for w in at.warning]
+    assert re.fullmatch(r"\*\*Stopped\.\*\* The query took \d+ MB of the database server's memory, over the "
+                        r"console's limit of 150 MB, and was stopped\. " + re.escape(hint), warning), warning
+    assert not seen.safety_net and seen.peak_rss < 1024 * MB, seen
+    with server_watch(db, "1e8", temp=True) as seen:
+        _run(at, TEMP_BOMB)
+    assert [_shown(w.value) for w in at.warning] == [
+        "**Stopped.** The query needed more than 100 MB of temporary files on the database server, the console's "
+        f"limit, and was stopped. {hint}"]
+    assert not seen.safety_net and seen.peak_temp < 1024 * MB, seen
+    assert len(at.dataframe) == 0
+    _run(at, "SELECT count(*) AS trials FROM ctgov.studies")
+    assert not at.warning and not at.error
+    assert at.dataframe[0].value["trials"].tolist() == [db.fetch_value("SELECT count(*) FROM ctgov.studies")]
 
 
 def test_sql_page_schema_browser(db):
@@ -215,7 +299,8 @@ def test_sql_page_in_chromium(db, tmp_path):
                 executable_path=CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium"),
                 args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                       "--disable-component-update", "--disable-sync", "--no-first-run"])
-            page = browser.new_page(viewport={"width": 1400, "height": 1600})
+            context = browser.new_context(viewport={"width": 1400, "height": 1600})
+            page = context.new_page()
             page.goto(f"http://127.0.0.1:{port}/SQL", wait_until="networkidle")
             page.get_by_role("button", name="Run query").wait_for(timeout=90_000)
             page.locator(".st-key-sql_example [data-testid=stSelectbox] input").click()
@@ -229,5 +314,20 @@ def test_sql_page_in_chromium(db, tmp_path):
             page.screenshot(path=str(shot), full_page=True)
             assert page.get_by_text("Queries run as the database role trial_reader").count() == 1
             assert page.locator("[data-testid=stException]").count() == 0
+            # The address bar is the query's link. This browser (its cookie) ran it: another tab runs it at once.
+            link = page.url
+            assert "sql=" in link
+            own = context.new_page()
+            own.goto(link, wait_until="networkidle")
+            own.get_by_text(f"Result · {countries:,} rows").wait_for(timeout=60_000)
+            assert own.get_by_text("came with a link").count() == 0
+            # A colleague's browser shows the query and waits for a click.
+            other = browser.new_page(viewport={"width": 1400, "height": 1600})
+            other.goto(link, wait_until="networkidle")
+            other.get_by_text("This query came with a link and has not run").wait_for(timeout=60_000)
+            other.locator("[data-testid=stStatusWidget]").wait_for(state="detached", timeout=60_000)
+            assert other.get_by_text("Result ·").count() == 0
+            other.get_by_role("button", name="Run query").click()
+            other.get_by_text(f"Result · {countries:,} rows").wait_for(timeout=60_000)
             browser.close()
         assert shot.stat().st_size > 20_000

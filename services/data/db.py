@@ -14,6 +14,7 @@ import atexit
 import contextlib
 import decimal
 import io
+import logging
 import re
 import threading
 import time
@@ -30,12 +31,14 @@ import pandas as pd
 from sqlalchemy import exc as sa_exc
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.pool import NullPool
 
+from services.data import resultcap
 from services.errors import (
     DatabaseUnavailable,
     QueryFailed,
     QueryTimeout,
-    ResultTooLarge,
+    QueryTooHeavy,
     TrialLandscapeError,
 )
 
@@ -48,6 +51,10 @@ T = TypeVar("T")
 _UNAVAILABLE_CODES = {"57P01", "57P02", "57P03", "53300", "3D000"}
 _NAME_RE = re.compile(r"^[a-z_][a-z0-9_]*$")
 _IMPORT_LOCK_KEY = 7_310_001  # the advisory lock replace_rows takes, so imports run one at a time
+# How often a watched console query's server process is measured (fetch_guarded's `watch`): at the 250 MB/s
+# a jsonb_agg of every study grows by, a cap is passed by at most ~25 MB before the cancel is sent.
+WATCH_INTERVAL_S = 0.1
+_log = logging.getLogger(__name__)
 
 
 class _LoopThread:
@@ -137,6 +144,8 @@ def translate_error(err: BaseException) -> TrialLandscapeError:
     code = getattr(cause, "sqlstate", None) or getattr(getattr(err, "orig", None), "pgcode", None)
     if isinstance(cause, asyncpg.exceptions.QueryCanceledError) or code == "57014":
         return QueryTimeout("The query ran past its time limit and was cancelled.")
+    if code == "53400":  # configuration_limit_exceeded: temp_file_limit, for one
+        return QueryTooHeavy(f"The database stopped the query: {_first_line(cause)}")
     if (
         isinstance(cause, (OSError, ConnectionError, asyncio.TimeoutError, asyncpg.exceptions.InterfaceError,
                            asyncpg.exceptions.ConnectionDoesNotExistError, asyncpg.exceptions.CannotConnectNowError,
@@ -192,6 +201,7 @@ class Database:
         self.label = label or describe_url(url)
         self.pool_size = max(1, min(pool_size, MAX_POOL))
         self._engine: AsyncEngine | None = None
+        self._side: AsyncEngine | None = None
         self._engine_lock = threading.Lock()
         atexit.register(self.close)
 
@@ -199,31 +209,38 @@ class Database:
     def _get_engine(self) -> AsyncEngine:
         with self._engine_lock:
             if self._engine is None:
-                # Every statement is planned for its own values: asyncpg prepares statements, and after five runs
-                # PostgreSQL may switch one to a generic plan that ignores them; for an id list (unnest of a
-                # parameter, estimated at 10 rows) that plan took the relevance order at 575,000 studies from 1 s
-                # past its 60 s limit. Planning costs about a millisecond here.
-                settings = {"application_name": "trial-landscape", "plan_cache_mode": "force_custom_plan"}
-                if self.read_only:
-                    settings["default_transaction_read_only"] = "on"
-                self._engine = create_async_engine(
-                    to_async_url(self.url),
-                    pool_size=self.pool_size,
-                    max_overflow=0,
-                    pool_timeout=20,
-                    pool_pre_ping=True,
-                    pool_recycle=1800,
-                    connect_args={"server_settings": settings, "timeout": 10, "command_timeout": None},
-                )
+                self._engine = self._new_engine(pool_size=self.pool_size, max_overflow=0, pool_timeout=20,
+                                                pool_pre_ping=True, pool_recycle=1800)
             return self._engine
+
+    def _side_engine(self) -> AsyncEngine:
+        """An engine without a pool, for the rare statement that must not wait for one: cancelling a console query
+        while every pooled connection is busy."""
+        with self._engine_lock:
+            if self._side is None:
+                self._side = self._new_engine(poolclass=NullPool)
+            return self._side
+
+    def _new_engine(self, **pool: Any) -> AsyncEngine:
+        # Every statement is planned for its own values: asyncpg prepares statements, and after five runs
+        # PostgreSQL may switch one to a generic plan that ignores them; for an id list (unnest of a
+        # parameter, estimated at 10 rows) that plan took the relevance order at 575,000 studies from 1 s
+        # past its 60 s limit. Planning costs about a millisecond here.
+        settings = {"application_name": "trial-landscape", "plan_cache_mode": "force_custom_plan"}
+        if self.read_only:
+            settings["default_transaction_read_only"] = "on"
+        return create_async_engine(
+            to_async_url(self.url),
+            connect_args={"server_settings": settings, "timeout": 10, "command_timeout": None}, **pool)
 
     def close(self) -> None:
         """Close the pool (before the embedded server stops, so exit is quiet)."""
         with self._engine_lock:
-            engine, self._engine = self._engine, None
-        if engine is not None and _loop is not None and _loop.thread.is_alive():
-            with contextlib.suppress(Exception):  # closing a broken pool must not mask the real exit reason
-                run_sync(engine.dispose(), timeout=10)
+            engines, self._engine, self._side = (self._engine, self._side), None, None
+        for engine in engines:
+            if engine is not None and _loop is not None and _loop.thread.is_alive():
+                with contextlib.suppress(Exception):  # closing a broken pool must not mask the real exit reason
+                    run_sync(engine.dispose(), timeout=10)
 
     # ---- core execution ---------------------------------------------------------------
     async def _in_transaction(self, fn: Callable[[AsyncConnection], Awaitable[T]], timeout_ms: int | None,
@@ -281,6 +298,7 @@ class Database:
                       role: str | None = None, search_path: str | None = None,
                       convert: Callable[[Sequence[str], Sequence[Any]], Sequence[Any]] | None = None,
                       max_bytes: int | None = None, max_value_bytes: int | None = None,
+                      settings: Mapping[str, str] | None = None, watch: Callable[[int], bool] | None = None,
                       ) -> tuple[list[str], list[tuple[Any, ...]], str]:
         """Run checked console SQL with positional `$n` values; return (columns, rows ≤ max_rows, truncated).
 
@@ -294,17 +312,26 @@ class Database:
         With byte caps the server measures each value (its text form) and keeps a running total before a
         row is sent: a value over max_value_bytes raises ResultTooLarge, and rows past max_bytes are never
         sent — the query is cancelled and `truncated` is "bytes" ("rows" past the row cap, "" when complete).
+        EXPLAIN's plan lines are measured as they arrive, under the same caps (services/data/resultcap.py).
+
+        `settings` (name → value) hold for this transaction only; they are set before the role switch, so a
+        setting only a privileged user may change (temp_file_limit) is set with the connecting user's rights.
+        `watch(pid)` is called with the server process's id every WATCH_INTERVAL_S while the query runs; when it
+        returns True the query is cancelled (from a connection of its own) and QueryTimeout raised.
         """
         if role is not None and not _NAME_RE.match(role):
             raise QueryFailed(f"not a role name: {role!r}")
+        if any(not _NAME_RE.match(name) for name in settings or {}):
+            raise QueryFailed(f"not setting names: {sorted(settings or {})!r}")
         limit_ms = self.statement_timeout_ms if timeout_ms is None else timeout_ms
         deadline = time.monotonic() + limit_ms / 1000
 
         async def work(conn: AsyncConnection) -> tuple[list[str], list[tuple[Any, ...]], str]:
             await conn.execute(text("SET TRANSACTION READ ONLY"))
-            await conn.execute(text("SELECT set_config('standard_conforming_strings', 'on', true)"))
-            if search_path is not None:
-                await conn.execute(text("SELECT set_config('search_path', :p, true)"), {"p": search_path})
+            chosen = {"standard_conforming_strings": "on", **({"search_path": search_path} if search_path else {}),
+                      **(settings or {})}
+            for name, value in chosen.items():
+                await conn.execute(text("SELECT set_config(:n, :v, true)"), {"n": name, "v": value})
             if role:
                 await conn.execute(text(f"SET LOCAL ROLE {role}"))
             raw = await conn.get_raw_connection()
@@ -314,43 +341,28 @@ class Database:
             if convert is not None:
                 bound = list(convert([p.name for p in statement.get_parameters()], bound))
             columns = [a.name for a in statement.get_attributes()]
-            # EXPLAIN cannot be a subquery; its rows are plan lines whose size the query text bounds.
-            measured = bool(columns) and (max_bytes is not None or max_value_bytes is not None) \
-                and not re.match(r"\s*explain\b", sql, re.IGNORECASE)
-            if measured:
-                statement = await pg.prepare(_measured_sql(sql, len(columns), max_bytes, max_value_bytes))
-            cursor = await statement.cursor(*bound)
-            rows: list[tuple[Any, ...]] = []
-            # Small first batches: with byte caps a row may be up to the cap, so grow only as rows prove small.
-            batch_size = 20 if measured else 500
-            while len(rows) <= max_rows:
-                left_ms = int((deadline - time.monotonic()) * 1000)
-                if left_ms <= 0:
-                    raise QueryTimeout("The query ran past its time limit and was cancelled.")
-                await pg.execute(f"SET LOCAL statement_timeout = {max(1, left_ms)}")
-                batch = await cursor.fetch(min(batch_size, max_rows + 1 - len(rows)))
-                if not measured:
-                    rows.extend(tuple(r) for r in batch)
-                else:
-                    for record in batch:
-                        if len(rows) == max_rows:  # the row past the cap only tells that there are more
-                            return columns, rows, "rows"
-                        over_value, total = record[-2], record[-1]
-                        if over_value is not None:
-                            name, size = columns[over_value - 1], record[-3]
-                            raise ResultTooLarge(
-                                f"A value in column {name!r} is {_size(size)}, over the console's limit of "
-                                f"{_size(max_value_bytes or 0)} per value; the query was stopped.")
-                        if max_bytes is not None and total > max_bytes:
-                            return columns, rows, "bytes"
-                        rows.append(tuple(record)[:len(columns)])
-                    batch_size = min(500, batch_size * 2)
-                if not batch:
-                    break
-            truncated = "rows" if len(rows) > max_rows else ""
-            return columns, rows[:max_rows], truncated
+            meter = None
+            if columns and (max_bytes is not None or max_value_bytes is not None):
+                # EXPLAIN cannot be a subquery: its lines are measured here as they arrive.
+                server = not re.match(r"\s*explain\b", sql, re.IGNORECASE)
+                if server:
+                    statement = await pg.prepare(resultcap.measured_sql(sql, len(columns), max_bytes,
+                                                                        max_value_bytes))
+                meter = resultcap.Meter(columns, max_bytes, max_value_bytes, server=server)
+            watcher = _BackendWatch(self, pg.get_server_pid(), watch) if watch is not None else None
+            try:
+                cursor = await statement.cursor(*bound)
+                rows, truncated = await resultcap.collect(pg, cursor, meter, max_rows, deadline)
+            finally:
+                if watcher is not None:
+                    await watcher.stop()
+            return columns, rows, truncated
 
         return self._sync(self._in_transaction(work, limit_ms))
+
+    async def _cancel_backend(self, pid: int) -> None:
+        async with self._side_engine().connect() as conn:
+            await conn.execute(text("SELECT pg_cancel_backend(:pid)"), {"pid": pid})
 
     def fetch_many(self, queries: Mapping[str, tuple[str, Mapping[str, Any] | None]], *,
                    timeout_ms: int | None = None) -> dict[str, pd.DataFrame | TrialLandscapeError]:
@@ -504,39 +516,30 @@ class Database:
             return Health(False, self.label, "", self.read_only, (time.perf_counter() - started) * 1000, str(err))
 
 
-def _measured_sql(sql: str, width: int, max_bytes: int | None, max_value_bytes: int | None) -> str:
-    """The query wrapped so the server measures each value before sending it.
+class _BackendWatch:
+    """Calls `over(pid)` every WATCH_INTERVAL_S while a console query runs; when it answers True, cancels that
+    server process's query over a connection of its own (every pooled one may be busy with such queries)."""
 
-    Columns are renamed by position (q(c1, …)), so duplicate or odd names do not matter; OFFSET 0 keeps the
-    query from being merged into the wrapper, so each value is computed once. A value over the per-value cap
-    is replaced by NULL before anything else sees it, and its column number travels in `over_value`; a running
-    total of the rows' text size hides (NULLs) every row past the total cap. So at most the caps ever leave
-    the server. The caps are integers written in here, never user text.
-    """
-    names = [f"c{i}" for i in range(1, width + 1)]
-    value_cap = int(max_value_bytes) if max_value_bytes is not None else 2**62
-    total_cap = int(max_bytes) if max_bytes is not None else 2**62
-    sizes = ", ".join(f"octet_length(q.{n}::text) AS s_{n}" for n in names)
-    # Oversized values become NULL below the window: the window keeps every row it has seen, so it must
-    # only ever hold capped values.
-    kept = ", ".join(f"CASE WHEN z.s_{n} > {value_cap} THEN NULL ELSE z.{n} END AS {n}" for n in names)
-    row_bytes = " + ".join(f"least(coalesce(m.s_{n}, 0), {value_cap})" for n in names)
-    biggest = f"greatest({', '.join(f'z.s_{n}' for n in names)})" if width > 1 else f"z.s_{names[0]}"
-    which = "CASE " + " ".join(f"WHEN z.s_{n} > {value_cap} THEN {i}" for i, n in enumerate(names, 1)) + " END"
-    size_list = ", ".join(f"z.s_{n}" for n in names)
-    hidden = f"(w.over_value IS NOT NULL OR w.total > {total_cap})"
-    outer = ", ".join(f"CASE WHEN {hidden} THEN NULL ELSE w.{n} END" for n in names)
-    return (
-        f"SELECT {outer}, w.biggest, w.over_value, w.total FROM ("
-        f"SELECT m.*, sum({row_bytes}) OVER (ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS total FROM ("
-        f"SELECT {kept}, {size_list}, {biggest} AS biggest, {which} AS over_value FROM ("
-        f"SELECT q.*, {sizes} FROM (SELECT * FROM ({sql}\n) AS q0 OFFSET 0) AS q({', '.join(names)})"
-        f") AS z OFFSET 0) AS m) AS w"
-    )
+    def __init__(self, db: Database, pid: int, over: Callable[[int], bool]) -> None:
+        self.db, self.pid, self.over = db, pid, over
+        self.cancelling = False
+        self.task = asyncio.get_running_loop().create_task(self._run())
 
+    async def _run(self) -> None:
+        while not self.over(self.pid):
+            await asyncio.sleep(WATCH_INTERVAL_S)
+        self.cancelling = True
+        try:
+            await self.db._cancel_backend(self.pid)
+        except Exception as err:  # noqa: BLE001 - the time limit still stops the query; say why this did not
+            _log.warning("could not cancel console query of server process %s: %s", self.pid, translate_error(err))
 
-def _size(n: int) -> str:
-    return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.0f} kB" if n >= 1e3 else f"{n} bytes"
+    async def stop(self) -> None:
+        """Stop measuring; a cancel already under way is awaited, so it cannot reach the connection's next query."""
+        if not self.cancelling:
+            self.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.task
 
 
 class _ChunkStream(io.RawIOBase):

@@ -17,13 +17,23 @@ BEGIN
         END;
     END IF;
 
-    -- Read-only and time-limited by default, in case anyone ever lets it log in.
+    -- Read-only, time-limited and small by default, in case anyone ever lets it log in. (The console switches to
+    -- the role with SET ROLE, which reads none of these: it sets the same limits on its own transactions,
+    -- services/console.py.)
     BEGIN
         ALTER ROLE trial_reader SET default_transaction_read_only = on;
         ALTER ROLE trial_reader SET statement_timeout = '30s';
+        ALTER ROLE trial_reader SET work_mem = '4MB';
     EXCEPTION
         WHEN insufficient_privilege THEN
             RAISE NOTICE 'trial_reader defaults not set (%)', SQLERRM;
+    END;
+    -- A superuser's setting: only a superuser (or, from PostgreSQL 15, a user granted SET on it) may give it.
+    BEGIN
+        ALTER ROLE trial_reader SET temp_file_limit = '500MB';
+    EXCEPTION
+        WHEN insufficient_privilege THEN
+            RAISE NOTICE 'trial_reader temp_file_limit not set (%)', SQLERRM;
     END;
 
     -- SELECT on the trial tables (and views) only; any write privilege granted earlier is taken back.
