@@ -100,7 +100,7 @@ def test_assistant_guided_whole_flow_on_memory_backend() -> None:
     matching = guide.run_matching(session)
 
     assert intake.events == [
-        {"type": "filters", "filters": {"condition": "breast cancer", "age": 52, "sex": "FEMALE", "near": "Boston, MA",
+        {"type": "filters", "filters": {"condition": "breast cancer", "age": 52, "sex": "female", "near": "Boston, MA",
                                         "radius": 50, "radius_unit": "mi"}},
         {"type": "phase", "phase": "search", "previous": "intake"},
     ]
@@ -109,8 +109,8 @@ def test_assistant_guided_whole_flow_on_memory_backend() -> None:
         "biomarkers": ["BRCA1"], "treatments": ["surgery"], "activity_level": list(ACTIVITY_LEVELS)[0], "ecog": 0,
         "latitude": 42.3601, "longitude": -71.0589,
     }
-    assert [(q.condition, q.radius_miles, q.age_years, q.sex) for q in backend.queries] == [
-        ("breast cancer", 50, 52, "FEMALE"), ("breast cancer", None, 52, "FEMALE"),
+    assert [(q.condition, q.radius, q.age, q.sex, q.near) for q in backend.queries] == [
+        ("breast cancer", 50, 52, "FEMALE", "42.3601, -71.0589"), ("breast cancer", 12_500, 52, "FEMALE", "42.3601, -71.0589"),
     ]
     assert search.events == [{"type": "phase", "phase": "matching", "previous": "search"}]
     assert {k: v["strategies"] for k, v in session.candidates.items()} == {
@@ -184,7 +184,7 @@ def test_assistant_guided_diabetes_houston_end_to_end(db: Any) -> None:
     assert [e["phase"] for e in events if e["type"] == "phase"] == ["search", "matching", "selection", "report",
                                                                     "followup"]
     assert next(e for e in events if e["type"] == "filters")["filters"] == {
-        "condition": "type 2 diabetes", "age": 55, "sex": "FEMALE", "near": "Houston, TX", "radius": 100.0,
+        "condition": "type 2 diabetes", "age": 55, "sex": "female", "near": "Houston, TX", "radius": 100.0,
         "radius_unit": "mi"}
     assert len(session.candidates) >= 5
     assert all(c["strategies"] for c in session.candidates.values())

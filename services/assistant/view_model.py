@@ -98,7 +98,7 @@ def filter_changes(values: Mapping[str, Any]) -> dict[str, Any]:
 def dashboard_seed(f: Filters) -> dict[str, Any]:
     """What the dashboard filters can tell the assistant about the patient (for session.seed_from_dashboard)."""
     seed: dict[str, Any] = {"condition": f.condition, "age": int(f.age) if f.age is not None else None,
-                            "sex": f.sex, "near": f.near}
+                            "sex": f.sex.lower() if f.sex else None, "near": f.near}  # the assistant's spelling
     if f.near:
         seed["radius"] = f.radius
         seed["radius_unit"] = f.unit
@@ -341,10 +341,8 @@ def gated_model() -> GatedModel:
 
 
 def backend_for(session: AssistantSession) -> DatabaseBackend:
-    """The database backend for a session; it knows the patient's geocoded place, so stats near it can use it."""
-    p = session.patient_profile
-    known = [(p["location"], p["latitude"], p["longitude"])] if {"location", "latitude", "longitude"} <= p.keys() else []
-    return DatabaseBackend(known_places=known)
+    """The database backend for a session (tool calls carry the patient's place as coordinates, so it needs none)."""
+    return DatabaseBackend()
 
 
 def report_digest(report_html: str) -> str:

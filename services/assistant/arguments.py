@@ -1,0 +1,298 @@
+"""The arguments of the assistant's tools as typed models: pydantic checks a call and its JSON schema is what the
+tool declares to the model, so the two cannot drift. Guided mode builds the same models in Python."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema
+from pydantic.json_schema import SkipJsonSchema
+
+from services.assistant.session import CONVERSATION_PHASES
+from services.data.normalize import PHASES, STUDY_STATUSES
+from services.eligibility.scoring import Verdict
+from services.trials import MAX_TRIALS
+
+MAX_SEARCH_PAGES = 20  # pages of one search a caller may ask for (20 × 15 trials)
+MAX_SITES = 10
+MAX_RADIUS_MILES = 12_500.0
+# ECOG performance status in words a patient recognises; the widget for activity level uses exactly these.
+ACTIVITY_LEVELS: dict[str, int] = {
+    "Fully active, no limits on what I can do": 0,
+    "I can't do hard physical work, but I can do light work or housework": 1,
+    "I look after myself but can't work; I'm up and about more than half the day": 2,
+    "I can only partly look after myself; in a bed or chair more than half the day": 3,
+    "I need help with all self-care and am mostly in a bed or chair": 4,
+}
+TRIAL_TYPES = ("drug", "biological", "device", "procedure", "radiation", "behavioral", "other")
+CRITERION_STATUSES = ("met", "not_met", "needs_discussion", "not_enough_information")
+INTAKE_FIELDS = (
+    "diagnosis", "stage", "subtype", "biomarkers", "treatments", "age", "sex", "location",
+    "travel_radius", "activity_level", "trial_types", "phases", "preferences", "other",
+)  # fmt: skip
+VERDICTS = tuple(v.value for v in Verdict)
+STRATEGIES = ("exact", "broader", "intervention", "wider_radius", "phase", "other")
+Sex = Literal["female", "male"]  # the patient's sex, one spelling in every layer (Filters, profile, rules)
+
+
+def allowed(values: Sequence[str]) -> AfterValidator:
+    """A check that a text is one of values, with a message naming them."""
+    choices = tuple(values)
+
+    def check(value: str) -> str:
+        if value not in choices:
+            raise ValueError(f"must be one of {', '.join(choices)}")
+        return value
+
+    return AfterValidator(check)
+
+
+def enum(values: Sequence[str]) -> WithJsonSchema:
+    """The schema the model reads for a text that must be one of values."""
+    return WithJsonSchema({"type": "string", "enum": list(values)})
+
+
+Text80 = Annotated[str, Field(max_length=80)]
+Text100 = Annotated[str, Field(max_length=100)]
+Text120 = Annotated[str, Field(max_length=120)]
+Text150 = Annotated[str, Field(max_length=150)]
+Text200 = Annotated[str, Field(max_length=200)]
+Text300 = Annotated[str, Field(max_length=300)]
+Text400 = Annotated[str, Field(max_length=400)]
+Nct = Annotated[str, Field(max_length=20, description="ClinicalTrials.gov id, e.g. NCT01234567")]
+Latitude = Annotated[float, Field(ge=-90, le=90)]
+Longitude = Annotated[float, Field(ge=-180, le=180)]
+Phase = Annotated[str, allowed(PHASES), enum(PHASES)]
+Phases = Annotated[list[Phase], Field(max_length=6)]
+Statuses = Annotated[list[Annotated[str, allowed(STUDY_STATUSES), enum(STUDY_STATUSES)]], Field(max_length=9)]
+Age = Annotated[int, Field(ge=0, le=120)]
+Radius = Annotated[float, Field(ge=1, le=MAX_RADIUS_MILES)]
+
+
+class Arguments(BaseModel):
+    """One tool call's arguments: JSON types exactly (no '5' for 5), finite numbers, no unknown fields.
+    A field left out is None (SkipJsonSchema keeps null out of the schema the model reads)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, frozen=True)
+
+    def given(self, name: str) -> bool:
+        """Whether the call set this field."""
+        return getattr(self, name) is not None
+
+
+class DashboardQuery(Arguments):
+    """The filters of a search or a stats request (the dashboard's Filters, with the place as coordinates)."""
+
+    condition: Text200 | SkipJsonSchema[None] = None
+    intervention: Text200 | SkipJsonSchema[None] = None
+    latitude: Latitude | SkipJsonSchema[None] = None
+    longitude: Longitude | SkipJsonSchema[None] = None
+    radius_miles: Radius | SkipJsonSchema[None] = None
+    phases: Phases | SkipJsonSchema[None] = None
+    statuses: Statuses | SkipJsonSchema[None] = None
+    age: Age | SkipJsonSchema[None] = None
+    sex: Sex | SkipJsonSchema[None] = None
+    country: Text100 | SkipJsonSchema[None] = None
+
+
+class SearchQuery(DashboardQuery):
+    """A search_trials call."""
+
+    strategy: Annotated[str, allowed(STRATEGIES), enum(STRATEGIES), Field(
+        description="Which search strategy this call is (for the summary and deduplication).")]
+    limit: Annotated[int, Field(ge=1, le=MAX_TRIALS)] = MAX_TRIALS
+    page: Annotated[int, Field(ge=1, le=MAX_SEARCH_PAGES,
+                               description="1 = the first results; 2 = the next ones (same limit), and so on.")] = 1
+
+
+class TrialId(Arguments):
+    """One trial."""
+
+    nct_id: Nct
+
+
+class SitesQuery(TrialId):
+    """A trial's sites, measured from a point (default: the patient's place)."""
+
+    latitude: Latitude | SkipJsonSchema[None] = None
+    longitude: Longitude | SkipJsonSchema[None] = None
+    limit: Annotated[int, Field(ge=1, le=MAX_SITES)] = MAX_SITES
+
+
+class PlaceQuery(Arguments):
+    """A place to geocode."""
+
+    place: Text200
+
+
+class ProfileUpdate(Arguments):
+    """What the interview learned about the patient (merged into the saved profile)."""
+
+    diagnosis: Text200 | SkipJsonSchema[None] = None
+    stage: Text100 | SkipJsonSchema[None] = None
+    subtype: Text150 | SkipJsonSchema[None] = None
+    biomarkers: Annotated[list[Text120], Field(max_length=25)] | SkipJsonSchema[None] = None
+    treatments: Annotated[list[Text200], Field(max_length=25)] | SkipJsonSchema[None] = None
+    age: Age | SkipJsonSchema[None] = None
+    sex: Sex | SkipJsonSchema[None] = None
+    location: Text200 | SkipJsonSchema[None] = None
+    latitude: Latitude | SkipJsonSchema[None] = None
+    longitude: Longitude | SkipJsonSchema[None] = None
+    travel_radius_miles: Radius | None = None
+    activity_level: Annotated[str, allowed(ACTIVITY_LEVELS), enum(list(ACTIVITY_LEVELS))] | SkipJsonSchema[None] = None
+    ecog: Annotated[int, Field(ge=0, le=4)] | SkipJsonSchema[None] = None
+    preferred_phases: Phases | SkipJsonSchema[None] = None
+    trial_types: Annotated[list[Annotated[str, allowed(TRIAL_TYPES), enum(TRIAL_TYPES)]], Field(max_length=7)] | SkipJsonSchema[None] = None
+    other_conditions: Annotated[list[Text150], Field(max_length=20)] | SkipJsonSchema[None] = None
+    notes: Annotated[str, Field(max_length=1500)] | SkipJsonSchema[None] = None
+    complete: bool | SkipJsonSchema[None] = None
+
+    def fields(self) -> dict[str, Any]:
+        """The profile fields the call set (travel_radius_miles may be set to null: no travel limit)."""
+        return self.model_dump(exclude={"complete"}, exclude_unset=True)
+
+
+class PhaseChange(Arguments):
+    """A move to another conversation phase."""
+
+    phase: Annotated[str, allowed(CONVERSATION_PHASES), enum(CONVERSATION_PHASES)]
+    reason: Text300 | SkipJsonSchema[None] = None
+
+
+class Criterion(Arguments):
+    """One criterion of a trial as judged for the patient."""
+
+    type: Literal["inclusion", "exclusion"]
+    criterion: Annotated[str, Field(max_length=600)]
+    status: Annotated[str, allowed(CRITERION_STATUSES), enum(CRITERION_STATUSES)]
+    plain: Text400
+    reason: Text400 | SkipJsonSchema[None] = None
+
+
+class Unknown(Arguments):
+    """Something still unknown about the patient for a trial: a record to find, a question or a test."""
+
+    kind: Literal["record", "question", "test"]
+    text: Text300
+    topic: Annotated[str, Field(max_length=80, description="For questions: the topic it is grouped under.")] | \
+        SkipJsonSchema[None] = None
+
+
+class Match(Arguments):
+    """One trial's assessment for the patient (the app adds the fit score, band and distance note)."""
+
+    nct_id: Nct
+    fit_score: Annotated[int, Field(ge=0, le=100, description="Ignored: the app computes the fit score from the "
+                                    "criteria statuses.")] | SkipJsonSchema[None] = None
+    verdict: Annotated[str, allowed(VERDICTS), enum(VERDICTS)]
+    summary: Annotated[str, Field(max_length=700)]
+    criteria: Annotated[list[Criterion], Field(max_length=60)]
+    unknowns: Annotated[list[Unknown], Field(max_length=20)]
+    what_to_expect: Annotated[str, Field(max_length=900)] | SkipJsonSchema[None] = None
+    nearest_site: Text300 | SkipJsonSchema[None] = None
+    distance_miles: Annotated[float, Field(ge=0, description="Miles to the nearest site (default: from the search "
+                                           "result).")] | None = None
+
+
+class Matches(Arguments):
+    """save_matched_trials: one assessment per trial."""
+
+    trials: Annotated[list[Match], Field(min_length=1, max_length=30)]
+
+
+class QuestionGroup(Arguments):
+    """Questions under one topic (reports made before the app grouped them by who can answer)."""
+
+    topic: Text80
+    questions: Annotated[list[Text300], Field(min_length=1, max_length=15)]
+
+
+class GlossaryEntry(Arguments):
+    """A term of the report and its meaning in plain words."""
+
+    term: Text80
+    meaning: Text300
+
+
+class ReportDraft(Arguments):
+    """generate_report: the texts the report prints around the selected trials."""
+
+    summary: Annotated[str, Field(max_length=2000)]
+    questions_for_doctor: Annotated[list[Text300], Field(min_length=1, max_length=15)]
+    question_groups: Annotated[list[QuestionGroup], Field(
+        max_length=10, description="Leave out: read only from reports made before the app grouped the questions by "
+                                   "who can answer them (it now does that itself).")] | SkipJsonSchema[None] = None
+    glossary: Annotated[list[GlossaryEntry], Field(max_length=30)]
+
+
+class Widget(Arguments):
+    """A set of choices for one intake question."""
+
+    field: Annotated[str, allowed(INTAKE_FIELDS), enum(INTAKE_FIELDS)]
+    question: Text300
+    widget_type: Literal["single_select", "multi_select"]
+    options: Annotated[list[Text120], Field(max_length=12)] | SkipJsonSchema[None] = None
+    allow_other: bool = False
+
+
+class Cards(Arguments):
+    """Trial cards to show."""
+
+    nct_ids: Annotated[list[Nct], Field(min_length=1, max_length=20)]
+    selectable: bool = True
+
+
+class StatusMessage(Arguments):
+    """A short progress message."""
+
+    message: Text200
+
+
+class FilterChange(Arguments):
+    """Dashboard filters the patient's answers set (the dashboard's own URL names)."""
+
+    condition: Text200 | SkipJsonSchema[None] = None
+    intervention: Text200 | SkipJsonSchema[None] = None
+    age: Age | SkipJsonSchema[None] = None
+    sex: Sex | SkipJsonSchema[None] = None
+    near: Text200 | SkipJsonSchema[None] = None
+    radius: Radius | SkipJsonSchema[None] = None
+    radius_unit: Literal["mi", "km"] | SkipJsonSchema[None] = None
+    phase: Phases | SkipJsonSchema[None] = None
+    status: Statuses | SkipJsonSchema[None] = None
+
+
+_BRANCHES = frozenset({"none", "str", "int", "float", "bool", "list"})  # pydantic's names for a union's branches
+
+
+def problems(error: ValidationError) -> list[str]:
+    """Every way a call broke its model, one line each naming the field ('$.limit: …, got 99')."""
+    lines: list[str] = []
+    for err in error.errors(include_url=False):
+        if err["type"] == "none_required":  # the other branch of an optional field says what was wrong
+            continue
+        loc = [str(p) for p in err["loc"] if not (isinstance(p, str) and ("[" in p or "-" in p or p in _BRANCHES))]
+        if err["type"] == "extra_forbidden":
+            line = f"{_path(loc[:-1])}: unknown field '{loc[-1]}'"
+        elif err["type"] == "missing":
+            line = f"{_path(loc[:-1])}: missing required field '{loc[-1]}'"
+        else:
+            message = str(err["msg"]).removeprefix("Value error, ")
+            line = f"{_path(loc)}: {message[:1].lower()}{message[1:]}, got {_shown(err.get('input'))}"
+        if line not in lines:
+            lines.append(line)
+    return lines
+
+
+def _path(loc: Sequence[str]) -> str:
+    return "$" + "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in loc)
+
+
+def _shown(value: Any) -> str:
+    try:
+        shown = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        shown = repr(value)
+    return shown if len(shown) <= 60 else shown[:59] + "…"
