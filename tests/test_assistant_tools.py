@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from services.assistant import AssistantSession, build_registry
-from services.assistant.handlers import ACTIVITY_LEVELS, condition_matches
+from services.assistant.arguments import ACTIVITY_LEVELS
+from services.assistant.handlers import condition_matches
 from services.assistant.registry import ToolContext, ToolOutcome
 from services.errors import DatabaseUnavailable
 from tests.memory_backend import TRIALS, MemoryBackend

@@ -3,11 +3,10 @@ tool declares to the model, so the two cannot drift. Guided mode builds the same
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
 from pydantic.json_schema import SkipJsonSchema
 
 from services.assistant.session import CONVERSATION_PHASES
@@ -262,37 +261,3 @@ class FilterChange(Arguments):
     radius_unit: Literal["mi", "km"] | SkipJsonSchema[None] = None
     phase: Phases | SkipJsonSchema[None] = None
     status: Statuses | SkipJsonSchema[None] = None
-
-
-_BRANCHES = frozenset({"none", "str", "int", "float", "bool", "list"})  # pydantic's names for a union's branches
-
-
-def problems(error: ValidationError) -> list[str]:
-    """Every way a call broke its model, one line each naming the field ('$.limit: …, got 99')."""
-    lines: list[str] = []
-    for err in error.errors(include_url=False):
-        if err["type"] == "none_required":  # the other branch of an optional field says what was wrong
-            continue
-        loc = [str(p) for p in err["loc"] if not (isinstance(p, str) and ("[" in p or "-" in p or p in _BRANCHES))]
-        if err["type"] == "extra_forbidden":
-            line = f"{_path(loc[:-1])}: unknown field '{loc[-1]}'"
-        elif err["type"] == "missing":
-            line = f"{_path(loc[:-1])}: missing required field '{loc[-1]}'"
-        else:
-            message = str(err["msg"]).removeprefix("Value error, ")
-            line = f"{_path(loc)}: {message[:1].lower()}{message[1:]}, got {_shown(err.get('input'))}"
-        if line not in lines:
-            lines.append(line)
-    return lines
-
-
-def _path(loc: Sequence[str]) -> str:
-    return "$" + "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in loc)
-
-
-def _shown(value: Any) -> str:
-    try:
-        shown = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        shown = repr(value)
-    return shown if len(shown) <= 60 else shown[:59] + "…"

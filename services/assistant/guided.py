@@ -17,15 +17,9 @@ from typing import Any
 
 from services.assistant import arguments as a
 from services.assistant import careteam
+from services.assistant.arguments import ACTIVITY_LEVELS, MAX_SEARCH_PAGES, TRIAL_TYPES
 from services.assistant.careteam import FULL_CRITERIA
-from services.assistant.handlers import (
-    ACTIVITY_LEVELS,
-    MAX_SEARCH_PAGES,
-    TRIAL_TYPES,
-    condition_matches,
-    search_facts,
-    truncate,
-)
+from services.assistant.handlers import condition_matches, search_facts, truncate
 from services.assistant.registry import ToolContext, ToolError
 from services.assistant.session import AssistantSession
 from services.assistant.tools import build_registry

@@ -16,9 +16,7 @@ from services.assistant import careteam
 from services.assistant.arguments import (
     ACTIVITY_LEVELS,
     MAX_RADIUS_MILES,
-    MAX_SEARCH_PAGES,
     MAX_SITES,
-    TRIAL_TYPES,
 )
 from services.assistant.grounding import cited_ids
 from services.assistant.registry import ToolContext, ToolError
@@ -52,7 +50,6 @@ CRITERIA_MISSING_NOTE = (
 )
 SAME_PLACE_MILES = 2.0  # a point this close to the patient's place is that place
 REQUIRED_FOR_COMPLETE = ("diagnosis", "age", "sex", "location")
-__all__ = ["ACTIVITY_LEVELS", "MAX_SEARCH_PAGES", "MAX_SITES", "TRIAL_TYPES"]  # the tools' vocabularies, from arguments
 
 T = TypeVar("T")
 

@@ -15,7 +15,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from services.assistant.arguments import Arguments, problems
+from services.assistant.arguments import Arguments
+from services.assistant.problem import problems
 from services.assistant.session import AssistantSession
 from services.errors import TrialLandscapeError
 from services.llm import ModelClient
