@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from services.assistant import AssistantSession, build_registry
-from services.assistant.arguments import ACTIVITY_LEVELS
+from services.assistant.arguments import ACTIVITY_LEVELS, ToolSchema
 from services.assistant.handlers import condition_matches
 from services.assistant.registry import ToolContext, ToolOutcome
 from services.errors import DatabaseUnavailable
@@ -46,11 +46,11 @@ def test_tools_registry_has_the_fifteen_tools_with_supported_schemas() -> None:
         assert set(definition) == {"name", "description", "input_schema"}
         tool = REGISTRY.tools[definition["name"]]
         # what the model reads is the arguments model's own schema: the two cannot drift
-        assert definition["input_schema"] == tool.arguments.model_json_schema()
+        assert definition["input_schema"] == tool.arguments.model_json_schema(schema_generator=ToolSchema)
         assert definition["input_schema"]["additionalProperties"] is False
     search = REGISTRY.tools["search_trials"].input_schema
     assert search["required"] == ["strategy"]
-    assert search["properties"]["sex"] == {"default": None, "enum": ["female", "male"], "title": "Sex", "type": "string"}
+    assert search["properties"]["sex"] == {"enum": ["female", "male"], "type": "string"}
     assert search["properties"]["limit"]["maximum"] == 15
     assert search["properties"]["phases"]["items"]["enum"][:2] == ["EARLY_PHASE1", "PHASE1"]
 
@@ -69,7 +69,7 @@ def test_tools_registry_has_the_fifteen_tools_with_supported_schemas() -> None:
         ("emit_trial_cards", {"nct_ids": []}, ["$.nct_ids: list should have at least 1 item after validation, not 0, got []"]),
         ("save_matched_trials", {"trials": [{"nct_id": "NCT00000001", "verdict": "eligible", "summary": "s", "unknowns": [], "criteria": [{"type": "inclusion", "criterion": "c", "status": "met"}]}]},
          ["$.trials[0].criteria[0]: missing required field 'plain'"]),
-        ("geocode_location", {"place": "Boston", "extra": 1}, ["$: unknown field 'extra'"]),
+        ("geocode_location", {"place": "Boston", "extra": 1}, ["$: unknown field 'extra' (allowed: place)"]),
     ],
 )  # fmt: skip
 def test_tools_bad_arguments_name_the_field(name: str, value: Any, problems: list[str]) -> None:

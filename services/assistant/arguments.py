@@ -7,16 +7,18 @@ from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
-from pydantic.json_schema import SkipJsonSchema
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, SkipJsonSchema
 
 from services.assistant.session import CONVERSATION_PHASES
+from services.dashboard.filters import MAX_RADIUS_MILES, Filters
+from services.data import geo
 from services.data.normalize import PHASES, STUDY_STATUSES
+from services.eligibility.patient import Sex
 from services.eligibility.scoring import Verdict
-from services.trials import MAX_TRIALS
+from services.trials import DEFAULT_STATUSES, MAX_TRIALS
 
 MAX_SEARCH_PAGES = 20  # pages of one search a caller may ask for (20 × 15 trials)
 MAX_SITES = 10
-MAX_RADIUS_MILES = 12_500.0
 # ECOG performance status in words a patient recognises; the widget for activity level uses exactly these.
 ACTIVITY_LEVELS: dict[str, int] = {
     "Fully active, no limits on what I can do": 0,
@@ -33,7 +35,7 @@ INTAKE_FIELDS = (
 )  # fmt: skip
 VERDICTS = tuple(v.value for v in Verdict)
 STRATEGIES = ("exact", "broader", "intervention", "wider_radius", "phase", "other")
-Sex = Literal["female", "male"]  # the patient's sex, one spelling in every layer (Filters, profile, rules)
+SEX_CODES = {"female": "FEMALE", "male": "MALE"}  # the patient's Sex as the registry (and Filters' SQL) spells it
 
 
 def allowed(values: Sequence[str]) -> AfterValidator:
@@ -70,11 +72,30 @@ Age = Annotated[int, Field(ge=0, le=120)]
 Radius = Annotated[float, Field(ge=1, le=MAX_RADIUS_MILES)]
 
 
+class ToolSchema(GenerateJsonSchema):
+    """The JSON schema the model reads, a third shorter: no per-field titles (the property names say it) and no
+    `default: null` (a field left out is simply not given)."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+    def default_schema(self, schema: Any) -> JsonSchemaValue:
+        out = super().default_schema(schema)
+        if out.get("default", 0) is None:
+            out.pop("default")
+        return out
+
+
 class Arguments(BaseModel):
     """One tool call's arguments: JSON types exactly (no '5' for 5), finite numbers, no unknown fields.
     A field left out is None (SkipJsonSchema keeps null out of the schema the model reads)."""
 
     model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, frozen=True)
+
+    @classmethod
+    def tool_schema(cls) -> dict[str, Any]:
+        """The model's JSON schema as the tool declares it (ToolSchema)."""
+        return cls.model_json_schema(schema_generator=ToolSchema)
 
     def given(self, name: str) -> bool:
         """Whether the call set this field."""
@@ -94,6 +115,21 @@ class DashboardQuery(Arguments):
     age: Age | SkipJsonSchema[None] = None
     sex: Sex | SkipJsonSchema[None] = None
     country: Text100 | SkipJsonSchema[None] = None
+
+    def filters(self, place_name: str | None = None) -> Filters:
+        """The dashboard's Filters this call asks for: the coordinates as a typed place (named place_name when they
+        are the patient's), no radius meaning any distance; unless told, recruiting and not yet recruiting trials."""
+        values: dict[str, Any] = {
+            "condition": self.condition or None, "intervention": self.intervention or None,
+            "status": tuple(self.statuses or DEFAULT_STATUSES), "phase": tuple(self.phases or ()),
+            "country": (geo.aact_country_name(self.country) or self.country.strip(),) if self.country else (),
+            "age": float(self.age) if self.age is not None else None,
+            "sex": SEX_CODES[self.sex] if self.sex else None,
+        }
+        if self.latitude is None or self.longitude is None:
+            return Filters(**values)
+        radius = self.radius_miles if self.radius_miles is not None else MAX_RADIUS_MILES
+        return Filters.at(self.latitude, self.longitude, place_name, radius=radius, unit="mi", **values)
 
 
 class SearchQuery(DashboardQuery):

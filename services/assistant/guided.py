@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, get_args
 
 from services.assistant import arguments as a
 from services.assistant import careteam
@@ -23,12 +23,13 @@ from services.assistant.handlers import condition_matches, search_facts, truncat
 from services.assistant.registry import ToolContext, ToolError
 from services.assistant.session import AssistantSession
 from services.assistant.tools import build_registry
+from services.dashboard.filters import MAX_RADIUS_MILES
 from services.data.normalize import PHASES, label
 from services.data.provenance import FIELDS, NOT_IN_COPY, copy_note
 from services.eligibility.labels import Label
 from services.eligibility.match import criterion_status, structured_criteria
 from services.eligibility.parser import CriterionKind
-from services.eligibility.patient import LabValue, PatientProfile
+from services.eligibility.patient import LabValue, PatientProfile, Sex
 from services.eligibility.plain import plain_criterion
 from services.eligibility.rules import evaluate
 from services.eligibility.scoring import CriterionResult, gap_checklist, trial_verdict
@@ -48,8 +49,7 @@ from services.trials import (
 
 GUIDED_LABEL = "Guided mode (no API key)"
 MAX_MATCHED = 12
-MAX_RADIUS_MILES = 12_500.0
-SEXES = ("female", "male")
+SEXES: tuple[str, ...] = get_args(Sex)
 _GENERIC = frozenset({
     "cancer", "cancers", "carcinoma", "tumor", "tumour", "tumors", "tumours", "neoplasm", "neoplasms", "disease",
     "diseases", "disorder", "disorders", "syndrome", "mellitus", "malignancy",
@@ -391,20 +391,9 @@ class GuidedAssistant:
         return step
 
     def patient(self, session: AssistantSession) -> PatientProfile:
-        """The rule evaluator's view of the saved profile."""
-        p = session.patient_profile
-        conditions = [p.get("diagnosis", "")] + [p.get(k, "") for k in ("stage", "subtype")]
-        conditions += list(p.get("other_conditions") or [])
-        return PatientProfile(
-            age_years=float(p["age"]) if p.get("age") is not None else None,
-            sex=p.get("sex"),
-            conditions=tuple(c for c in conditions if c),
-            biomarkers=tuple(p.get("biomarkers") or ()),
-            treatments=tuple(p.get("treatments") or ()),
-            ecog=p.get("ecog"),
-            notes=p.get("notes") or None,
-            labs=tuple(self.labs(session.id)) if self.labs is not None else (),
-        )
+        """The rule evaluator's view of the saved profile, with the latest uploaded lab values."""
+        labs = tuple(self.labs(session.id)) if self.labs is not None else ()
+        return PatientProfile.from_answers(session.patient_profile, labs)
 
     @staticmethod
     def _found_for_diagnosis(candidate: Mapping[str, Any]) -> bool:

@@ -15,14 +15,12 @@ from services.assistant import arguments as a
 from services.assistant import careteam
 from services.assistant.arguments import (
     ACTIVITY_LEVELS,
-    MAX_RADIUS_MILES,
     MAX_SITES,
 )
 from services.assistant.grounding import cited_ids
 from services.assistant.registry import ToolContext, ToolError
 from services.assistant.session import AssistantSession
 from services.dashboard import condition as condition_model
-from services.dashboard.filters import Filters
 from services.data import geo
 from services.data.provenance import NOT_IN_COPY
 from services.eligibility.scoring import fit_from_statuses, rank_key, reach_note, within_reach
@@ -30,7 +28,6 @@ from services.freshness import status_note
 from services.llm import count_usage
 from services.trials import (
     CRITERIA_MISSING,
-    DEFAULT_STATUSES,
     MAX_TRIALS,
     NCT_RE,
     ReportRequest,
@@ -140,25 +137,6 @@ def _found(nct_id: str, value: T | None) -> T:
 # Data tools (through TrialBackend).
 
 
-SEX_CODES = {"female": "FEMALE", "male": "MALE"}  # the patient's sex as the registry's (and Filters') code
-
-
-def query_filters(args: a.DashboardQuery, place_name: str | None = None) -> Filters:
-    """The dashboard's Filters a search or stats call asks for: the coordinates as a typed place (named place_name
-    when they are the patient's), no radius meaning any distance; unless told, recruiting and not yet recruiting."""
-    values: dict[str, Any] = {
-        "condition": args.condition or None, "intervention": args.intervention or None,
-        "status": tuple(args.statuses or DEFAULT_STATUSES), "phase": tuple(args.phases or ()),
-        "country": (geo.aact_country_name(args.country) or args.country.strip(),) if args.country else (),
-        "age": float(args.age) if args.age is not None else None,
-        "sex": SEX_CODES[args.sex] if args.sex else None,
-    }
-    if args.latitude is None or args.longitude is None:
-        return Filters(**values)
-    radius = args.radius_miles if args.radius_miles is not None else MAX_RADIUS_MILES
-    return Filters.at(args.latitude, args.longitude, place_name, radius=radius, unit="mi", **values)
-
-
 def _check_place(args: a.DashboardQuery) -> None:
     if args.given("latitude") != args.given("longitude"):
         raise ToolError("Give latitude and longitude together (geocode_location turns a place into both).")
@@ -178,7 +156,7 @@ def search_trials(args: a.SearchQuery, ctx: ToolContext) -> dict[str, Any]:
     limit = min(args.limit, MAX_TRIALS)
     page_no = args.page
     offset = (page_no - 1) * limit
-    page = ctx.backend.search_trials(query_filters(args), limit=limit, offset=offset)
+    page = ctx.backend.search_trials(args.filters(), limit=limit, offset=offset)
     matching = page.get("matching", page["total"])
     found = list(page["trials"])[:limit]
     compact = [compact_trial(t, ctx.today) for t in found]
@@ -328,7 +306,7 @@ def geocode_location(args: a.PlaceQuery, ctx: ToolContext) -> dict[str, Any]:
 
 def get_dashboard_stats(args: a.DashboardQuery, ctx: ToolContext) -> dict[str, Any]:
     _check_place(args)
-    return dict(ctx.backend.get_dashboard_stats(query_filters(args, _place_name(ctx.session, args))))
+    return dict(ctx.backend.get_dashboard_stats(args.filters(_place_name(ctx.session, args))))
 
 
 def _place_name(session: AssistantSession, args: a.DashboardQuery) -> str | None:

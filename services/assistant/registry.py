@@ -78,7 +78,7 @@ class Tool:
     @property
     def input_schema(self) -> dict[str, Any]:
         """The JSON schema of the tool's arguments, generated from their model."""
-        return self.arguments.model_json_schema()
+        return self.arguments.tool_schema()
 
     def definition(self) -> dict[str, Any]:
         """The tool as the Messages API expects it."""
@@ -125,7 +125,7 @@ class ToolRegistry:
         try:
             parsed = tool.arguments.model_validate(args)
         except ValidationError as exc:
-            return _error(f"Invalid arguments for {name}; fix these and call again.", problems=problems(exc))
+            return _error(f"Invalid arguments for {name}; fix these and call again.", problems=problems(exc, tool.arguments))
         call_ctx = ctx.for_call()
         try:
             result = tool.handler(parsed, call_ctx)
