@@ -398,3 +398,40 @@ def test_details_of_carries_the_enrollment_type(db: Any) -> None:
     for nct_id, kind in kinds.items():
         details = backend.get_trial_details(nct_id)
         assert details is not None and details.get("enrollment_type") == kind
+
+
+def test_assistant_guided_calls_the_tools_on_typed_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Guided mode builds each tool's arguments model and calls the tool with it: never through the model's JSON
+    door (ToolRegistry.run), and every search is the dashboard's Filters with the patient's place as a typed place."""
+    from services.assistant.registry import ToolRegistry
+
+    def json_door(*_: Any, **__: Any) -> Any:
+        raise AssertionError("guided mode called a tool through its JSON arguments")
+
+    called: list[tuple[str, str]] = []
+    typed = ToolRegistry.call
+
+    def spy(self: ToolRegistry, name: str, args: Any, ctx: Any) -> dict[str, Any]:
+        called.append((name, type(args).__name__))
+        return typed(self, name, args, ctx)
+
+    monkeypatch.setattr(ToolRegistry, "run", json_door)
+    monkeypatch.setattr(ToolRegistry, "call", spy)
+    backend = MemoryBackend()
+    guide = GuidedAssistant(backend)
+    session = AssistantSession()
+    guide.submit_intake(session, IntakeForm(diagnosis="breast cancer", age=52, sex="female", location="Boston, MA",
+                                            travel_radius_miles=50))
+    guide.run_search(session)
+    guide.run_matching(session)
+    guide.select(session, [session.matched_trials[0]["nct_id"]])
+    guide.make_report(session)
+
+    assert dict(called) == {
+        "save_patient_profile": "ProfileUpdate", "emit_partial_filters": "FilterChange",
+        "update_session_phase": "PhaseChange", "search_trials": "SearchQuery", "get_eligibility_criteria": "TrialId",
+        "get_trial_details": "TrialId", "get_trial_locations": "SitesQuery", "get_adverse_events": "TrialId",
+        "save_matched_trials": "Matches", "emit_trial_cards": "Cards", "generate_report": "ReportDraft"}
+    places = {q.origin for q in backend.queries}
+    assert len(places) == 1 and None not in places
+    assert session.report_html

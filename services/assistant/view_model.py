@@ -340,8 +340,9 @@ def gated_model() -> GatedModel:
     return GatedModel(LLMClient(), limits.model_gate())
 
 
-def backend_for(session: AssistantSession) -> DatabaseBackend:
-    """The database backend for a session (tool calls carry the patient's place as coordinates, so it needs none)."""
+def backend() -> DatabaseBackend:
+    """The database backend of the assistant's tools (a call carries the patient's place as coordinates: a backend
+    remembers nothing between calls, so any one serves every session)."""
     return DatabaseBackend()
 
 
@@ -360,7 +361,7 @@ def contact_drafts(session: AssistantSession) -> list[dict[str, Any]]:
     from services import report
 
     matches = [m for i in session.selected_nct_ids if (m := session.matched(i)) is not None]
-    inputs = report.trial_inputs(backend_for(session), session.patient_profile, matches, adverse_events=False)
+    inputs = report.trial_inputs(backend(), session.patient_profile, matches, adverse_events=False)
     out = []
     for match in matches:
         nct_id = str(match["nct_id"]).upper()
