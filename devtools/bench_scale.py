@@ -145,7 +145,8 @@ def paths(db: Database, *, runs: int = 5, deep_pages: Sequence[int] = DEEP_PAGES
          False),
         ("assistant search near", lambda e: backend.search_trials(
             Filters.at(42.3601, -71.0589, status=(), radius=100))["total"], False),
-        ("assistant dashboard_stats", lambda e: backend.get_dashboard_stats(Filters(status=DEFAULT_STATUSES))["matching_trials"], False),
+        ("assistant dashboard_stats",
+         lambda e: backend.get_dashboard_stats(Filters(status=DEFAULT_STATUSES))["matching_trials"], False),
     ]
     for sort in engine.SORTS:
         f = near if sort == "nearest_miles" else everything

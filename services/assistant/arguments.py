@@ -1,5 +1,5 @@
-"""The arguments of the assistant's tools as typed models: pydantic checks a call and its JSON schema is what the
-tool declares to the model, so the two cannot drift. Guided mode builds the same models in Python."""
+"""The arguments of the assistant's tools as typed models: pydantic checks a call, and the model's JSON
+schema is what the tool declares to Claude, so the two cannot drift. Guided mode builds the same models."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ INTAKE_FIELDS = (
 )  # fmt: skip
 VERDICTS = tuple(v.value for v in Verdict)
 STRATEGIES = ("exact", "broader", "intervention", "wider_radius", "phase", "other")
-SEX_CODES = {"female": "FEMALE", "male": "MALE"}  # the patient's Sex as the registry (and Filters' SQL) spells it
+SEX_CODES = {"female": "FEMALE", "male": "MALE"}  # the patient's Sex as the registry (and Filters) spell it
 
 
 def allowed(values: Sequence[str]) -> AfterValidator:
@@ -69,12 +69,14 @@ Phase = Annotated[str, allowed(PHASES), enum(PHASES)]
 Phases = Annotated[list[Phase], Field(max_length=6)]
 Statuses = Annotated[list[Annotated[str, allowed(STUDY_STATUSES), enum(STUDY_STATUSES)]], Field(max_length=9)]
 Age = Annotated[int, Field(ge=0, le=120)]
+ActivityLevel = Annotated[str, allowed(ACTIVITY_LEVELS), enum(list(ACTIVITY_LEVELS))]
+TrialType = Annotated[str, allowed(TRIAL_TYPES), enum(TRIAL_TYPES)]
 Radius = Annotated[float, Field(ge=1, le=MAX_RADIUS_MILES)]
 
 
 class ToolSchema(GenerateJsonSchema):
-    """The JSON schema the model reads, a third shorter: no per-field titles (the property names say it) and no
-    `default: null` (a field left out is simply not given)."""
+    """The JSON schema the model reads, a sixth shorter: no per-field titles (the property names say them) and
+    no `default: null` (a field left out is simply not given)."""
 
     def field_title_should_be_set(self, schema: Any) -> bool:
         return False
@@ -117,8 +119,9 @@ class DashboardQuery(Arguments):
     country: Text100 | SkipJsonSchema[None] = None
 
     def filters(self, place_name: str | None = None) -> Filters:
-        """The dashboard's Filters this call asks for: the coordinates as a typed place (named place_name when they
-        are the patient's), no radius meaning any distance; unless told, recruiting and not yet recruiting trials."""
+        """The dashboard's Filters this call asks for: the coordinates as a typed place (named place_name
+        when they are the patient's), no radius meaning any distance; unless told, recruiting and not yet
+        recruiting trials."""
         values: dict[str, Any] = {
             "condition": self.condition or None, "intervention": self.intervention or None,
             "status": tuple(self.statuses or DEFAULT_STATUSES), "phase": tuple(self.phases or ()),
@@ -138,8 +141,8 @@ class SearchQuery(DashboardQuery):
     strategy: Annotated[str, allowed(STRATEGIES), enum(STRATEGIES), Field(
         description="Which search strategy this call is (for the summary and deduplication).")]
     limit: Annotated[int, Field(ge=1, le=MAX_TRIALS)] = MAX_TRIALS
-    page: Annotated[int, Field(ge=1, le=MAX_SEARCH_PAGES,
-                               description="1 = the first results; 2 = the next ones (same limit), and so on.")] = 1
+    page: Annotated[int, Field(ge=1, le=MAX_SEARCH_PAGES, description="1 = the first results; 2 = the next "
+                               "ones (same limit), and so on.")] = 1
 
 
 class TrialId(Arguments):
@@ -176,10 +179,10 @@ class ProfileUpdate(Arguments):
     latitude: Latitude | SkipJsonSchema[None] = None
     longitude: Longitude | SkipJsonSchema[None] = None
     travel_radius_miles: Radius | None = None
-    activity_level: Annotated[str, allowed(ACTIVITY_LEVELS), enum(list(ACTIVITY_LEVELS))] | SkipJsonSchema[None] = None
+    activity_level: ActivityLevel | SkipJsonSchema[None] = None
     ecog: Annotated[int, Field(ge=0, le=4)] | SkipJsonSchema[None] = None
     preferred_phases: Phases | SkipJsonSchema[None] = None
-    trial_types: Annotated[list[Annotated[str, allowed(TRIAL_TYPES), enum(TRIAL_TYPES)]], Field(max_length=7)] | SkipJsonSchema[None] = None
+    trial_types: Annotated[list[TrialType], Field(max_length=7)] | SkipJsonSchema[None] = None
     other_conditions: Annotated[list[Text150], Field(max_length=20)] | SkipJsonSchema[None] = None
     notes: Annotated[str, Field(max_length=1500)] | SkipJsonSchema[None] = None
     complete: bool | SkipJsonSchema[None] = None
@@ -211,24 +214,24 @@ class Unknown(Arguments):
 
     kind: Literal["record", "question", "test"]
     text: Text300
-    topic: Annotated[str, Field(max_length=80, description="For questions: the topic it is grouped under.")] | \
-        SkipJsonSchema[None] = None
+    topic: Annotated[str, Field(max_length=80, description="For questions: the topic it is grouped under.")] \
+        | SkipJsonSchema[None] = None
 
 
 class Match(Arguments):
     """One trial's assessment for the patient (the app adds the fit score, band and distance note)."""
 
     nct_id: Nct
-    fit_score: Annotated[int, Field(ge=0, le=100, description="Ignored: the app computes the fit score from the "
-                                    "criteria statuses.")] | SkipJsonSchema[None] = None
+    fit_score: Annotated[int, Field(ge=0, le=100, description="Ignored: the app computes the fit score from "
+                                    "the criteria statuses.")] | SkipJsonSchema[None] = None
     verdict: Annotated[str, allowed(VERDICTS), enum(VERDICTS)]
     summary: Annotated[str, Field(max_length=700)]
     criteria: Annotated[list[Criterion], Field(max_length=60)]
     unknowns: Annotated[list[Unknown], Field(max_length=20)]
     what_to_expect: Annotated[str, Field(max_length=900)] | SkipJsonSchema[None] = None
     nearest_site: Text300 | SkipJsonSchema[None] = None
-    distance_miles: Annotated[float, Field(ge=0, description="Miles to the nearest site (default: from the search "
-                                           "result).")] | None = None
+    distance_miles: Annotated[float, Field(ge=0, description="Miles to the nearest site (default: from the "
+                                           "search result).")] | None = None
 
 
 class Matches(Arguments):
@@ -256,9 +259,9 @@ class ReportDraft(Arguments):
 
     summary: Annotated[str, Field(max_length=2000)]
     questions_for_doctor: Annotated[list[Text300], Field(min_length=1, max_length=15)]
-    question_groups: Annotated[list[QuestionGroup], Field(
-        max_length=10, description="Leave out: read only from reports made before the app grouped the questions by "
-                                   "who can answer them (it now does that itself).")] | SkipJsonSchema[None] = None
+    question_groups: Annotated[list[QuestionGroup], Field(max_length=10, description=(
+        "Leave out: read only from reports made before the app grouped the questions by who can answer them "
+        "(it now does that itself)."))] | SkipJsonSchema[None] = None
     glossary: Annotated[list[GlossaryEntry], Field(max_length=30)]
 
 

@@ -73,8 +73,9 @@ class DatabaseBackend:
     # ------------------------------------------------------------------ search
 
     def search_trials(self, query: Filters, *, limit: int = MAX_TRIALS, offset: int = 0) -> SearchPage:
-        """Trials matching the query through the shared filter SQL: with a condition only those past the relevance
-        gate (services/dashboard/relevance.py), in relevance order; nearest site first when a place is given."""
+        """Trials matching the query through the shared filter SQL: with a condition only those past the
+        relevance gate (services/dashboard/relevance.py), in relevance order; nearest site first when a
+        place is given."""
         eng = engine_for(self.db)  # the database's engine
         f, origin, radius = reach(query)
         ordered = eng.search_page(f, origin, radius, limit=limit, offset=offset)

@@ -1,9 +1,9 @@
 """Guided mode: the assistant's six phases driven by a form, fixed search strategies and rule-based eligibility.
 
 Used when no API key is configured. It calls the same tools as the model with their typed arguments
-(services.assistant.arguments, through ToolRegistry.call: no JSON on the way), so the same deduplication by NCT id,
-condition check, phase rules and report apply, and scores criteria with services.eligibility (rules + scoring)
-instead of a model. Nothing here imports Streamlit.
+(services.assistant.arguments, through ToolRegistry.call: no JSON on the way), so the same deduplication by
+NCT id, condition check, phase rules and report apply, and scores criteria with services.eligibility (rules
++ scoring) instead of a model. Nothing here imports Streamlit.
 """
 
 from __future__ import annotations
@@ -182,7 +182,8 @@ class GuidedAssistant:
 
     # ------------------------------------------------------------------ tool plumbing
 
-    def _call(self, session: AssistantSession, name: str, args: a.Arguments, step: StepResult) -> dict[str, Any]:
+    def _call(self, session: AssistantSession, name: str, args: a.Arguments,
+              step: StepResult) -> dict[str, Any]:
         """One tool on its typed arguments; what the model would read as an error becomes a GuidedError."""
         ctx = ToolContext(session, self.backend)
         try:
@@ -276,10 +277,11 @@ class GuidedAssistant:
             calls.append(a.SearchQuery(strategy="broader", condition=wider, **near))
         wanted = session.intake_answers.get("interventions_of_interest")
         if wanted:
-            calls.append(a.SearchQuery(strategy="intervention", condition=diagnosis, intervention=wanted, **base))
+            calls.append(a.SearchQuery(strategy="intervention", condition=diagnosis, intervention=wanted,
+                                       **base))
         if p.get("preferred_phases"):
-            calls.append(a.SearchQuery(strategy="phase", condition=diagnosis, phases=list(p["preferred_phases"]),
-                                       **near))
+            phases = list(p["preferred_phases"])
+            calls.append(a.SearchQuery(strategy="phase", condition=diagnosis, phases=phases, **near))
         return calls
 
     def run_search(self, session: AssistantSession) -> StepResult:
@@ -308,7 +310,8 @@ class GuidedAssistant:
         if more:
             self._status(step, "Searching every open trial for your condition, at any distance.")
         while more and page <= MAX_SEARCH_PAGES:
-            result = self._call(session, "search_trials", a.SearchQuery(strategy=strategy, page=page, **anywhere), step)
+            further = a.SearchQuery(strategy=strategy, page=page, **anywhere)
+            result = self._call(session, "search_trials", further, step)
             found_far += result["returned"]
             new_far += result["new_this_session"]
             more, page = result["more_pages"], page + 1
@@ -400,7 +403,8 @@ class GuidedAssistant:
         """Whether a search for the diagnosis itself (every strategy but "broader") found this trial."""
         return bool(set(candidate.get("strategies", [])) - {"broader"})
 
-    def _assess(self, session: AssistantSession, nct_id: str, patient: PatientProfile, step: StepResult) -> a.Match:
+    def _assess(self, session: AssistantSession, nct_id: str, patient: PatientProfile,
+                step: StepResult) -> a.Match:
         # The backend's record, not the tool's: the tool shortens long criteria for the model, the rules read all.
         self._call(session, "get_eligibility_criteria", a.TrialId(nct_id=nct_id), step)
         info = self.backend.get_eligibility_criteria(nct_id) or {}

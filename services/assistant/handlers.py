@@ -1,7 +1,7 @@
 """What each of the assistant's tools does: data tools through the TrialBackend, session and UI tools on the session.
 
-A handler gets its tool's arguments as their typed model (services.assistant.arguments), checked by the registry
-for the model's calls and built directly by guided mode.
+A handler gets its tool's arguments as their typed model (services.assistant.arguments), checked by the
+registry for the model's calls and built directly by guided mode.
 """
 
 from __future__ import annotations
@@ -255,7 +255,9 @@ def get_trial_locations(args: a.SitesQuery, ctx: ToolContext) -> dict[str, Any]:
     nct_id = _nct_arg(args.nct_id)
     if args.given("latitude") != args.given("longitude"):
         raise ToolError("Give latitude and longitude together, or neither.")
-    origin = (args.latitude, args.longitude) if args.latitude is not None and args.longitude is not None else None
+    origin = None
+    if args.latitude is not None and args.longitude is not None:
+        origin = (args.latitude, args.longitude)
     profile = ctx.session.patient_profile
     if origin is None and {"latitude", "longitude"} <= profile.keys():
         origin = (profile["latitude"], profile["longitude"])
@@ -346,7 +348,8 @@ def generate_report(args: a.ReportDraft, ctx: ToolContext) -> dict[str, Any]:
             )
         # The report prints these texts as they are, so a trial they name must be one this session looked up.
         groups = args.question_groups or []
-        texts = [args.summary, *args.questions_for_doctor, *(t for g in args.glossary for t in (g.term, g.meaning)),
+        texts = [args.summary, *args.questions_for_doctor,
+                 *(t for g in args.glossary for t in (g.term, g.meaning)),
                  *(t for g in groups for t in (g.topic, *g.questions))]
         unknown = [i for i in cited_ids("\n".join(texts)) if i not in session.seen_nct_ids]
         if unknown:

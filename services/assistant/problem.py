@@ -10,13 +10,13 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-_BRANCHES = frozenset({"none", "str", "int", "float", "bool", "list"})  # pydantic's names for a union's branches
+_BRANCHES = frozenset({"none", "str", "int", "float", "bool", "list"})  # pydantic's names of union branches
 
 
 def problems(error: ValidationError, model: type[BaseModel] | None = None) -> list[str]:
-    """Every way a value broke its model, one line each naming the field ('$.limit: …, got 99'). For a field that
-    may be one of several types, the other types' complaints are left out when a deeper problem says more. With the
-    model, an unknown top-level field is answered with the fields it allows."""
+    """Every way a value broke its model, one line each naming the field ('$.limit: …, got 99'). For a
+    field that may be one of several types, the other types' complaints are left out when a deeper problem
+    says more. With the model, an unknown top-level field is answered with the fields it allows."""
     found: list[tuple[list[str], bool, ErrorDetails]] = []
     for err in error.errors(include_url=False):
         if err["type"] == "none_required":  # the other branch of an optional field says what was wrong
@@ -28,7 +28,8 @@ def problems(error: ValidationError, model: type[BaseModel] | None = None) -> li
         if branch and any(len(other) > len(loc) and other[:len(loc)] == loc for other, _, _ in found):
             continue
         if err["type"] == "extra_forbidden":
-            allowed = f" (allowed: {', '.join(model.model_fields)})" if model is not None and len(loc) == 1 else ""
+            top = model is not None and len(loc) == 1
+            allowed = f" (allowed: {', '.join(model.model_fields)})" if model is not None and top else ""
             line = f"{_path(loc[:-1])}: unknown field '{loc[-1]}'{allowed}"
         elif err["type"] == "missing":
             line = f"{_path(loc[:-1])}: missing required field '{loc[-1]}'"

@@ -57,7 +57,7 @@ class ToolContext:
         return ToolContext(self.session, self.backend, self.lock, self.statuses, [], self.today, self.model)
 
 
-Handler = Callable[[Any, ToolContext], dict[str, Any]]  # (the tool's Arguments model, context) -> JSON-ready result
+Handler = Callable[[Any, ToolContext], dict[str, Any]]  # (the tool's Arguments, context) -> JSON-ready result
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,8 @@ class ToolRegistry:
         try:
             parsed = tool.arguments.model_validate(args)
         except ValidationError as exc:
-            return _error(f"Invalid arguments for {name}; fix these and call again.", problems=problems(exc, tool.arguments))
+            return _error(f"Invalid arguments for {name}; fix these and call again.",
+                          problems=problems(exc, tool.arguments))
         call_ctx = ctx.for_call()
         try:
             result = tool.handler(parsed, call_ctx)
@@ -144,10 +145,9 @@ class ToolRegistry:
                 ctx.session.note_seen(NCT_RE.findall(content))
         return ToolOutcome(content, False, tuple(call_ctx.events))
 
-
     def call(self, name: str, args: Arguments, ctx: ToolContext) -> dict[str, Any]:
-        """Run one tool on typed arguments, as guided mode does (no JSON on the way): ToolError and the app's own
-        errors reach the caller; NCT ids in a data tool's result count as seen, as they do for the model."""
+        """Run one tool on typed arguments, as guided mode does (no JSON on the way): ToolError and the
+        app's own errors reach the caller; NCT ids in a data tool's result count as seen, as for the model."""
         tool = self.tools[name]
         if not isinstance(args, tool.arguments):
             raise TypeError(f"{name} takes {tool.arguments.__name__}, not {type(args).__name__}")

@@ -1,6 +1,6 @@
 """The fifteen tools the model may call: what each one is for and the typed model of its arguments
-(services.assistant.arguments, whose JSON schema the model reads), bound to its handler (services.assistant.handlers)
-in one registry (services.assistant.registry)."""
+(services.assistant.arguments, whose JSON schema the model reads), bound to its handler
+(services.assistant.handlers) in one registry (services.assistant.registry)."""
 
 from __future__ import annotations
 

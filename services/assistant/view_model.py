@@ -98,7 +98,8 @@ def filter_changes(values: Mapping[str, Any]) -> dict[str, Any]:
 def dashboard_seed(f: Filters) -> dict[str, Any]:
     """What the dashboard filters can tell the assistant about the patient (for session.seed_from_dashboard)."""
     seed: dict[str, Any] = {"condition": f.condition, "age": int(f.age) if f.age is not None else None,
-                            "sex": f.sex.lower() if f.sex else None, "near": f.near}  # the assistant's spelling
+                            "sex": f.sex.lower() if f.sex else None,  # the assistant's spelling
+                            "near": f.near}
     if f.near:
         seed["radius"] = f.radius
         seed["radius_unit"] = f.unit
@@ -341,8 +342,8 @@ def gated_model() -> GatedModel:
 
 
 def backend() -> DatabaseBackend:
-    """The database backend of the assistant's tools (a call carries the patient's place as coordinates: a backend
-    remembers nothing between calls, so any one serves every session)."""
+    """The database backend of the assistant's tools (a call carries the patient's place as coordinates: a
+    backend remembers nothing between calls, so any one serves every session)."""
     return DatabaseBackend()
 
 

@@ -76,8 +76,8 @@ class Filters:
     enrollment_max: int | None = None
     has_results: bool | None = None
     fda_regulated: bool | None = None  # an FDA-regulated drug or device (unknown in the registry: neither)
-    # The place `near` names, already found (the assistant's geocoded place or the patient's coordinates): used as it
-    # is instead of looking the name up again. Not a URL parameter: a link carries the name.
+    # The place `near` names, already found (the assistant's geocoded place, the patient's coordinates): used
+    # as it is instead of looking the name up again. Not a URL parameter: a link carries the name.
     origin: geo.Place | None = None
 
     # ---- URL round trip ---------------------------------------------------------------
@@ -179,10 +179,11 @@ class Filters:
 
     @classmethod
     def at(cls, lat: float, lon: float, name: str | None = None, **values: Any) -> Filters:
-        """Filters around a point already found (a geocoded place, the patient's coordinates); `name` says what it is
-        in words (default: the coordinates)."""
+        """Filters around a point already found (a geocoded place, the patient's coordinates); `name` says
+        what it is in words (default: the coordinates)."""
         label = name or f"{lat:.4f}, {lon:.4f}"
-        return cls(near=label, origin=geo.Place(label, float(lat), float(lon), "point", "", None, None), **values)
+        point = geo.Place(label, float(lat), float(lon), "point", "", None, None)
+        return cls(near=label, origin=point, **values)
 
     def is_default(self) -> bool:
         return self == Filters()

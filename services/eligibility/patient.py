@@ -10,7 +10,7 @@ from typing import Any, Literal
 from services.eligibility.vocabulary import find_concepts
 from services.errors import BadInput
 
-Sex = Literal["female", "male"]  # one spelling everywhere the patient is described (the assistant's tools too)
+Sex = Literal["female", "male"]  # one spelling wherever the patient is described (the assistant's tools too)
 Assertion = Literal["affirmed", "negated", "family", "absent"]
 
 
@@ -43,8 +43,8 @@ class PatientProfile:
 
     @classmethod
     def from_answers(cls, answers: Mapping[str, Any], labs: tuple[LabValue, ...] = ()) -> PatientProfile:
-        """The profile the assistant saved (services.assistant.arguments.ProfileUpdate's fields) as the rules read
-        it: the diagnosis, its stage and subtype and the other conditions are all conditions."""
+        """The profile the assistant saved (services.assistant.arguments.ProfileUpdate's fields) as the rules
+        read it: the diagnosis, its stage and subtype and the other conditions are all conditions."""
         conditions = [answers.get(k) or "" for k in ("diagnosis", "stage", "subtype")]
         conditions += list(answers.get("other_conditions") or [])
         return cls(
