@@ -79,8 +79,8 @@ def test_assistant_backend_search_orders_by_true_nearest_site(backend: DatabaseB
 
 
 def test_assistant_backend_search_whole_result_near_lompoc(backend: DatabaseBackend) -> None:
-    query = Filters.at(*LOMPOC, condition="NSCLC", status=("RECRUITING", "NOT_YET_RECRUITING", "ACTIVE_NOT_RECRUITING"),
-                       radius=250, age=62, sex="MALE")
+    query = Filters.at(*LOMPOC, condition="NSCLC", radius=250, age=62, sex="MALE",
+                       status=("RECRUITING", "NOT_YET_RECRUITING", "ACTIVE_NOT_RECRUITING"))
 
     page = backend.search_trials(query)
 

@@ -100,8 +100,8 @@ def test_assistant_guided_whole_flow_on_memory_backend() -> None:
     matching = guide.run_matching(session)
 
     assert intake.events == [
-        {"type": "filters", "filters": {"condition": "breast cancer", "age": 52, "sex": "female", "near": "Boston, MA",
-                                        "radius": 50, "radius_unit": "mi"}},
+        {"type": "filters", "filters": {"condition": "breast cancer", "age": 52, "sex": "female",
+                                        "near": "Boston, MA", "radius": 50, "radius_unit": "mi"}},
         {"type": "phase", "phase": "search", "previous": "intake"},
     ]
     assert session.patient_profile == {
@@ -110,7 +110,8 @@ def test_assistant_guided_whole_flow_on_memory_backend() -> None:
         "latitude": 42.3601, "longitude": -71.0589,
     }
     assert [(q.condition, q.radius, q.age, q.sex, q.near) for q in backend.queries] == [
-        ("breast cancer", 50, 52, "FEMALE", "42.3601, -71.0589"), ("breast cancer", 12_500, 52, "FEMALE", "42.3601, -71.0589"),
+        ("breast cancer", 50, 52, "FEMALE", "42.3601, -71.0589"),
+        ("breast cancer", 12_500, 52, "FEMALE", "42.3601, -71.0589"),
     ]
     assert search.events == [{"type": "phase", "phase": "matching", "previous": "search"}]
     assert {k: v["strategies"] for k, v in session.candidates.items()} == {
@@ -401,8 +402,8 @@ def test_details_of_carries_the_enrollment_type(db: Any) -> None:
 
 
 def test_assistant_guided_calls_the_tools_on_typed_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Guided mode builds each tool's arguments model and calls the tool with it: never through the model's JSON
-    door (ToolRegistry.run), and every search is the dashboard's Filters with the patient's place as a typed place."""
+    """Guided mode builds each tool's arguments model and calls the tool with it: never through the
+    model's JSON door (ToolRegistry.run); every search is the dashboard's Filters with a typed place."""
     from services.assistant.registry import ToolRegistry
 
     def json_door(*_: Any, **__: Any) -> Any:
@@ -420,8 +421,9 @@ def test_assistant_guided_calls_the_tools_on_typed_arguments(monkeypatch: pytest
     backend = MemoryBackend()
     guide = GuidedAssistant(backend)
     session = AssistantSession()
-    guide.submit_intake(session, IntakeForm(diagnosis="breast cancer", age=52, sex="female", location="Boston, MA",
-                                            travel_radius_miles=50))
+    form = IntakeForm(diagnosis="breast cancer", age=52, sex="female", location="Boston, MA",
+                      travel_radius_miles=50)
+    guide.submit_intake(session, form)
     guide.run_search(session)
     guide.run_matching(session)
     guide.select(session, [session.matched_trials[0]["nct_id"]])
@@ -429,8 +431,9 @@ def test_assistant_guided_calls_the_tools_on_typed_arguments(monkeypatch: pytest
 
     assert dict(called) == {
         "save_patient_profile": "ProfileUpdate", "emit_partial_filters": "FilterChange",
-        "update_session_phase": "PhaseChange", "search_trials": "SearchQuery", "get_eligibility_criteria": "TrialId",
-        "get_trial_details": "TrialId", "get_trial_locations": "SitesQuery", "get_adverse_events": "TrialId",
+        "update_session_phase": "PhaseChange", "search_trials": "SearchQuery",
+        "get_eligibility_criteria": "TrialId", "get_trial_details": "TrialId",
+        "get_trial_locations": "SitesQuery", "get_adverse_events": "TrialId",
         "save_matched_trials": "Matches", "emit_trial_cards": "Cards", "generate_report": "ReportDraft"}
     places = {q.origin for q in backend.queries}
     assert len(places) == 1 and None not in places

@@ -218,8 +218,8 @@ def test_orchestrator_bad_tool_argument_is_returned_and_corrected(fake: FakeAnth
         "error": "Invalid arguments for search_trials; fix these and call again.",
         "problems": [
             "$.limit: input should be less than or equal to 15, got 99",
-            "$: unknown field 'radius' (allowed: condition, intervention, latitude, longitude, radius_miles, phases, "
-            "statuses, age, sex, country, strategy, limit, page)",
+            "$: unknown field 'radius' (allowed: condition, intervention, latitude, longitude, radius_miles, "
+            "phases, statuses, age, sex, country, strategy, limit, page)",
         ],
     }
     second = tool_results(fake.requests[2])

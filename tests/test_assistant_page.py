@@ -61,7 +61,8 @@ class LungScript:
         self.candidates: list[str] = []
 
     def where(self) -> dict[str, Any]:
-        return {"latitude": self.place["latitude"], "longitude": self.place["longitude"], "age": 62, "sex": "male"}
+        place = self.place
+        return {"latitude": place["latitude"], "longitude": place["longitude"], "age": 62, "sex": "male"}
 
     def after_geocode(self, body: dict[str, Any]) -> ScriptedTurn:
         self.place = _results(body)[0]
@@ -425,7 +426,8 @@ def test_assistant_page_dashboard_filters_seed_the_form(db: Any, monkeypatch: py
     _ok(at)
     session: AssistantSession = at.session_state["asst_session"]
     assert {k: v for k, v in session.intake_answers.items()} == {
-        "dashboard_condition": "asthma", "dashboard_age": 40, "dashboard_sex": "female", "dashboard_near": "Boston, MA",
+        "dashboard_condition": "asthma", "dashboard_age": 40, "dashboard_sex": "female",
+        "dashboard_near": "Boston, MA",
         "dashboard_radius": 30.0, "dashboard_radius_unit": "mi"}
     assert (at.text_input(key="g_diagnosis").value, at.number_input(key="g_age").value, at.radio(key="g_sex").value,
             at.text_input(key="g_location").value, at.number_input(key="g_radius").value) == (

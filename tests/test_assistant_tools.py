@@ -55,27 +55,40 @@ def test_tools_registry_has_the_fifteen_tools_with_supported_schemas() -> None:
     assert search["properties"]["phases"]["items"]["enum"][:2] == ["EARLY_PHASE1", "PHASE1"]
 
 
+MATCH_WITHOUT_PLAIN = {"nct_id": "NCT00000001", "verdict": "eligible", "summary": "s", "unknowns": [],
+                      "criteria": [{"type": "inclusion", "criterion": "c", "status": "met"}]}
+
+
 @pytest.mark.parametrize(
     ("name", "value", "problems"),
     [
-        ("emit_status", {"message": "x" * 201}, ['$.message: string should have at most 200 characters, got "' + "x" * 58 + "…"]),
+        ("emit_status", {"message": "x" * 201},
+         ['$.message: string should have at most 200 characters, got "' + "x" * 58 + "…"]),
         ("emit_status", {}, ["$: missing required field 'message'"]),
-        ("search_trials", {"strategy": "exact", "limit": True}, ["$.limit: input should be a valid integer, got true"]),
-        ("search_trials", {"strategy": "exact", "limit": 1.5}, ["$.limit: input should be a valid integer, got 1.5"]),
-        ("search_trials", {"strategy": "exact", "age": "52"}, ['$.age: input should be a valid integer, got "52"']),
-        ("search_trials", {"strategy": "near"}, ['$.strategy: must be one of exact, broader, intervention, wider_radius, phase, other, got "near"']),
-        ("search_trials", {"strategy": "exact", "sex": "FEMALE"}, ["$.sex: input should be 'female' or 'male', got \"FEMALE\""]),
-        ("search_trials", {"strategy": "exact", "phases": ["PHASE2", "PHASE9"]}, ['$.phases[1]: must be one of EARLY_PHASE1, PHASE1, PHASE2, PHASE3, PHASE4, NA, got "PHASE9"']),
-        ("emit_trial_cards", {"nct_ids": []}, ["$.nct_ids: list should have at least 1 item after validation, not 0, got []"]),
-        ("save_matched_trials", {"trials": [{"nct_id": "NCT00000001", "verdict": "eligible", "summary": "s", "unknowns": [], "criteria": [{"type": "inclusion", "criterion": "c", "status": "met"}]}]},
+        ("search_trials", {"strategy": "exact", "limit": True},
+         ["$.limit: input should be a valid integer, got true"]),
+        ("search_trials", {"strategy": "exact", "limit": 1.5},
+         ["$.limit: input should be a valid integer, got 1.5"]),
+        ("search_trials", {"strategy": "exact", "age": "52"},
+         ['$.age: input should be a valid integer, got "52"']),
+        ("search_trials", {"strategy": "near"},
+         ['$.strategy: must be one of exact, broader, intervention, wider_radius, phase, other, got "near"']),
+        ("search_trials", {"strategy": "exact", "sex": "FEMALE"},
+         ["$.sex: input should be 'female' or 'male', got \"FEMALE\""]),
+        ("search_trials", {"strategy": "exact", "phases": ["PHASE2", "PHASE9"]},
+         ['$.phases[1]: must be one of EARLY_PHASE1, PHASE1, PHASE2, PHASE3, PHASE4, NA, got "PHASE9"']),
+        ("emit_trial_cards", {"nct_ids": []},
+         ["$.nct_ids: list should have at least 1 item after validation, not 0, got []"]),
+        ("save_matched_trials", {"trials": [MATCH_WITHOUT_PLAIN]},
          ["$.trials[0].criteria[0]: missing required field 'plain'"]),
         ("geocode_location", {"place": "Boston", "extra": 1}, ["$: unknown field 'extra' (allowed: place)"]),
     ],
-)  # fmt: skip
+)
 def test_tools_bad_arguments_name_the_field(name: str, value: Any, problems: list[str]) -> None:
     result, outcome = run(name, value)
     assert outcome.is_error
-    assert result == {"error": f"Invalid arguments for {name}; fix these and call again.", "problems": problems}
+    assert result == {"error": f"Invalid arguments for {name}; fix these and call again.",
+                      "problems": problems}
 
 
 def test_tools_search_results_are_compact_and_deduplicated() -> None:
@@ -546,4 +559,5 @@ def test_tools_refuse_a_number_that_is_not_finite(bad: float) -> None:
     session = ready_session("intake")
     result, outcome = run("save_patient_profile", {"travel_radius_miles": bad}, session)
     assert outcome.is_error and "travel_radius_miles" not in session.patient_profile
-    assert result["problems"] == [f"$.travel_radius_miles: input should be a finite number, got {json.dumps(bad)}"]
+    got = json.dumps(bad)
+    assert result["problems"] == [f"$.travel_radius_miles: input should be a finite number, got {got}"]

@@ -20,8 +20,11 @@ NOT_FOR_THE_ASSISTANT = {"industry-funded", "start 2015–2020"}
 def _assistant_query(f: Filters) -> Filters:
     """What the assistant's search reads of a dashboard filter (the place found once, as the typed place)."""
     place = f.place()
-    asked = Filters(condition=f.condition, status=f.status, phase=f.phase, country=f.country[:1], age=f.age, sex=f.sex)
-    return asked if place is None else replace(asked, near=place.name, origin=place, radius=f.radius, unit=f.unit)
+    asked = Filters(condition=f.condition, status=f.status, phase=f.phase, country=f.country[:1], age=f.age,
+                    sex=f.sex)
+    if place is None:
+        return asked
+    return replace(asked, near=place.name, origin=place, radius=f.radius, unit=f.unit)
 
 
 @pytest.fixture(scope="module", params=["memory", "sql"])
