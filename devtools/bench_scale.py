@@ -121,7 +121,7 @@ def paths(db: Database, *, runs: int = 5, deep_pages: Sequence[int] = DEEP_PAGES
     for what takes an engine, on the SQL engine in the same run (unless `sql_side` is off), with agreement."""
     from services.assistant.backend import DatabaseBackend
     from services.dashboard import export
-    from services.trials import TrialQuery
+    from services.trials import DEFAULT_STATUSES
 
     mine, sql = engine.engine_for(db), engine.SqlEngine(db, reason="setting")
     everything = parse_query("status=ANY")
@@ -141,11 +141,12 @@ def paths(db: Database, *, runs: int = 5, deep_pages: Sequence[int] = DEEP_PAGES
         ("export recruiting JSON", lambda e: exported(e, "json"), True),
         ("world map (sites)", lambda e: sitemap.map_data(everything, engine=e).summary.sites, True),
         ("trial detail", lambda e: bool(search.trial_detail(first_id, db=db)), False),
-        ("assistant search_trials", lambda e: backend.search_trials(TrialQuery(statuses=("RECRUITING",)))["total"],
+        ("assistant search_trials", lambda e: backend.search_trials(Filters(status=("RECRUITING",)))["total"],
          False),
         ("assistant search near", lambda e: backend.search_trials(
-            TrialQuery(statuses=(), latitude=42.3601, longitude=-71.0589, radius_miles=100))["total"], False),
-        ("assistant dashboard_stats", lambda e: backend.get_dashboard_stats(TrialQuery())["matching_trials"], False),
+            Filters.at(42.3601, -71.0589, status=(), radius=100))["total"], False),
+        ("assistant dashboard_stats",
+         lambda e: backend.get_dashboard_stats(Filters(status=DEFAULT_STATUSES))["matching_trials"], False),
     ]
     for sort in engine.SORTS:
         f = near if sort == "nearest_miles" else everything

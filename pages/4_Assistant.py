@@ -187,7 +187,7 @@ with main:
         patient = session.patient_profile
         origin = (patient["latitude"], patient["longitude"]) if "latitude" in patient else None
         with health.database_errors():
-            points = vm.site_points(vm.backend_for(session), [c["nct_id"] for c in cards], origin)
+            points = vm.site_points(vm.backend(), [c["nct_id"] for c in cards], origin)
         st.pydeck_chart(vm.cards_deck(points, origin, patient.get("travel_radius_miles"),
                                       patient.get("location") or "You"), height=320, key="asst_map")
         st.caption(f"{len(points):,} sites of these trials; the red ring is how far you said you can travel.")

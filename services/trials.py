@@ -19,6 +19,7 @@ from services.inert import text
 if TYPE_CHECKING:
     import pandas as pd
 
+    from services.dashboard.filters import Filters
     from services.eligibility.parser import ParsedCriteria
 
 NCT_RE = re.compile(r"NCT\d{8}")
@@ -235,29 +236,6 @@ def details_of(detail: TrialDetail) -> TrialDetails:
 # What a TrialBackend is asked and answers.
 
 
-@dataclass(frozen=True)
-class TrialQuery:
-    """What a trial search or a stats request asks for (mirrors the shared dashboard filters).
-
-    Statuses and phases use the API v2 spellings; a trial matches if any of its phases is listed.
-    age_years and sex ("FEMALE"/"MALE") describe the patient: keep trials whose limits admit them
-    (a missing age limit means no limit). radius_miles applies only with latitude and longitude.
-    """
-
-    condition: str | None = None
-    intervention: str | None = None
-    statuses: tuple[str, ...] = DEFAULT_STATUSES
-    phases: tuple[str, ...] = ()
-    latitude: float | None = None
-    longitude: float | None = None
-    radius_miles: float | None = None
-    age_years: float | None = None
-    sex: str | None = None
-    country: str | None = None
-    limit: int = MAX_TRIALS
-    offset: int = 0
-
-
 class NearestSite(TypedDict, total=False):
     """The closest site of a trial to the patient."""
 
@@ -408,8 +386,9 @@ class ReportOutput(TypedDict):
 class TrialBackend(Protocol):
     """Data access for the assistant's data tools; return None for an unknown NCT id."""
 
-    def search_trials(self, query: TrialQuery) -> SearchPage:
-        """Trials matching the query, nearest site first when an origin is given."""
+    def search_trials(self, query: Filters, *, limit: int = MAX_TRIALS, offset: int = 0) -> SearchPage:
+        """One page of the trials the filters match, nearest site first when they give a place (query.origin);
+        a radius of MAX_RADIUS_MILES means any distance (trials with no located site included)."""
 
     def get_trial_details(self, nct_id: str) -> TrialDetails | None:
         """The full record of one trial."""
@@ -426,7 +405,7 @@ class TrialBackend(Protocol):
     def geocode_location(self, text: str) -> Place | None:
         """Coordinates for a place name or ZIP code, offline; None when unknown."""
 
-    def get_dashboard_stats(self, query: TrialQuery) -> DashboardStats:
+    def get_dashboard_stats(self, query: Filters) -> DashboardStats:
         """The Explore page's headline numbers for the query."""
 
     def generate_report(self, request: ReportRequest) -> ReportOutput:

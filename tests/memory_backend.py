@@ -9,8 +9,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from services.assistant.backend import reach
 from services.assistant.handlers import condition_matches
+from services.dashboard.filters import Filters
 from services.trials import (
+    MAX_TRIALS,
     AdverseEvents,
     DashboardStats,
     EligibilityInfo,
@@ -20,7 +23,6 @@ from services.trials import (
     SearchPage,
     Site,
     TrialDetails,
-    TrialQuery,
     TrialSummary,
 )
 
@@ -132,7 +134,7 @@ class MemoryBackend:
     gated: frozenset[str] = frozenset()
     fail_with: dict[str, BaseException] = field(default_factory=dict)
     log: list[tuple[str, str, str, float]] = field(default_factory=list)
-    queries: list[TrialQuery] = field(default_factory=list)
+    queries: list[Filters] = field(default_factory=list)
     reports: list[ReportRequest] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -151,9 +153,10 @@ class MemoryBackend:
     def _find(self, nct_id: str) -> dict[str, Any] | None:
         return next((t for t in self.trials if t["nct_id"] == nct_id), None)
 
-    def search_trials(self, query: TrialQuery) -> SearchPage:
+    def search_trials(self, query: Filters, *, limit: int = MAX_TRIALS, offset: int = 0) -> SearchPage:
         self._enter("search_trials", query.condition or query.intervention or "")
         self.queries.append(query)
+        _, origin, radius = reach(query)
         hits: list[TrialSummary] = []
         for t in self.trials:
             if query.condition and not condition_matches(query.condition, t):  # the database's condition model
@@ -162,17 +165,16 @@ class MemoryBackend:
                 query.intervention.lower() in i.lower() for i in t["interventions"]
             ):
                 continue
-            if query.statuses and t["status"] not in query.statuses:
+            if query.status and t["status"] not in query.status:
                 continue
-            if query.phases and not set(query.phases) & set(t["phases"]):
+            if query.phase and not set(query.phase) & set(t["phases"]):
                 continue
             nearest = None
-            if query.latitude is not None and query.longitude is not None:
-                origin = (query.latitude, query.longitude)
+            if origin is not None:
                 dists = sorted(
                     (haversine_miles(origin, (s["latitude"], s["longitude"])), s) for s in t["sites"]
                 )
-                if query.radius_miles is not None and dists[0][0] > query.radius_miles:
+                if radius is not None and dists[0][0] > radius:
                     continue
                 d, s = dists[0]
                 nearest = {"facility": s["facility"], "city": s["city"], "state": s["state"], "country": s["country"], "distance_miles": round(d, 1)}  # fmt: skip
@@ -202,7 +204,7 @@ class MemoryBackend:
             summary["last_update_date"] = t.get("last_update_date")
             hits.append(summary)
         self._leave("search_trials", query.condition or "")
-        return {"total": len(hits), "trials": hits[query.offset: query.offset + query.limit]}
+        return {"total": len(hits), "trials": hits[offset: offset + limit]}
 
     def get_trial_details(self, nct_id: str) -> TrialDetails | None:
         self._enter("get_trial_details", nct_id)
@@ -268,7 +270,7 @@ class MemoryBackend:
         self._leave("geocode_location", text)
         return PLACES.get(text.strip().lower())
 
-    def get_dashboard_stats(self, query: TrialQuery) -> DashboardStats:
+    def get_dashboard_stats(self, query: Filters) -> DashboardStats:
         page = self.search_trials(query)
         trials = [self._find(t["nct_id"]) or {} for t in page["trials"]]
         return {

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from typing import Any
 
 import pytest
 
 from services.assistant import AssistantSession, build_registry
-from services.assistant.backend import DatabaseBackend, place_name_for
+from services.assistant.backend import DatabaseBackend
 from services.assistant.handlers import condition_matches
 from services.assistant.registry import ToolContext
 from services.dashboard import stats
@@ -17,8 +16,7 @@ from services.dashboard.filters import Filters, where_sql
 from services.data import geo
 from services.eligibility.parser import parse_criteria
 from services.eligibility.rules import criterion_text_for
-from services.errors import BadInput
-from services.trials import TrialQuery
+from services.trials import DEFAULT_STATUSES, MAX_TRIALS
 
 LOMPOC = (34.63915, -120.45794)
 HOUSTON = (29.76328, -95.36327)
@@ -43,31 +41,31 @@ def _raw(raw_v2: list[dict[str, Any]], nct_id: str) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("query", "filters"),
     [
-        (TrialQuery(condition="NSCLC", latitude=LOMPOC[0], longitude=LOMPOC[1], radius_miles=2500, age_years=62,
-                    sex="MALE"),
+        (Filters.at(*LOMPOC, condition="NSCLC", status=DEFAULT_STATUSES, radius=2500, age=62, sex="MALE"),
          Filters(condition="NSCLC", status=("RECRUITING", "NOT_YET_RECRUITING"), near="Lompoc, CA", radius=2500,
                  age=62, sex="MALE")),
-        (TrialQuery(condition="type 2 diabetes", latitude=HOUSTON[0], longitude=HOUSTON[1], radius_miles=100,
-                    age_years=55, sex="FEMALE", statuses=("RECRUITING", "ACTIVE_NOT_RECRUITING")),
+        (Filters.at(*HOUSTON, condition="type 2 diabetes", radius=100, age=55, sex="FEMALE",
+                    status=("RECRUITING", "ACTIVE_NOT_RECRUITING")),
          Filters(condition="type 2 diabetes", status=("RECRUITING", "ACTIVE_NOT_RECRUITING"), near="Houston, TX",
                  radius=100, age=55, sex="FEMALE")),
-        (TrialQuery(intervention="metformin", phases=("PHASE4",), statuses=()),
+        (Filters(intervention="metformin", phase=("PHASE4",), status=()),
          Filters(intervention="metformin", phase=("PHASE4",), status=())),
     ],
 )
 def test_assistant_backend_search_counts_match_dashboard_filter(
-    backend: DatabaseBackend, db: Any, query: TrialQuery, filters: Filters
+    backend: DatabaseBackend, db: Any, query: Filters, filters: Filters
 ) -> None:
     page = backend.search_trials(query)
     assert page["total"] == _count(db, filters)
-    assert len(page["trials"]) == min(page["total"], query.limit)
+    assert len(page["trials"]) == min(page["total"], MAX_TRIALS)
     assert page["total"] > 0
 
 
 def test_assistant_backend_search_orders_by_true_nearest_site(backend: DatabaseBackend) -> None:
-    query = TrialQuery(condition="NSCLC", latitude=LOMPOC[0], longitude=LOMPOC[1], age_years=62, sex="MALE", limit=8)
+    # no radius: any distance, nearest first
+    query = Filters.at(*LOMPOC, condition="NSCLC", status=DEFAULT_STATUSES, radius=12_500, age=62, sex="MALE")
 
-    page = backend.search_trials(query)
+    page = backend.search_trials(query, limit=8)
 
     distances = [t["nearest_site"]["distance_miles"] for t in page["trials"]]  # type: ignore[index]
     assert distances == sorted(distances)
@@ -81,8 +79,8 @@ def test_assistant_backend_search_orders_by_true_nearest_site(backend: DatabaseB
 
 
 def test_assistant_backend_search_whole_result_near_lompoc(backend: DatabaseBackend) -> None:
-    query = TrialQuery(condition="NSCLC", statuses=("RECRUITING", "NOT_YET_RECRUITING", "ACTIVE_NOT_RECRUITING"),
-                       latitude=LOMPOC[0], longitude=LOMPOC[1], radius_miles=250, age_years=62, sex="MALE")
+    query = Filters.at(*LOMPOC, condition="NSCLC", radius=250, age=62, sex="MALE",
+                       status=("RECRUITING", "NOT_YET_RECRUITING", "ACTIVE_NOT_RECRUITING"))
 
     page = backend.search_trials(query)
 
@@ -93,8 +91,8 @@ def test_assistant_backend_search_whole_result_near_lompoc(backend: DatabaseBack
                   ("NCT05798663", "ACTIVE_NOT_RECRUITING", ["PHASE2"], "Santa Clara", 205.4, "18 Years", "ALL"),
                   ("NCT06956690", "RECRUITING", ["PHASE1", "PHASE2"], "La Jolla", 220.9, "18 Years", "ALL")]:
         assert known in shown or page["total"] > len(shown)
-    assert len(shown) == min(page["total"], query.limit) and page["total"] >= 3
-    assert all(s[1] in query.statuses and s[4] <= 250 and s[6] in ("ALL", "MALE", None) for s in shown)
+    assert len(shown) == min(page["total"], MAX_TRIALS) and page["total"] >= 3
+    assert all(s[1] in query.status and s[4] <= 250 and s[6] in ("ALL", "MALE", None) for s in shown)
     # every trial shown really has a site that close (an independent haversine over its facilities)
     for nct, *_, miles, _age, _sex in shown:
         sites = backend.db.fetch_rows("SELECT latitude::float8 AS lat, longitude::float8 AS lon FROM ctgov.facilities "
@@ -104,7 +102,7 @@ def test_assistant_backend_search_whole_result_near_lompoc(backend: DatabaseBack
 
 
 def test_assistant_backend_search_without_origin_has_no_distances(backend: DatabaseBackend) -> None:
-    page = backend.search_trials(TrialQuery(condition="NSCLC", limit=3))
+    page = backend.search_trials(Filters(condition="NSCLC", status=DEFAULT_STATUSES), limit=3)
     assert [t["nearest_site"] for t in page["trials"]] == [None, None, None]
     assert all(t["status"] == "RECRUITING" for t in page["trials"])  # recruiting sorts before not yet recruiting
 
@@ -206,9 +204,8 @@ def test_assistant_backend_geocode_and_stats_use_the_dashboard(backend: Database
     assert place is not None
     assert (place["name"], place["state"], place["country"]) == ("Houston, Texas, United States", "Texas",
                                                                 "United States")
-    assert place_name_for(place["latitude"] + 0.001, place["longitude"]) == "Houston, Texas, United States"
-    query = TrialQuery(condition="diabetes", latitude=place["latitude"], longitude=place["longitude"],
-                       radius_miles=100, age_years=55, sex="FEMALE")
+    query = Filters.at(place["latitude"], place["longitude"], place["name"], condition="diabetes",
+                       status=DEFAULT_STATUSES, radius=100, age=55, sex="FEMALE")
 
     got = backend.get_dashboard_stats(query)
 
@@ -223,10 +220,15 @@ def test_assistant_backend_geocode_and_stats_use_the_dashboard(backend: Database
     assert got["matching_trials"] == _count(db, board.filters) > 0
 
 
-def test_assistant_backend_stats_refuse_unknown_point(backend: DatabaseBackend) -> None:
-    with pytest.raises(BadInput, match="geocode_location"):
-        backend.get_dashboard_stats(TrialQuery(condition="diabetes", latitude=-45.0, longitude=170.0,
-                                               radius_miles=50))
+def test_assistant_backend_stats_near_any_point(backend: DatabaseBackend, db: Any) -> None:
+    # The typed place carries its coordinates: stats near a point nobody geocoded in this process (a restarted
+    # server, another worker) count what the dashboard counts there, with no memory of place names.
+    point = Filters.at(*HOUSTON, condition="diabetes", status=DEFAULT_STATUSES, radius=100)
+    got = backend.get_dashboard_stats(point)
+    named = Filters(condition="diabetes", status=DEFAULT_STATUSES, near="Houston, TX", radius=100)
+    assert got["matching_trials"] == _count(db, named) > 0
+    assert backend.get_dashboard_stats(Filters.at(-45.0, 170.0, condition="diabetes", radius=50))[
+        "matching_trials"] == 0
 
 
 def test_assistant_backend_geocode_unknown_place(backend: DatabaseBackend) -> None:
@@ -240,7 +242,7 @@ def test_assistant_backend_search_tool_end_to_end(backend: DatabaseBackend) -> N
 
     outcome = registry.run("search_trials", {"strategy": "wider_radius", "condition": "NSCLC",
                                              "latitude": LOMPOC[0], "longitude": LOMPOC[1], "age": 62,
-                                             "sex": "MALE", "limit": 5}, ctx)
+                                             "sex": "male", "limit": 5}, ctx)
 
     result = json.loads(outcome.content)
     assert outcome.is_error is False
@@ -270,11 +272,12 @@ def test_assistant_backend_search_past_the_last_page_still_counts_the_matches(
     from services.dashboard import engine
 
     monkeypatch.setattr(backend_module, "engine_for", lambda d: engine.SqlEngine(d))
-    lat, lon = origin if origin is not None else (None, None)
-    query = TrialQuery(intervention="metformin", statuses=(), latitude=lat, longitude=lon, limit=5)
-    first = DatabaseBackend(db).search_trials(query)
+    query = Filters(intervention="metformin", status=())
+    if origin is not None:
+        query = Filters.at(*origin, intervention="metformin", status=(), radius=12_500)
+    first = DatabaseBackend(db).search_trials(query, limit=5)
     assert first["total"] > 0 and first["trials"]
-    past = DatabaseBackend(db).search_trials(dataclasses.replace(query, offset=first["total"] + 10))
+    past = DatabaseBackend(db).search_trials(query, limit=5, offset=first["total"] + 10)
     assert past == {"total": first["total"], "matching": first["matching"], "trials": []}
 
 

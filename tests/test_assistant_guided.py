@@ -100,8 +100,8 @@ def test_assistant_guided_whole_flow_on_memory_backend() -> None:
     matching = guide.run_matching(session)
 
     assert intake.events == [
-        {"type": "filters", "filters": {"condition": "breast cancer", "age": 52, "sex": "FEMALE", "near": "Boston, MA",
-                                        "radius": 50, "radius_unit": "mi"}},
+        {"type": "filters", "filters": {"condition": "breast cancer", "age": 52, "sex": "female",
+                                        "near": "Boston, MA", "radius": 50, "radius_unit": "mi"}},
         {"type": "phase", "phase": "search", "previous": "intake"},
     ]
     assert session.patient_profile == {
@@ -109,8 +109,9 @@ def test_assistant_guided_whole_flow_on_memory_backend() -> None:
         "biomarkers": ["BRCA1"], "treatments": ["surgery"], "activity_level": list(ACTIVITY_LEVELS)[0], "ecog": 0,
         "latitude": 42.3601, "longitude": -71.0589,
     }
-    assert [(q.condition, q.radius_miles, q.age_years, q.sex) for q in backend.queries] == [
-        ("breast cancer", 50, 52, "FEMALE"), ("breast cancer", None, 52, "FEMALE"),
+    assert [(q.condition, q.radius, q.age, q.sex, q.near) for q in backend.queries] == [
+        ("breast cancer", 50, 52, "FEMALE", "42.3601, -71.0589"),
+        ("breast cancer", 12_500, 52, "FEMALE", "42.3601, -71.0589"),
     ]
     assert search.events == [{"type": "phase", "phase": "matching", "previous": "search"}]
     assert {k: v["strategies"] for k, v in session.candidates.items()} == {
@@ -184,7 +185,7 @@ def test_assistant_guided_diabetes_houston_end_to_end(db: Any) -> None:
     assert [e["phase"] for e in events if e["type"] == "phase"] == ["search", "matching", "selection", "report",
                                                                     "followup"]
     assert next(e for e in events if e["type"] == "filters")["filters"] == {
-        "condition": "type 2 diabetes", "age": 55, "sex": "FEMALE", "near": "Houston, TX", "radius": 100.0,
+        "condition": "type 2 diabetes", "age": 55, "sex": "female", "near": "Houston, TX", "radius": 100.0,
         "radius_unit": "mi"}
     assert len(session.candidates) >= 5
     assert all(c["strategies"] for c in session.candidates.values())
@@ -398,3 +399,42 @@ def test_details_of_carries_the_enrollment_type(db: Any) -> None:
     for nct_id, kind in kinds.items():
         details = backend.get_trial_details(nct_id)
         assert details is not None and details.get("enrollment_type") == kind
+
+
+def test_assistant_guided_calls_the_tools_on_typed_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Guided mode builds each tool's arguments model and calls the tool with it: never through the
+    model's JSON door (ToolRegistry.run); every search is the dashboard's Filters with a typed place."""
+    from services.assistant.registry import ToolRegistry
+
+    def json_door(*_: Any, **__: Any) -> Any:
+        raise AssertionError("guided mode called a tool through its JSON arguments")
+
+    called: list[tuple[str, str]] = []
+    typed = ToolRegistry.call
+
+    def spy(self: ToolRegistry, name: str, args: Any, ctx: Any) -> dict[str, Any]:
+        called.append((name, type(args).__name__))
+        return typed(self, name, args, ctx)
+
+    monkeypatch.setattr(ToolRegistry, "run", json_door)
+    monkeypatch.setattr(ToolRegistry, "call", spy)
+    backend = MemoryBackend()
+    guide = GuidedAssistant(backend)
+    session = AssistantSession()
+    form = IntakeForm(diagnosis="breast cancer", age=52, sex="female", location="Boston, MA",
+                      travel_radius_miles=50)
+    guide.submit_intake(session, form)
+    guide.run_search(session)
+    guide.run_matching(session)
+    guide.select(session, [session.matched_trials[0]["nct_id"]])
+    guide.make_report(session)
+
+    assert dict(called) == {
+        "save_patient_profile": "ProfileUpdate", "emit_partial_filters": "FilterChange",
+        "update_session_phase": "PhaseChange", "search_trials": "SearchQuery",
+        "get_eligibility_criteria": "TrialId", "get_trial_details": "TrialId",
+        "get_trial_locations": "SitesQuery", "get_adverse_events": "TrialId",
+        "save_matched_trials": "Matches", "emit_trial_cards": "Cards", "generate_report": "ReportDraft"}
+    places = {q.origin for q in backend.queries}
+    assert len(places) == 1 and None not in places
+    assert session.report_html

@@ -217,9 +217,9 @@ def test_orchestrator_bad_tool_argument_is_returned_and_corrected(fake: FakeAnth
     assert json.loads(first[0]["content"]) == {
         "error": "Invalid arguments for search_trials; fix these and call again.",
         "problems": [
-            "$: unknown property 'radius' (allowed: strategy, condition, intervention, latitude, longitude, "
-            "radius_miles, phases, statuses, age, sex, country, limit, page)",
-            "$.limit: must be <= 15, got 99",
+            "$.limit: input should be less than or equal to 15, got 99",
+            "$: unknown field 'radius' (allowed: condition, intervention, latitude, longitude, radius_miles, "
+            "phases, statuses, age, sex, country, strategy, limit, page)",
         ],
     }
     second = tool_results(fake.requests[2])

@@ -108,23 +108,45 @@ def _edit(change: Callable[[dict[str, Any]], None]) -> str:
 
 
 CORRUPT: list[tuple[str, str | bytes, str]] = [
-    ("not json", "{not json", "Assistant session data is not valid JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"),
+    ("not json", "{not json",
+     "Assistant session data is not valid JSON: Expecting property name enclosed in double quotes: line 1 "
+     "column 2 (char 1)"),
     ("truncated", populated().to_json()[:-40], "Assistant session data is not valid JSON"),
     ("not an object", "[1, 2]", "Assistant session data is corrupt: $ must be a JSON object."),
-    ("bad phase", _edit(lambda d: d.update(phase="shopping")), "Assistant session data is corrupt: $.phase must be one of intake, search, matching, selection, report, followup, got 'shopping'."),
-    ("short id", _edit(lambda d: d.update(id="ABC123")), "Assistant session data is corrupt: $.id must be a URL-safe token of at least 43 characters."),
-    ("missing field", _edit(lambda d: d.pop("messages")), "Assistant session data is corrupt: $ is missing messages."),
-    ("unknown field", _edit(lambda d: d.update(extra=1)), "Assistant session data is corrupt: $ has unknown fields extra."),
-    ("flag not bool", _edit(lambda d: d["flags"].update(intake_complete="yes")), "Assistant session data is corrupt: $.flags.intake_complete must be true or false."),
-    ("bad role", _edit(lambda d: d["messages"][1].update(role="system")), "Assistant session data is corrupt: $.messages[1].role must be user or assistant."),
-    ("block without type", _edit(lambda d: d["messages"][0]["content"].append({"text": "x"})), "Assistant session data is corrupt: $.messages[0].content[1] must be a block with a type."),
-    ("bad selected id", _edit(lambda d: d.update(selected_nct_ids=["NCT1"])), "Assistant session data is corrupt: $.selected_nct_ids must be a list of NCT ids."),
-    ("negative usage", _edit(lambda d: d["usage"].update(output_tokens=-1)), "Assistant session data is corrupt: $.usage.output_tokens must be a non-negative integer."),
-    ("bool max_tokens", _edit(lambda d: d["settings"].update(max_tokens=True)), "Assistant session data is corrupt: $.settings.max_tokens must be a positive integer."),
-    ("naive time", _edit(lambda d: d.update(created_at="2026-11-21T10:00:00")), "Assistant session data is corrupt: $.created_at must include a time zone."),
-    ("bad time", _edit(lambda d: d.update(updated_at="yesterday")), "Assistant session data is corrupt: $.updated_at is not an ISO timestamp: 'yesterday'."),
-    ("other version", _edit(lambda d: d.update(version=2)), "Assistant session data is corrupt: $.version must be 1, got 2."),
-    ("matched without id", _edit(lambda d: d["matched_trials"].append({"fit_score": 3})), "Assistant session data is corrupt: $.matched_trials[1] must be an object with an NCT id."),
+    ("bad phase", _edit(lambda d: d.update(phase="shopping")),
+     'Assistant session data is corrupt: $.phase: must be one of intake, search, matching, selection, '
+     'report, followup, got "shopping".'),
+    ("short id", _edit(lambda d: d.update(id="ABC123")),
+     "Assistant session data is corrupt: $.id: string should match pattern '^[A-Za-z0-9_-]{43,}$', got "
+     "\"ABC123\"."),
+    ("missing field", _edit(lambda d: d.pop("messages")),
+     "Assistant session data is corrupt: $: missing required field 'messages'."),
+    ("unknown field", _edit(lambda d: d.update(extra=1)),
+     "Assistant session data is corrupt: $: unknown field 'extra'."),
+    ("flag not bool", _edit(lambda d: d["flags"].update(intake_complete="yes")),
+     'Assistant session data is corrupt: $.flags.intake_complete: input should be a valid boolean, got '
+     '"yes".'),
+    ("bad role", _edit(lambda d: d["messages"][1].update(role="system")),
+     "Assistant session data is corrupt: $.messages[1].role: input should be 'user' or 'assistant', got "
+     "\"system\"."),
+    ("block without type", _edit(lambda d: d["messages"][0]["content"].append({"text": "x"})),
+     "Assistant session data is corrupt: $.messages[0].content[1]: missing required field 'type'."),
+    ("bad selected id", _edit(lambda d: d.update(selected_nct_ids=["NCT1"])),
+     "Assistant session data is corrupt: $.selected_nct_ids[0]: string should match pattern '^NCT\\d{8}$', "
+     "got \"NCT1\"."),
+    ("negative usage", _edit(lambda d: d["usage"].update(output_tokens=-1)),
+     "Assistant session data is corrupt: $.usage.output_tokens: input should be greater than or equal to 0, "
+     "got -1."),
+    ("bool max_tokens", _edit(lambda d: d["settings"].update(max_tokens=True)),
+     "Assistant session data is corrupt: $.settings.max_tokens: input should be a valid integer, got true."),
+    ("naive time", _edit(lambda d: d.update(created_at="2026-11-21T10:00:00")),
+     'Assistant session data is corrupt: $.created_at: must include a time zone, got "2026-11-21T10:00:00".'),
+    ("bad time", _edit(lambda d: d.update(updated_at="yesterday")),
+     'Assistant session data is corrupt: $.updated_at: is not an ISO timestamp, got "yesterday".'),
+    ("other version", _edit(lambda d: d.update(version=2)),
+     "Assistant session data is corrupt: $.version: input should be 1, got 2."),
+    ("matched without id", _edit(lambda d: d["matched_trials"].append({"fit_score": 3})),
+     "Assistant session data is corrupt: $.matched_trials[1]: missing required field 'nct_id'."),
     ("bad bytes", b"\xff\xfe{", "Assistant session data is not valid JSON"),
 ]  # fmt: skip
 
@@ -148,3 +170,23 @@ def test_session_timestamps_are_utc_and_touch_moves_updated_at() -> None:
     before = session.updated_at
     session.touch()
     assert session.created_at.tzinfo == UTC and session.updated_at >= before
+
+
+def test_session_stored_model_mirrors_the_session() -> None:
+    """StoredSession checks what to_dict writes: every field of the session, every flag and every usage
+    counter, so a field added to the session without its check fails here instead of loading unchecked."""
+    from dataclasses import fields
+
+    from services.assistant.session import FLAGS, StoredSession, UsageCounters
+
+    stored = StoredSession.model_fields
+    assert set(stored) == {"version"} | {f.name for f in fields(AssistantSession)}
+    assert tuple(stored["flags"].annotation.model_fields) == FLAGS  # type: ignore[union-attr]
+    assert tuple(stored["usage"].annotation.model_fields) == tuple(  # type: ignore[union-attr]
+        f.name for f in fields(UsageCounters))
+
+
+def test_session_stored_before_the_search_log_still_loads() -> None:
+    data = json.loads(populated().to_json())
+    del data["searches"]
+    assert AssistantSession.from_json(json.dumps(data)).searches == []

@@ -1,4 +1,4 @@
-"""Tool schemas, the argument validator, compact results and the session tools."""
+"""Tool schemas and argument models, compact results and the session tools."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from services.assistant import AssistantSession, build_registry
-from services.assistant.handlers import ACTIVITY_LEVELS, condition_matches
+from services.assistant.arguments import ACTIVITY_LEVELS, ToolSchema
+from services.assistant.handlers import condition_matches
 from services.assistant.registry import ToolContext, ToolOutcome
-from services.assistant.validation import check_schema, validate
 from services.errors import DatabaseUnavailable
 from tests.memory_backend import TRIALS, MemoryBackend
 
@@ -44,45 +44,51 @@ def test_tools_registry_has_the_fifteen_tools_with_supported_schemas() -> None:
     )  # fmt: skip
     for definition in REGISTRY.definitions(cache=False):
         assert set(definition) == {"name", "description", "input_schema"}
-        check_schema(definition["input_schema"])
-    with pytest.raises(ValueError, match=r"schema at \$\.x uses unsupported keywords: pattern"):
-        check_schema({"type": "object", "properties": {"x": {"type": "string", "pattern": "^a"}}})
+        tool = REGISTRY.tools[definition["name"]]
+        # what the model reads is the arguments model's own schema: the two cannot drift
+        assert definition["input_schema"] == tool.arguments.model_json_schema(schema_generator=ToolSchema)
+        assert definition["input_schema"]["additionalProperties"] is False
+    search = REGISTRY.tools["search_trials"].input_schema
+    assert search["required"] == ["strategy"]
+    assert search["properties"]["sex"] == {"enum": ["female", "male"], "type": "string"}
+    assert search["properties"]["limit"]["maximum"] == 15
+    assert search["properties"]["phases"]["items"]["enum"][:2] == ["EARLY_PHASE1", "PHASE1"]
 
 
-SCHEMA = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string", "maxLength": 5},
-        "score": {"type": "integer", "minimum": 0, "maximum": 100},
-        "ratio": {"type": ["number", "null"], "minimum": 0},
-        "kind": {"type": "string", "enum": ["a", "b"]},
-        "tags": {"type": "array", "items": {"type": "string", "maxLength": 3}, "minItems": 1, "maxItems": 2},
-        "nested": {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]},
-    },
-    "required": ["name", "score"],
-    "additionalProperties": False,
-}
+MATCH_WITHOUT_PLAIN = {"nct_id": "NCT00000001", "verdict": "eligible", "summary": "s", "unknowns": [],
+                      "criteria": [{"type": "inclusion", "criterion": "c", "status": "met"}]}
 
 
 @pytest.mark.parametrize(
-    ("value", "problems"),
+    ("name", "value", "problems"),
     [
-        ({"name": "abc", "score": 5, "ratio": None, "kind": "a", "tags": ["x"], "nested": {"ok": True}}, []),
-        ({"name": "abc", "score": 5, "ratio": 0.5}, []),
-        ([], ["$: must be object, got array"]),
-        ({}, ["$: missing required property 'name'", "$: missing required property 'score'"]),
-        ({"name": "toolong", "score": 101}, ["$.name: must be at most 5 characters, got 7", "$.score: must be <= 100, got 101"]),
-        ({"name": "a", "score": True}, ["$.score: must be integer, got boolean"]),
-        ({"name": "a", "score": 1.5}, ["$.score: must be integer, got number"]),
-        ({"name": "a", "score": -1, "ratio": -0.5}, ["$.score: must be >= 0, got -1", "$.ratio: must be >= 0, got -0.5"]),
-        ({"name": "a", "score": 1, "kind": "c"}, ['$.kind: must be one of "a", "b", got "c"']),
-        ({"name": "a", "score": 1, "tags": []}, ["$.tags: must have at least 1 items, got 0"]),
-        ({"name": "a", "score": 1, "tags": ["abcd", 3, "x"]}, ["$.tags: must have at most 2 items, got 3", "$.tags[0]: must be at most 3 characters, got 4", "$.tags[1]: must be string, got integer"]),
-        ({"name": "a", "score": 1, "nested": {}, "extra": 1}, ["$: unknown property 'extra' (allowed: name, score, ratio, kind, tags, nested)", "$.nested: missing required property 'ok'"]),
+        ("emit_status", {"message": "x" * 201},
+         ['$.message: string should have at most 200 characters, got "' + "x" * 58 + "…"]),
+        ("emit_status", {}, ["$: missing required field 'message'"]),
+        ("search_trials", {"strategy": "exact", "limit": True},
+         ["$.limit: input should be a valid integer, got true"]),
+        ("search_trials", {"strategy": "exact", "limit": 1.5},
+         ["$.limit: input should be a valid integer, got 1.5"]),
+        ("search_trials", {"strategy": "exact", "age": "52"},
+         ['$.age: input should be a valid integer, got "52"']),
+        ("search_trials", {"strategy": "near"},
+         ['$.strategy: must be one of exact, broader, intervention, wider_radius, phase, other, got "near"']),
+        ("search_trials", {"strategy": "exact", "sex": "FEMALE"},
+         ["$.sex: input should be 'female' or 'male', got \"FEMALE\""]),
+        ("search_trials", {"strategy": "exact", "phases": ["PHASE2", "PHASE9"]},
+         ['$.phases[1]: must be one of EARLY_PHASE1, PHASE1, PHASE2, PHASE3, PHASE4, NA, got "PHASE9"']),
+        ("emit_trial_cards", {"nct_ids": []},
+         ["$.nct_ids: list should have at least 1 item after validation, not 0, got []"]),
+        ("save_matched_trials", {"trials": [MATCH_WITHOUT_PLAIN]},
+         ["$.trials[0].criteria[0]: missing required field 'plain'"]),
+        ("geocode_location", {"place": "Boston", "extra": 1}, ["$: unknown field 'extra' (allowed: place)"]),
     ],
-)  # fmt: skip
-def test_tools_validate_reports_every_problem(value: Any, problems: list[str]) -> None:
-    assert validate(SCHEMA, value) == problems
+)
+def test_tools_bad_arguments_name_the_field(name: str, value: Any, problems: list[str]) -> None:
+    result, outcome = run(name, value)
+    assert outcome.is_error
+    assert result == {"error": f"Invalid arguments for {name}; fix these and call again.",
+                      "problems": problems}
 
 
 def test_tools_search_results_are_compact_and_deduplicated() -> None:
@@ -108,7 +114,7 @@ def test_tools_search_results_are_compact_and_deduplicated() -> None:
     again, _ = run("search_trials", {"strategy": "broader", "condition": "breast"}, session, backend)
     assert (again["new_this_session"], again["unique_candidates_so_far"]) == (0, 15)
     assert session.candidates["NCT10000000"]["strategies"] == ["exact", "broader"]
-    assert backend.queries[0].statuses == ("RECRUITING", "NOT_YET_RECRUITING")
+    assert backend.queries[0].status == ("RECRUITING", "NOT_YET_RECRUITING")
     assert session.seen_nct_ids == sorted(f"NCT100000{k:02d}" for k in range(15))
 
 
@@ -182,7 +188,7 @@ def test_tools_unknown_trial_and_backend_failures_become_error_results() -> None
     )
     assert run("emit_status", "not an object")[0] == {
         "error": "Invalid arguments for emit_status; fix these and call again.",
-        "problems": ["$: must be object, got string"],
+        "problems": ["$: must be an object, got str"],
     }
 
 
@@ -553,4 +559,5 @@ def test_tools_refuse_a_number_that_is_not_finite(bad: float) -> None:
     session = ready_session("intake")
     result, outcome = run("save_patient_profile", {"travel_radius_miles": bad}, session)
     assert outcome.is_error and "travel_radius_miles" not in session.patient_profile
-    assert result["problems"] == [f"$.travel_radius_miles: must be a finite number, got {bad}"]
+    got = json.dumps(bad)
+    assert result["problems"] == [f"$.travel_radius_miles: input should be a finite number, got {got}"]

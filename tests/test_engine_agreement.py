@@ -3,6 +3,7 @@ and the assistant's search, on both engines (the sample database)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -11,18 +12,19 @@ from devtools.bench import DASHBOARD_FILTERS, parse_query
 from services.assistant.backend import DatabaseBackend
 from services.dashboard import engine, search, sitemap, stats, trialview
 from services.dashboard.filters import Filters
-from services.trials import TrialQuery
 
 # The assistant's search has no parameters for the funder class or start years.
 NOT_FOR_THE_ASSISTANT = {"industry-funded", "start 2015–2020"}
 
 
-def _assistant_query(f: Filters) -> TrialQuery:
+def _assistant_query(f: Filters) -> Filters:
+    """What the assistant's search reads of a dashboard filter (the place found once, as the typed place)."""
     place = f.place()
-    return TrialQuery(condition=f.condition, statuses=f.status, phases=f.phase,
-                      country=f.country[0] if f.country else None, age_years=f.age, sex=f.sex,
-                      latitude=place.lat if place else None, longitude=place.lon if place else None,
-                      radius_miles=f.radius_miles() if place else None, limit=5)
+    asked = Filters(condition=f.condition, status=f.status, phase=f.phase, country=f.country[:1], age=f.age,
+                    sex=f.sex)
+    if place is None:
+        return asked
+    return replace(asked, near=place.name, origin=place, radius=f.radius, unit=f.unit)
 
 
 @pytest.fixture(scope="module", params=["memory", "sql"])
@@ -58,7 +60,7 @@ def test_surfaces_agree_on_counts(db: Any, chosen: Any, name: str, query: str) -
     on_map = sitemap.map_data(f, only_in_area=False, db=db)
     assert on_map.errors == {} and on_map.summary.trials == with_sites
     if name not in NOT_FOR_THE_ASSISTANT:
-        found = DatabaseBackend(db).search_trials(_assistant_query(f))
+        found = DatabaseBackend(db).search_trials(_assistant_query(f), limit=5)
         # With a condition the assistant reads only the trials past the relevance gate, but it counts them all.
         assert found.get("matching") == trials_count and found["total"] <= trials_count
 

@@ -112,7 +112,7 @@ def test_isolation_share_link_carries_only_filter_fields():
     ctx = ToolContext(session, MemoryBackend())
     saved = registry.run("save_patient_profile", PROFILE, ctx)
     shared = registry.run("emit_partial_filters", {"condition": "non-small cell lung cancer", "age": 63,
-                                                   "sex": "FEMALE", "near": "Denver, CO", "radius": 150,
+                                                   "sex": "female", "near": "Denver, CO", "radius": 150,
                                                    "radius_unit": "mi"}, ctx)
     assert (saved.is_error, shared.is_error) == (False, False)
     # what the assistant shares with the dashboard is the filter fields only …

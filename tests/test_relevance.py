@@ -12,7 +12,6 @@ from streamlit.testing.v1 import AppTest
 from services.assistant.backend import DatabaseBackend
 from services.dashboard import engine, relevance, search
 from services.dashboard.filters import Filters
-from services.trials import TrialQuery
 
 PROJECT = Path(__file__).resolve().parent.parent
 JUDGED = json.loads((PROJECT / "tests/data/relevance_judgements.json").read_text(encoding="utf-8"))
@@ -105,7 +104,7 @@ def test_nsclc_spellings_return_the_same_trials(db):
     top = {r["nct_id"] for r in nsclc[:10]}
     assert len(top & set(luad[:10])) >= 8
     backend = DatabaseBackend(db)
-    found = {text: [t["nct_id"] for t in backend.search_trials(TrialQuery(condition=text, statuses=(), limit=10))[
+    found = {text: [t["nct_id"] for t in backend.search_trials(Filters(condition=text, status=()), limit=10)[
         "trials"]] for text in ("NSCLC", "non-small cell lung cancer", "lung adenocarcinoma")}
     assert found["NSCLC"] == found["non-small cell lung cancer"]
     assert found["NSCLC"][:7] == found["lung adenocarcinoma"][:7]
@@ -167,7 +166,7 @@ def test_assistant_search_uses_the_relevance_order_past_the_gate(db):
     passing = [r["nct_id"] for r in rows if r["fused"] >= gate]
     assert 0 < len(passing) < len(rows)  # the gate leaves weak trials out (here: no text hit, low concept rank)
     assert all(r["text_rank"] is None for r in rows if r["fused"] < gate)
-    page = DatabaseBackend(db).search_trials(TrialQuery(condition="leukemia", statuses=(), limit=20))
+    page = DatabaseBackend(db).search_trials(Filters(condition="leukemia", status=()), limit=20)
     assert page["total"] == len(passing) and page.get("matching") == len(rows)  # every page counts them all
     assert [t["nct_id"] for t in page["trials"]] == passing[:20]
     for eng in (engine.MemoryEngine(db), engine.SqlEngine(db)):
@@ -189,8 +188,8 @@ def test_assistant_search_with_a_place_keeps_the_gated_trials_nearest_first(db):
     f = Filters(condition="leukemia", status=())
     rows = _rows(db, f)
     passing = {r["nct_id"] for r in rows if r["fused"] >= 2.0 / (relevance.RRF_K + len(rows))}
-    query = TrialQuery(condition="leukemia", statuses=(), latitude=42.3601, longitude=-71.0589, limit=50)
-    page = DatabaseBackend(db).search_trials(query)
+    query = Filters.at(42.3601, -71.0589, condition="leukemia", status=(), radius=12_500)  # any distance
+    page = DatabaseBackend(db).search_trials(query, limit=50)
     assert page["total"] == len(passing) and len(page["trials"]) == 50 and page.get("matching") == len(rows)
     assert {t["nct_id"] for t in page["trials"]} <= passing
     miles = [t["nearest_site"]["distance_miles"] for t in page["trials"] if t.get("nearest_site")]

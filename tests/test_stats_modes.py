@@ -102,23 +102,27 @@ def test_distance_sort_whole_list_agrees(db):
 
 
 @pytest.mark.parametrize("kw", [
-    {}, {"statuses": ()}, {"condition": "diabetes", "statuses": (), "offset": 5, "limit": 30},
-    {"statuses": (), "latitude": 42.3601, "longitude": -71.0589, "radius_miles": 300},
-    {"statuses": ("RECRUITING", "COMPLETED"), "latitude": 35.68, "longitude": 139.69},
-    {"condition": "lung cancer", "latitude": 40.71, "longitude": -74.0, "radius_miles": 50, "limit": 100},
+    {}, {"status": ()}, {"condition": "diabetes", "status": (), "offset": 5, "limit": 30},
+    {"status": (), "at": (42.3601, -71.0589), "radius": 300},
+    {"status": ("RECRUITING", "COMPLETED"), "at": (35.68, 139.69), "radius": 12_500},
+    {"condition": "lung cancer", "at": (40.71, -74.0), "radius": 50, "limit": 100},
 ])
 def test_assistant_search_in_process_order_is_the_sql_order(db, monkeypatch, kw):
     from services.assistant.backend import DatabaseBackend
-    from services.trials import TrialQuery
+    from services.dashboard.filters import Filters
+    from services.trials import DEFAULT_STATUSES
 
     engine.forget(db)
     assert engine.engine_for(db).kind == "memory"
-    query = TrialQuery(**kw)
-    in_process = DatabaseBackend(db).search_trials(query)
+    asked = {"status": DEFAULT_STATUSES, **kw}
+    page = {k: asked.pop(k) for k in ("limit", "offset") if k in asked}
+    at = asked.pop("at", None)
+    query = Filters.at(*at, **asked) if at else Filters(**asked)
+    in_process = DatabaseBackend(db).search_trials(query, **page)
     # SQL orders instead: the SQL engine's relevance order with a condition, else assistant_search_page.sql.
     monkeypatch.setattr(engine.MemoryEngine, "search_page",
                         lambda self, *a, **k: engine.SqlEngine(self.db).search_page(*a, **k))
-    in_sql = DatabaseBackend(db).search_trials(query)
+    in_sql = DatabaseBackend(db).search_trials(query, **page)
     assert in_process == in_sql
     assert in_process["total"] > 0
 

@@ -4,8 +4,8 @@ The trial records and the TrialBackend the tools read through are in services.tr
 services.llm.
 """
 
+from services.assistant.arguments import ACTIVITY_LEVELS
 from services.assistant.grounding import GroundingWarning
-from services.assistant.handlers import ACTIVITY_LEVELS
 from services.assistant.orchestrator import Callbacks, Orchestrator, TrialSelection, WidgetAnswer
 from services.assistant.session import AssistantSession, ChatEntry
 from services.assistant.tools import build_registry

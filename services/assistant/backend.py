@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from services import report
 from services.dashboard.engine import as_cte, engine_for
-from services.dashboard.filters import Filters, near_sql
+from services.dashboard.filters import MAX_RADIUS_MILES, Filters, near_sql
 from services.data import geo, provenance, runtime
 from services.data.db import Database, load_sql
 from services.eligibility.parser import parse_criteria
 from services.eligibility.rules import criterion_text_for
-from services.errors import BadInput, TrialLandscapeError
+from services.errors import TrialLandscapeError
 from services.trials import (
+    MAX_TRIALS,
     AdverseEvent,
     AdverseEvents,
     AdverseEventTotal,
@@ -28,7 +28,6 @@ from services.trials import (
     SearchPage,
     Site,
     TrialDetails,
-    TrialQuery,
     TrialSummary,
     age_limit,
     details_of,
@@ -40,62 +39,18 @@ from services.trials import (
 )
 
 SEARCH_TIMEOUT_MS = 30_000
-# A point counts as a geocoded place when it lies this close to it (the model may round coordinates).
-SAME_PLACE_MILES = 2.0
-_MAX_REMEMBERED_PLACES = 2_000
-
-# Places found by geocode_location in this process: (lat, lon) -> the name that produced them. The dashboard
-# filters take a place by name, so get_dashboard_stats maps the model's coordinates back to the name.
-_places: OrderedDict[tuple[float, float], str] = OrderedDict()
-_places_lock = threading.Lock()
 
 
-def remember_place(name: str, lat: float, lon: float) -> None:
-    """Record that `name` geocodes to (lat, lon), so stats for that point can use the dashboard filters."""
-    key = (round(float(lat), 5), round(float(lon), 5))
-    with _places_lock:
-        _places[key] = name
-        _places.move_to_end(key)
-        while len(_places) > _MAX_REMEMBERED_PLACES:
-            _places.popitem(last=False)
-
-
-def place_name_for(lat: float, lon: float) -> str | None:
-    """The remembered place name for a point (within SAME_PLACE_MILES), nearest first; None when unknown."""
-    with _places_lock:
-        known = list(_places.items())
-    near = [(geo.haversine_miles(lat, lon, plat, plon), name) for (plat, plon), name in known]
-    best = min((p for p in near if p[0] <= SAME_PLACE_MILES), key=lambda p: p[0], default=None)
-    return best[1] if best else None
-
-
-def query_filters(query: TrialQuery, *, with_place: bool = False) -> Filters:
-    """The dashboard filter for a TrialQuery; the place is left out unless with_place (it needs a name)."""
-    country: tuple[str, ...] = ()
-    if query.country:
-        country = (geo.aact_country_name(query.country) or query.country.strip(),)
-    near = None
-    radius = 100.0
-    if with_place and query.latitude is not None and query.longitude is not None:
-        near = place_name_for(query.latitude, query.longitude)
-        if near is None:
-            raise BadInput(
-                "These coordinates were not found with geocode_location in this conversation; geocode the "
-                "patient's place first and pass the coordinates it returned."
-            )
-        radius = float(query.radius_miles) if query.radius_miles is not None else 12_500.0
-    return Filters(
-        condition=query.condition or None,
-        intervention=query.intervention or None,
-        status=tuple(query.statuses),
-        phase=tuple(query.phases),
-        country=country,
-        near=near,
-        radius=radius,
-        unit="mi",
-        age=float(query.age_years) if query.age_years is not None else None,
-        sex=query.sex,
-    )
+def reach(query: Filters) -> tuple[Filters, tuple[float, float] | None, float | None]:
+    """A search's filters without their place, the point it measures from and its radius in miles (None: any
+    distance). The engine orders by distance and applies the radius itself, so the place is taken out of the
+    filters it reads."""
+    place = query.place()
+    if place is None:
+        return query, None, None
+    radius = query.radius_miles()
+    return (replace(query, near=None, origin=None), (place.lat, place.lon),
+            None if radius >= MAX_RADIUS_MILES else radius)
 
 
 def _miles(value: Any) -> float | None:
@@ -105,10 +60,8 @@ def _miles(value: Any) -> float | None:
 class DatabaseBackend:
     """TrialBackend over the trial database (default: the process's database from services.data.runtime)."""
 
-    def __init__(self, db: Database | None = None, *, known_places: Iterable[tuple[str, float, float]] = ()) -> None:
+    def __init__(self, db: Database | None = None) -> None:
         self._db = db
-        for name, lat, lon in known_places:
-            remember_place(name, lat, lon)
 
     @property
     def db(self) -> Database:
@@ -119,27 +72,26 @@ class DatabaseBackend:
 
     # ------------------------------------------------------------------ search
 
-    def search_trials(self, query: TrialQuery) -> SearchPage:
-        """Trials matching the query through the shared filter SQL: with a condition only those past the relevance
-        gate (services/dashboard/relevance.py), in relevance order; nearest site first when an origin is given."""
+    def search_trials(self, query: Filters, *, limit: int = MAX_TRIALS, offset: int = 0) -> SearchPage:
+        """Trials matching the query through the shared filter SQL: with a condition only those past the
+        relevance gate (services/dashboard/relevance.py), in relevance order; nearest site first when a
+        place is given."""
         eng = engine_for(self.db)  # the database's engine
-        f = query_filters(query)
-        origin = (query.latitude, query.longitude) if query.latitude is not None and query.longitude is not None else None
-        ordered = eng.search_page(f, origin, query.radius_miles if origin is not None else None,
-                                  limit=query.limit, offset=query.offset)
+        f, origin, radius = reach(query)
+        ordered = eng.search_page(f, origin, radius, limit=limit, offset=offset)
         if ordered is not None:  # the engine ordered the matches itself: only the page's rows are read
             ids, total, matching = ordered
             return {"total": total, "matching": matching, "trials": self._page(ids, origin) if ids else []}
         matched, found = eng.matched_select(f)
         params: dict[str, Any] = dict(found)
-        if origin is not None and query.radius_miles is not None:
+        if origin is not None and radius is not None:
             place = geo.Place("origin", origin[0], origin[1], "point", "", None, None)
             matched = (f"SELECT q.nct_id FROM ({matched}) q WHERE EXISTS (SELECT 1 FROM ctgov.facilities f "
-                       f"WHERE f.nct_id = q.nct_id AND {near_sql(place, float(query.radius_miles), params)})")
+                       f"WHERE f.nct_id = q.nct_id AND {near_sql(place, radius, params)})")
         params["near_lat"] = origin[0] if origin else None
         params["near_lon"] = origin[1] if origin else None
-        params["limit"] = max(1, int(query.limit))
-        params["offset"] = max(0, int(query.offset))
+        params["limit"] = max(1, int(limit))
+        params["offset"] = max(0, int(offset))
         cte = as_cte(matched) + "\n"
         page = self.db.fetch_rows(cte + load_sql("assistant_search_page"), params, timeout_ms=SEARCH_TIMEOUT_MS)
         ids = [str(r["nct_id"]) for r in page]
@@ -266,17 +218,14 @@ class DatabaseBackend:
         place = result.place
         if place is None:
             return None
-        remember_place(text.strip(), place.lat, place.lon)
-        remember_place(place.name, place.lat, place.lon)
         return {"name": place.name, "latitude": round(place.lat, 5), "longitude": round(place.lon, 5),
                 "country": place.country, "state": place.state, "note": result.message}
 
-    def get_dashboard_stats(self, query: TrialQuery) -> DashboardStats:
+    def get_dashboard_stats(self, query: Filters) -> DashboardStats:
         """The Explore page's KPIs and phase/status counts for the query (services.dashboard.stats.dashboard)."""
         from services.dashboard import stats
 
-        f = query_filters(query, with_place=True)
-        board = stats.dashboard(f, db=self.db, facets=["phase", "status"])
+        board = stats.dashboard(query, db=self.db, facets=["phase", "status"])
         if "kpis" in board.errors or not board.kpis:
             raise TrialLandscapeError(f"The dashboard numbers could not be computed: {board.errors.get('kpis', 'no result')}.")
         return {

@@ -1,8 +1,9 @@
 """Guided mode: the assistant's six phases driven by a form, fixed search strategies and rule-based eligibility.
 
-Used when no API key is configured. It calls the same tools as the model (through the ToolRegistry, so the
-same argument checks, deduplication by NCT id, condition check, phase rules and report apply) and scores
-criteria with services.eligibility (rules + scoring) instead of a model. Nothing here imports Streamlit.
+Used when no API key is configured. It calls the same tools as the model with their typed arguments
+(services.assistant.arguments, through ToolRegistry.call: no JSON on the way), so the same deduplication by
+NCT id, condition check, phase rules and report apply, and scores criteria with services.eligibility (rules
++ scoring) instead of a model. Nothing here imports Streamlit.
 """
 
 from __future__ import annotations
@@ -12,27 +13,23 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, get_args
 
+from services.assistant import arguments as a
 from services.assistant import careteam
+from services.assistant.arguments import ACTIVITY_LEVELS, MAX_SEARCH_PAGES, TRIAL_TYPES
 from services.assistant.careteam import FULL_CRITERIA
-from services.assistant.handlers import (
-    ACTIVITY_LEVELS,
-    MAX_SEARCH_PAGES,
-    TRIAL_TYPES,
-    condition_matches,
-    search_facts,
-    truncate,
-)
-from services.assistant.registry import ToolContext
+from services.assistant.handlers import condition_matches, search_facts, truncate
+from services.assistant.registry import ToolContext, ToolError
 from services.assistant.session import AssistantSession
 from services.assistant.tools import build_registry
+from services.dashboard.filters import MAX_RADIUS_MILES
 from services.data.normalize import PHASES, label
 from services.data.provenance import FIELDS, NOT_IN_COPY, copy_note
 from services.eligibility.labels import Label
 from services.eligibility.match import criterion_status, structured_criteria
 from services.eligibility.parser import CriterionKind
-from services.eligibility.patient import LabValue, PatientProfile
+from services.eligibility.patient import LabValue, PatientProfile, Sex
 from services.eligibility.plain import plain_criterion
 from services.eligibility.rules import evaluate
 from services.eligibility.scoring import CriterionResult, gap_checklist, trial_verdict
@@ -52,8 +49,7 @@ from services.trials import (
 
 GUIDED_LABEL = "Guided mode (no API key)"
 MAX_MATCHED = 12
-MAX_RADIUS_MILES = 12_500.0
-SEXES = ("female", "male")
+SEXES: tuple[str, ...] = get_args(Sex)
 _GENERIC = frozenset({
     "cancer", "cancers", "carcinoma", "tumor", "tumour", "tumors", "tumours", "neoplasm", "neoplasms", "disease",
     "diseases", "disorder", "disorders", "syndrome", "mellitus", "malignancy",
@@ -121,7 +117,7 @@ class IntakeForm:
         return out
 
     def profile_fields(self) -> dict[str, Any]:
-        """The answers as save_patient_profile arguments (without coordinates)."""
+        """The answers as ProfileUpdate fields (without coordinates)."""
         fields: dict[str, Any] = {"diagnosis": self.diagnosis.strip(), "age": self.age, "sex": self.sex,
                                   "location": self.location.strip(), "travel_radius_miles": self.travel_radius_miles}
         for name in ("stage", "subtype", "notes"):
@@ -186,17 +182,19 @@ class GuidedAssistant:
 
     # ------------------------------------------------------------------ tool plumbing
 
-    def _call(self, session: AssistantSession, name: str, args: dict[str, Any], step: StepResult) -> dict[str, Any]:
+    def _call(self, session: AssistantSession, name: str, args: a.Arguments,
+              step: StepResult) -> dict[str, Any]:
+        """One tool on its typed arguments; what the model would read as an error becomes a GuidedError."""
         ctx = ToolContext(session, self.backend)
-        outcome = self.registry.run(name, args, ctx)
-        while not ctx.statuses.empty():
-            self._status(step, ctx.statuses.get())
-        payload: dict[str, Any] = json.loads(outcome.content)
-        if outcome.is_error:
-            problems = "; ".join(payload.get("problems") or [])
-            raise GuidedError(f"{payload['error']}{' ' + problems if problems else ''}")
-        step.events.extend(outcome.events)
-        return payload
+        try:
+            result = self.registry.call(name, args, ctx)
+        except ToolError as exc:
+            raise GuidedError(str(exc)) from exc
+        finally:
+            while not ctx.statuses.empty():
+                self._status(step, ctx.statuses.get())
+        step.events.extend(ctx.events)
+        return result
 
     def _status(self, step: StepResult, message: str) -> None:
         step.statuses.append(message)
@@ -240,20 +238,20 @@ class GuidedAssistant:
         fields = form.profile_fields()
         fields.update({"latitude": place["latitude"], "longitude": place["longitude"], "complete": True})
         self.start_over(session)
-        self._call(session, "save_patient_profile", fields, step)
+        self._call(session, "save_patient_profile", a.ProfileUpdate(**fields), step)
         wanted = form.interventions_of_interest.strip()
         if wanted:
             session.intake_answers["interventions_of_interest"] = wanted
         else:
             session.intake_answers.pop("interventions_of_interest", None)
-        filters: dict[str, Any] = {"condition": form.diagnosis.strip(), "age": form.age,
-                                   "sex": (form.sex or "").upper(), "near": form.location.strip()}
+        filters: dict[str, Any] = {"condition": form.diagnosis.strip(), "age": form.age, "sex": form.sex,
+                                   "near": form.location.strip()}
         if form.travel_radius_miles is not None:
             filters.update({"radius": form.travel_radius_miles, "radius_unit": "mi"})
         if form.preferred_phases:
             filters["phase"] = list(form.preferred_phases)
-        self._call(session, "emit_partial_filters", filters, step)
-        self._call(session, "update_session_phase", {"phase": "search", "reason": "guided intake form saved"}, step)
+        self._call(session, "emit_partial_filters", a.FilterChange(**filters), step)
+        self._phase(session, "search", "guided intake form saved", step)
         distance = (f"{within_words(form.travel_radius_miles)} of" if form.travel_radius_miles is not None
                     else "at any distance from")
         step.text = (f"Thank you. I saved your answers: {form.diagnosis.strip()}, age {form.age}, {form.sex}, "
@@ -261,24 +259,29 @@ class GuidedAssistant:
         self._say(session, "Here are my answers to the intake form.", step.text)
         return step
 
-    def strategies(self, session: AssistantSession) -> list[tuple[str, dict[str, Any]]]:
+    def _phase(self, session: AssistantSession, phase: str, reason: str, step: StepResult) -> None:
+        self._call(session, "update_session_phase", a.PhaseChange(phase=phase, reason=reason), step)
+
+    def strategies(self, session: AssistantSession) -> list[a.SearchQuery]:
         """The search calls for this patient, in order: exact, broader, intervention (any distance, nearest first),
         phase (wider radius is added while running when too few trials are found)."""
         p = session.patient_profile
         base: dict[str, Any] = {"latitude": p["latitude"], "longitude": p["longitude"], "age": p["age"],
-                                "sex": str(p["sex"]).upper(), "statuses": list(DEFAULT_STATUSES), "limit": MAX_TRIALS}
+                                "sex": p["sex"], "statuses": list(DEFAULT_STATUSES), "limit": MAX_TRIALS}
         radius = p.get("travel_radius_miles")
         near = dict(base, radius_miles=radius) if radius else dict(base)
         diagnosis = p["diagnosis"]
-        calls: list[tuple[str, dict[str, Any]]] = [("exact", dict(near, condition=diagnosis))]
+        calls = [a.SearchQuery(strategy="exact", condition=diagnosis, **near)]
         wider = broader_condition(diagnosis)
         if wider:
-            calls.append(("broader", dict(near, condition=wider)))
+            calls.append(a.SearchQuery(strategy="broader", condition=wider, **near))
         wanted = session.intake_answers.get("interventions_of_interest")
         if wanted:
-            calls.append(("intervention", dict(base, condition=diagnosis, intervention=wanted)))
+            calls.append(a.SearchQuery(strategy="intervention", condition=diagnosis, intervention=wanted,
+                                       **base))
         if p.get("preferred_phases"):
-            calls.append(("phase", dict(near, condition=diagnosis, phases=list(p["preferred_phases"]))))
+            phases = list(p["preferred_phases"])
+            calls.append(a.SearchQuery(strategy="phase", condition=diagnosis, phases=phases, **near))
         return calls
 
     def run_search(self, session: AssistantSession) -> StepResult:
@@ -290,23 +293,25 @@ class GuidedAssistant:
         calls = self.strategies(session)
         done: list[str] = []
         first_more = False
-        for i, (strategy, args) in enumerate(calls, start=1):
-            self._status(step, f"Search {i} of {len(calls)}: {strategy.replace('_', ' ')} ({args.get('condition') or ''}"
-                               f"{' + ' + args['intervention'] if args.get('intervention') else ''})")
-            result = self._call(session, "search_trials", {"strategy": strategy, **args}, step)
+        for i, call in enumerate(calls, start=1):
+            strategy = call.strategy.replace("_", " ")
+            self._status(step, f"Search {i} of {len(calls)}: {strategy} ({call.condition or ''}"
+                               f"{' + ' + call.intervention if call.intervention else ''})")
+            result = self._call(session, "search_trials", call, step)
             first_more = first_more or (i == 1 and result["more_pages"])
-            done.append(f"{strategy.replace('_', ' ')} ({within_words(args.get('radius_miles'))}): "
+            done.append(f"{strategy} ({within_words(call.radius_miles)}): "
                         f"{plural(result['returned'], 'trial')} ({result['new_this_session']} new)")
         # Every open trial for the diagnosis that admits the patient, at any distance, nearest first: the search
         # checks the condition before it limits, so page after page this is the whole list.
         radius = session.patient_profile.get("travel_radius_miles")
-        args = {k: v for k, v in calls[0][1].items() if k != "radius_miles"}
+        anywhere = calls[0].model_dump(exclude_unset=True, exclude={"radius_miles", "strategy"})
         strategy, page, more = ("wider_radius", 1, True) if radius else ("exact", 2, first_more)
         found_far = new_far = 0
         if more:
             self._status(step, "Searching every open trial for your condition, at any distance.")
         while more and page <= MAX_SEARCH_PAGES:
-            result = self._call(session, "search_trials", {"strategy": strategy, **args, "page": page}, step)
+            further = a.SearchQuery(strategy=strategy, page=page, **anywhere)
+            result = self._call(session, "search_trials", further, step)
             found_far += result["returned"]
             new_far += result["new_this_session"]
             more, page = result["more_pages"], page + 1
@@ -320,7 +325,7 @@ class GuidedAssistant:
                          "preferences in the form and search again.")
             self._say(session, "Please search for trials.", step.text)
             return step
-        self._call(session, "update_session_phase", {"phase": "matching", "reason": "guided search done"}, step)
+        self._phase(session, "matching", "guided search done", step)
         first = list(session.candidates.values())[:3]
         named = "; ".join(f"{t['nct_id']} ({truncate(t.get('title') or '', 70)})" for t in first)
         missing = sum(1 for t in session.candidates.values() if t.get("criteria_text") == CRITERIA_MISSING)
@@ -361,10 +366,10 @@ class GuidedAssistant:
         for i, nct_id in enumerate(ids, start=1):
             self._status(step, f"Checking trial {i} of {len(ids)}: {nct_id}")
             matches.append(self._assess(session, nct_id, patient, step))
-        self._call(session, "save_matched_trials", {"trials": matches}, step)
+        self._call(session, "save_matched_trials", a.Matches(trials=matches), step)
         ranked = [m["nct_id"] for m in session.matched_trials]
-        self._call(session, "emit_trial_cards", {"nct_ids": ranked[:20], "selectable": True}, step)
-        self._call(session, "update_session_phase", {"phase": "selection", "reason": "guided matching done"}, step)
+        self._call(session, "emit_trial_cards", a.Cards(nct_ids=ranked[:20], selectable=True), step)
+        self._phase(session, "selection", "guided matching done", step)
         counts = Counter(m["verdict"] for m in session.matched_trials)
         best = session.matched_trials[0]
         far = sum(1 for m in session.matched_trials if m.get("within_reach") is False)
@@ -389,32 +394,22 @@ class GuidedAssistant:
         return step
 
     def patient(self, session: AssistantSession) -> PatientProfile:
-        """The rule evaluator's view of the saved profile."""
-        p = session.patient_profile
-        conditions = [p.get("diagnosis", "")] + [p.get(k, "") for k in ("stage", "subtype")]
-        conditions += list(p.get("other_conditions") or [])
-        return PatientProfile(
-            age_years=float(p["age"]) if p.get("age") is not None else None,
-            sex=p.get("sex"),
-            conditions=tuple(c for c in conditions if c),
-            biomarkers=tuple(p.get("biomarkers") or ()),
-            treatments=tuple(p.get("treatments") or ()),
-            ecog=p.get("ecog"),
-            notes=p.get("notes") or None,
-            labs=tuple(self.labs(session.id)) if self.labs is not None else (),
-        )
+        """The rule evaluator's view of the saved profile, with the latest uploaded lab values."""
+        labs = tuple(self.labs(session.id)) if self.labs is not None else ()
+        return PatientProfile.from_answers(session.patient_profile, labs)
 
     @staticmethod
     def _found_for_diagnosis(candidate: Mapping[str, Any]) -> bool:
         """Whether a search for the diagnosis itself (every strategy but "broader") found this trial."""
         return bool(set(candidate.get("strategies", [])) - {"broader"})
 
-    def _assess(self, session: AssistantSession, nct_id: str, patient: PatientProfile, step: StepResult) -> dict[str, Any]:
+    def _assess(self, session: AssistantSession, nct_id: str, patient: PatientProfile,
+                step: StepResult) -> a.Match:
         # The backend's record, not the tool's: the tool shortens long criteria for the model, the rules read all.
-        self._call(session, "get_eligibility_criteria", {"nct_id": nct_id}, step)
+        self._call(session, "get_eligibility_criteria", a.TrialId(nct_id=nct_id), step)
         info = self.backend.get_eligibility_criteria(nct_id) or {}
-        details = self._call(session, "get_trial_details", {"nct_id": nct_id}, step)
-        sites = self._call(session, "get_trial_locations", {"nct_id": nct_id, "limit": 1}, step)
+        details = self._call(session, "get_trial_details", a.TrialId(nct_id=nct_id), step)
+        sites = self._call(session, "get_trial_locations", a.SitesQuery(nct_id=nct_id, limit=1), step)
         results, criteria = self.judge(info, patient)
         candidate = session.candidates.get(nct_id, {})
         # Searches made with the diagnosis itself matched it in the search's SQL (names, MeSH terms, keywords);
@@ -451,7 +446,7 @@ class GuidedAssistant:
             summary_bits.insert(0, gap)
         if effects:
             summary_bits.append(effects)
-        return {
+        return a.Match.model_validate({
             "nct_id": nct_id,
             "distance_miles": miles,
             "verdict": verdict.verdict.value,
@@ -460,7 +455,7 @@ class GuidedAssistant:
             "unknowns": unknowns[:20],
             "what_to_expect": truncate(self._what_to_expect(details), 900),
             "nearest_site": nearest_text,
-        }
+        })
 
     @staticmethod
     def judge(info: Mapping[str, Any], patient: PatientProfile) -> tuple[list[CriterionResult], list[dict[str, Any]]]:
@@ -514,7 +509,7 @@ class GuidedAssistant:
     def _side_effects(self, session: AssistantSession, nct_id: str, details: Mapping[str, Any], step: StepResult) -> str:
         if not details.get("has_results"):
             return ""
-        report = self._call(session, "get_adverse_events", {"nct_id": nct_id}, step)
+        report = self._call(session, "get_adverse_events", a.TrialId(nct_id=nct_id), step)
         if not report.get("has_results"):
             return ""
         common = [e for e in (report.get("other") or []) + (report.get("serious") or []) if e.get("percent")]
@@ -558,7 +553,7 @@ class GuidedAssistant:
             raise GuidedError(problem)
         ids = session.selected_nct_ids
         step = StepResult("")
-        self._call(session, "update_session_phase", {"phase": "report", "reason": "patient selected trials"}, step)
+        self._phase(session, "report", "patient selected trials", step)
         step.text = f"Thank you. Your report will cover {', '.join(ids)}. Press “Write my report” when you are ready."
         self._say(session, f"I have chosen these trials for my report: {', '.join(ids)}.", step.text)
         return step
@@ -569,16 +564,17 @@ class GuidedAssistant:
             raise GuidedError("Please choose at least one trial first.")
         step = StepResult("")
         if session.phase not in ("report", "followup"):
-            self._call(session, "update_session_phase", {"phase": "report", "reason": "report requested"}, step)
+            self._phase(session, "report", "report requested", step)
         self._status(step, "Writing your report…")
         selected = [m for i in session.selected_nct_ids if (m := session.matched(i)) is not None]
         # The report tool groups the questions by who can answer them (services.assistant.careteam); the flat list
         # is the same questions' wording, which the report does not repeat.
-        self._call(session, "generate_report", {"summary": self.report_summary(session),
-                                                "questions_for_doctor": self.questions(session.patient_profile, selected),
-                                                "glossary": self.glossary(session, selected)}, step)
+        draft = a.ReportDraft(summary=self.report_summary(session),
+                              questions_for_doctor=self.questions(session.patient_profile, selected),
+                              glossary=[a.GlossaryEntry(**g) for g in self.glossary(session, selected)])
+        self._call(session, "generate_report", draft, step)
         if session.phase != "followup":
-            self._call(session, "update_session_phase", {"phase": "followup", "reason": "report written"}, step)
+            self._phase(session, "followup", "report written", step)
         step.text = ("Your report is ready: it covers the trials you chose, how each one's criteria compare with your "
                      "answers, what is still unknown, and questions for your doctor. It is a starting point for a talk "
                      "with your doctor, not a decision.")

@@ -1,6 +1,7 @@
 """What each of the assistant's tools does: data tools through the TrialBackend, session and UI tools on the session.
 
-The schemas the model sees are in services.assistant.tools; a handler gets arguments already checked against them.
+A handler gets its tool's arguments as their typed model (services.assistant.arguments), checked by the
+registry for the model's calls and built directly by guided mode.
 """
 
 from __future__ import annotations
@@ -10,31 +11,33 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import date
 from typing import Any, TypeVar
 
+from services.assistant import arguments as a
 from services.assistant import careteam
+from services.assistant.arguments import (
+    ACTIVITY_LEVELS,
+    MAX_SITES,
+)
 from services.assistant.grounding import cited_ids
 from services.assistant.registry import ToolContext, ToolError
 from services.assistant.session import AssistantSession
 from services.dashboard import condition as condition_model
+from services.data import geo
 from services.data.provenance import NOT_IN_COPY
 from services.eligibility.scoring import fit_from_statuses, rank_key, reach_note, within_reach
 from services.freshness import status_note
 from services.llm import count_usage
 from services.trials import (
     CRITERIA_MISSING,
-    DEFAULT_STATUSES,
     MAX_TRIALS,
     NCT_RE,
     ReportRequest,
     Site,
-    TrialQuery,
     ctgov_url,
     site_may_enroll,
 )
 
-MAX_SEARCH_PAGES = 20  # pages of one search a caller may ask for (20 × 15 trials)
 MAX_TITLE = 120
 MAX_INTERVENTIONS = 3
-MAX_SITES = 10
 MAX_CONTACTS = 10  # of one trial's details; full AACT lists hundreds of site contacts for some trials
 MAX_CRITERIA_LINES = 40  # of each kind, in one eligibility tool result
 CRITERIA_MISSING_NOTE = (
@@ -42,16 +45,8 @@ CRITERIA_MISSING_NOTE = (
     "out); the registry itself has it at ClinicalTrials.gov. Only the age and sex limits can be checked here: mark "
     "every other requirement 'not_enough_information' and never call the trial 'eligible'."
 )
-# ECOG performance status in words a patient recognises; the widget for activity level uses exactly these.
-ACTIVITY_LEVELS: dict[str, int] = {
-    "Fully active, no limits on what I can do": 0,
-    "I can't do hard physical work, but I can do light work or housework": 1,
-    "I look after myself but can't work; I'm up and about more than half the day": 2,
-    "I can only partly look after myself; in a bed or chair more than half the day": 3,
-    "I need help with all self-care and am mostly in a bed or chair": 4,
-}
+SAME_PLACE_MILES = 2.0  # a point this close to the patient's place is that place
 REQUIRED_FOR_COMPLETE = ("diagnosis", "age", "sex", "location")
-TRIAL_TYPES = ("drug", "biological", "device", "procedure", "radiation", "behavioral", "other")
 
 T = TypeVar("T")
 
@@ -124,10 +119,10 @@ def condition_matches(condition_text: str, trial: Mapping[str, Any]) -> bool:
                                                                 (str(t) for t in others))
 
 
-def _nct_arg(args: Mapping[str, Any]) -> str:
-    value = str(args["nct_id"]).strip().upper()
+def _nct_arg(nct_id: str) -> str:
+    value = str(nct_id).strip().upper()
     if not NCT_RE.fullmatch(value):
-        raise ToolError(f"'{args['nct_id']}' is not an NCT id; it must look like NCT followed by 8 digits.")
+        raise ToolError(f"'{nct_id}' is not an NCT id; it must look like NCT followed by 8 digits.")
     return value
 
 
@@ -142,43 +137,30 @@ def _found(nct_id: str, value: T | None) -> T:
 # Data tools (through TrialBackend).
 
 
-def _query_from_args(args: dict[str, Any], **extra: Any) -> TrialQuery:
-    """The TrialQuery a search or stats tool call asks for (validated arguments)."""
-    return TrialQuery(
-        condition=args.get("condition"),
-        intervention=args.get("intervention"),
-        statuses=tuple(args.get("statuses") or DEFAULT_STATUSES),
-        phases=tuple(args.get("phases") or ()),
-        latitude=args.get("latitude"),
-        longitude=args.get("longitude"),
-        radius_miles=args.get("radius_miles"),
-        age_years=args.get("age"),
-        sex=args.get("sex"),
-        country=args.get("country"),
-        **extra,
-    )
-
-
-def search_trials(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    condition, intervention = args.get("condition"), args.get("intervention")
-    if not condition and not intervention:
-        raise ToolError("Give a condition, an intervention, or both.")
-    if ("latitude" in args) != ("longitude" in args):
+def _check_place(args: a.DashboardQuery) -> None:
+    if args.given("latitude") != args.given("longitude"):
         raise ToolError("Give latitude and longitude together (geocode_location turns a place into both).")
-    if "radius_miles" in args and "latitude" not in args:
+    if args.given("radius_miles") and not args.given("latitude"):
         raise ToolError(
             "radius_miles needs latitude and longitude; call geocode_location for the place first."
         )
+
+
+def search_trials(args: a.SearchQuery, ctx: ToolContext) -> dict[str, Any]:
+    condition, intervention = args.condition, args.intervention
+    if not condition and not intervention:
+        raise ToolError("Give a condition, an intervention, or both.")
+    _check_place(args)
     # The condition is checked inside the search (the SQL of the one condition model), before the limit, so a
     # page is a full page of trials about the condition.
-    limit = min(int(args.get("limit", MAX_TRIALS)), MAX_TRIALS)
-    page_no = int(args.get("page", 1))
-    query = _query_from_args(args, limit=limit, offset=(page_no - 1) * limit)
-    page = ctx.backend.search_trials(query)
+    limit = min(args.limit, MAX_TRIALS)
+    page_no = args.page
+    offset = (page_no - 1) * limit
+    page = ctx.backend.search_trials(args.filters(), limit=limit, offset=offset)
     matching = page.get("matching", page["total"])
     found = list(page["trials"])[:limit]
     compact = [compact_trial(t, ctx.today) for t in found]
-    strategy = args["strategy"]
+    strategy = args.strategy
     with ctx.lock:
         new = 0
         for trial, full in zip(compact, found, strict=True):
@@ -191,10 +173,10 @@ def search_trials(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
             elif strategy not in known["strategies"]:
                 known["strategies"].append(strategy)
         total_candidates = len(ctx.session.candidates)
-        entry = {
+        entry: dict[str, Any] = {
             "strategy": strategy, "condition": condition, "intervention": intervention,
-            "radius_miles": args.get("radius_miles") if "latitude" in args else None,
-            "phases": list(args.get("phases") or []), "total_matching": matching,
+            "radius_miles": args.radius_miles if args.given("latitude") else None,
+            "phases": list(args.phases or []), "total_matching": matching,
             "returned": len(compact),
             "new": new, "without_criteria_text": sum(1 for t in compact if t.get("criteria_text") == CRITERIA_MISSING),
         }
@@ -210,7 +192,7 @@ def search_trials(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         "total_matching": matching,
         "returned": len(compact),
         "page": page_no,
-        "more_pages": query.offset + len(compact) < page["total"],
+        "more_pages": offset + len(compact) < page["total"],
         "new_this_session": new,
         "unique_candidates_so_far": total_candidates,
         "trials": compact,
@@ -220,8 +202,8 @@ def search_trials(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     return result
 
 
-def get_trial_details(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    nct_id = _nct_arg(args)
+def get_trial_details(args: a.TrialId, ctx: ToolContext) -> dict[str, Any]:
+    nct_id = _nct_arg(args.nct_id)
     details = _found(nct_id, ctx.backend.get_trial_details(nct_id))
     out: dict[str, Any] = dict(details)
     out["title"] = truncate(details.get("title"), MAX_TITLE)
@@ -241,8 +223,8 @@ def get_trial_details(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     return out
 
 
-def get_eligibility_criteria(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    nct_id = _nct_arg(args)
+def get_eligibility_criteria(args: a.TrialId, ctx: ToolContext) -> dict[str, Any]:
+    nct_id = _nct_arg(args.nct_id)
     info = _found(nct_id, ctx.backend.get_eligibility_criteria(nct_id))
     lacks = set(info.get("not_in_this_copy") or ())  # our copy lacks these: say so, never "no limit"
     no_ages = info.get("min_age") is None and info.get("max_age") is None
@@ -269,11 +251,13 @@ def get_eligibility_criteria(args: dict[str, Any], ctx: ToolContext) -> dict[str
     return out
 
 
-def get_trial_locations(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    nct_id = _nct_arg(args)
-    if ("latitude" in args) != ("longitude" in args):
+def get_trial_locations(args: a.SitesQuery, ctx: ToolContext) -> dict[str, Any]:
+    nct_id = _nct_arg(args.nct_id)
+    if args.given("latitude") != args.given("longitude"):
         raise ToolError("Give latitude and longitude together, or neither.")
-    origin = (args["latitude"], args["longitude"]) if "latitude" in args else None
+    origin = None
+    if args.latitude is not None and args.longitude is not None:
+        origin = (args.latitude, args.longitude)
     profile = ctx.session.patient_profile
     if origin is None and {"latitude", "longitude"} <= profile.keys():
         origin = (profile["latitude"], profile["longitude"])
@@ -282,12 +266,12 @@ def get_trial_locations(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any
         "nct_id": nct_id,
         "total_sites": len(sites),
         "measured_from": list(origin) if origin else None,
-        "sites": nearest_sites(sites, min(args.get("limit", MAX_SITES), MAX_SITES)),
+        "sites": nearest_sites(sites, min(args.limit, MAX_SITES)),
     }
 
 
-def get_adverse_events(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    nct_id = _nct_arg(args)
+def get_adverse_events(args: a.TrialId, ctx: ToolContext) -> dict[str, Any]:
+    nct_id = _nct_arg(args.nct_id)
     report = _found(nct_id, ctx.backend.get_adverse_events(nct_id))
     if not report["has_results"]:
         return {"nct_id": nct_id, "has_results": False, "note": "This trial has not posted results."}
@@ -313,17 +297,27 @@ def get_adverse_events(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]
     return {"nct_id": nct_id, "has_results": True, "serious": top(True), "other": top(False)}
 
 
-def geocode_location(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    place = ctx.backend.geocode_location(args["place"])
+def geocode_location(args: a.PlaceQuery, ctx: ToolContext) -> dict[str, Any]:
+    place = ctx.backend.geocode_location(args.place)
     if place is None:
         raise ToolError(
-            f"Could not find '{args['place']}'. Ask for a city with its state or country, or a US ZIP code."
+            f"Could not find '{args.place}'. Ask for a city with its state or country, or a US ZIP code."
         )
     return dict(place)
 
 
-def get_dashboard_stats(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    return dict(ctx.backend.get_dashboard_stats(_query_from_args(args)))
+def get_dashboard_stats(args: a.DashboardQuery, ctx: ToolContext) -> dict[str, Any]:
+    _check_place(args)
+    return dict(ctx.backend.get_dashboard_stats(args.filters(_place_name(ctx.session, args))))
+
+
+def _place_name(session: AssistantSession, args: a.DashboardQuery) -> str | None:
+    """The patient's place in words when the call's point is that place (the model may round coordinates)."""
+    p = session.patient_profile
+    if args.latitude is None or args.longitude is None or not {"latitude", "longitude"} <= p.keys():
+        return None
+    miles = geo.haversine_miles(args.latitude, args.longitude, float(p["latitude"]), float(p["longitude"]))
+    return p.get("location") if miles <= SAME_PLACE_MILES else None
 
 
 def search_facts(session: AssistantSession) -> dict[str, Any]:
@@ -345,7 +339,7 @@ def _count_call(ctx: ToolContext, reply: Mapping[str, Any]) -> None:
         ctx.session.usage.add(count_usage(reply).as_dict(), calls=1)
 
 
-def generate_report(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+def generate_report(args: a.ReportDraft, ctx: ToolContext) -> dict[str, Any]:
     session = ctx.session
     with ctx.lock:
         if not session.selected_nct_ids:
@@ -353,8 +347,10 @@ def generate_report(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
                 "The patient has not chosen any trials yet. Show the trial cards and wait for their choice."
             )
         # The report prints these texts as they are, so a trial they name must be one this session looked up.
-        texts = [args["summary"], *args["questions_for_doctor"], *(t for g in args["glossary"] for t in g.values()),
-                 *(t for g in args.get("question_groups") or [] for t in (g["topic"], *g["questions"]))]
+        groups = args.question_groups or []
+        texts = [args.summary, *args.questions_for_doctor,
+                 *(t for g in args.glossary for t in (g.term, g.meaning)),
+                 *(t for g in groups for t in (g.topic, *g.questions))]
         unknown = [i for i in cited_ids("\n".join(texts)) if i not in session.seen_nct_ids]
         if unknown:
             raise ToolError(f"The report text mentions {', '.join(unknown)}, which did not come from any search or "
@@ -380,10 +376,10 @@ def generate_report(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
             patient_profile=dict(session.patient_profile),
             intake_answers=dict(session.intake_answers),
             trials=tuple(trials),
-            summary=args["summary"],
-            questions_for_doctor=tuple(args["questions_for_doctor"]),
-            glossary=tuple(dict(g) for g in args["glossary"]),
-            question_groups=tuple((g["topic"], tuple(g["questions"])) for g in args.get("question_groups") or []),
+            summary=args.summary,
+            questions_for_doctor=tuple(args.questions_for_doctor),
+            glossary=tuple(g.model_dump() for g in args.glossary),
+            question_groups=tuple((g.topic, tuple(g.questions)) for g in groups),
             search_facts=search_facts(session),
             care_team=team.as_report(),
         )
@@ -399,9 +395,9 @@ def generate_report(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------
 # Session and UI tools.
 
-def save_patient_profile(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+def save_patient_profile(args: a.ProfileUpdate, ctx: ToolContext) -> dict[str, Any]:
     session = ctx.session
-    fields = {k: v for k, v in args.items() if k != "complete"}
+    fields = args.fields()
     if "activity_level" in fields and "ecog" not in fields:
         fields["ecog"] = ACTIVITY_LEVELS[fields["activity_level"]]
     with ctx.lock:
@@ -409,7 +405,7 @@ def save_patient_profile(args: dict[str, Any], ctx: ToolContext) -> dict[str, An
         if session.phase == "intake":
             session.intake_answers.update(fields)
         missing = [k for k in REQUIRED_FOR_COMPLETE if k not in session.patient_profile]
-        if args.get("complete"):
+        if args.complete:
             if missing:
                 raise ToolError(
                     f"Saved, but the profile cannot be marked complete: still missing {', '.join(missing)}. "
@@ -423,9 +419,9 @@ def save_patient_profile(args: dict[str, Any], ctx: ToolContext) -> dict[str, An
         }
 
 
-def update_session_phase(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+def update_session_phase(args: a.PhaseChange, ctx: ToolContext) -> dict[str, Any]:
     session = ctx.session
-    target = args["phase"]
+    target = args.phase
     with ctx.lock:
         previous = session.phase
         if target == previous:
@@ -490,15 +486,15 @@ def score_match(session: AssistantSession, match: dict[str, Any]) -> dict[str, A
     return scored
 
 
-def save_matched_trials(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+def save_matched_trials(args: a.Matches, ctx: ToolContext) -> dict[str, Any]:
     session = ctx.session
     problems: list[str] = []
     checked: list[dict[str, Any]] = []
     with ctx.lock:
-        for i, raw in enumerate(args["trials"]):
-            match = dict(raw)
+        for i, raw in enumerate(args.trials):
+            match = raw.model_dump(exclude_unset=True)
             try:
-                match["nct_id"] = _nct_arg(match)
+                match["nct_id"] = _nct_arg(raw.nct_id)
             except ToolError as exc:
                 problems.append(f"trials[{i}]: {exc}")
                 continue
@@ -582,20 +578,20 @@ def trial_card(session: AssistantSession, nct_id: str) -> dict[str, Any] | None:
     }
 
 
-def emit_trial_cards(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    ids = [_nct_arg({"nct_id": i}) for i in args["nct_ids"]]
+def emit_trial_cards(args: a.Cards, ctx: ToolContext) -> dict[str, Any]:
+    ids = [_nct_arg(i) for i in args.nct_ids]
     with ctx.lock:
         cards = [trial_card(ctx.session, i) for i in ids]
     unknown = [i for i, card in zip(ids, cards, strict=True) if card is None]
     if unknown:
         raise ToolError(f"No search result or saved match for {', '.join(unknown)}.")
-    selectable = args.get("selectable", True)
+    selectable = args.selectable
     ctx.emit({"type": "trial_cards", "selectable": selectable, "trials": cards})
     return {"shown": ids, "selectable": selectable}
 
 
-def emit_widget(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    options = list(ACTIVITY_LEVELS) if args["field"] == "activity_level" else list(args.get("options") or [])
+def emit_widget(args: a.Widget, ctx: ToolContext) -> dict[str, Any]:
+    options = list(ACTIVITY_LEVELS) if args.field == "activity_level" else list(args.options or [])
     if len(options) < 2:
         raise ToolError("A widget needs at least two options.")
     if len(set(options)) != len(options):
@@ -604,11 +600,11 @@ def emit_widget(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         widget_id = f"w{len(ctx.session.widgets) + 1}"
         widget = {
             "widget_id": widget_id,
-            "field": args["field"],
-            "question": args["question"],
-            "widget_type": args["widget_type"],
+            "field": args.field,
+            "question": args.question,
+            "widget_type": args.widget_type,
             "options": options,
-            "allow_other": args.get("allow_other", False),
+            "allow_other": args.allow_other,
         }
         ctx.session.widgets[widget_id] = widget
     ctx.emit({"type": "widget", **widget})
@@ -619,16 +615,17 @@ def emit_widget(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     }
 
 
-def emit_status(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    ctx.status(args["message"])
+def emit_status(args: a.StatusMessage, ctx: ToolContext) -> dict[str, Any]:
+    ctx.status(args.message)
     return {"shown": True}
 
 
-def emit_partial_filters(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    if not args:
+def emit_partial_filters(args: a.FilterChange, ctx: ToolContext) -> dict[str, Any]:
+    changed = args.model_dump(exclude_unset=True)
+    if not changed:
         raise ToolError("Pass at least one filter value.")
     with ctx.lock:
-        ctx.session.filters.update(args)
+        ctx.session.filters.update(changed)
         filters = dict(ctx.session.filters)
     ctx.emit({"type": "filters", "filters": filters})
     return {"filters": filters}

@@ -8,8 +8,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
+from services.assistant.arguments import ACTIVITY_LEVELS
 from services.assistant.grounding import LOOKUP_PHASES, GroundingWarning, check_answer
-from services.assistant.handlers import ACTIVITY_LEVELS
 from services.assistant.prompts import build_system
 from services.assistant.registry import ToolContext, ToolOutcome
 from services.assistant.session import AssistantSession

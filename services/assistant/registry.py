@@ -13,8 +13,11 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from pydantic import ValidationError
+
+from services.assistant.arguments import Arguments
+from services.assistant.problem import problems
 from services.assistant.session import AssistantSession
-from services.assistant.validation import check_schema, validate
 from services.errors import TrialLandscapeError
 from services.llm import ModelClient
 from services.trials import NCT_RE, TrialBackend
@@ -54,7 +57,7 @@ class ToolContext:
         return ToolContext(self.session, self.backend, self.lock, self.statuses, [], self.today, self.model)
 
 
-Handler = Callable[[dict[str, Any], ToolContext], dict[str, Any]]
+Handler = Callable[[Any, ToolContext], dict[str, Any]]  # (the tool's Arguments, context) -> JSON-ready result
 
 
 @dataclass(frozen=True)
@@ -67,10 +70,15 @@ class Tool:
 
     name: str
     description: str
-    input_schema: dict[str, Any]
+    arguments: type[Arguments]
     handler: Handler
     barrier: bool = False
     data: bool = False
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        """The JSON schema of the tool's arguments, generated from their model."""
+        return self.arguments.tool_schema()
 
     def definition(self) -> dict[str, Any]:
         """The tool as the Messages API expects it."""
@@ -92,7 +100,6 @@ class ToolRegistry:
     def __init__(self, tools: Iterable[Tool]) -> None:
         self.tools: dict[str, Tool] = {}
         for tool in tools:
-            check_schema(tool.input_schema, tool.name)
             self.tools[tool.name] = tool
 
     def definitions(self, cache: bool = True) -> list[dict[str, Any]]:
@@ -112,12 +119,17 @@ class ToolRegistry:
         tool = self.tools.get(name)
         if tool is None:
             return _error(f"There is no tool named '{name}'. Available: {', '.join(self.tools)}.")
-        problems = validate(tool.input_schema, args)
-        if problems:
-            return _error(f"Invalid arguments for {name}; fix these and call again.", problems=problems)
+        if not isinstance(args, dict):
+            return _error(f"Invalid arguments for {name}; fix these and call again.",
+                          problems=[f"$: must be an object, got {type(args).__name__}"])
+        try:
+            parsed = tool.arguments.model_validate(args)
+        except ValidationError as exc:
+            return _error(f"Invalid arguments for {name}; fix these and call again.",
+                          problems=problems(exc, tool.arguments))
         call_ctx = ctx.for_call()
         try:
-            result = tool.handler(args, call_ctx)
+            result = tool.handler(parsed, call_ctx)
         except ToolError as exc:
             return _error(str(exc))
         except TrialLandscapeError as exc:
@@ -132,6 +144,18 @@ class ToolRegistry:
             with ctx.lock:
                 ctx.session.note_seen(NCT_RE.findall(content))
         return ToolOutcome(content, False, tuple(call_ctx.events))
+
+    def call(self, name: str, args: Arguments, ctx: ToolContext) -> dict[str, Any]:
+        """Run one tool on typed arguments, as guided mode does (no JSON on the way): ToolError and the
+        app's own errors reach the caller; NCT ids in a data tool's result count as seen, as for the model."""
+        tool = self.tools[name]
+        if not isinstance(args, tool.arguments):
+            raise TypeError(f"{name} takes {tool.arguments.__name__}, not {type(args).__name__}")
+        result = tool.handler(args, ctx)
+        if tool.data:
+            with ctx.lock:
+                ctx.session.note_seen(NCT_RE.findall(json.dumps(result, ensure_ascii=False, default=str)))
+        return result
 
 
 def _dump(result: Any) -> str:

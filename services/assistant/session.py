@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
-import re
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any, Literal
 
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+from services.assistant.problem import problems
 from services.errors import BadInput
 from services.llm import DEFAULT_MODEL
 from services.trials import NCT_RE
@@ -24,7 +26,7 @@ FLAGS: tuple[str, ...] = (
 )
 DEFAULT_MAX_TOKENS = 8192
 SCHEMA_VERSION = 1
-_TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{43,}")
+NctId = Annotated[str, Field(pattern=r"^NCT\d{8}$")]
 
 
 def new_session_id() -> str:
@@ -177,129 +179,118 @@ class AssistantSession:
 
     @classmethod
     def from_dict(cls, data: Any) -> AssistantSession:
-        """Rebuild a session from to_dict() output, checking every field."""
-        _require(isinstance(data, dict), "$", "must be a JSON object")
-        expected = {"version"} | {f.name for f in fields(cls)}
-        missing = sorted(expected - data.keys() - {"searches"})  # sessions saved before the search log lack it
-        extra = sorted(data.keys() - expected)
-        _require(not missing, "$", f"is missing {', '.join(missing)}")
-        _require(not extra, "$", f"has unknown fields {', '.join(extra)}")
-        _require(
-            data["version"] == SCHEMA_VERSION,
-            "$.version",
-            f"must be {SCHEMA_VERSION}, got {data['version']!r}",
-        )
-        _require(
-            isinstance(data["id"], str) and _TOKEN_RE.fullmatch(data["id"]) is not None,
-            "$.id",
-            "must be a URL-safe token of at least 43 characters",
-        )
-        _require(
-            data["phase"] in CONVERSATION_PHASES, "$.phase", f"must be one of {', '.join(CONVERSATION_PHASES)}, got {data['phase']!r}"
-        )
-        flags = data["flags"]
-        _require(
-            isinstance(flags, dict) and set(flags) == set(FLAGS),
-            "$.flags",
-            f"must have exactly {', '.join(FLAGS)}",
-        )
-        for name, value in flags.items():
-            _require(isinstance(value, bool), f"$.flags.{name}", "must be true or false")
-        for name in ("intake_answers", "patient_profile", "filters", "candidates", "widgets"):
-            _require(isinstance(data[name], dict), f"$.{name}", "must be an object")
-        for nct_id, trial in data["candidates"].items():
-            _require(NCT_RE.fullmatch(nct_id) is not None, f"$.candidates.{nct_id}", "key must be an NCT id")
-            _require(isinstance(trial, dict), f"$.candidates.{nct_id}", "must be an object")
-        for widget_id, widget in data["widgets"].items():
-            _require(isinstance(widget, dict), f"$.widgets.{widget_id}", "must be an object")
-        _check_messages(data["messages"])
-        _require(isinstance(data["matched_trials"], list), "$.matched_trials", "must be a list")
-        searches = data.get("searches", [])
-        _require(isinstance(searches, list) and all(isinstance(x, dict) for x in searches), "$.searches",
-                  "must be a list of objects")
-        for i, trial in enumerate(data["matched_trials"]):
-            _require(
-                isinstance(trial, dict) and NCT_RE.fullmatch(str(trial.get("nct_id", ""))) is not None,
-                f"$.matched_trials[{i}]",
-                "must be an object with an NCT id",
-            )
-        for name in ("selected_nct_ids", "seen_nct_ids"):
-            ids = data[name]
-            _require(
-                isinstance(ids, list) and all(isinstance(i, str) and NCT_RE.fullmatch(i) for i in ids),
-                f"$.{name}",
-                "must be a list of NCT ids",
-            )
-        _require(
-            data["report_html"] is None or isinstance(data["report_html"], str),
-            "$.report_html",
-            "must be text or null",
-        )
-        settings = data["settings"]
-        _require(
-            isinstance(settings, dict) and set(settings) == {"model", "max_tokens", "trimming"},
-            "$.settings",
-            "must have exactly model, max_tokens, trimming",
-        )
-        _require(
-            isinstance(settings["model"], str) and settings["model"] != "",
-            "$.settings.model",
-            "must be a model name",
-        )
-        _require(
-            _is_int(settings["max_tokens"]) and settings["max_tokens"] > 0,
-            "$.settings.max_tokens",
-            "must be a positive integer",
-        )
-        _require(isinstance(settings["trimming"], bool), "$.settings.trimming", "must be true or false")
-        usage = data["usage"]
-        usage_keys = {f.name for f in fields(UsageCounters)}
-        _require(
-            isinstance(usage, dict) and set(usage) == usage_keys,
-            "$.usage",
-            f"must have exactly {', '.join(sorted(usage_keys))}",
-        )
-        for name, value in usage.items():
-            _require(_is_int(value) and value >= 0, f"$.usage.{name}", "must be a non-negative integer")
-        stamps = {name: _parse_time(data[name], f"$.{name}") for name in ("created_at", "updated_at")}
-        kept = {name: data[name] for name in expected - {"version", "searches"}}
-        kept.update(flags=dict(flags), searches=searches, settings=AssistantSettings(**settings),
-                    usage=UsageCounters(**usage), **stamps)
+        """Rebuild a session from to_dict() output, checked by StoredSession (BadInput naming the field)."""
+        if not isinstance(data, dict):
+            raise BadInput("Assistant session data is corrupt: $ must be a JSON object.")
+        try:
+            stored = StoredSession.model_validate(data)
+        except ValidationError as exc:
+            raise BadInput(f"Assistant session data is corrupt: {'; '.join(problems(exc))}.") from exc
+        # The checked structure, but the stored values themselves (the model's dicts as they were saved).
+        kept = {f.name: data[f.name] for f in fields(cls) if f.name in data}
+        kept.update(flags=stored.flags.model_dump(), searches=data.get("searches", []),
+                    settings=AssistantSettings(**stored.settings.model_dump()),
+                    usage=UsageCounters(**stored.usage.model_dump()),
+                    created_at=stored.created_at, updated_at=stored.updated_at)
         return cls(**kept)
 
 
-def _require(ok: bool, path: str, problem: str) -> None:
-    if not ok:
-        raise BadInput(f"Assistant session data is corrupt: {path} {problem}.")
+class _Stored(BaseModel):
+    """A part of a stored session: exact JSON types, nothing unknown."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+class _Block(BaseModel):
+    """A content block of a stored message: any Anthropic block, as long as it says its type."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    type: str
 
 
-def _parse_time(value: Any, path: str) -> datetime:
-    _require(isinstance(value, str), path, "must be an ISO timestamp")
+class _Message(BaseModel):
+    """A stored message: its role and its text or blocks."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    role: Literal["user", "assistant"]
+    content: str | list[_Block]
+
+
+class _Match(BaseModel):
+    """A saved match: any fields, with the trial's NCT id."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    nct_id: NctId
+
+
+class _Settings(_Stored):
+    model: Annotated[str, Field(min_length=1)]
+    max_tokens: Annotated[int, Field(gt=0)]
+    trimming: bool
+
+
+_Counters = Annotated[int, Field(ge=0)]
+
+
+class _Usage(_Stored):
+    model_calls: _Counters
+    input_tokens: _Counters
+    output_tokens: _Counters
+    cache_creation_input_tokens: _Counters
+    cache_read_input_tokens: _Counters
+
+
+class _Flags(_Stored):
+    intake_complete: bool
+    search_complete: bool
+    matching_complete: bool
+    selection_complete: bool
+    report_complete: bool
+
+
+def _aware(value: Any) -> datetime:
+    """An ISO timestamp with its time zone (sessions store theirs in UTC)."""
+    if not isinstance(value, str):
+        raise ValueError("must be an ISO timestamp")
     try:
         stamp = datetime.fromisoformat(value)
     except ValueError:
-        _require(False, path, f"is not an ISO timestamp: {value!r}")
-        raise
-    _require(stamp.tzinfo is not None, path, "must include a time zone")
+        raise ValueError("is not an ISO timestamp") from None
+    if stamp.tzinfo is None:
+        raise ValueError("must include a time zone")
     return stamp
 
 
-def _check_messages(messages: Any) -> None:
-    _require(isinstance(messages, list), "$.messages", "must be a list")
-    for i, message in enumerate(messages):
-        path = f"$.messages[{i}]"
-        _require(isinstance(message, dict), path, "must be an object")
-        _require(message.get("role") in ("user", "assistant"), f"{path}.role", "must be user or assistant")
-        content = message.get("content")
-        _require(isinstance(content, str | list), f"{path}.content", "must be text or a list of blocks")
-        if isinstance(content, list):
-            for j, block in enumerate(content):
-                _require(
-                    isinstance(block, dict) and isinstance(block.get("type"), str),
-                    f"{path}.content[{j}]",
-                    "must be a block with a type",
-                )
+def _phase(value: str) -> str:
+    if value not in CONVERSATION_PHASES:
+        raise ValueError(f"must be one of {', '.join(CONVERSATION_PHASES)}")
+    return value
+
+
+Stamp = Annotated[datetime, BeforeValidator(_aware)]
+
+
+class StoredSession(_Stored):
+    """The JSON a session is stored as (to_dict): every field's type checked, the model's own dicts left open.
+    Sessions stored before the search log existed have no `searches`; they load with none."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    version: Literal[1]
+    id: Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{43,}$")]
+    phase: Annotated[str, AfterValidator(_phase)]
+    flags: _Flags
+    intake_answers: dict[str, Any]
+    patient_profile: dict[str, Any]
+    filters: dict[str, Any]
+    messages: list[_Message]
+    candidates: dict[NctId, dict[str, Any]]
+    searches: list[dict[str, Any]] = []
+    matched_trials: list[_Match]
+    selected_nct_ids: list[NctId]
+    report_html: str | None
+    seen_nct_ids: list[NctId]
+    widgets: dict[str, dict[str, Any]]
+    settings: _Settings
+    usage: _Usage
+    created_at: Stamp
+    updated_at: Stamp

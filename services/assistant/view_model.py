@@ -98,7 +98,8 @@ def filter_changes(values: Mapping[str, Any]) -> dict[str, Any]:
 def dashboard_seed(f: Filters) -> dict[str, Any]:
     """What the dashboard filters can tell the assistant about the patient (for session.seed_from_dashboard)."""
     seed: dict[str, Any] = {"condition": f.condition, "age": int(f.age) if f.age is not None else None,
-                            "sex": f.sex, "near": f.near}
+                            "sex": f.sex.lower() if f.sex else None,  # the assistant's spelling
+                            "near": f.near}
     if f.near:
         seed["radius"] = f.radius
         seed["radius_unit"] = f.unit
@@ -340,11 +341,10 @@ def gated_model() -> GatedModel:
     return GatedModel(LLMClient(), limits.model_gate())
 
 
-def backend_for(session: AssistantSession) -> DatabaseBackend:
-    """The database backend for a session; it knows the patient's geocoded place, so stats near it can use it."""
-    p = session.patient_profile
-    known = [(p["location"], p["latitude"], p["longitude"])] if {"location", "latitude", "longitude"} <= p.keys() else []
-    return DatabaseBackend(known_places=known)
+def backend() -> DatabaseBackend:
+    """The database backend of the assistant's tools (a call carries the patient's place as coordinates: a
+    backend remembers nothing between calls, so any one serves every session)."""
+    return DatabaseBackend()
 
 
 def report_digest(report_html: str) -> str:
@@ -362,7 +362,7 @@ def contact_drafts(session: AssistantSession) -> list[dict[str, Any]]:
     from services import report
 
     matches = [m for i in session.selected_nct_ids if (m := session.matched(i)) is not None]
-    inputs = report.trial_inputs(backend_for(session), session.patient_profile, matches, adverse_events=False)
+    inputs = report.trial_inputs(backend(), session.patient_profile, matches, adverse_events=False)
     out = []
     for match in matches:
         nct_id = str(match["nct_id"]).upper()

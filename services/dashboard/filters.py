@@ -65,7 +65,7 @@ class Filters:
     country: tuple[str, ...] = ()
     state: tuple[str, ...] = ()
     near: str | None = None
-    radius: float = DEFAULT_RADIUS
+    radius: float = DEFAULT_RADIUS  # MAX_RADIUS_MILES (half the Earth round) reaches every located site
     unit: str = "mi"
     age: float | None = None
     sex: str | None = None  # the patient's sex: FEMALE or MALE
@@ -76,6 +76,9 @@ class Filters:
     enrollment_max: int | None = None
     has_results: bool | None = None
     fda_regulated: bool | None = None  # an FDA-regulated drug or device (unknown in the registry: neither)
+    # The place `near` names, already found (the assistant's geocoded place, the patient's coordinates): used
+    # as it is instead of looking the name up again. Not a URL parameter: a link carries the name.
+    origin: geo.Place | None = None
 
     # ---- URL round trip ---------------------------------------------------------------
     @classmethod
@@ -129,6 +132,8 @@ class Filters:
         out: dict[str, list[str]] = {}
         default = Filters()
         for fld in fields(self):
+            if fld.name not in FIELD_PARAM:  # the found place: the link carries its name
+                continue
             value = getattr(self, fld.name)
             if value == getattr(default, fld.name):
                 continue
@@ -167,7 +172,18 @@ class Filters:
         return self.radius / geo.KM_PER_MILE if self.unit == "km" else self.radius
 
     def place(self) -> geo.Place | None:
+        """The typed place when one was given, else the place `near` names (None without either)."""
+        if self.origin is not None:
+            return self.origin
         return geo.geocode(self.near).place if self.near else None
+
+    @classmethod
+    def at(cls, lat: float, lon: float, name: str | None = None, **values: Any) -> Filters:
+        """Filters around a point already found (a geocoded place, the patient's coordinates); `name` says
+        what it is in words (default: the coordinates)."""
+        label = name or f"{lat:.4f}, {lon:.4f}"
+        point = geo.Place(label, float(lat), float(lon), "point", "", None, None)
+        return cls(near=label, origin=point, **values)
 
     def is_default(self) -> bool:
         return self == Filters()

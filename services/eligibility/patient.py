@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from services.eligibility.vocabulary import find_concepts
 from services.errors import BadInput
 
-Sex = Literal["male", "female"]
+Sex = Literal["female", "male"]  # one spelling wherever the patient is described (the assistant's tools too)
 Assertion = Literal["affirmed", "negated", "family", "absent"]
 
 
@@ -39,6 +40,23 @@ class PatientProfile:
     healthy_volunteer: bool | None = None
     notes: str | None = None
     labs: tuple[LabValue, ...] = ()
+
+    @classmethod
+    def from_answers(cls, answers: Mapping[str, Any], labs: tuple[LabValue, ...] = ()) -> PatientProfile:
+        """The profile the assistant saved (services.assistant.arguments.ProfileUpdate's fields) as the rules
+        read it: the diagnosis, its stage and subtype and the other conditions are all conditions."""
+        conditions = [answers.get(k) or "" for k in ("diagnosis", "stage", "subtype")]
+        conditions += list(answers.get("other_conditions") or [])
+        return cls(
+            age_years=float(answers["age"]) if answers.get("age") is not None else None,
+            sex=answers.get("sex"),
+            conditions=tuple(c for c in conditions if c),
+            biomarkers=tuple(answers.get("biomarkers") or ()),
+            treatments=tuple(answers.get("treatments") or ()),
+            ecog=answers.get("ecog"),
+            notes=answers.get("notes") or None,
+            labs=labs,
+        )
 
     def __post_init__(self) -> None:
         if self.sex not in (None, "male", "female"):

@@ -118,7 +118,7 @@ def model_turn(session: AssistantSession, user_input: UserInput, shown: str) -> 
             st.session_state["asst_error"] = f"{exc} {exc.hint}"
             st.rerun()
         callbacks = Callbacks(on_text, _progress(status), None)
-        turn = Orchestrator(llm, vm.backend_for(session), callbacks).run_turn(session, user_input)
+        turn = Orchestrator(llm, vm.backend(), callbacks).run_turn(session, user_input)
         status.update(label="Checked", state="complete")
     save(session)
     apply_events(turn.events)
@@ -130,7 +130,7 @@ def model_turn(session: AssistantSession, user_input: UserInput, shown: str) -> 
 def guided_step(session: AssistantSession, action: Callable[[GuidedAssistant], StepResult]) -> None:
     """Run one guided step with progress messages, save, then redraw."""
     with st.status("Working…", expanded=True) as status:
-        helper = GuidedAssistant(vm.backend_for(session), on_status=_progress(status),
+        helper = GuidedAssistant(vm.backend(), on_status=_progress(status),
                                  labs=lambda token: records.lab_values(HealthRecordStore().load(token)))
         try:
             with health.database_errors():
