@@ -105,7 +105,7 @@ BROWSER_IDLE_S = 86_400.0
 
 
 def network_free_tries(env: Mapping[str, str]) -> int:
-    """$APP_PASSWORD_NETWORK_TRIES (default 30, at least 10): wrong tries per address before its flood delay."""
+    """$APP_PASSWORD_NETWORK_TRIES (default 30, at least 10): wrong tries per address before it waits."""
     try:
         return max(10, int(env.get(NETWORK_TRIES_KEY, "") or NETWORK_FREE_TRIES))
     except ValueError:
@@ -113,7 +113,7 @@ def network_free_tries(env: Mapping[str, str]) -> int:
 
 
 class SharedAttempts:
-    """Wrong-password delays, kept in PostgreSQL (app.limit_failures) so every process and new session sees them.
+    """Wrong-password delays, kept in PostgreSQL (app.limit_failures) for every process and new session.
 
     The browser (its cookie) waits 1, 2, 4 … 60 s after each wrong try in a row. Its network address only
     caps a flood: its first `network_tries` wrong tries (per 15 idle minutes) cost nothing, then the address
@@ -161,13 +161,14 @@ class SharedAttempts:
         return float(row.get("wait_s") or 0.0), int(row.get("browser_failures") or 0)
 
     def attempt(self, given: str, expected: str, visitor: Visitor) -> Verdict:
-        """Check one try; a try made while the browser (or its flooding address) must wait is refused unchecked."""
+        """Check one try; a try made while the browser (or its flooding address) must wait is refused
+        unchecked."""
         left, _ = self.wait_left(visitor)
         if left > 0:
             return Verdict(False, left, f"Too many wrong tries. Wait {duration(left)} before trying again.")
         rules = self._rules(visitor)
         if password_matches(given, expected):
-            browser = rules[0][0]  # the address's count stays: it decays on its own, a right password is no proof
+            browser = rules[0][0]  # the address's count stays and decays on its own
             if self._shared("limit_failures_clear", {"keys": [browser]}) is None:
                 with self._lock:
                     self._local.pop(browser, None)
@@ -228,6 +229,68 @@ def _token_digest(token: str) -> str:
 admissions = Admissions()
 
 
+class MediaOwners:
+    """Which browser session made each media file (downloads, the report), so /media/<id> goes only to the
+    browser of a session that made it, and a session's files can be withdrawn at once ("Forget this session").
+
+    Sessions are Streamlit's (one per tab), each bound to its browser token on every run (services.ui.gate).
+    A file id no session owns any more is withdrawn: the media gate answers 404 although Streamlit keeps the
+    bytes until its next clean-up.
+    """
+
+    def __init__(self, max_files: int = 20_000) -> None:
+        self._browser: dict[str, str] = {}  # session id → browser token ("" when the browser sent no cookie)
+        self._owners: dict[str, set[str]] = {}  # file id → session ids
+        self._max_files = max_files
+        self._lock = threading.Lock()
+
+    def bind(self, session_id: str, browser_token: str) -> None:
+        """Record which browser a session belongs to."""
+        with self._lock:
+            self._browser[session_id] = browser_token
+            if len(self._browser) > 5 * self._max_files:
+                owning = set().union(*self._owners.values()) if self._owners else set()
+                self._browser = {k: v for k, v in self._browser.items() if k in owning or k == session_id}
+
+    def add(self, session_id: str, file_id: str, *, like: str | None = None) -> None:
+        """Record that a session made (or displays) a file; `like`: take the owners of that id instead
+        (a deferred download's file belongs to whoever owned its placeholder)."""
+        with self._lock:
+            owners = set(self._owners.get(like, ())) if like is not None else {session_id}
+            self._owners.setdefault(file_id, set()).update(owners)
+            if len(self._owners) > self._max_files:  # the oldest go first (dicts keep insertion order)
+                for old in list(self._owners)[: len(self._owners) - self._max_files]:
+                    del self._owners[old]
+
+    def may_serve(self, file_id: str, browser_token: str, *, gated: bool) -> bool | None:
+        """True: serve it to this browser; False: withdrawn or another browser's; None: a file made outside
+        any session (left to the instance-wide gate)."""
+        with self._lock:
+            owners = self._owners.get(file_id)
+            if owners is None:
+                return None
+            tokens = {self._browser.get(s, "") for s in owners}
+        if browser_token and browser_token in tokens:
+            return True
+        # A session without a browser token (XSRF protection turned off): nothing to compare on an open
+        # instance.
+        return "" in tokens and not gated
+
+    def forget_session(self, session_id: str) -> list[str]:
+        """Withdraw every file of a session; returns those no other session owns (to delete now)."""
+        with self._lock:
+            orphans = []
+            for file_id, owners in self._owners.items():
+                if session_id in owners:
+                    owners.discard(session_id)
+                    if not owners:
+                        orphans.append(file_id)
+            return orphans
+
+
+media_owners = MediaOwners()
+
+
 XSRF_COOKIE = "_streamlit_xsrf"  # Streamlit's XSRF cookie: the download gate (app.py) and the page gate read it
 
 
@@ -258,15 +321,16 @@ def trusted_proxies(env: Mapping[str, str]) -> tuple[ipaddress.IPv4Network | ipa
             try:
                 out.append(ipaddress.ip_network(item.strip(), strict=False))
             except ValueError:
-                _log.warning("%s: %r is not an address or network; left out", TRUSTED_PROXY_KEY, item.strip()[:60])
+                _log.warning("%s: %r is not an address or network; left out", TRUSTED_PROXY_KEY,
+                             item.strip()[:60])
     return tuple(out)
 
 
 def client_address(peer: str, forwarded_for: str,
                    trusted: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]) -> str:
-    """The visitor's address: the connection's peer, or — only when the peer is a trusted proxy — the nearest
-    address in X-Forwarded-For that is not a trusted proxy itself (read from the right: entries further left were
-    written by the client and can be forged)."""
+    """The visitor's address: the connection's peer, or — only when the peer is a trusted proxy — the
+    nearest address in X-Forwarded-For that is not a trusted proxy itself (read from the right: entries
+    further left were written by the client and can be forged)."""
     def is_trusted(address: str) -> bool:
         try:
             ip = ipaddress.ip_address(address)

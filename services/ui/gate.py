@@ -41,6 +41,7 @@ def require_access() -> None:
     else APP_PASSWORD (environment or secrets) → a password form; else the app is open.
     """
     _use_app_navigation()
+    _bind_media()
     try:
         secrets = _secrets()
     except Exception as err:  # noqa: BLE001 - an unreadable secrets file must lock the app, not open it
@@ -104,6 +105,13 @@ def _browser_token() -> str:
     with contextlib.suppress(Exception):
         return access.browser_token(str(st.context.cookies.get(access.XSRF_COOKIE) or ""))
     return ""
+
+
+def _bind_media() -> None:
+    # The media gate (app.py) serves a session's downloads only to the browser bound to it here.
+    ctx = get_script_run_ctx()
+    if ctx is not None:
+        access.media_owners.bind(ctx.session_id, _browser_token())
 
 
 def _admit_browser() -> None:
