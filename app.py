@@ -3,10 +3,12 @@
 The pages and their navigation are declared in navigation.py; this file serves them, adding what a script cannot:
 
 - `GET /readyz` → 200 when the trial database answers a query, else 503 (for a load balancer; the built-in
-  `/_stcore/health` only says the web server is up).
-- `/media/…` (downloads: CSV, JSON, reports) is served only to a browser that passed the gate (password or
-  OIDC) in this process; anyone else — another client holding the URL, a browser without the cookie — gets
-  403. With no gate configured the app, and so its downloads, are open to all.
+  `/_stcore/health` only says the web server is up). The body says only `ready` and `latency_ms`.
+- The doors outside the pages (services/ui/doors.py): WebSocket handshakes from foreign origins are refused
+  before Streamlit looks at them; with a gate (password or OIDC) uploads, `/_stcore/metrics`, the agent API
+  and WebSocket messages beyond the sign-in form are only for admitted browsers; `/media/…` (downloads, the
+  report) goes only to the browser of the session that made it, and not at all once that session forgot it.
+- An error in a page shows a short message with a reference; the trace goes to the server's log.
 - At server start, a background thread gets the database and its engine ready and computes the landing
   dashboard (services.ui.health.warm_server), so the first visitor does not wait for them; the health check
   answers meanwhile.
@@ -14,42 +16,21 @@ The pages and their navigation are declared in navigation.py; this file serves t
 
 import asyncio
 import contextlib
-import os
+import logging
 import threading
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import streamlit as st
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse
+from starlette.responses import JSONResponse
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
 
-from services import access
+from services.ui import doors
 
-MEDIA_PREFIX = "/media/"
-
-
-class MediaGate:
-    """Refuse /media/… requests from browsers that did not pass the access gate (when there is one)."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and str(scope.get("path", "")).startswith(MEDIA_PREFIX) and _gated():
-            token = access.browser_token(Request(scope).cookies.get(access.XSRF_COOKIE, ""))
-            if not access.admissions.admitted(token):
-                response = PlainTextResponse("This download is only for signed-in visitors of this instance; "
-                                             "open the app and sign in first.", status_code=403)
-                await response(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
-
-
-def _gated() -> bool:
-    return access.admissions.active or bool(os.environ.get(access.PASSWORD_KEY))
+_log = logging.getLogger("trial_landscape.app")
 
 
 async def ready(request: Request) -> JSONResponse:
@@ -57,7 +38,22 @@ async def ready(request: Request) -> JSONResponse:
     from services import readiness  # the database layer: imported by the warm-up, not before the health check
 
     verdict = await asyncio.to_thread(readiness.check)
-    return JSONResponse(verdict, status_code=200 if verdict["ready"] else 503)
+    if not verdict["ready"]:
+        _log.warning("not ready: %s", verdict.get("error", "no answer"))
+    # Only the verdict and the latency: the database's label or an error could name a path or a host.
+    body = {"ready": bool(verdict["ready"]), "latency_ms": verdict.get("latency_ms")}
+    return JSONResponse(body, status_code=200 if verdict["ready"] else 503)
+
+
+def page_error(exc: Exception) -> bool:
+    """An uncaught error in a page: a short message with a reference in the page, the trace in the
+    server's log (Streamlit logs it before calling this). Streamlit's own box follows, redacted
+    (client.showErrorDetails = "none"): it stays, as the browser tests look for it."""
+    ref = uuid.uuid4().hex[:8]
+    _log.error("page error %s: %s (trace logged just before)", ref, type(exc).__name__)
+    st.error(f"Something went wrong on this page (reference {ref}); it has been logged for the operator. "
+             "Reload the page or try again; if it keeps happening, tell them the reference.", icon="⚠️")
+    return False
 
 
 def _warm_server() -> None:
@@ -68,9 +64,13 @@ def _warm_server() -> None:
 
 @contextlib.asynccontextmanager
 async def lifespan(_app: st.App) -> AsyncIterator[None]:
+    from streamlit import runtime
+
+    doors.watch_media(runtime.get_instance().media_file_mgr)
     threading.Thread(target=_warm_server, name="server-warm-up", daemon=True).start()
     yield
 
 
 app = st.App(str(Path(__file__).with_name("navigation.py")), routes=[Route("/readyz", ready, methods=["GET"])],
-             middleware=[Middleware(MediaGate)], lifespan=lifespan)
+             middleware=[Middleware(doors.OriginGate), Middleware(doors.DoorGate)], lifespan=lifespan,
+             on_script_error=page_error)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import logging
 import threading
 import time
@@ -58,14 +59,31 @@ class Verdict:
 
 @dataclass
 class Attempts:
-    """One browser session's failed tries in a row and when it may try again (monotonic seconds)."""
+    """One key's failed tries in a row and when it may try again (monotonic seconds).
+
+    The first `free` wrong tries cost no wait (a network address's flood cap, well above one person's tries);
+    after `idle_s` without a wrong try the count starts again.
+    """
 
     failures: int = 0
     next_try_at: float = 0.0
+    free: int = 0
+    idle_s: float = float("inf")
+    last_failure_at: float = float("-inf")
 
     def wait_left(self, now: float) -> float:
         """Seconds until the next try is accepted (0 when it may try now)."""
         return max(0.0, self.next_try_at - now)
+
+    def fail(self, now: float) -> float:
+        """Count one wrong try at `now`; the wait it costs (0 within the free tries)."""
+        if now - self.last_failure_at > self.idle_s:
+            self.failures = 0
+        self.failures += 1
+        self.last_failure_at = now
+        delay = delay_after(self.failures - self.free)
+        self.next_try_at = now + delay
+        return delay
 
     def attempt(self, given: str, expected: str, now: float) -> Verdict:
         """Check one try; a try made while the session must still wait is refused unchecked."""
@@ -76,25 +94,41 @@ class Attempts:
             self.failures = 0
             self.next_try_at = 0.0
             return Verdict(True, 0.0, "")
-        self.failures += 1
-        delay = delay_after(self.failures)
-        self.next_try_at = now + delay
+        delay = self.fail(now)
         return Verdict(False, delay, f"That password is not right. You can try again in {duration(delay)}.")
 
 
-class SharedAttempts:
-    """Wrong-password delays for every browser and network address, kept in PostgreSQL (app.limit_failures).
+NETWORK_TRIES_KEY = "APP_PASSWORD_NETWORK_TRIES"
+NETWORK_FREE_TRIES = 30  # wrong tries from one address before it waits too: a flood, not one person's typing
+NETWORK_IDLE_S = 900.0  # an address's count starts again after 15 minutes without a wrong try
+BROWSER_IDLE_S = 86_400.0
 
-    A try waits for the longest delay of its browser and its network address, and a wrong one grows both,
-    so a fresh browser session, a new cookie or another app process faces the same delay as the last try.
+
+def network_free_tries(env: Mapping[str, str]) -> int:
+    """$APP_PASSWORD_NETWORK_TRIES (default 30, at least 10): wrong tries per address before it waits."""
+    try:
+        return max(10, int(env.get(NETWORK_TRIES_KEY, "") or NETWORK_FREE_TRIES))
+    except ValueError:
+        return NETWORK_FREE_TRIES
+
+
+class SharedAttempts:
+    """Wrong-password delays, kept in PostgreSQL (app.limit_failures) for every process and new session.
+
+    The browser (its cookie) waits 1, 2, 4 … 60 s after each wrong try in a row. Its network address only
+    caps a flood: its first `network_tries` wrong tries (per 15 idle minutes) cost nothing, then the address
+    waits the same growing delays. So one person's wrong tries never hold up a colleague's browser behind
+    the same address or proxy, and a client that drops its cookie after every try still meets the cap.
     When the database cannot be written the delays are kept in this process instead.
     """
 
     kind = "password"
 
-    def __init__(self, db_factory: Callable[[], Any], clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, db_factory: Callable[[], Any], clock: Callable[[], float] = time.monotonic,
+                 network_tries: int = NETWORK_FREE_TRIES) -> None:
         self._db_factory = db_factory
         self._clock = clock
+        self.network_tries = network_tries
         self._local: dict[str, Attempts] = {}
         self._lock = threading.Lock()
 
@@ -109,36 +143,45 @@ class SharedAttempts:
             return None
         return rows[0] if rows else {}
 
+    def _rules(self, visitor: Visitor) -> list[tuple[str, int, float]]:
+        browser, network = visitor.keys()
+        return [(browser, 0, BROWSER_IDLE_S), (network, self.network_tries, NETWORK_IDLE_S)]
+
+    def _local_attempts(self, key: str, free: int, idle_s: float) -> Attempts:
+        return self._local.setdefault(key, Attempts(free=free, idle_s=idle_s))
+
     def wait_left(self, visitor: Visitor) -> tuple[float, int]:
-        """Seconds until this visitor's next try is accepted, and the wrong tries in a row behind it."""
+        """Seconds until this visitor's next try is accepted, and the browser's wrong tries in a row."""
         row = self._shared("limit_failures_wait", {"keys": list(visitor.keys())})
         if row is None:
             with self._lock:
-                local = [self._local.get(k, Attempts()) for k in visitor.keys()]
+                local = [self._local.get(key) or Attempts() for key, _, _ in self._rules(visitor)]
                 now = self._clock()
-                return max(a.wait_left(now) for a in local), max(a.failures for a in local)
-        return float(row.get("wait_s") or 0.0), int(row.get("failures") or 0)
+                return max(a.wait_left(now) for a in local), local[0].failures
+        return float(row.get("wait_s") or 0.0), int(row.get("browser_failures") or 0)
 
     def attempt(self, given: str, expected: str, visitor: Visitor) -> Verdict:
-        """Check one try; a try made while the visitor must still wait is refused unchecked."""
+        """Check one try; a try made while the browser (or its flooding address) must wait is refused
+        unchecked."""
         left, _ = self.wait_left(visitor)
         if left > 0:
             return Verdict(False, left, f"Too many wrong tries. Wait {duration(left)} before trying again.")
-        keys = list(visitor.keys())
+        rules = self._rules(visitor)
         if password_matches(given, expected):
-            if self._shared("limit_failures_clear", {"keys": keys}) is None:
+            browser = rules[0][0]  # the address's count stays and decays on its own
+            if self._shared("limit_failures_clear", {"keys": [browser]}) is None:
                 with self._lock:
-                    for key in keys:
-                        self._local.pop(key, None)
+                    self._local.pop(browser, None)
             return Verdict(True, 0.0, "")
-        row = self._shared("limit_failures_add", {"keys": keys, "first_s": FIRST_DELAY_S, "max_s": MAX_DELAY_S})
+        row = self._shared("limit_failures_add", {
+            "keys": [k for k, _, _ in rules], "frees": [f for _, f, _ in rules],
+            "idles": [i for _, _, i in rules], "first_s": FIRST_DELAY_S, "max_s": MAX_DELAY_S})
         if row is None:
             with self._lock:
                 now = self._clock()
-                verdicts = [self._local.setdefault(k, Attempts()).attempt(given, expected, now) for k in keys]
-            delay = max(v.wait_s for v in verdicts)
+                delay = max(self._local_attempts(*rule).fail(now) for rule in rules)
         else:
-            delay = float(row.get("wait_s") or FIRST_DELAY_S)
+            delay = float(row.get("wait_s") or 0.0)
         return Verdict(False, delay, f"That password is not right. You can try again in {duration(delay)}.")
 
 
@@ -186,6 +229,68 @@ def _token_digest(token: str) -> str:
 admissions = Admissions()
 
 
+class MediaOwners:
+    """Which browser session made each media file (downloads, the report), so /media/<id> goes only to the
+    browser of a session that made it, and a session's files can be withdrawn at once ("Forget this session").
+
+    Sessions are Streamlit's (one per tab), each bound to its browser token on every run (services.ui.gate).
+    A file id no session owns any more is withdrawn: the media gate answers 404 although Streamlit keeps the
+    bytes until its next clean-up.
+    """
+
+    def __init__(self, max_files: int = 20_000) -> None:
+        self._browser: dict[str, str] = {}  # session id → browser token ("" when the browser sent no cookie)
+        self._owners: dict[str, set[str]] = {}  # file id → session ids
+        self._max_files = max_files
+        self._lock = threading.Lock()
+
+    def bind(self, session_id: str, browser_token: str) -> None:
+        """Record which browser a session belongs to."""
+        with self._lock:
+            self._browser[session_id] = browser_token
+            if len(self._browser) > 5 * self._max_files:
+                owning = set().union(*self._owners.values()) if self._owners else set()
+                self._browser = {k: v for k, v in self._browser.items() if k in owning or k == session_id}
+
+    def add(self, session_id: str, file_id: str, *, like: str | None = None) -> None:
+        """Record that a session made (or displays) a file; `like`: take the owners of that id instead
+        (a deferred download's file belongs to whoever owned its placeholder)."""
+        with self._lock:
+            owners = set(self._owners.get(like, ())) if like is not None else {session_id}
+            self._owners.setdefault(file_id, set()).update(owners)
+            if len(self._owners) > self._max_files:  # the oldest go first (dicts keep insertion order)
+                for old in list(self._owners)[: len(self._owners) - self._max_files]:
+                    del self._owners[old]
+
+    def may_serve(self, file_id: str, browser_token: str, *, gated: bool) -> bool | None:
+        """True: serve it to this browser; False: withdrawn or another browser's; None: a file made outside
+        any session (left to the instance-wide gate)."""
+        with self._lock:
+            owners = self._owners.get(file_id)
+            if owners is None:
+                return None
+            tokens = {self._browser.get(s, "") for s in owners}
+        if browser_token and browser_token in tokens:
+            return True
+        # A session without a browser token (XSRF protection turned off): nothing to compare on an open
+        # instance.
+        return "" in tokens and not gated
+
+    def forget_session(self, session_id: str) -> list[str]:
+        """Withdraw every file of a session; returns those no other session owns (to delete now)."""
+        with self._lock:
+            orphans = []
+            for file_id, owners in self._owners.items():
+                if session_id in owners:
+                    owners.discard(session_id)
+                    if not owners:
+                        orphans.append(file_id)
+            return orphans
+
+
+media_owners = MediaOwners()
+
+
 XSRF_COOKIE = "_streamlit_xsrf"  # Streamlit's XSRF cookie: the download gate (app.py) and the page gate read it
 
 
@@ -202,6 +307,49 @@ def browser_token(xsrf_cookie: str) -> str:
             return ""
         return bytes(t ^ mask[i % len(mask)] for i, t in enumerate(masked)).hex()
     return xsrf_cookie or ""
+
+
+TRUSTED_PROXY_KEY = "TRUSTED_PROXY"
+
+
+def trusted_proxies(env: Mapping[str, str]) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """$TRUSTED_PROXY: the reverse proxies (addresses or networks, comma-separated) whose X-Forwarded-For is
+    believed; none by default. An entry that is not an address is left out with a warning."""
+    out = []
+    for item in (env.get(TRUSTED_PROXY_KEY) or "").split(","):
+        if item.strip():
+            try:
+                out.append(ipaddress.ip_network(item.strip(), strict=False))
+            except ValueError:
+                _log.warning("%s: %r is not an address or network; left out", TRUSTED_PROXY_KEY,
+                             item.strip()[:60])
+    return tuple(out)
+
+
+def client_address(peer: str, forwarded_for: str,
+                   trusted: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]) -> str:
+    """The visitor's address: the connection's peer, or — only when the peer is a trusted proxy — the
+    nearest address in X-Forwarded-For that is not a trusted proxy itself (read from the right: entries
+    further left were written by the client and can be forged)."""
+    def is_trusted(address: str) -> bool:
+        try:
+            ip = ipaddress.ip_address(address)
+        except ValueError:
+            return False
+        return any(ip in net for net in trusted)
+
+    if not trusted or not is_trusted(peer):
+        return peer
+    nearest = peer
+    for hop in reversed([h.strip() for h in (forwarded_for or "").split(",") if h.strip()]):
+        try:
+            ipaddress.ip_address(hop)
+        except ValueError:
+            return nearest  # a malformed entry: stop at the last address a trusted proxy vouched for
+        if not is_trusted(hop):
+            return hop
+        nearest = hop
+    return nearest
 
 
 @dataclass(frozen=True)

@@ -81,4 +81,4 @@ def test_readiness_reports_the_database(served):
     status, body = _status(served + "/readyz")
     verdict = json.loads(body)
     assert (status, verdict["ready"]) == (200, True)
-    assert verdict["latency_ms"] >= 0 and verdict["database"]
+    assert set(verdict) == {"ready", "latency_ms"} and verdict["latency_ms"] >= 0  # nothing else: no path

@@ -17,7 +17,7 @@ from services.assistant.records import HealthRecordStore
 from services.assistant.store import SessionStore
 from services.errors import AssistantUnavailable, TrialLandscapeError
 from services.trials import plural
-from services.ui import gate, health
+from services.ui import doors, gate, health
 from services.ui import state as ui_state
 
 FORM_KEY_PREFIXES = ("g_", "pick_", "other_", "asst_pick_", "asst_pdf", "health_")
@@ -59,6 +59,7 @@ def forget(session: AssistantSession) -> None:
     """Delete the session from the server and start a new one, saying so."""
     with health.database_errors():
         SessionStore().delete(session.id)
+    doors.forget_session_media()  # the report's download URLs answer 404 from now on
     start_fresh()
     st.session_state["asst_notice"] = ("The session was forgotten: its answers, matches, report and uploaded health "
                                        "records are deleted from the server.")

@@ -7,6 +7,7 @@ import os
 from typing import Any
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from services import access, limits
 from services.data import runtime
@@ -40,6 +41,7 @@ def require_access() -> None:
     else APP_PASSWORD (environment or secrets) → a password form; else the app is open.
     """
     _use_app_navigation()
+    _bind_media()
     try:
         secrets = _secrets()
     except Exception as err:  # noqa: BLE001 - an unreadable secrets file must lock the app, not open it
@@ -96,14 +98,26 @@ def _check_password(password: str) -> None:
 @st.cache_resource(show_spinner=False)
 def _password_tries() -> access.SharedAttempts:
     # One per process; the delays themselves live in the app database, shared by every process.
-    return access.SharedAttempts(runtime.get_app_db)
+    return access.SharedAttempts(runtime.get_app_db, network_tries=access.network_free_tries(os.environ))
+
+
+def _browser_token() -> str:
+    with contextlib.suppress(Exception):
+        return access.browser_token(str(st.context.cookies.get(access.XSRF_COOKIE) or ""))
+    return ""
+
+
+def _bind_media() -> None:
+    # The media gate (app.py) serves a session's downloads only to the browser bound to it here.
+    ctx = get_script_run_ctx()
+    if ctx is not None:
+        access.media_owners.bind(ctx.session_id, _browser_token())
 
 
 def _admit_browser() -> None:
     # Downloads are plain HTTP requests outside the session: the media gate (app.py) serves them only to a
     # browser admitted here.
-    with contextlib.suppress(Exception):
-        access.admissions.admit(access.browser_token(str(st.context.cookies.get(access.XSRF_COOKIE) or "")))
+    access.admissions.admit(_browser_token())
 
 
 def visitor() -> limits.Visitor:
@@ -111,17 +125,19 @@ def visitor() -> limits.Visitor:
 
     The browser is known by the token inside Streamlit's XSRF cookie (the same in every tab and every new
     session of that browser); without the cookie, by the session. The address is the client's as Streamlit
-    sees it — behind a reverse proxy that is the proxy's, so put the limits' network key there too.
+    sees it, or behind the proxy named by $TRUSTED_PROXY the client's from X-Forwarded-For.
     """
-    cookies: dict[str, str] = {}
     address = ""
     with contextlib.suppress(Exception):
-        cookies = {str(k): str(v) for k, v in dict(st.context.cookies or {}).items()}
         ip = st.context.ip_address
-        address = ip if isinstance(ip, str) else ""  # None (or a test double) when Streamlit does not know it
-    token = access.browser_token(cookies.get(access.XSRF_COOKIE, ""))
-    if not token:
-        token = "session:" + str(st.session_state.setdefault("_visitor_fallback", os.urandom(16).hex()))
+        # None for a loopback peer (or a test double): a local proxy must still be recognised as trusted.
+        peer = ip if isinstance(ip, str) else "127.0.0.1"
+        forwarded = str(st.context.headers.get("X-Forwarded-For") or "")
+        address = access.client_address(peer, forwarded, access.trusted_proxies(os.environ))
+    token = _browser_token()
+    if not token:  # no cookie (a crafted client): its Streamlit session; the address's flood cap still holds
+        ctx = get_script_run_ctx()
+        token = "session:" + (ctx.session_id if ctx is not None else os.urandom(16).hex())
     return limits.Visitor.from_values(token, address or "unknown")
 
 
@@ -136,4 +152,6 @@ def _password_screen(password: str) -> None:
     else:
         wait, failures = _password_tries().wait_left(visitor())
         if wait > 0:
-            st.info(f"After {failures} wrong tries in a row, the next one is accepted in {wait:.0f} s.", icon="⏳")
+            why = (f"After {failures} wrong tries in a row from this browser" if failures
+                   else "After many wrong tries from your network")
+            st.info(f"{why}, the next try is accepted in {wait:.0f} s.", icon="⏳")

@@ -69,7 +69,8 @@ def query_dict() -> dict[str, list[str]]:
 
 
 def _write_url(f: Filters) -> None:
-    # The URL holds the filters minus patient answers (unless the visitor chose to include them) plus the view.
+    # The URL holds the filters minus patient answers (unless the visitor chose to include them) plus the
+    # view.
     wanted = shared_filters(f)[0].to_query()
     wanted.update({k: v for k, v in query_dict().items() if is_view_param(k)})
     if wanted != query_dict():
@@ -213,7 +214,11 @@ def _from_widgets() -> None:
 
 def filters_from_widgets(prefix: str) -> tuple[Filters, list[str]]:
     """The filters a filter panel's widgets (keys `prefix` + name) hold, with notices for what was not used."""
-    s = st.session_state
+    # A widget the page did not create this session (a crafted client can send any widget's state) reads as
+    # the
+    # current filters' value, instead of a KeyError.
+    s = {**{prefix + k: v for k, v in _widget_values(current_filters()).items()},
+         **{k: st.session_state[k] for k in st.session_state if str(k).startswith(prefix)}}
     params: dict[str, Any] = {}
 
     def put(key: str, value: Any) -> None:
@@ -270,7 +275,8 @@ def render_sidebar() -> Filters:
     f = current_filters()
     seed_filter_widgets(_W, f, "widget_sync")
     sb = st.sidebar
-    # The status box shows every chosen status: Streamlit caps a multiselect's height, which hid the fifth of the
+    # The status box shows every chosen status: Streamlit caps a multiselect's height, which hid the fifth of
+    # the
     # five default statuses ("Available") behind a scroll.
     sb.markdown(_SIDEBAR_CSS, unsafe_allow_html=True)
     sb.header("Filters")
