@@ -4,23 +4,16 @@ own value, on lines written here and on every matching line of the shipped sampl
 from __future__ import annotations
 
 import csv
-import gzip
-import json
 import re
-from collections.abc import Iterator
-from functools import lru_cache
-from pathlib import Path
 
 import pytest
 
 from services.eligibility.labels import Label
 from services.eligibility.measures import MEASURES_CSV, ckd_stages, judge, limits_in, measure_rows
-from services.eligibility.parser import parse_criteria
 from services.eligibility.patient import LabValue, PatientProfile, facts_from_profile
 from services.eligibility.rules import evaluate
+from tests.eligibility_sample import sample_lines
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ("data/sample-v2/full_records.jsonl.gz", "data/ctgov_sample.jsonl.gz", "data/sample-v2/criteria_fill.jsonl.gz")
 CSV_ROWS = list(csv.DictReader(MEASURES_CSV.open(encoding="utf-8")))
 
 
@@ -55,6 +48,22 @@ def test_bmi_read_in_every_spelling() -> None:
     for line in ("BMI ≥ 23.0", "BMI ≥ 23.0 kg/m2", "Body mass index (BMI) of 18.5 to 35 kg/m2", "BMI >= 23"):
         assert evaluate(line, "inclusion", man).label == Label.MET, line
     assert evaluate("BMI > 35 kg/m²", "exclusion", man).label == Label.NOT_MET
+
+
+@pytest.mark.parametrize(("line", "key", "bounds"), [
+    ("HbA1c greater than or equal 7.5 and lesser than or equal to 11%", "hba1c", [("≥", 7.5), ("≤", 11.0)]),
+    ("BMI >/= 18 and </= 35 kg/m2, inclusive", "bmi", [("≥", 18.0), ("≤", 35.0)]),
+    ("BMI 20~35 kg/m2", "bmi", [("≥", 20.0), ("≤", 35.0)]),
+    ("absolute neutrophil count of >/= 1,500/mm^3", "anc", [("≥", 1.5)]),
+    ("Platelets = 125,000 - 500,000/mm3", "platelets", [("≥", 125.0), ("≤", 500.0)]),
+])
+def test_comparison_spellings(line: str, key: str, bounds: list[tuple[str, float]]) -> None:
+    (limit,) = limits_in(line)
+    assert limit.row.key == key and list(limit.bounds) == bounds
+
+
+def test_one_limit_for_two_enzymes_reads_both() -> None:
+    assert [lim.row.key for lim in limits_in("ALT and AST <= 2.5 x ULN")] == ["alt", "ast"]
 
 
 def test_unknown_value_is_left_open() -> None:
@@ -104,29 +113,6 @@ def test_creatinine_clearance_reason_says_it_is_read_as_egfr() -> None:
 
 
 # --- Over the shipped sample ---------------------------------------------------------------------------------
-
-def _records() -> Iterator[tuple[str, str]]:
-    seen: set[str] = set()
-    for name in SAMPLES:
-        with gzip.open(ROOT / name, "rt", encoding="utf-8") as handle:
-            for line in handle:
-                record = json.loads(line)
-                section = record.get("protocolSection", record)
-                nct = (section.get("identificationModule") or {}).get("nctId") or record.get("nct_id")
-                text = ((section.get("eligibilityModule") or {}).get("eligibilityCriteria")
-                        or record.get("criteria") or record.get("eligibility_criteria"))
-                if nct and text and nct not in seen:
-                    seen.add(nct)
-                    yield nct, text
-
-
-@lru_cache(maxsize=8)
-def sample_lines(words: str) -> tuple[tuple[str, str, str], ...]:
-    """(nct id, kind, line) for each criterion of the sample whose text matches ``words`` (trials filtered first)."""
-    pattern = re.compile(words, re.I)
-    return tuple((nct, c.kind, c.full_text) for nct, text in _records() if pattern.search(text)
-                 for c in parse_criteria(text).all if pattern.search(c.full_text))
-
 
 _KIDNEY_WORDS = r"\b(?:e?GFR|glomerular filtration|creatinine clearance|CrCl|CLcr)\b"
 # Independent of the engine: the measure, a comparison and a number in mL/min.

@@ -90,13 +90,13 @@ _OPS = "|".join(re.escape(op) for op in sorted(SYMBOLS, key=len, reverse=True) i
 _OP = rf"(?P<op>{_OPS}|over(?!\s+(?:the|a|\d+\s*(?:hours?|days?|weeks?|months?|years?))))"
 _NUM = r"\d{1,3}(?:,\d{3})+|\d+(?:[.,]\d+)?"
 _UNITS = (r"(?:(?:x|×|times)\s*(?:the\s+)?(?:institutional\s+|laboratory\s+|site\s+)?(?:uln|upper\s+(?:limits?\s+)?"
-          r"(?:of\s+)?normal(?:\s+limits?)?)|(?:x|×)\s*10\^?\s*[39]\s*/\s*(?:l|µl|ul|mm3)|/mm3|/µl|/ul|cells/mm3|"
+          r"(?:of\s+)?normal(?:\s+limits?)?)|(?:x|×)\s*10\^?\s*[39]\s*/\s*(?:l|µl|ul|mm\^?3)|/mm\^?3|/µl|/ul|cells/mm\^?3|"
           r"mg/dl|mg/l|µmol/l|umol/l|μmol/l|mmol/mol|ml/s|mls?/min(?:/1[.,]7\d*\s*(?:m2|m²|m\^2|m)?(?:\s*bsa)?)?|"
           r"kg/m2|kg/m²|kg/m\^2|iu/l|u/l|%)")
 _FILLER = r"(?:\s*\([^()]{0,40}\))?[^.;0-9<>≤≥=]{0,45}?"
 _BOUND = re.compile(_FILLER + _OP + rf"\s*(?:to\s+)?(?P<n>{_NUM})\s*(?P<u>{_UNITS})?", re.I)
 _SECOND = re.compile(r"\s*(?:,|and|but|or|to|-)\s*(?:and\s+)?" + _OP + rf"\s*(?P<n>{_NUM})\s*(?P<u>{_UNITS})?", re.I)
-_RANGE = re.compile(_FILLER + r"(?:between\s+|of\s+|from\s+)?(?P<a>" + _NUM + r")\s*(?P<ua>" + _UNITS
+_RANGE = re.compile(r"(?:\s*\([^()]{0,40}\))?[^.;0-9<>≤≥]{0,45}?(?:between\s+|of\s+|from\s+)?(?P<a>" + _NUM + r")\s*(?P<ua>" + _UNITS
                     + r")?\s*(?:-|to|and)\s*(?P<b>" + _NUM + r")\s*(?P<u>" + _UNITS + ")?", re.I)
 _OR_TAIL = re.compile(_FILLER + rf"(?P<n>{_NUM})\s*(?P<u>{_UNITS})?\s*or\s+(?P<dir>lower|less|below|under|higher|"
                       r"more|greater|above|over)\b", re.I)
@@ -177,13 +177,28 @@ def _stage_limits(text: str) -> list[Limit]:
     return limits
 
 
+# Other spellings of a comparison, each replaced by one of the same length so positions stay the same.
+_SPELLINGS = ((re.compile(r">\s?/\s?=|>\s=|=>"), ">="), (re.compile(r"<\s?/\s?=|<\s=|=<"), "<="),
+              (re.compile(r"\b(?:greater|more|higher) than or equal(?: to)?\b", re.I), ">="),
+              (re.compile(r"\b(?:less|lesser|lower) than or equal(?: to)?\b", re.I), "<="),
+              (re.compile(r"\blesser than\b", re.I), "<"), (re.compile(r"\bsup(?:erior)? or equal(?: to)?\b", re.I), ">="),
+              (re.compile(r"(?<=\d)\s*~\s*(?=\d)"), "-"))
+
+
+def _spelled(text: str) -> str:
+    for pattern, symbol in _SPELLINGS:
+        text = pattern.sub(lambda m, s=symbol: s.ljust(len(m.group(0))), text)  # type: ignore[misc]
+    return text
+
+
 def limits_in(text: str) -> list[Limit]:
     """Every cut-off the criterion sets on a measure of measures.csv (limits in a unit it cannot convert are
     left out, so the line stays to the other rules)."""
+    text = _spelled(text)
     limits = _stage_limits(text)
     for row in measure_rows():
         for name in row.pattern.finditer(text):
-            if any(lim.span[0] <= name.start() < lim.span[1] for lim in limits):
+            if any(lim.row is row and lim.span[0] <= name.start() < lim.span[1] for lim in limits):
                 continue
             read = _bounds_at(row, text, name.end())
             if read is None:
@@ -197,7 +212,7 @@ def limits_in(text: str) -> list[Limit]:
                     break  # a unit it cannot convert, or a limit no one could have ("> 40 mL/sec"): not a parse
                 bounds.append((symbol, std))
             else:
-                limits.append(Limit(row, tuple(bounds), uln, text[name.start():end].strip(), (name.start(), end),
+                limits.append(Limit(row, tuple(bounds), uln, " ".join(text[name.start():end].split()), (name.start(), end),
                                     name.start()))
                 break
     return sorted(limits, key=lambda lim: lim.span)
