@@ -491,8 +491,9 @@ _BOTH_SEXES = re.compile(
     r"gender is not limited|regardless of (?:sex|gender)|both genders|all genders)\b",
     re.I,
 )
-_FEMALE_WORDS = re.compile(r"\b(females?|wom[ae]n|girls?|ladies|lady)\b", re.I)
-_MALE_WORDS = re.compile(r"\b(males?|m[ae]n|boys?|gentlemen)\b", re.I)
+# "his female partner" names the partner's sex, not the patient's.
+_FEMALE_WORDS = re.compile(r"\b(females?|wom[ae]n|girls?|ladies|lady)\b(?!\s+(?:sexual\s+)?partners?\b)", re.I)
+_MALE_WORDS = re.compile(r"\b(males?|m[ae]n|boys?|gentlemen)\b(?!\s+(?:sexual\s+)?partners?\b)", re.I)
 
 
 def _sex_finding(text: str, facts: PatientFacts) -> tuple[_Finding | None, list[tuple[int, int]]]:
@@ -643,7 +644,10 @@ def _allowed_ecog(text: str) -> tuple[set[int], str] | None:
     # A bound written after the number: "ECOG 2 or more", "Karnofsky 60 or less".
     norm = re.sub(r"\b(\d{1,3})\s*%?\s*or\s+(?:more|higher|greater|above)\b", r">=\1", norm, flags=re.I)
     norm = re.sub(r"\b(\d{1,3})\s*%?\s*or\s+(?:less|lower|fewer|below)\b", r"<=\1", norm, flags=re.I)
-    karnofsky = re.search(r"(?:Karnofsky|Karnovsky|KPS|Lansky)[^0-9<>]{0,30}(>=|>|<=|<|at least|of)?\s*(\d{2,3})", norm, re.I)
+    # A score is 20-100 and not an age ("Lansky (for patients <= 12 years of age)"): anything else is not a parse.
+    karnofsky = next((m for m in re.finditer(r"(?:Karnofsky|Karnovsky|KPS|Lansky)[^0-9<>]{0,30}(>=|>|<=|<|at least|of)?"
+                                             r"\s*(\d{2,3})(?!\s*(?:years?|yrs?|months?|y\b))", norm, re.I)
+                      if 20 <= int(m.group(2)) <= 100), None)
     if karnofsky:
         op, score = (karnofsky.group(1) or ">=").lower(), int(karnofsky.group(2))
         grades = {g for g in range(6) if _karnofsky_ok(g, op, score)}
@@ -654,7 +658,7 @@ def _allowed_ecog(text: str) -> tuple[set[int], str] | None:
     norm = re.sub(r"\b(?:greater than or equal to|at least)\s*(?=\d)", ">=", norm, flags=re.I)
     # "WHO" is the scale only in capitals and before its own words or a grade: not "who had 2", "WHO grade 2".
     m = re.search(r"(?:ECOG|Eastern Cooperative Oncology Group|Zubrod|(?-i:WHO)(?=\W*(?:performance|PS\b|ECOG|[<>=]|[0-5](?!\d)))|"
-                  r"performance status)[^0-9<>]{0,40}(>=|>|<=|<|of|:)?\s*([0-5])"
+                  r"performance status)[^0-9<>]{0,40}(>=|>|<=|<|of|:)?\s*([0-5])(?![\d.])"
                   r"(?:\s*(?:-|to|~|or|/|,)\s*([0-5]))?(?:\s*(?:,|or)\s*([0-5]))?", norm, re.I)
     if not m:
         return None
