@@ -12,7 +12,11 @@ from pathlib import Path
 from services.eligibility.parser import parse_criteria
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ("data/sample-v2/full_records.jsonl.gz", "data/ctgov_sample.jsonl.gz", "data/sample-v2/criteria_fill.jsonl.gz")
+SAMPLES = (
+    "data/sample-v2/full_records.jsonl.gz",
+    "data/ctgov_sample.jsonl.gz",
+    "data/sample-v2/criteria_fill.jsonl.gz",
+)
 
 
 def _records() -> Iterator[tuple[str, str]]:
@@ -23,8 +27,11 @@ def _records() -> Iterator[tuple[str, str]]:
                 record = json.loads(line)
                 section = record.get("protocolSection", record)
                 nct = (section.get("identificationModule") or {}).get("nctId") or record.get("nct_id")
-                text = ((section.get("eligibilityModule") or {}).get("eligibilityCriteria")
-                        or record.get("criteria") or record.get("eligibility_criteria"))
+                text = (
+                    (section.get("eligibilityModule") or {}).get("eligibilityCriteria")
+                    or record.get("criteria")
+                    or record.get("eligibility_criteria")
+                )
                 if nct and text and nct not in seen:
                     seen.add(nct)
                     yield nct, text

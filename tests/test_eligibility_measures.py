@@ -50,13 +50,20 @@ def test_bmi_read_in_every_spelling() -> None:
     assert evaluate("BMI > 35 kg/m²", "exclusion", man).label == Label.NOT_MET
 
 
-@pytest.mark.parametrize(("line", "key", "bounds"), [
-    ("HbA1c greater than or equal 7.5 and lesser than or equal to 11%", "hba1c", [("≥", 7.5), ("≤", 11.0)]),
-    ("BMI >/= 18 and </= 35 kg/m2, inclusive", "bmi", [("≥", 18.0), ("≤", 35.0)]),
-    ("BMI 20~35 kg/m2", "bmi", [("≥", 20.0), ("≤", 35.0)]),
-    ("absolute neutrophil count of >/= 1,500/mm^3", "anc", [("≥", 1.5)]),
-    ("Platelets = 125,000 - 500,000/mm3", "platelets", [("≥", 125.0), ("≤", 500.0)]),
-])
+@pytest.mark.parametrize(
+    ("line", "key", "bounds"),
+    [
+        (
+            "HbA1c greater than or equal 7.5 and lesser than or equal to 11%",
+            "hba1c",
+            [("≥", 7.5), ("≤", 11.0)],
+        ),
+        ("BMI >/= 18 and </= 35 kg/m2, inclusive", "bmi", [("≥", 18.0), ("≤", 35.0)]),
+        ("BMI 20~35 kg/m2", "bmi", [("≥", 20.0), ("≤", 35.0)]),
+        ("absolute neutrophil count of >/= 1,500/mm^3", "anc", [("≥", 1.5)]),
+        ("Platelets = 125,000 - 500,000/mm3", "platelets", [("≥", 125.0), ("≤", 500.0)]),
+    ],
+)
 def test_comparison_spellings(line: str, key: str, bounds: list[tuple[str, float]]) -> None:
     (limit,) = limits_in(line)
     assert limit.row.key == key and list(limit.bounds) == bounds
@@ -68,8 +75,11 @@ def test_one_limit_for_two_enzymes_reads_both() -> None:
 
 def test_unknown_value_is_left_open() -> None:
     man = PatientProfile(age_years=62, sex="male", conditions=("type 2 diabetes",))
-    for kind, line in (("exclusion", "eGFR < 30 mL/min/1.73m2"), ("inclusion", "Platelets ≥ 100 x 10^9/L"),
-                       ("inclusion", "LVEF ≥ 50%")):
+    for kind, line in (
+        ("exclusion", "eGFR < 30 mL/min/1.73m2"),
+        ("inclusion", "Platelets ≥ 100 x 10^9/L"),
+        ("inclusion", "LVEF ≥ 50%"),
+    ):
         assert evaluate(line, kind, man).label in (Label.NOT_ENOUGH_INFO, Label.NEEDS_DISCUSSION), line
 
 
@@ -89,18 +99,23 @@ def test_ckd_stage_row_is_read_as_its_egfr_range(stage: int) -> None:
         assert judge(limit, facts, "exclusion")[0] is expected, (stage, value)
 
 
-KIDNEY = PatientProfile(age_years=62, sex="male", conditions=("type 2 diabetes", "chronic kidney disease", "eGFR 42"))
+KIDNEY = PatientProfile(
+    age_years=62, sex="male", conditions=("type 2 diabetes", "chronic kidney disease", "eGFR 42")
+)
 
 
-@pytest.mark.parametrize(("kind", "line", "label"), [
-    ("exclusion", "eGFR < 30", Label.NOT_MET),
-    ("exclusion", "End-stage renal disease (eGFR < 15)", Label.NOT_MET),
-    ("exclusion", "Renal impairment, defined as GFR <40 ml/min", Label.NOT_MET),
-    ("exclusion", "Renal insufficiency (creatinine clearance < 30 mL/min)", Label.NOT_MET),
-    ("exclusion", "eGFR < 60 mL/min/1.73 m²", Label.MET),
-    ("inclusion", "Creatinine clearance ≥ 30 mL/min", Label.MET),
-    ("inclusion", "eGFR ≥ 45 mL/min/1.73m2", Label.NOT_MET),
-])
+@pytest.mark.parametrize(
+    ("kind", "line", "label"),
+    [
+        ("exclusion", "eGFR < 30", Label.NOT_MET),
+        ("exclusion", "End-stage renal disease (eGFR < 15)", Label.NOT_MET),
+        ("exclusion", "Renal impairment, defined as GFR <40 ml/min", Label.NOT_MET),
+        ("exclusion", "Renal insufficiency (creatinine clearance < 30 mL/min)", Label.NOT_MET),
+        ("exclusion", "eGFR < 60 mL/min/1.73 m²", Label.MET),
+        ("inclusion", "Creatinine clearance ≥ 30 mL/min", Label.MET),
+        ("inclusion", "eGFR ≥ 45 mL/min/1.73m2", Label.NOT_MET),
+    ],
+)
 def test_kidney_cut_offs_use_the_typed_egfr(kind: str, line: str, label: Label) -> None:
     judgement = evaluate(line, kind, KIDNEY)  # type: ignore[arg-type]
     assert judgement.label == label, judgement.reason
@@ -116,18 +131,30 @@ def test_creatinine_clearance_reason_says_it_is_read_as_egfr() -> None:
 
 _KIDNEY_WORDS = r"\b(?:e?GFR|glomerular filtration|creatinine clearance|CrCl|CLcr)\b"
 # Independent of the engine: the measure, a comparison and a number in mL/min.
-_CUT_OFF = re.compile(r"(?:e?GFR|glomerular filtration rate|creatinine clearance|CrCl|CLcr)\)?[^.;0-9]{0,25}?"
-                      r"(<=|>=|<|>|≤|≥|less than|below|under|greater than|above|more than|at least)\s*(\d{2,3})\s*ml",
-                      re.I)
+_CUT_OFF = re.compile(
+    r"(?:e?GFR|glomerular filtration rate|creatinine clearance|CrCl|CLcr)\)?[^.;0-9]{0,25}?"
+    r"(<=|>=|<|>|≤|≥|less than|below|under|greater than|above|more than|at least)\s*(\d{2,3})\s*ml",
+    re.I,
+)
 # Lines scoped to an age group or sex, or giving a formula, are about other things too (tested elsewhere).
-_SCOPED = re.compile(r"years? old|\baged?\b|\bfemales?\b|\bwom[ae]n\b|\bmales?\b|\bchildren\b|formula|equation", re.I)
+_SCOPED = re.compile(
+    r"years? old|\baged?\b|\bfemales?\b|\bwom[ae]n\b|\bmales?\b|\bchildren\b|formula|equation", re.I
+)
 
 
-@pytest.mark.parametrize("patient", [
-    PatientProfile(age_years=62, sex="male", conditions=("chronic kidney disease", "eGFR 42")),
-    PatientProfile(age_years=62, sex="male", conditions=("chronic kidney disease",),
-                   labs=(LabValue("egfr", 42.0, "mL/min/1.73m2", "2026-11-01"),)),
-], ids=["typed", "uploaded"])
+@pytest.mark.parametrize(
+    "patient",
+    [
+        PatientProfile(age_years=62, sex="male", conditions=("chronic kidney disease", "eGFR 42")),
+        PatientProfile(
+            age_years=62,
+            sex="male",
+            conditions=("chronic kidney disease",),
+            labs=(LabValue("egfr", 42.0, "mL/min/1.73m2", "2026-11-01"),),
+        ),
+    ],
+    ids=["typed", "uploaded"],
+)
 def test_sample_kidney_cut_offs_follow_egfr_42(patient: PatientProfile) -> None:
     wrong = []
     checked = 0
@@ -140,7 +167,8 @@ def test_sample_kidney_cut_offs_follow_egfr_42(patient: PatientProfile) -> None:
         holds = 42 < float(cut.group(2)) if below else 42 > float(cut.group(2))
         judgement = evaluate(line, kind, patient)
         if (kind == "exclusion" and judgement.label == (Label.NOT_MET if holds else Label.MET)) or (
-                kind == "inclusion" and judgement.label == (Label.NOT_MET if holds else Label.MET)):
+            kind == "inclusion" and judgement.label == (Label.NOT_MET if holds else Label.MET)
+        ):
             wrong.append((nct, kind, line[:120], judgement.label.value, judgement.reason[:120]))
     assert checked > 50
     assert not wrong, wrong[:10]

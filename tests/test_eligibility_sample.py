@@ -12,19 +12,27 @@ from services.eligibility.patient import PatientProfile
 from services.eligibility.rules import evaluate
 from tests.eligibility_sample import sample_lines
 
-_CONSENT_WORDS = r"\b(?:consent\w*|assent|willing\w*|unwilling\w*|able to comply|comply with|capacity to|" \
-                 r"ability to understand)\b"
+_CONSENT_WORDS = (
+    r"\b(?:consent\w*|assent|willing\w*|unwilling\w*|able to comply|comply with|capacity to|"
+    r"ability to understand)\b"
+)
 # Lines that are about something else as well as consent: a verdict on that something may count against the patient.
-_OTHER_SUBJECT = re.compile(r"\b(?:pregnan\w*|contracept\w*|breast[- ]?feed\w*|lactat\w*|sperm|condoms?|abstinen\w*|"
-                            r"age[ds]?|years?|allerg\w*|hypersensitiv\w*|transfusion\w*|vaccin\w*|biops\w*|"
-                            r"child\w*|infants?|minors?|p(?:a)?ediatric|adolescen\w*|youth|preterm|neonat\w*|"
-                            r"wom[ae]n|girls?|boys?|m[ae]n|(?:fe)?males?(?!\s+partners?))\b", re.I)
+_OTHER_SUBJECT = re.compile(
+    r"\b(?:pregnan\w*|contracept\w*|breast[- ]?feed\w*|lactat\w*|sperm|condoms?|abstinen\w*|"
+    r"age[ds]?|years?|allerg\w*|hypersensitiv\w*|transfusion\w*|vaccin\w*|biops\w*|"
+    r"child\w*|infants?|minors?|p(?:a)?ediatric|adolescen\w*|youth|preterm|neonat\w*|"
+    r"wom[ae]n|girls?|boys?|m[ae]n|(?:fe)?males?(?!\s+partners?))\b",
+    re.I,
+)
 # (A line for children, or for one sex, may rightly be judged on who it is for: "Incarcerated men able to consent".
 # "his female partner" is about the partner, so such lines stay in.)
 
 
-@pytest.mark.parametrize("patient", [PatientProfile(age_years=62, sex="male"),
-                                     PatientProfile(age_years=35, sex="female")], ids=["man-62", "woman-35"])
+@pytest.mark.parametrize(
+    "patient",
+    [PatientProfile(age_years=62, sex="male"), PatientProfile(age_years=35, sex="female")],
+    ids=["man-62", "woman-35"],
+)
 def test_sample_consent_lines_never_count_against_the_patient(patient: PatientProfile) -> None:
     against = []
     checked = 0
@@ -41,14 +49,20 @@ def test_sample_consent_lines_never_count_against_the_patient(patient: PatientPr
 
 _UNIT_YEARS = {"year": 1.0, "month": 1 / 12, "week": 7 / 365.25, "day": 1 / 365.25}
 # Independent of the engine: "16 years to 2 years", "from 3 months to 1 year" in a reason.
-_RANGE_IN_REASON = re.compile(r"(\d+(?:\.\d+)?)\s*(year|month|week|day)s?\s+(?:old\s+)?(?:to|and)\s+(\d+(?:\.\d+)?)\s*"
-                              r"(year|month|week|day)s?", re.I)
+_RANGE_IN_REASON = re.compile(
+    r"(\d+(?:\.\d+)?)\s*(year|month|week|day)s?\s+(?:old\s+)?(?:to|and)\s+(\d+(?:\.\d+)?)\s*"
+    r"(year|month|week|day)s?",
+    re.I,
+)
 _KARNOFSKY = re.compile(r"\b(?:Karnofsky|KPS|Lansky)\b[^0-9.;]{0,25}(\d{1,3})", re.I)
 _AGE_OR_SCORE = r"\b(?:age[ds]?|years? old|year-old|years? of age|Karnofsky|KPS|Lansky)\b"
 
 
-@pytest.mark.parametrize("patient", [PatientProfile(age_years=9, sex="male"),
-                                     PatientProfile(age_years=62, sex="female")], ids=["boy-9", "woman-62"])
+@pytest.mark.parametrize(
+    "patient",
+    [PatientProfile(age_years=9, sex="male"), PatientProfile(age_years=62, sex="female")],
+    ids=["boy-9", "woman-62"],
+)
 def test_sample_reasons_state_no_impossible_range(patient: PatientProfile) -> None:
     nonsense = []
     checked = 0

@@ -55,16 +55,21 @@ class MeasureRow:
 def _unit_key(unit: str) -> str:
     u = normalise_unit(unit or "").replace("x109/l", "109/l").rstrip(".")
     u = re.sub(r"^ml/min/1[.,]7\d*(?:m2|m|m2bsa|m3)?$", "ml/min/1.73m2", u)
-    if re.fullmatch(r"x?(?:times)?(?:the)?(?:institutional|laboratory|site)?(?:uln|upperlimitofnormal|"
-                    r"upperlimitsofnormal|upperlimitnormal|normal|xnormal)", u):
+    if re.fullmatch(
+        r"x?(?:times)?(?:the)?(?:institutional|laboratory|site)?(?:uln|upperlimitofnormal|"
+        r"upperlimitsofnormal|upperlimitnormal|normal|xnormal)",
+        u,
+    ):
         return ULN
     return u
 
 
 def _name_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
     # Short all-capital abbreviations (ALT, AST, ANC, GFR) are matched in capitals only: "alt" and "ast" are words.
-    parts = [(f"(?-i:{re.escape(n)})" if n.isupper() and len(n) <= 5 else re.escape(n).replace(r"\ ", r"\s+"))
-             for n in sorted(names, key=len, reverse=True)]
+    parts = [
+        (f"(?-i:{re.escape(n)})" if n.isupper() and len(n) <= 5 else re.escape(n).replace(r"\ ", r"\s+"))
+        for n in sorted(names, key=len, reverse=True)
+    ]
     return re.compile(r"(?<![\w-])(?:" + "|".join(parts) + r")(?![\w-])", re.I)
 
 
@@ -80,28 +85,61 @@ def measure_rows() -> tuple[MeasureRow, ...]:
                 factor, _, offset = rule.partition("+")
                 units[_unit_key(unit)] = (float(factor), float(offset or 0))
             names = tuple(n.strip() for n in row["names"].split("|") if n.strip())
-            rows.append(MeasureRow(row["key"], row["name"], names, row["unit"], units, float(row["low"]),
-                                   float(row["high"]), tuple(k for k in row["lab_keys"].split("|") if k),
-                                   row["source"], _name_pattern(names)))
+            rows.append(
+                MeasureRow(
+                    row["key"],
+                    row["name"],
+                    names,
+                    row["unit"],
+                    units,
+                    float(row["low"]),
+                    float(row["high"]),
+                    tuple(k for k in row["lab_keys"].split("|") if k),
+                    row["source"],
+                    _name_pattern(names),
+                )
+            )
     return tuple(rows)
 
 
-_OPS = "|".join(re.escape(op) for op in sorted(SYMBOLS, key=len, reverse=True) if op not in ("equal to", "over"))
+_OPS = "|".join(
+    re.escape(op) for op in sorted(SYMBOLS, key=len, reverse=True) if op not in ("equal to", "over")
+)
 _OP = rf"(?P<op>{_OPS}|over(?!\s+(?:the|a|\d+\s*(?:hours?|days?|weeks?|months?|years?))))"
 _NUM = r"\d{1,3}(?:,\d{3})+|\d+(?:[.,]\d+)?"
-_UNITS = (r"(?:(?:x|×|times)\s*(?:the\s+)?(?:institutional\s+|laboratory\s+|site\s+)?(?:uln|upper\s+(?:limits?\s+)?"
-          r"(?:of\s+)?normal(?:\s+limits?)?)|(?:x|×)\s*10\^?\s*[39]\s*/\s*(?:l|µl|ul|mm\^?3)|/mm\^?3|/µl|/ul|cells/mm\^?3|"
-          r"mg/dl|mg/l|µmol/l|umol/l|μmol/l|mmol/mol|ml/s|mls?/min(?:/1[.,]7\d*\s*(?:m2|m²|m\^2|m)?(?:\s*bsa)?)?|"
-          r"kg/m2|kg/m²|kg/m\^2|iu/l|u/l|%)")
+_UNITS = (
+    r"(?:(?:x|×|times)\s*(?:the\s+)?(?:institutional\s+|laboratory\s+|site\s+)?(?:uln|upper\s+(?:limits?\s+)?"
+    r"(?:of\s+)?normal(?:\s+limits?)?)|(?:x|×)\s*10\^?\s*[39]\s*/\s*(?:l|µl|ul|mm\^?3)|/mm\^?3|/µl|/ul|cells/mm\^?3|"
+    r"mg/dl|mg/l|µmol/l|umol/l|μmol/l|mmol/mol|ml/s|mls?/min(?:/1[.,]7\d*\s*(?:m2|m²|m\^2|m)?(?:\s*bsa)?)?|"
+    r"kg/m2|kg/m²|kg/m\^2|iu/l|u/l|%)"
+)
 _FILLER = r"(?:\s*\([^()]{0,40}\))?[^.;0-9<>≤≥=]{0,45}?"
 _BOUND = re.compile(_FILLER + _OP + rf"\s*(?:to\s+)?(?P<n>{_NUM})\s*(?P<u>{_UNITS})?", re.I)
-_SECOND = re.compile(r"\s*(?:,|and|but|or|to|-)\s*(?:and\s+)?" + _OP + rf"\s*(?P<n>{_NUM})\s*(?P<u>{_UNITS})?", re.I)
-_RANGE = re.compile(r"(?:\s*\([^()]{0,40}\))?[^.;0-9<>≤≥]{0,45}?(?:between\s+|of\s+|from\s+)?(?P<a>" + _NUM + r")\s*(?P<ua>" + _UNITS
-                    + r")?\s*(?:-|to|and)\s*(?P<b>" + _NUM + r")\s*(?P<u>" + _UNITS + ")?", re.I)
-_OR_TAIL = re.compile(_FILLER + rf"(?P<n>{_NUM})\s*(?P<u>{_UNITS})?\s*or\s+(?P<dir>lower|less|below|under|higher|"
-                      r"more|greater|above|over)\b", re.I)
-_VALUE = re.compile(r"^\s*(?:\([^()]{0,20}\))?\s*(?:(?:level|value|result|was|is|of|at|=|:|-)\s*){0,3}"
-                    rf"(?P<n>{_NUM})\s*(?P<u>{_UNITS})?", re.I)
+_SECOND = re.compile(
+    r"\s*(?:,|and|but|or|to|-)\s*(?:and\s+)?" + _OP + rf"\s*(?P<n>{_NUM})\s*(?P<u>{_UNITS})?", re.I
+)
+_RANGE = re.compile(
+    r"(?:\s*\([^()]{0,40}\))?[^.;0-9<>≤≥]{0,45}?(?:between\s+|of\s+|from\s+)?(?P<a>"
+    + _NUM
+    + r")\s*(?P<ua>"
+    + _UNITS
+    + r")?\s*(?:-|to|and)\s*(?P<b>"
+    + _NUM
+    + r")\s*(?P<u>"
+    + _UNITS
+    + ")?",
+    re.I,
+)
+_OR_TAIL = re.compile(
+    _FILLER + rf"(?P<n>{_NUM})\s*(?P<u>{_UNITS})?\s*or\s+(?P<dir>lower|less|below|under|higher|"
+    r"more|greater|above|over)\b",
+    re.I,
+)
+_VALUE = re.compile(
+    r"^\s*(?:\([^()]{0,20}\))?\s*(?:(?:level|value|result|was|is|of|at|=|:|-)\s*){0,3}"
+    rf"(?P<n>{_NUM})\s*(?P<u>{_UNITS})?",
+    re.I,
+)
 
 
 def _number(raw: str) -> float:
@@ -131,14 +169,22 @@ def _bounds_at(row: MeasureRow, text: str, start: int) -> tuple[list[tuple[str, 
         found.append((SYMBOLS[m.group("op").lower()], _number(m.group("n")), m.group("u") or ""))
         second = _SECOND.match(rest, m.end())
         if second:
-            found.append((SYMBOLS[second.group("op").lower()], _number(second.group("n")),
-                          second.group("u") or m.group("u") or ""))
+            found.append(
+                (
+                    SYMBOLS[second.group("op").lower()],
+                    _number(second.group("n")),
+                    second.group("u") or m.group("u") or "",
+                )
+            )
             return found, start + second.end()
         return found, start + m.end()
     r = _RANGE.match(rest)
     if r and _number(r.group("a")) < _number(r.group("b")):
         unit = r.group("u") or r.group("ua") or ""
-        return [("≥", _number(r.group("a")), r.group("ua") or unit), ("≤", _number(r.group("b")), unit)], start + r.end()
+        return [
+            ("≥", _number(r.group("a")), r.group("ua") or unit),
+            ("≤", _number(r.group("b")), unit),
+        ], start + r.end()
     t = _OR_TAIL.match(rest)
     if t:
         low = t.group("dir").lower() in ("lower", "less", "below", "under")
@@ -148,17 +194,22 @@ def _bounds_at(row: MeasureRow, text: str, start: int) -> tuple[list[tuple[str, 
 
 CKD_STAGES_CSV = MEASURES_CSV.with_name("ckd_stages.csv")
 # "CKD stage 4 or greater", "stage 3-5 chronic kidney disease", "CKD stage ≥ 4": an eGFR range by its stage.
-_STAGE = re.compile(r"(?:\b(?:CKD|chronic kidney disease)\s*(?:\(CKD\)\s*)?(?:stage|G)\s*(?:>=|≥)?\s*(?P<a>[1-5])[ab]?"
-                    r"(?P<tail>\s*(?:or (?:greater|higher|above|more|worse)|and (?:above|higher)|\+|(?:-|to|or)\s*(?P<b>[1-5])))?"
-                    r"|\bstages?\s*(?P<a2>[1-5])(?:\s*(?:-|to|or)\s*(?P<b2>[1-5]))?\s+(?:CKD|chronic kidney disease))\b",
-                    re.I)
+_STAGE = re.compile(
+    r"(?:\b(?:CKD|chronic kidney disease)\s*(?:\(CKD\)\s*)?(?:stage|G)\s*(?:>=|≥)?\s*(?P<a>[1-5])[ab]?"
+    r"(?P<tail>\s*(?:or (?:greater|higher|above|more|worse)|and (?:above|higher)|\+|(?:-|to|or)\s*(?P<b>[1-5])))?"
+    r"|\bstages?\s*(?P<a2>[1-5])(?:\s*(?:-|to|or)\s*(?P<b2>[1-5]))?\s+(?:CKD|chronic kidney disease))\b",
+    re.I,
+)
 
 
 @lru_cache(maxsize=1)
 def ckd_stages() -> dict[int, tuple[float, float]]:
     """Each chronic-kidney-disease stage's eGFR range, low included and high excluded (ckd_stages.csv)."""
     with CKD_STAGES_CSV.open(encoding="utf-8") as handle:
-        return {int(r["stage"]): (float(r["egfr_low"] or 0), float(r["egfr_high"] or 1e9)) for r in csv.DictReader(handle)}
+        return {
+            int(r["stage"]): (float(r["egfr_low"] or 0), float(r["egfr_high"] or 1e9))
+            for r in csv.DictReader(handle)
+        }
 
 
 def _stage_limits(text: str) -> list[Limit]:
@@ -166,8 +217,11 @@ def _stage_limits(text: str) -> list[Limit]:
     limits = []
     for m in _STAGE.finditer(text):
         first = int(m.group("a") or m.group("a2"))
-        last = int(m.group("b") or m.group("b2") or (5 if m.group("tail") or ">" in m.group(0) or "≥" in m.group(0)
-                                                      else first))
+        last = int(
+            m.group("b")
+            or m.group("b2")
+            or (5 if m.group("tail") or ">" in m.group(0) or "≥" in m.group(0) else first)
+        )
         if last < first:
             continue
         bounds: list[tuple[str, float]] = [("<", ckd_stages()[first][1])] if first > 1 else []
@@ -178,11 +232,15 @@ def _stage_limits(text: str) -> list[Limit]:
 
 
 # Other spellings of a comparison, each replaced by one of the same length so positions stay the same.
-_SPELLINGS = ((re.compile(r">\s?/\s?=|>\s=|=>"), ">="), (re.compile(r"<\s?/\s?=|<\s=|=<"), "<="),
-              (re.compile(r"\b(?:greater|more|higher) than or equal(?: to)?\b", re.I), ">="),
-              (re.compile(r"\b(?:less|lesser|lower) than or equal(?: to)?\b", re.I), "<="),
-              (re.compile(r"\blesser than\b", re.I), "<"), (re.compile(r"\bsup(?:erior)? or equal(?: to)?\b", re.I), ">="),
-              (re.compile(r"(?<=\d)\s*~\s*(?=\d)"), "-"))
+_SPELLINGS = (
+    (re.compile(r">\s?/\s?=|>\s=|=>"), ">="),
+    (re.compile(r"<\s?/\s?=|<\s=|=<"), "<="),
+    (re.compile(r"\b(?:greater|more|higher) than or equal(?: to)?\b", re.I), ">="),
+    (re.compile(r"\b(?:less|lesser|lower) than or equal(?: to)?\b", re.I), "<="),
+    (re.compile(r"\blesser than\b", re.I), "<"),
+    (re.compile(r"\bsup(?:erior)? or equal(?: to)?\b", re.I), ">="),
+    (re.compile(r"(?<=\d)\s*~\s*(?=\d)"), "-"),
+)
 
 
 def _spelled(text: str) -> str:
@@ -212,8 +270,16 @@ def limits_in(text: str) -> list[Limit]:
                     break  # a unit it cannot convert, or a limit no one could have ("> 40 mL/sec"): not a parse
                 bounds.append((symbol, std))
             else:
-                limits.append(Limit(row, tuple(bounds), uln, " ".join(text[name.start():end].split()), (name.start(), end),
-                                    name.start()))
+                limits.append(
+                    Limit(
+                        row,
+                        tuple(bounds),
+                        uln,
+                        " ".join(text[name.start() : end].split()),
+                        (name.start(), end),
+                        name.start(),
+                    )
+                )
                 break
     return sorted(limits, key=lambda lim: lim.span)
 
@@ -235,10 +301,12 @@ def patient_value(row: MeasureRow, facts: PatientFacts) -> PatientValue | None:
         lab = max(labs, key=lambda v: v.date)
         std = row.to_standard(lab.value, lab.unit)
         if std is not None and row.low <= std <= row.high:
-            return PatientValue(std, False, f"uploaded {row.names[0]} of {lab.value:g} {lab.unit} on {lab.date}")
+            return PatientValue(
+                std, False, f"uploaded {row.names[0]} of {lab.value:g} {lab.unit} on {lab.date}"
+            )
     for sentence in facts.sentences:
         for name in row.pattern.finditer(sentence.text):
-            m = _VALUE.match(sentence.text[name.end():])
+            m = _VALUE.match(sentence.text[name.end() :])
             if m is None:
                 continue
             unit = m.group("u") or ""
@@ -259,19 +327,34 @@ def judge(limit: Limit, facts: PatientFacts, kind: str) -> tuple[bool | None, st
     """Whether the patient's value lies inside the limit (None when unknown or not comparable) and the reason."""
     row = limit.row
     value = patient_value(row, facts)
-    same = (" Creatinine clearance and eGFR are read as the same kidney-function measure, in mL/min."
-            if row.key == "egfr" else "")
+    same = (
+        " Creatinine clearance and eGFR are read as the same kidney-function measure, in mL/min."
+        if row.key == "egfr"
+        else ""
+    )
     if value is None:
-        return None, (f"The trial asks for {limit.written}; {facts.source.lower()} gives no {row.name} value."), ()
+        return (
+            None,
+            (f"The trial asks for {limit.written}; {facts.source.lower()} gives no {row.name} value."),
+            (),
+        )
     if value.uln != limit.uln:
-        return None, (f"The limit ({limit.written}) and {facts.source.lower()}'s {value.shown} are in different "
-                      "terms (a multiple of the laboratory's upper limit of normal against a measured value), so "
-                      "they cannot be compared here; ask the trial team."), value.evidence
+        return (
+            None,
+            (
+                f"The limit ({limit.written}) and {facts.source.lower()}'s {value.shown} are in different "
+                "terms (a multiple of the laboratory's upper limit of normal against a measured value), so "
+                "they cannot be compared here; ask the trial team."
+            ),
+            value.evidence,
+        )
     inside = all((comparison(op) or (lambda a, b: a == b))(value.value, bound) for op, bound in limit.bounds)
     unit = "× ULN" if value.uln else row.unit
     shown = " and ".join(f"{op} {_fmt(b)}" for op, b in limit.bounds)
     where = "in the range this exclusion describes" if kind == "exclusion" else "within the limit"
     verdict = where if inside else f"not {where}" if kind == "exclusion" else "outside the limit"
-    reason = (f"{facts.source}: {value.shown} ({_fmt(value.value)} {unit}) is {verdict} "
-              f"({row.name} {shown} {unit}, as written: \"{limit.written}\").{same}")
+    reason = (
+        f"{facts.source}: {value.shown} ({_fmt(value.value)} {unit}) is {verdict} "
+        f'({row.name} {shown} {unit}, as written: "{limit.written}").{same}'
+    )
     return inside, reason, value.evidence
