@@ -205,7 +205,8 @@ def test_eligibility_model_combined_keeps_the_rules_answer_when_the_model_is_unr
     judgement = CombinedEvaluator(_evaluator(fake))(HBA1C, "inclusion", PROFILE)
 
     assert judgement == evaluate(HBA1C, "inclusion", PROFILE)
-    assert judgement == Judgement(Label.NOT_ENOUGH_INFO, "Your profile does not say whether this applies.", (), "rules")
+    assert judgement == Judgement(Label.NOT_ENOUGH_INFO, "The trial asks for HbA1c between 7.0% and 10.5%; your "
+                                  "profile gives no HbA1c value.", (), "rules")
     assert len(fake.requests) == 2
 
 

@@ -11,6 +11,7 @@ from services.eligibility.parser import Criterion
 from services.eligibility.rules import Judgement
 from services.eligibility.scoring import (
     NEEDS_INFORMATION_MAX,
+    NEEDS_INFORMATION_MIN,
     Checklist,
     CriterionResult,
     FitBand,
@@ -22,6 +23,7 @@ from services.eligibility.scoring import (
     fit_score,
     gap_checklist,
     is_favourable,
+    line_class,
     rank_key,
     reach_note,
     results_from,
@@ -157,8 +159,9 @@ def test_eligibility_scoring_missing_criteria_text_and_not_relevant() -> None:
     fit = fit_score(structured, criteria_missing=True)
     assert (fit.score, fit.band) == (20, FitBand.NEEDS_INFORMATION)
     assert "missing from our copy" in fit.explanation
+    # The registry's age and sex limits are shown but not counted: only the open line remains.
     assert fit_score(structured, Verdict.NOT_RELEVANT) == FitScore(
-        None, None, 2, 2, 3, "No score: this trial studies a different condition from yours.")
+        None, None, 0, 0, 1, "No score: this trial studies a different condition from yours.", 2)
     assert fit_score([]) == FitScore(None, None, 0, 0, 0, "No score: this trial lists no criteria we could read.")
 
 
@@ -296,3 +299,56 @@ def test_reach_note_never_gives_the_same_rounded_number_for_a_site_beyond_the_li
         numbers = re.findall(r"\d[\d,]*(?:\.\d+)?", note)
         assert len(set(numbers)) == len(numbers), note  # no number said twice as if it were both
     assert reach_note(1455.0, 200.0).endswith("you said you can travel 200 miles.")
+
+
+# --- Only informative lines count (issue 37) -----------------------------------------------------------
+
+TRIVIAL = [
+    r(INC, Label.MET, "Age 18 years to 75 years"),
+    r(INC, Label.MET, "Sex: male"),
+    r(INC, Label.MET, "Male or female, aged 18 years or older"),
+    r(INC, Label.MET, "Able to understand and willing to sign a written informed consent document"),
+    r(EXC, Label.NOT_APPLICABLE, "Pregnant or breastfeeding women"),
+    r(INC, Label.NOT_APPLICABLE, "Women of childbearing potential must agree to use effective contraception"),
+    r(EXC, Label.NOT_MET, "Unable or unwilling to comply with study visits"),
+]
+
+
+@pytest.mark.parametrize(("text", "kind", "expected"), [
+    ("Age ≥ 18 years", INC, "uninformative"),
+    ("Sex: female", INC, "uninformative"),
+    ("Signed informed consent", INC, "uninformative"),
+    ("Negative serum pregnancy test within 7 days", INC, "uninformative"),
+    ("Histologically confirmed stage IV non-small cell lung cancer", INC, "disease"),
+    ("HER2-positive (IHC 3+) breast cancer", INC, "disease"),
+    ("At least one prior line of systemic therapy", INC, "disease"),
+    ("Type 2 diabetes diagnosed at least 6 months ago", INC, "disease"),
+    ("Age ≥ 18 years with type 2 diabetes", INC, "disease"),
+    ("eGFR < 30 mL/min/1.73m2", EXC, "other"),
+    ("History of stroke", EXC, "other"),
+])
+def test_eligibility_scoring_line_class(text: str, kind: str, expected: str) -> None:
+    assert line_class(text, kind) == expected  # type: ignore[arg-type]
+
+
+def test_eligibility_scoring_only_trivial_lines_met_scores_in_lowest_non_excluded_band() -> None:
+    results = TRIVIAL + [r(INC, Label.NOT_ENOUGH_INFO, "Histologically confirmed metastatic colorectal cancer"),
+                         r(EXC, Label.NEEDS_DISCUSSION, "Prior treatment with an anti-EGFR antibody")]
+    fit = fit_score(results)
+    assert fit.band == FitBand.NEEDS_INFORMATION
+    assert fit.score == NEEDS_INFORMATION_MIN
+    assert (fit.favourable, fit.total, fit.uninformative) == (0, 2, len(TRIVIAL))
+    assert "shown but not counted" in fit.explanation
+    only = fit_score(TRIVIAL)  # nothing but age, sex, consent and pregnancy lines
+    assert (only.score, only.band) == (NEEDS_INFORMATION_MIN, FitBand.NEEDS_INFORMATION)
+    assert fit_score(TRIVIAL, Verdict.EXCLUDED).score == 0
+
+
+def test_eligibility_scoring_open_disease_line_keeps_trial_out_of_good_match() -> None:
+    judged = [r(EXC, Label.NOT_MET, f"History of {d}") for d in ("stroke", "epilepsy", "hepatitis B", "HIV")]
+    disease_open = judged + [r(INC, Label.NOT_ENOUGH_INFO, "Stage III or IV melanoma")]
+    fit = fit_score(TRIVIAL + disease_open)
+    assert fit.score == NEEDS_INFORMATION_MAX and fit.band == FitBand.NEEDS_INFORMATION  # 20 + 80*4/5 = 84 before
+    assert "about the disease itself" in fit.explanation
+    settled = judged + [r(INC, Label.MET, "Stage III or IV melanoma")]
+    assert fit_score(TRIVIAL + settled).band == FitBand.PROMISING

@@ -437,7 +437,7 @@ def test_report_match_record_from_judgements() -> None:
         "title": "T",
         "status": "COMPLETED",
         "phases": ["PHASE2"],
-        "fit_score": 6,  # excluded: round(19 x 1/3), the lowest band
+        "fit_score": 10,  # excluded: round(19 x 1/2), the lowest band (the age line is not counted)
         "fit_band": "unlikely",
         "fit_explanation": fit_score(results).explanation,
         "verdict": "excluded",

@@ -23,6 +23,8 @@ from typing import Protocol
 
 from services import healthdata
 from services.eligibility.labels import Label, check_kind
+from services.eligibility.measures import judge as judge_limit
+from services.eligibility.measures import limits_in, measure_rows
 from services.eligibility.parser import Criterion, CriterionKind, criterion_sentences, unescape_markdown
 from services.eligibility.patient import (
     KARNOFSKY_LOWEST,
@@ -489,8 +491,9 @@ _BOTH_SEXES = re.compile(
     r"gender is not limited|regardless of (?:sex|gender)|both genders|all genders)\b",
     re.I,
 )
-_FEMALE_WORDS = re.compile(r"\b(females?|wom[ae]n|girls?|ladies|lady)\b", re.I)
-_MALE_WORDS = re.compile(r"\b(males?|m[ae]n|boys?|gentlemen)\b", re.I)
+# "his female partner" names the partner's sex, not the patient's.
+_FEMALE_WORDS = re.compile(r"\b(females?|wom[ae]n|girls?|ladies|lady)\b(?!\s+(?:sexual\s+)?partners?\b)", re.I)
+_MALE_WORDS = re.compile(r"\b(males?|m[ae]n|boys?|gentlemen)\b(?!\s+(?:sexual\s+)?partners?\b)", re.I)
 
 
 def _sex_finding(text: str, facts: PatientFacts) -> tuple[_Finding | None, list[tuple[int, int]]]:
@@ -641,7 +644,10 @@ def _allowed_ecog(text: str) -> tuple[set[int], str] | None:
     # A bound written after the number: "ECOG 2 or more", "Karnofsky 60 or less".
     norm = re.sub(r"\b(\d{1,3})\s*%?\s*or\s+(?:more|higher|greater|above)\b", r">=\1", norm, flags=re.I)
     norm = re.sub(r"\b(\d{1,3})\s*%?\s*or\s+(?:less|lower|fewer|below)\b", r"<=\1", norm, flags=re.I)
-    karnofsky = re.search(r"(?:Karnofsky|Karnovsky|KPS|Lansky)[^0-9<>]{0,30}(>=|>|<=|<|at least|of)?\s*(\d{2,3})", norm, re.I)
+    # A score is 20-100 and not an age ("Lansky (for patients <= 12 years of age)"): anything else is not a parse.
+    karnofsky = next((m for m in re.finditer(r"(?:Karnofsky|Karnovsky|KPS|Lansky)[^0-9<>]{0,30}(>=|>|<=|<|at least|of)?"
+                                             r"\s*(\d{2,3})(?!\s*(?:years?|yrs?|months?|y\b))", norm, re.I)
+                      if 20 <= int(m.group(2)) <= 100), None)
     if karnofsky:
         op, score = (karnofsky.group(1) or ">=").lower(), int(karnofsky.group(2))
         grades = {g for g in range(6) if _karnofsky_ok(g, op, score)}
@@ -652,7 +658,7 @@ def _allowed_ecog(text: str) -> tuple[set[int], str] | None:
     norm = re.sub(r"\b(?:greater than or equal to|at least)\s*(?=\d)", ">=", norm, flags=re.I)
     # "WHO" is the scale only in capitals and before its own words or a grade: not "who had 2", "WHO grade 2".
     m = re.search(r"(?:ECOG|Eastern Cooperative Oncology Group|Zubrod|(?-i:WHO)(?=\W*(?:performance|PS\b|ECOG|[<>=]|[0-5](?!\d)))|"
-                  r"performance status)[^0-9<>]{0,40}(>=|>|<=|<|of|:)?\s*([0-5])"
+                  r"performance status)[^0-9<>]{0,40}(>=|>|<=|<|of|:)?\s*([0-5])(?![\d.])"
                   r"(?:\s*(?:-|to|~|or|/|,)\s*([0-5]))?(?:\s*(?:,|or)\s*([0-5]))?", norm, re.I)
     if not m:
         return None
@@ -965,12 +971,62 @@ def _compare(value: float, op: str, limit: float) -> bool:
     return (comparison(op) or math.isclose)(value, limit)
 
 
+# What a cut-off defines: "Renal failure (GFR < 30)", "CKD with eGFR < 30", "renal impairment, defined as ...".
+_DEFINITION_CUE = re.compile(r"\b(?:defined|characteri[sz]ed|evidenced|measured|confirmed)\s+(?:as|by)\b|"
+                             r"\bwith\b|\bi\.?e\.?\b|:", re.I)
+
+
+def _defined_by(text: str, start: int) -> tuple[int, int]:
+    """The condition a cut-off defines, as a span to leave to the cut-off, with the bracket the cut-off is in
+    (empty when the cut-off stands on its own): with the patient's value known, the number decides it."""
+    before = text[:start]
+    depth, opening = 0, -1
+    for i in range(len(before) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(before[i], 0)
+        if depth < 0:
+            opening = i
+            break
+    cue = None if opening >= 0 else next(
+        (m for m in reversed(list(_DEFINITION_CUE.finditer(before))) if ";" not in before[m.end():]), None)
+    anchor = opening if opening >= 0 else cue.start() if cue is not None else -1
+    if anchor < 0:
+        return (start, start)
+    # "(CKD)" is not a clause, and the comma before "defined as" ends the defined words
+    outside = _PARENS.sub(lambda m: " " * len(m.group(0)), before[:anchor]).rstrip(" ,")
+    head = max(outside.rfind(c) for c in ",;:(")
+    head = max(head, *(m.end() for m in re.finditer(r"\b(?:or|and)\b", outside, re.I)), 0)
+    close = text.find(")", start) if opening >= 0 else -1
+    return (head + 1 if head else 0, close + 1 if close > 0 else start)
+
+
+_OR_BEFORE = re.compile(r"\bor\s+(?:\w+\s+){0,2}$", re.I)
+_OR_AFTER = re.compile(r"^\s*(?:\([^()]*\)\s*)?,?\s*(?:and\s*/\s*)?or\b", re.I)
+
+
 def _measure_findings(text: str, facts: PatientFacts,
                       kind: CriterionKind) -> tuple[list[_Finding], list[tuple[int, int]]]:
     norm = _normalise(text)
     findings: list[_Finding] = []
     spans: list[tuple[int, int]] = []
+    read = {row.key for row in measure_rows()}
+    for cut in limits_in(norm):
+        truth, reason, evidence = judge_limit(cut, facts, kind)
+        clause = norm[: cut.name_start].split(";")[-1]
+        if truth is False and kind == "inclusion" and (
+                _OR_BEFORE.search(clause) or _OR_AFTER.match(norm[cut.span[1]:])):
+            truth, reason = None, f"{reason} The line offers another way to qualify instead, which is not known here."
+        # An unknown value is an open question unless the line also names a condition a complete note would
+        # mention ("Impaired renal function (creatinine clearance < 20)"): then its silence settles it.
+        names_one = bool(find_concepts(_PARENS.sub(" ", norm)))
+        if truth is None and names_one and any(p.start() <= cut.name_start < p.end() for p in _PARENS.finditer(norm)):
+            continue  # a bracketed definition of a condition named outside the brackets, which decides
+        findings.append(_Finding("measure", truth, reason, evidence, open_question=truth is None and not names_one))
+        spans.append(cut.span)
+        if truth is not None:
+            spans.append(_defined_by(norm, cut.name_start))
     for measure in _MEASURES + (_LAB_MEASURES if facts.labs else ()):
+        if measure.key in read:
+            continue  # read from measures.csv above
         lab = max((v for v in facts.labs if v.key == measure.key), key=lambda v: v.date, default=None)  # the latest
         m = measure.criterion.search(norm)
         bounds: list[tuple[str, float, str]] = []  # (operator, limit, number as written)

@@ -10,13 +10,18 @@ Fit score (the README's "Fit score" paragraph says the same in plain words)
     Each criterion -- the listed ones plus the registry's age and sex limits -- is *in the patient's favour*
     (an inclusion met, an exclusion that does not apply, a line that does not concern them), *against* them
     (an inclusion not met, an exclusion that applies) or *open* (not enough information, needs discussion).
-    With N criteria of which F are in the patient's favour and J were judged (in favour or against):
+    Only *informative* lines count: lines about age or sex only (the registry's structured limits too),
+    consent, willingness or capacity, and pregnancy, contraception or breast-feeding are shown but do not
+    raise the score (:func:`line_class`, cue words in data/eligibility/fit_score.json).  With N informative
+    criteria of which F are in the patient's favour and J were judged (in favour or against):
 
     * not relevant, or no criteria at all: no score (None);
-    * excluded: ``round(19 * F / N)``, 0-19, band "Unlikely";
-    * otherwise ``20 + round(80 * F / N)``, 20-100; at most 59 when fewer than half were judged (J < N / 2),
-      and exactly 20 when the criteria text is missing from our copy (only age and sex could be read).
-      59 and below is the band "Needs information", 60 and above "Good match so far" (value "promising").
+    * excluded: ``round(19 * F / N)``, 0-19, band "Unlikely" (0 when no line is informative);
+    * otherwise ``20 + round(80 * F / N)``, 20-100 (20 when no line is informative); at most 59 when fewer
+      than half were judged (J < N / 2) or when a disease-defining line (diagnosis, stage, biomarker, line of
+      therapy) is still open, and exactly 20 when the criteria text is missing from our copy (only age and sex
+      could be read).  59 and below is the band "Needs information", 60 and above "Good match so far"
+      (value "promising").
 
 Ranking (:func:`rank_key`)
     By verdict (eligible, uncertain, excluded, not relevant), then trials whose nearest site is within the
@@ -26,18 +31,41 @@ Ranking (:func:`rank_key`)
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 from services.eligibility.labels import Label
 from services.eligibility.parser import Criterion, CriterionKind
 from services.eligibility.plain import patient_question
 from services.eligibility.rules import Judgement
+from services.eligibility.vocabulary import find_concepts
 from services.inert import one_line
+
+_CUES = json.loads((Path(__file__).resolve().parents[2] / "data" / "eligibility" / "fit_score.json").read_text("utf-8"))
+_UNINFORMATIVE = tuple(re.compile(p, re.I) for p in _CUES["uninformative"].values())
+_AGE_SEX_WORDS = re.compile(_CUES["age_sex_words"], re.I)
+_AGE_SEX_CUE = re.compile(_CUES["age_sex_cue"], re.I)
+_DISEASE = re.compile(_CUES["disease_defining"], re.I)
+
+LineClass = Literal["uninformative", "disease", "other"]
+
+
+def line_class(text: str, kind: CriterionKind = "exclusion") -> LineClass:
+    """Whether a criterion counts in the fit score: "uninformative" (age or sex only, consent, pregnancy),
+    "disease" (diagnosis, stage, biomarker, line of therapy, or an inclusion naming a condition) or "other"
+    (counts; an empty text is "other")."""
+    if any(p.search(text) for p in _UNINFORMATIVE):
+        return "uninformative"
+    if _AGE_SEX_CUE.search(text) and len(_AGE_SEX_WORDS.sub(" ", text).split()) <= 1:
+        return "uninformative"
+    named = kind == "inclusion" and any(not c.absent for c in find_concepts(text))
+    return "disease" if named or _DISEASE.search(text) else "other"
 
 
 @dataclass(frozen=True)
@@ -111,36 +139,52 @@ class FitScore:
     judged: int
     total: int
     explanation: str
+    uninformative: int = 0  # lines shown but not counted (age, sex, consent, pregnancy)
 
 
 def _round(x: float) -> int:
     return math.floor(x + 0.5)
 
 
-def fit_from_statuses(statuses: Sequence[str], verdict: str, *, criteria_missing: bool = False) -> FitScore:
+def fit_from_statuses(statuses: Sequence[str], verdict: str, *, criteria_missing: bool = False,
+                      classes: Sequence[LineClass] | None = None) -> FitScore:
     """The fit score from pass statuses (met / not_met / anything else = open) and the trial's verdict.
 
-    This is the one definition of the score (see the module docstring); :func:`fit_score` feeds it labels.
+    This is the one definition of the score (see the module docstring); :func:`fit_score` feeds it labels and
+    each line's :func:`line_class` (without ``classes`` every line counts and none is disease-defining).
     """
-    total = len(statuses)
-    favourable = statuses.count("met")
-    judged = favourable + statuses.count("not_met")
+    kinds: Sequence[LineClass] = classes if classes is not None else ["other"] * len(statuses)
+    counted = [st for st, k in zip(statuses, kinds, strict=True) if k != "uninformative"]
+    skipped = len(statuses) - len(counted)
+    disease_open = sum(1 for st, k in zip(statuses, kinds, strict=True)
+                       if k == "disease" and st not in ("met", "not_met"))
+    total = len(counted)
+    favourable = counted.count("met")
+    judged = favourable + counted.count("not_met")
+    aside = (f" {skipped} line{'s' if skipped != 1 else ''} about age, sex, consent or pregnancy "
+             f"{'are' if skipped != 1 else 'is'} shown but not counted.") if skipped else ""
     if verdict == Verdict.NOT_RELEVANT:
         return FitScore(None, None, favourable, judged, total,
-                        "No score: this trial studies a different condition from yours.")
-    if total == 0:
+                        "No score: this trial studies a different condition from yours.", skipped)
+    if not statuses:
         return FitScore(None, None, 0, 0, 0, "No score: this trial lists no criteria we could read.")
     if verdict == Verdict.EXCLUDED:
-        score = _round(EXCLUDED_MAX * favourable / total)
-        against = judged - favourable
-        why = (f"At least one requirement rules you out ({against} of {total} criteria are against you), so the "
-               f"fit stays in the lowest band (0–{EXCLUDED_MAX}).")
-        return FitScore(score, band_of(score), favourable, judged, total, why)
+        score = _round(EXCLUDED_MAX * favourable / total) if total else 0
+        against = max(judged - favourable, 1)
+        why = (f"At least one requirement rules you out ({against} of {total} counted criteria "
+               f"{'is' if against == 1 else 'are'} against you), so the fit stays in the lowest band "
+               f"(0–{EXCLUDED_MAX}).")
+        return FitScore(score, band_of(score), favourable, judged, total, why + aside, skipped)
     if criteria_missing:
         score = NEEDS_INFORMATION_MIN
         why = ("Only the registry's age and sex limits could be checked: the trial's criteria text is missing from "
                f"our copy, so the fit stays at {score}, the bottom of the “needs information” band.")
-        return FitScore(score, band_of(score), favourable, judged, total, why)
+        return FitScore(score, band_of(score), favourable, judged, total, why, skipped)
+    if not total:
+        why = (f"Only lines about age, sex, consent or pregnancy could be read, and they do not show whether the "
+               f"trial suits you, so the fit stays at {NEEDS_INFORMATION_MIN}, the bottom of the “needs "
+               "information” band.")
+        return FitScore(NEEDS_INFORMATION_MIN, band_of(NEEDS_INFORMATION_MIN), 0, 0, 0, why, skipped)
     score = NEEDS_INFORMATION_MIN + _round((100 - NEEDS_INFORMATION_MIN) * favourable / total)
     open_count = total - judged
     why = f"{favourable} of the {total} criteria {'is' if favourable == 1 else 'are'} in your favour"
@@ -150,7 +194,12 @@ def fit_from_statuses(statuses: Sequence[str], verdict: str, *, criteria_missing
         score = min(score, NEEDS_INFORMATION_MAX)
         why += (f". Fewer than half could be checked, so the fit stays in the “needs information” band "
                 f"(at most {NEEDS_INFORMATION_MAX})")
-    return FitScore(score, band_of(score), favourable, judged, total, why + ".")
+    elif disease_open and score > NEEDS_INFORMATION_MAX:
+        score = NEEDS_INFORMATION_MAX
+        why += (f". {disease_open} line{'s' if disease_open != 1 else ''} about the disease itself (diagnosis, "
+                "stage, biomarkers or earlier treatment) could not be checked, so the fit stays in the “needs "
+                f"information” band (at most {NEEDS_INFORMATION_MAX})")
+    return FitScore(score, band_of(score), favourable, judged, total, why + "." + aside, skipped)
 
 
 def fit_score(results: Iterable[CriterionResult], verdict: str | None = None, *,
@@ -160,7 +209,7 @@ def fit_score(results: Iterable[CriterionResult], verdict: str | None = None, *,
     if verdict is None:
         verdict = trial_verdict(results, True).verdict
     return fit_from_statuses([pass_status(r.label, r.kind) for r in results], verdict,
-                             criteria_missing=criteria_missing)
+                             criteria_missing=criteria_missing, classes=[line_class(r.text, r.kind) for r in results])
 
 
 class Verdict(StrEnum):

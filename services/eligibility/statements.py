@@ -344,7 +344,9 @@ _SEX_SCOPED = {
 _SCOPE_CONTENT = re.compile(
     r"\b(contracept\w*|pregnan\w*|child[- ]?bearing|breast[- ]?feed\w*|lactat\w*|nursing|sperm|condoms?|"
     r"abstinen\w*|steril\w*|vasectom\w*|menopaus\w*|post-?menopausal|pre-?menopausal|fertile|fertility|"
-    r"egg|ova|oocytes?|reproductive|partner|birth control|intercourse|amenorrh\w*|hysterectom\w*|oophorectom\w*)\b",
+    r"egg|ova|oocytes?|reproductive|partner|birth control|intercourse|amenorrh\w*|hysterectom\w*|oophorectom\w*|"
+    # What one sex is asked to agree to or do ("Male subjects must be willing to shave") binds that sex only.
+    r"willing\w*|consent\w*|compl(?:y|iance)|shav\w*|facial hair|infertil\w*|testicular)\b",
     re.I,
 )
 

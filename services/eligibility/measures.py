@@ -1,0 +1,360 @@
+"""Lab and measure cut-offs read from data/eligibility/measures.csv and compared with the patient's own value.
+
+The file lists each measure once: its names, standard unit, unit conversions and plausible range.  A criterion's
+limit ("eGFR < 30 mL/min", "HbA1c 7.5-10.0% (58-86 mmol/mol)", "platelets >= 100 x 10^9/L") and the patient's
+value ("eGFR 42" typed in the form, an uploaded lab, a note's "BMI 31") are read with the same names and units,
+converted to the standard unit and compared.  A limit in multiples of the upper limit of normal (x ULN) is only
+compared with a value given in the same multiples.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from services.eligibility.patient import LabValue, PatientFacts
+from services.eligibility.statements import SYMBOLS, comparison
+from services.healthdata import normalise_unit
+
+MEASURES_CSV = Path(__file__).resolve().parents[2] / "data" / "eligibility" / "measures.csv"
+ULN = "xuln"
+
+
+@dataclass(frozen=True)
+class MeasureRow:
+    """One row of measures.csv."""
+
+    key: str
+    name: str
+    names: tuple[str, ...]
+    unit: str
+    units: dict[str, tuple[float, float]]  # normalised unit -> (factor, offset) to the standard unit
+    low: float
+    high: float
+    lab_keys: tuple[str, ...]
+    source: str
+    pattern: re.Pattern[str]
+
+    def to_standard(self, value: float, unit: str) -> float | None:
+        """The value in the standard unit; a unit left out is guessed from the size (10^9/L vs /mm3, % vs
+        mmol/mol); None for a unit this measure does not have."""
+        u = _unit_key(unit)
+        if not u:
+            for candidate, (factor, offset) in self.units.items():
+                std = value * factor + offset
+                if candidate and self.low <= std <= self.high and not self.low <= value <= self.high:
+                    return std
+            return value if self.low <= value <= self.high or "" in self.units else None
+        rule = self.units.get(u)
+        return None if rule is None else value * rule[0] + rule[1]
+
+
+def _unit_key(unit: str) -> str:
+    u = normalise_unit(unit or "").replace("x109/l", "109/l").rstrip(".")
+    u = re.sub(r"^ml/min/1[.,]7\d*(?:m2|m|m2bsa|m3)?$", "ml/min/1.73m2", u)
+    if re.fullmatch(
+        r"x?(?:times)?(?:the)?(?:institutional|laboratory|site)?(?:uln|upperlimitofnormal|"
+        r"upperlimitsofnormal|upperlimitnormal|normal|xnormal)",
+        u,
+    ):
+        return ULN
+    return u
+
+
+def _name_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
+    # Short all-capital abbreviations (ALT, AST, ANC, GFR) are matched in capitals only: "alt" and "ast" are words.
+    parts = [
+        (f"(?-i:{re.escape(n)})" if n.isupper() and len(n) <= 5 else re.escape(n).replace(r"\ ", r"\s+"))
+        for n in sorted(names, key=len, reverse=True)
+    ]
+    return re.compile(r"(?<![\w-])(?:" + "|".join(parts) + r")(?![\w-])", re.I)
+
+
+@lru_cache(maxsize=1)
+def measure_rows() -> tuple[MeasureRow, ...]:
+    """The rows of measures.csv (read once)."""
+    rows = []
+    with MEASURES_CSV.open(encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            units: dict[str, tuple[float, float]] = {}
+            for item in row["units"].split("|"):
+                unit, _, rule = item.partition("=")
+                factor, _, offset = rule.partition("+")
+                units[_unit_key(unit)] = (float(factor), float(offset or 0))
+            names = tuple(n.strip() for n in row["names"].split("|") if n.strip())
+            rows.append(
+                MeasureRow(
+                    row["key"],
+                    row["name"],
+                    names,
+                    row["unit"],
+                    units,
+                    float(row["low"]),
+                    float(row["high"]),
+                    tuple(k for k in row["lab_keys"].split("|") if k),
+                    row["source"],
+                    _name_pattern(names),
+                )
+            )
+    return tuple(rows)
+
+
+_OPS = "|".join(
+    re.escape(op) for op in sorted(SYMBOLS, key=len, reverse=True) if op not in ("equal to", "over")
+)
+_OP = rf"(?P<op>{_OPS}|over(?!\s+(?:the|a|\d+\s*(?:hours?|days?|weeks?|months?|years?))))"
+_NUM = r"\d{1,3}(?:,\d{3})+|\d+(?:[.,]\d+)?"
+_UNITS = (
+    r"(?:(?:x|×|times)\s*(?:the\s+)?(?:institutional\s+|laboratory\s+|site\s+)?(?:uln|upper\s+(?:limits?\s+)?"
+    r"(?:of\s+)?normal(?:\s+limits?)?)|(?:x|×)\s*10\^?\s*[39]\s*/\s*(?:l|µl|ul|mm\^?3)|/mm\^?3|/µl|/ul|cells/mm\^?3|"
+    r"mg/dl|mg/l|µmol/l|umol/l|μmol/l|mmol/mol|ml/s|mls?/min(?:/1[.,]7\d*\s*(?:m2|m²|m\^2|m)?(?:\s*bsa)?)?|"
+    r"kg/m2|kg/m²|kg/m\^2|iu/l|u/l|%)"
+)
+_FILLER = r"(?:\s*\([^()]{0,40}\))?[^.;0-9<>≤≥=]{0,45}?"
+_BOUND = re.compile(_FILLER + _OP + rf"\s*(?:to\s+)?(?P<n>{_NUM})\s*(?P<u>{_UNITS})?", re.I)
+_SECOND = re.compile(
+    r"\s*(?:,|and|but|or|to|-)\s*(?:and\s+)?" + _OP + rf"\s*(?P<n>{_NUM})\s*(?P<u>{_UNITS})?", re.I
+)
+_RANGE = re.compile(
+    r"(?:\s*\([^()]{0,40}\))?[^.;0-9<>≤≥]{0,45}?(?:between\s+|of\s+|from\s+)?(?P<a>"
+    + _NUM
+    + r")\s*(?P<ua>"
+    + _UNITS
+    + r")?\s*(?:-|to|and)\s*(?P<b>"
+    + _NUM
+    + r")\s*(?P<u>"
+    + _UNITS
+    + ")?",
+    re.I,
+)
+_OR_TAIL = re.compile(
+    _FILLER + rf"(?P<n>{_NUM})\s*(?P<u>{_UNITS})?\s*or\s+(?P<dir>lower|less|below|under|higher|"
+    r"more|greater|above|over)\b",
+    re.I,
+)
+_VALUE = re.compile(
+    r"^\s*(?:\([^()]{0,20}\))?\s*(?:(?:level|value|result|was|is|of|at|=|:|-)\s*){0,3}"
+    rf"(?P<n>{_NUM})\s*(?P<u>{_UNITS})?",
+    re.I,
+)
+
+
+def _number(raw: str) -> float:
+    if re.fullmatch(r"\d{1,3}(?:,\d{3})+", raw):
+        return float(raw.replace(",", ""))
+    return float(raw.replace(",", "."))
+
+
+@dataclass(frozen=True)
+class Limit:
+    """A criterion's cut-off on one measure: bounds (symbol, number in the standard unit or x ULN), as written."""
+
+    row: MeasureRow
+    bounds: tuple[tuple[str, float], ...]
+    uln: bool
+    written: str
+    span: tuple[int, int]
+    name_start: int
+
+
+def _bounds_at(row: MeasureRow, text: str, start: int) -> tuple[list[tuple[str, float, str]], int] | None:
+    """The bounds written after a measure's name: (symbol, number, unit written) and where they end."""
+    rest = text[start:]
+    found: list[tuple[str, float, str]] = []
+    m = _BOUND.match(rest)
+    if m:
+        found.append((SYMBOLS[m.group("op").lower()], _number(m.group("n")), m.group("u") or ""))
+        second = _SECOND.match(rest, m.end())
+        if second:
+            found.append(
+                (
+                    SYMBOLS[second.group("op").lower()],
+                    _number(second.group("n")),
+                    second.group("u") or m.group("u") or "",
+                )
+            )
+            return found, start + second.end()
+        return found, start + m.end()
+    r = _RANGE.match(rest)
+    if r and _number(r.group("a")) < _number(r.group("b")):
+        unit = r.group("u") or r.group("ua") or ""
+        return [
+            ("≥", _number(r.group("a")), r.group("ua") or unit),
+            ("≤", _number(r.group("b")), unit),
+        ], start + r.end()
+    t = _OR_TAIL.match(rest)
+    if t:
+        low = t.group("dir").lower() in ("lower", "less", "below", "under")
+        return [("≤" if low else "≥", _number(t.group("n")), t.group("u") or "")], start + t.end()
+    return None
+
+
+CKD_STAGES_CSV = MEASURES_CSV.with_name("ckd_stages.csv")
+# "CKD stage 4 or greater", "stage 3-5 chronic kidney disease", "CKD stage ≥ 4": an eGFR range by its stage.
+_STAGE = re.compile(
+    r"(?:\b(?:CKD|chronic kidney disease)\s*(?:\(CKD\)\s*)?(?:stage|G)\s*(?:>=|≥)?\s*(?P<a>[1-5])[ab]?"
+    r"(?P<tail>\s*(?:or (?:greater|higher|above|more|worse)|and (?:above|higher)|\+|(?:-|to|or)\s*(?P<b>[1-5])))?"
+    r"|\bstages?\s*(?P<a2>[1-5])(?:\s*(?:-|to|or)\s*(?P<b2>[1-5]))?\s+(?:CKD|chronic kidney disease))\b",
+    re.I,
+)
+
+
+@lru_cache(maxsize=1)
+def ckd_stages() -> dict[int, tuple[float, float]]:
+    """Each chronic-kidney-disease stage's eGFR range, low included and high excluded (ckd_stages.csv)."""
+    with CKD_STAGES_CSV.open(encoding="utf-8") as handle:
+        return {
+            int(r["stage"]): (float(r["egfr_low"] or 0), float(r["egfr_high"] or 1e9))
+            for r in csv.DictReader(handle)
+        }
+
+
+def _stage_limits(text: str) -> list[Limit]:
+    egfr = next(r for r in measure_rows() if r.key == "egfr")
+    limits = []
+    for m in _STAGE.finditer(text):
+        first = int(m.group("a") or m.group("a2"))
+        last = int(
+            m.group("b")
+            or m.group("b2")
+            or (5 if m.group("tail") or ">" in m.group(0) or "≥" in m.group(0) else first)
+        )
+        if last < first:
+            continue
+        bounds: list[tuple[str, float]] = [("<", ckd_stages()[first][1])] if first > 1 else []
+        if ckd_stages()[last][0] > 0:
+            bounds.append(("≥", ckd_stages()[last][0]))
+        limits.append(Limit(egfr, tuple(bounds), False, m.group(0).strip(), m.span(), m.start()))
+    return limits
+
+
+# Other spellings of a comparison, each replaced by one of the same length so positions stay the same.
+_SPELLINGS = (
+    (re.compile(r">\s?/\s?=|>\s=|=>"), ">="),
+    (re.compile(r"<\s?/\s?=|<\s=|=<"), "<="),
+    (re.compile(r"\b(?:greater|more|higher) than or equal(?: to)?\b", re.I), ">="),
+    (re.compile(r"\b(?:less|lesser|lower) than or equal(?: to)?\b", re.I), "<="),
+    (re.compile(r"\blesser than\b", re.I), "<"),
+    (re.compile(r"\bsup(?:erior)? or equal(?: to)?\b", re.I), ">="),
+    (re.compile(r"(?<=\d)\s*~\s*(?=\d)"), "-"),
+)
+
+
+def _spelled(text: str) -> str:
+    for pattern, symbol in _SPELLINGS:
+        text = pattern.sub(lambda m, s=symbol: s.ljust(len(m.group(0))), text)  # type: ignore[misc]
+    return text
+
+
+def limits_in(text: str) -> list[Limit]:
+    """Every cut-off the criterion sets on a measure of measures.csv (limits in a unit it cannot convert are
+    left out, so the line stays to the other rules)."""
+    text = _spelled(text)
+    limits = _stage_limits(text)
+    for row in measure_rows():
+        for name in row.pattern.finditer(text):
+            if any(lim.row is row and lim.span[0] <= name.start() < lim.span[1] for lim in limits):
+                continue
+            read = _bounds_at(row, text, name.end())
+            if read is None:
+                continue
+            raw, end = read
+            uln = any(_unit_key(u) == ULN for _, _, u in raw)
+            bounds = []
+            for symbol, number, unit in raw:
+                std = number if uln else row.to_standard(number, unit)
+                if std is None or not (uln or row.low <= std <= row.high):
+                    break  # a unit it cannot convert, or a limit no one could have ("> 40 mL/sec"): not a parse
+                bounds.append((symbol, std))
+            else:
+                limits.append(
+                    Limit(
+                        row,
+                        tuple(bounds),
+                        uln,
+                        " ".join(text[name.start() : end].split()),
+                        (name.start(), end),
+                        name.start(),
+                    )
+                )
+                break
+    return sorted(limits, key=lambda lim: lim.span)
+
+
+@dataclass(frozen=True)
+class PatientValue:
+    """The patient's value of a measure in its standard unit (or in x ULN), and where it was read."""
+
+    value: float
+    uln: bool
+    shown: str
+    evidence: tuple[int, ...] = ()
+
+
+def patient_value(row: MeasureRow, facts: PatientFacts) -> PatientValue | None:
+    """The latest uploaded lab of this measure, else the value the form or note states ("eGFR 42", "BMI 31")."""
+    labs: list[LabValue] = [v for v in facts.labs if v.key in row.lab_keys]
+    if labs:
+        lab = max(labs, key=lambda v: v.date)
+        std = row.to_standard(lab.value, lab.unit)
+        if std is not None and row.low <= std <= row.high:
+            return PatientValue(
+                std, False, f"uploaded {row.names[0]} of {lab.value:g} {lab.unit} on {lab.date}"
+            )
+    for sentence in facts.sentences:
+        for name in row.pattern.finditer(sentence.text):
+            m = _VALUE.match(sentence.text[name.end() :])
+            if m is None:
+                continue
+            unit = m.group("u") or ""
+            written = f"{name.group(0)} {m.group('n')}{(' ' + unit) if unit else ''}"
+            if _unit_key(unit) == ULN:
+                return PatientValue(_number(m.group("n")), True, written, facts.evidence([sentence.id]))
+            std = row.to_standard(_number(m.group("n")), unit)
+            if std is not None and row.low <= std <= row.high:
+                return PatientValue(std, False, written, facts.evidence([sentence.id]))
+    return None
+
+
+def _fmt(x: float) -> str:
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
+def judge(limit: Limit, facts: PatientFacts, kind: str) -> tuple[bool | None, str, tuple[int, ...]]:
+    """Whether the patient's value lies inside the limit (None when unknown or not comparable) and the reason."""
+    row = limit.row
+    value = patient_value(row, facts)
+    same = (
+        " Creatinine clearance and eGFR are read as the same kidney-function measure, in mL/min."
+        if row.key == "egfr"
+        else ""
+    )
+    if value is None:
+        return (
+            None,
+            (f"The trial asks for {limit.written}; {facts.source.lower()} gives no {row.name} value."),
+            (),
+        )
+    if value.uln != limit.uln:
+        return (
+            None,
+            (
+                f"The limit ({limit.written}) and {facts.source.lower()}'s {value.shown} are in different "
+                "terms (a multiple of the laboratory's upper limit of normal against a measured value), so "
+                "they cannot be compared here; ask the trial team."
+            ),
+            value.evidence,
+        )
+    inside = all((comparison(op) or (lambda a, b: a == b))(value.value, bound) for op, bound in limit.bounds)
+    unit = "× ULN" if value.uln else row.unit
+    shown = " and ".join(f"{op} {_fmt(b)}" for op, b in limit.bounds)
+    where = "in the range this exclusion describes" if kind == "exclusion" else "within the limit"
+    verdict = where if inside else f"not {where}" if kind == "exclusion" else "outside the limit"
+    reason = (
+        f"{facts.source}: {value.shown} ({_fmt(value.value)} {unit}) is {verdict} "
+        f'({row.name} {shown} {unit}, as written: "{limit.written}").{same}'
+    )
+    return inside, reason, value.evidence

@@ -1,0 +1,174 @@
+"""Lab and measure cut-offs (data/eligibility/measures.csv, services/eligibility/measures.py) against the patient's
+own value, on lines written here and on every matching line of the shipped sample."""
+
+from __future__ import annotations
+
+import csv
+import re
+
+import pytest
+
+from services.eligibility.labels import Label
+from services.eligibility.measures import MEASURES_CSV, ckd_stages, judge, limits_in, measure_rows
+from services.eligibility.patient import LabValue, PatientProfile, facts_from_profile
+from services.eligibility.rules import evaluate
+from tests.eligibility_sample import sample_lines
+
+CSV_ROWS = list(csv.DictReader(MEASURES_CSV.open(encoding="utf-8")))
+
+
+@pytest.mark.parametrize("row", CSV_ROWS, ids=[r["key"] for r in CSV_ROWS])
+def test_measures_csv_row_reads_its_example(row: dict[str, str]) -> None:
+    limits = limits_in(row["example"])
+    assert [lim.row.key for lim in limits] == [row["key"]]
+    facts = facts_from_profile(PatientProfile(conditions=(row["example_value"],)))
+    truth, reason, _ = judge(limits[0], facts, row["example_kind"])
+    assert {"yes": True, "no": False, "open": None}[row["example_met"]] is truth, reason
+    assert row["source"].strip()
+
+
+def test_measures_csv_rows_are_unique_and_ranges_sane() -> None:
+    keys = [r.key for r in measure_rows()]
+    assert len(keys) == len(set(keys))
+    assert all(r.low < r.high and r.units for r in measure_rows())
+
+
+def test_hba1c_in_mmol_per_mol_is_converted() -> None:
+    # mmol/mol = 10.929 x (% - 2.15): 58 and 86 mmol/mol are 7.5% and 10.0%.
+    (limit,) = limits_in("HbA1c 58-86 mmol/mol")
+    assert [round(b, 1) for _, b in limit.bounds] == [7.5, 10.0]
+    woman = PatientProfile(age_years=55, sex="female", conditions=("type 2 diabetes", "HbA1c 8.1%"))
+    assert evaluate("HbA1c 7.5–10.0% (58–86 mmol/mol)", "inclusion", woman).label == Label.MET
+    assert evaluate("HbA1c 64 mmol/mol or higher", "inclusion", woman).label == Label.MET
+    assert evaluate("HbA1c > 70 mmol/mol", "inclusion", woman).label == Label.NOT_MET
+
+
+def test_bmi_read_in_every_spelling() -> None:
+    man = PatientProfile(age_years=50, sex="male", notes="BMI 31")
+    for line in ("BMI ≥ 23.0", "BMI ≥ 23.0 kg/m2", "Body mass index (BMI) of 18.5 to 35 kg/m2", "BMI >= 23"):
+        assert evaluate(line, "inclusion", man).label == Label.MET, line
+    assert evaluate("BMI > 35 kg/m²", "exclusion", man).label == Label.NOT_MET
+
+
+@pytest.mark.parametrize(
+    ("line", "key", "bounds"),
+    [
+        (
+            "HbA1c greater than or equal 7.5 and lesser than or equal to 11%",
+            "hba1c",
+            [("≥", 7.5), ("≤", 11.0)],
+        ),
+        ("BMI >/= 18 and </= 35 kg/m2, inclusive", "bmi", [("≥", 18.0), ("≤", 35.0)]),
+        ("BMI 20~35 kg/m2", "bmi", [("≥", 20.0), ("≤", 35.0)]),
+        ("absolute neutrophil count of >/= 1,500/mm^3", "anc", [("≥", 1.5)]),
+        ("Platelets = 125,000 - 500,000/mm3", "platelets", [("≥", 125.0), ("≤", 500.0)]),
+    ],
+)
+def test_comparison_spellings(line: str, key: str, bounds: list[tuple[str, float]]) -> None:
+    (limit,) = limits_in(line)
+    assert limit.row.key == key and list(limit.bounds) == bounds
+
+
+def test_one_limit_for_two_enzymes_reads_both() -> None:
+    assert [lim.row.key for lim in limits_in("ALT and AST <= 2.5 x ULN")] == ["alt", "ast"]
+
+
+def test_unknown_value_is_left_open() -> None:
+    man = PatientProfile(age_years=62, sex="male", conditions=("type 2 diabetes",))
+    for kind, line in (
+        ("exclusion", "eGFR < 30 mL/min/1.73m2"),
+        ("inclusion", "Platelets ≥ 100 x 10^9/L"),
+        ("inclusion", "LVEF ≥ 50%"),
+    ):
+        assert evaluate(line, kind, man).label in (Label.NOT_ENOUGH_INFO, Label.NEEDS_DISCUSSION), line
+
+
+def test_uln_limit_needs_a_value_in_uln() -> None:
+    lab = PatientProfile(labs=(LabValue("alt", 40.0, "U/L", "2026-11-01"),))
+    assert evaluate("ALT ≤ 3 × ULN", "inclusion", lab).label != Label.NOT_MET
+    assert evaluate("ALT ≤ 3 × ULN", "inclusion", PatientProfile(notes="ALT 4 x ULN")).label == Label.NOT_MET
+
+
+@pytest.mark.parametrize("stage", [1, 2, 3, 4, 5])
+def test_ckd_stage_row_is_read_as_its_egfr_range(stage: int) -> None:
+    low, high = ckd_stages()[stage]
+    inside = (low + min(high, 120)) / 2
+    for value, expected in ((inside, True), (high + 1 if high < 200 else low - 1, False)):
+        facts = facts_from_profile(PatientProfile(conditions=(f"eGFR {value:g}",)))
+        (limit,) = limits_in(f"CKD stage {stage}")
+        assert judge(limit, facts, "exclusion")[0] is expected, (stage, value)
+
+
+KIDNEY = PatientProfile(
+    age_years=62, sex="male", conditions=("type 2 diabetes", "chronic kidney disease", "eGFR 42")
+)
+
+
+@pytest.mark.parametrize(
+    ("kind", "line", "label"),
+    [
+        ("exclusion", "eGFR < 30", Label.NOT_MET),
+        ("exclusion", "End-stage renal disease (eGFR < 15)", Label.NOT_MET),
+        ("exclusion", "Renal impairment, defined as GFR <40 ml/min", Label.NOT_MET),
+        ("exclusion", "Renal insufficiency (creatinine clearance < 30 mL/min)", Label.NOT_MET),
+        ("exclusion", "eGFR < 60 mL/min/1.73 m²", Label.MET),
+        ("inclusion", "Creatinine clearance ≥ 30 mL/min", Label.MET),
+        ("inclusion", "eGFR ≥ 45 mL/min/1.73m2", Label.NOT_MET),
+    ],
+)
+def test_kidney_cut_offs_use_the_typed_egfr(kind: str, line: str, label: Label) -> None:
+    judgement = evaluate(line, kind, KIDNEY)  # type: ignore[arg-type]
+    assert judgement.label == label, judgement.reason
+    assert "42" in judgement.reason and "shows kidney disease" not in judgement.reason
+
+
+def test_creatinine_clearance_reason_says_it_is_read_as_egfr() -> None:
+    reason = evaluate("Creatinine clearance ≥ 30 mL/min", "inclusion", KIDNEY).reason
+    assert "same kidney-function measure" in reason
+
+
+# --- Over the shipped sample ---------------------------------------------------------------------------------
+
+_KIDNEY_WORDS = r"\b(?:e?GFR|glomerular filtration|creatinine clearance|CrCl|CLcr)\b"
+# Independent of the engine: the measure, a comparison and a number in mL/min.
+_CUT_OFF = re.compile(
+    r"(?:e?GFR|glomerular filtration rate|creatinine clearance|CrCl|CLcr)\)?[^.;0-9]{0,25}?"
+    r"(<=|>=|<|>|≤|≥|less than|below|under|greater than|above|more than|at least)\s*(\d{2,3})\s*ml",
+    re.I,
+)
+# Lines scoped to an age group or sex, or giving a formula, are about other things too (tested elsewhere).
+_SCOPED = re.compile(
+    r"years? old|\baged?\b|\bfemales?\b|\bwom[ae]n\b|\bmales?\b|\bchildren\b|formula|equation", re.I
+)
+
+
+@pytest.mark.parametrize(
+    "patient",
+    [
+        PatientProfile(age_years=62, sex="male", conditions=("chronic kidney disease", "eGFR 42")),
+        PatientProfile(
+            age_years=62,
+            sex="male",
+            conditions=("chronic kidney disease",),
+            labs=(LabValue("egfr", 42.0, "mL/min/1.73m2", "2026-11-01"),),
+        ),
+    ],
+    ids=["typed", "uploaded"],
+)
+def test_sample_kidney_cut_offs_follow_egfr_42(patient: PatientProfile) -> None:
+    wrong = []
+    checked = 0
+    for nct, kind, line in sample_lines(_KIDNEY_WORDS):
+        cut = _CUT_OFF.search(line)
+        if cut is None or _SCOPED.search(line):
+            continue
+        checked += 1
+        below = cut.group(1).lower() in ("<", "<=", "≤", "less than", "below", "under")
+        holds = 42 < float(cut.group(2)) if below else 42 > float(cut.group(2))
+        judgement = evaluate(line, kind, patient)
+        if (kind == "exclusion" and judgement.label == (Label.NOT_MET if holds else Label.MET)) or (
+            kind == "inclusion" and judgement.label == (Label.NOT_MET if holds else Label.MET)
+        ):
+            wrong.append((nct, kind, line[:120], judgement.label.value, judgement.reason[:120]))
+    assert checked > 50
+    assert not wrong, wrong[:10]
