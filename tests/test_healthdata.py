@@ -257,6 +257,15 @@ def test_healthdata_refuses_entity_declarations(xml: bytes) -> None:
         h.read_upload("export.zip", io.BytesIO(export_zip(xml)), today=TODAY)
 
 
+def test_healthdata_problem_lines_drop_bidirectional_controls() -> None:
+    csv = ("date,name,value,unit\n2026-10-01,Creat\u202einine,1.1,mg/dL\n2026-10-01,Creatinine,1.1,kg\u2066/m\u2069\n"
+           "2026\u200e-10-01,ALT,30,U/L\n").encode()
+    problems = h.read_csv(csv, today=TODAY).problems
+    assert [p.split(" is not ")[0] for p in problems] == ["Row 2: “Creatinine”", "Row 3: “kg/m”",
+                                                          "Row 4: the date “2026-10-01”"]
+    assert not any(set(p) & set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f") for p in problems)
+
+
 def one_value_bomb(size: int = 240_000_000) -> bytes:
     """An export.zip like the one that tied up the server: 1.46 MB expanding 164:1 into one 240 MB attribute."""
     block = bytearray(b"a" * 1_000_000)
