@@ -70,6 +70,26 @@ def test_db_busy_exhausted_pool_says_busy_while_the_database_answers(full_pool: 
     assert verdict["ready"] is True and "error" not in verdict
 
 
+def test_db_busy_many_pages_at_once_share_one_ping(full_pool: dbmod.Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    # 20 pages waiting on a full pool at once each asked "busy or down?" on the probe's one connection; queued past
+    # its wait, the later ones read a database that answers as down ("not reachable"). They share one ping now.
+    monkeypatch.setattr(dbmod, "PROBE_WAIT_S", 0.001)
+    errors: list[BaseException] = []
+
+    def page() -> None:
+        try:
+            full_pool.fetch_rows("SELECT 1")
+        except TrialLandscapeError as err:
+            errors.append(err)
+
+    pages = [threading.Thread(target=page) for _ in range(12)]
+    for t in pages:
+        t.start()
+    for t in pages:
+        t.join(30)
+    assert len(errors) == 12 and all(isinstance(e, DatabaseBusy) for e in errors), {str(e)[:80] for e in errors}
+
+
 def test_db_busy_pool_of_a_stopped_server_is_still_down(monkeypatch: pytest.MonkeyPatch) -> None:
     from services.errors import DatabaseUnavailable
 

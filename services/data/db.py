@@ -196,13 +196,13 @@ class Database:
         self.pool_size = max(1, min(pool_size, MAX_POOL))
         self._engine: AsyncEngine | None = None
         self._probe: AsyncEngine | None = None
+        self._pinging: asyncio.Future[tuple[str, str]] | None = None  # the ping in flight (on the loop thread)
         self._engine_lock = threading.Lock()
         atexit.register(self.close)
 
     # ---- engine lifecycle -------------------------------------------------------------
     def _get_engine(self, probe: bool = False) -> AsyncEngine:
-        """The pages' pool, or (probe) one connection of its own for health checks: a pool full of page queries
-        (20 visitors and an import) must never make readiness, or a page, report a database that answers as down."""
+        """The pages' pool, or (probe) one connection of its own for health checks, so a full pool is not "down"."""
         with self._engine_lock:
             if probe:
                 self._probe = self._probe or self._new_engine(1, PROBE_WAIT_S)
@@ -215,9 +215,8 @@ class Database:
         # PostgreSQL may switch one to a generic plan that ignores them; for an id list (unnest of a
         # parameter, estimated at 10 rows) that plan took the relevance order at 575,000 studies from 1 s
         # past its 60 s limit. Planning costs about a millisecond here.
-        settings = {"application_name": "trial-landscape", "plan_cache_mode": "force_custom_plan"}
-        if self.read_only:
-            settings["default_transaction_read_only"] = "on"
+        settings = {"application_name": "trial-landscape", "plan_cache_mode": "force_custom_plan",
+                    **({"default_transaction_read_only": "on"} if self.read_only else {})}
         return create_async_engine(
             to_async_url(self.url), pool_size=size, max_overflow=0, pool_timeout=wait_s, pool_pre_ping=True,
             pool_recycle=1800, connect_args={"server_settings": settings, "timeout": 10, "command_timeout": None})
@@ -226,10 +225,9 @@ class Database:
         """Close the pool (before the embedded server stops, so exit is quiet)."""
         with self._engine_lock:
             engines, self._engine, self._probe = (self._engine, self._probe), None, None
-        for engine in engines:
-            if engine is not None and _loop is not None and _loop.thread.is_alive():
-                with contextlib.suppress(Exception):  # closing a broken pool must not mask the real exit reason
-                    run_sync(engine.dispose(), timeout=10)
+        for engine in [e for e in engines if e is not None and _loop is not None and _loop.thread.is_alive()]:
+            with contextlib.suppress(Exception):  # closing a broken pool must not mask the real exit reason
+                run_sync(engine.dispose(), timeout=10)
 
     # ---- core execution ---------------------------------------------------------------
     async def _in_transaction(self, fn: Callable[[AsyncConnection], Awaitable[T]], timeout_ms: int | None,
@@ -251,14 +249,18 @@ class Database:
             typed = translate_error(err)
             if connected or not isinstance(typed, DatabaseUnavailable):
                 raise typed from err
-            # No connection from the pool (all in use past the wait, or a new one slow to open): busy, unless
-            # the probe's own connection finds the database down too.
+            # No connection from the pool (all in use, or a new one slow to open): busy, unless the probe fails too.
             await self._ping()
             raise DatabaseBusy(f"The database is busy: none of this app's {self.pool_size} connections came free "
                                f"within {POOL_WAIT_S} s ({type(err).__name__}), though the database answers.") from err
 
     async def _ping(self) -> tuple[str, str]:
-        """Server version and transaction_read_only, on the probe's own connection; typed errors."""
+        """Server version and read-only flag on the probe's connection; callers at one time share one ping."""
+        if self._pinging is None or self._pinging.done():
+            self._pinging = asyncio.ensure_future(self._ping_once())
+        return await asyncio.shield(self._pinging)
+
+    async def _ping_once(self) -> tuple[str, str]:
         try:
             async with self._get_engine(probe=True).connect() as conn, conn.begin():
                 await conn.execute(text("SELECT set_config('statement_timeout', '5000', true)"))
@@ -518,8 +520,7 @@ class Database:
         return [int(r["id"]) for r in rows]
 
     def health(self) -> Health:
-        """Ping the server on the probe's own connection (never waits behind the pages' pool): version, read-only
-        flag and round-trip time; never raises."""
+        """Ping the server outside the pages' pool: version, read-only flag and round-trip time; never raises."""
         started = time.perf_counter()
         try:
             version, read_only = self._sync(self._ping())
