@@ -30,7 +30,9 @@ RENDER_TIMEOUT_S = 60.0
 MAX_CACHED_MESSAGES = 2_000
 PAGES = ("Explore", "Map", "Trials")
 # A warning the pages show when a facet or a query gave up: the render is degraded, so it counts as an error.
-TIMEOUT_MARKERS = ("could not be computed", "took too long", "not reachable")
+TIMEOUT_MARKERS = ("could not be computed", "took too long", "not reachable", "database is busy")
+# Counted apart in the result: a database reported down, and a busy pool (the page retries by itself).
+COUNTED_MARKERS = ("not reachable", "database is busy")
 
 
 class RenderFailed(Exception):
@@ -211,6 +213,7 @@ def run_visitors(base_url: str, *, users: int, seconds: float, pages: Sequence[s
         raise BadInput(f"--pages must name some of {', '.join(PAGES)} (not {', '.join(unknown) or 'nothing'}).")
     stats = {f"{p}:{a}": TargetStats() for p in pages for a in ("open", "filter")}
     totals = {"messages": 0, "bytes": 0}
+    said = dict.fromkeys(COUNTED_MARKERS, 0)  # renders that showed each marker
     lock = threading.Lock()
     started = time.monotonic()
     deadline = started + seconds
@@ -226,6 +229,8 @@ def run_visitors(base_url: str, *, users: int, seconds: float, pages: Sequence[s
                 return
             s.errors += 1
             message = error or "; ".join(render.problems if render else [])
+            for marker in COUNTED_MARKERS:
+                said[marker] += marker in message.lower()
             if len(s.error_samples) < 5:
                 s.error_samples.append(message[:240])
 
@@ -291,5 +296,6 @@ def run_visitors(base_url: str, *, users: int, seconds: float, pages: Sequence[s
         "max_s": round(max(everything.latencies, default=0.0), 3),
         "mb_received": round(totals["bytes"] / 1e6, 1),
         "unfinished_users": sum(t.is_alive() for t in threads),
+        "renders_saying": said,
         "targets": {name: s.summary() for name, s in stats.items() if s.latencies or s.errors},
     }

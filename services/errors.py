@@ -20,6 +20,12 @@ class DatabaseUnavailable(TrialLandscapeError):
     hint = "The database is not answering. Wait a few seconds and press Retry."
 
 
+class DatabaseBusy(TrialLandscapeError):
+    """Every connection of this process's pool stayed in use past the wait, while the database itself answers."""
+
+    hint = "Many people are using the app at once; the page tries again by itself in a few seconds."
+
+
 class QueryTimeout(TrialLandscapeError):
     """A query ran past its statement timeout and was cancelled by the server."""
 

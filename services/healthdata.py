@@ -3,7 +3,8 @@
 Everything here is pure: bytes or a binary stream in, recognised observations (with the unit as written and the
 value in a standard unit) out, or a HealthDataError whose message says what to do. The XML is read with expat in
 chunks and never built into a tree, so memory stays flat for exports of hundreds of megabytes; entity declarations
-are refused (no "billion laughs"), and the bytes read, records kept and time spent are capped.
+are refused (no "billion laughs"), and the bytes read, the size of one tag, the nesting, the records kept and the
+time spent are capped.
 """
 
 from __future__ import annotations
@@ -41,6 +42,10 @@ MAX_CLINICAL_FILES = 5_000
 MAX_CLINICAL_BYTES = 1_000_000  # one FHIR resource file
 MAX_SECONDS = 120.0
 CHUNK = 1 << 20
+SLICE = 1 << 14  # fed to expat at a time, so an unfinished token is checked every 16 KB
+MAX_TOKEN_BYTES = 64_000  # one tag with its attributes, or one comment; Apple's are under 1 KB. A token over the
+# cap is always refused; one under MAX_TOKEN_BYTES - SLICE never is (the check runs between slices).
+MAX_DEPTH = 16  # nested elements; Apple's exports nest 4 deep (Correlation > Record > MetadataEntry)
 SHOWN_PROBLEMS = 50
 
 
@@ -334,8 +339,19 @@ class _ExportReader:
     clinical_total: int = 0
     labs_left_out: int = 0  # lab records past MAX_CLINICAL_FILES (the oldest by receivedDate)
     problems: dict[str, int] = field(default_factory=dict)
+    opened: int = 0  # elements started, less those folded out of `closed`
+    # expat appends each end tag's name here (list.append: no Python call per element, which cost 60% of the time)
+    closed: list[str] = field(default_factory=list)
 
     def start(self, name: str, attrs: dict[str, str]) -> None:
+        self.opened += 1
+        if len(self.closed) > 4096:
+            self.opened -= len(self.closed)
+            self.closed.clear()
+        if self.opened - len(self.closed) > MAX_DEPTH:
+            raise HealthDataError(f"This XML file nests elements more than {MAX_DEPTH} deep (<{one_line(name, 40)}>), "
+                                  "which no Apple Health export does; it was refused and nothing was stored. Upload "
+                                  "export.zip as the Health app made it.")
         if not self.root_seen:
             self.root_seen = True
             if name != "HealthData":
@@ -417,7 +433,13 @@ class _ExportReader:
 
 
 def _parse_export(read: Callable[[int], bytes], today: date, deadline: float) -> _ExportReader:
-    """Stream export.xml through expat in chunks; refuse entity declarations and anything past the byte cap."""
+    """Stream export.xml through expat in small slices, refusing entity declarations, anything past the byte cap,
+    and any token (a tag with its attributes, a comment) or nesting no device export has.
+
+    expat 2.5 rescans an unfinished token from its start on every feed, so one 240 MB attribute fed in 1 MB chunks
+    cost tens of seconds and its whole size in memory; checking how far the input runs past the last complete token
+    after each slice keeps both bounded (defusedxml would only refuse the entities, which is done here already).
+    """
     reader = _ExportReader(today, deadline)
     parser = expat.ParserCreate()
     parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
@@ -429,24 +451,31 @@ def _parse_export(read: Callable[[int], bytes], today: date, deadline: float) ->
     parser.EntityDeclHandler = no_entities
     parser.ExternalEntityRefHandler = lambda *_args: 0  # type: ignore[assignment]
     parser.StartElementHandler = reader.start
+    parser.EndElementHandler = reader.closed.append
     total = 0
     try:
-        while True:
-            chunk = read(CHUNK)
-            if not chunk:
-                break
+        while chunk := read(CHUNK):
             if total == 0 and not chunk.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<"):
                 raise HealthDataError("This file is not an Apple Health export: it is not XML. Upload export.zip (or "
                                       "the export.xml inside it) from the Health app's “Export All Health Data”, or a "
                                       "CSV of your results.")
-            total += len(chunk)
-            if total > MAX_XML_BYTES:
-                raise HealthDataError(f"The export is larger than {MAX_XML_BYTES / 1e6:.0f} MB of XML; nothing was "
-                                      "stored. Upload a CSV of the results you need instead.")
-            if time.monotonic() > deadline:
-                raise HealthDataError(f"Reading the export took longer than {MAX_SECONDS:.0f} seconds and was "
-                                      "stopped; nothing was stored.")
-            parser.Parse(chunk, False)
+            view = memoryview(chunk)
+            for at in range(0, len(chunk), SLICE):
+                piece = view[at:at + SLICE]
+                total += len(piece)
+                if total > MAX_XML_BYTES:
+                    raise HealthDataError(f"The export is larger than {MAX_XML_BYTES / 1e6:.0f} MB of XML; nothing "
+                                          "was stored. Upload a CSV of the results you need instead.")
+                if time.monotonic() > deadline:
+                    raise HealthDataError(f"Reading the export took longer than {MAX_SECONDS:.0f} seconds and was "
+                                          "stopped; nothing was stored.")
+                parser.Parse(piece, False)
+                if total - parser.CurrentByteIndex > MAX_TOKEN_BYTES - SLICE:
+                    raise HealthDataError(
+                        f"This XML file has a single tag, attribute value or comment longer than "
+                        f"{MAX_TOKEN_BYTES // 1000:,} KB (from byte {parser.CurrentByteIndex + 1:,}), which no "
+                        "Apple Health export has (their longest are under 1 KB); it was refused and nothing was "
+                        "stored. Upload export.zip as the Health app made it.")
         if total:  # an empty file is reported below, as having no root element
             parser.Parse(b"", True)
     except expat.ExpatError as exc:

@@ -44,6 +44,7 @@ def _escape_chars(text: str) -> str:
 _DROPPED = dict.fromkeys([*range(32), *range(127, 160), *map(ord, "\u061c\u200e\u200f\u202a\u202b\u202c\u202d"
                                                              "\u202e\u2066\u2067\u2068\u2069")])
 del _DROPPED[ord("\n")], _DROPPED[ord("\t")]
+_SPACED = {k: " " if chr(k).isspace() else None for k in _DROPPED}  # for text(): "\x1c" still separates words
 
 
 def _clean(text: object) -> str:
@@ -51,10 +52,11 @@ def _clean(text: object) -> str:
 
 
 def text(value: object) -> str:
-    """A text value with runs of white space collapsed; missing values (None, NaN) as ''."""
+    """A text value with runs of white space collapsed and control and bidirectional characters dropped; missing
+    values (None, NaN) as ''."""
     if value is None or (isinstance(value, float) and value != value):
         return ""
-    return " ".join(str(value).split())
+    return " ".join(str(value).translate(_SPACED).split())
 
 
 def one_line(value: object, limit: int) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import email.utils
+import http.client
 import json
 import os
 import re
@@ -181,7 +182,10 @@ class LiveClient:
             self._sleep(wait)
         try:
             with urllib.request.urlopen(request, timeout=self.timeout_s) as answer:  # noqa: S310 - https/our URL
-                return answer.read(MAX_BODY_BYTES + 1)
+                body = answer.read(MAX_BODY_BYTES + 1)
+                if answer.length and len(body) <= MAX_BODY_BYTES:  # read(n) returns short where the body ended early
+                    raise http.client.IncompleteRead(body, answer.length)
+                return body
         finally:
             self._last_end = self._clock()
 
@@ -205,6 +209,9 @@ class LiveClient:
                     raise self._http_error(err, not_found) from None
                 except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as err:
                     raise LiveUnavailable(_offline_message(err)) from None
+                except http.client.HTTPException as err:  # BadStatusLine, IncompleteRead, LineTooLong, …
+                    raise LiveUnavailable(f"ClinicalTrials.gov sent a broken answer ({type(err).__name__}); it was "
+                                          "not used. Try again later.") from None
                 if len(body) > MAX_BODY_BYTES:
                     raise LiveUnavailable("ClinicalTrials.gov sent more than expected; the answer was not used.")
                 try:
@@ -225,7 +232,7 @@ class LiveClient:
             return LiveUnavailable(not_found)
         try:
             detail = err.read(2000).decode("utf-8", "replace")
-        except OSError:
+        except (OSError, http.client.HTTPException):
             detail = ""
         # The server's text is shown to the user: one short plain line, no markup.
         said = f" It said: {one_line(detail, 200)}" if detail.strip() else ""

@@ -1,4 +1,5 @@
-"""Readiness of this app process for a load balancer: the trial database is connected and answers."""
+"""Readiness of this app process for a load balancer: the trial database answers, asked on a connection of its
+own outside the pages' pool (a busy pool is not a database that is down)."""
 
 from __future__ import annotations
 

@@ -45,6 +45,15 @@ E = TypeVar("E", bound=StrEnum)
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 TEMPLATE_NAME = "report.html.j2"
+# Chromium reaches Google on its own (network time, component updates, safe browsing, metrics) unless told not to;
+# the report is a local file and needs nothing from outside, so every host name fails to resolve as well.
+OFFLINE_FLAGS = (
+    "--disable-domain-reliability", "--disable-client-side-phishing-detection", "--metrics-recording-only",
+    "--disable-breakpad", "--no-pings", "--disable-crash-reporter", "--safebrowsing-disable-auto-update",
+    "--disable-features=NetworkTimeServiceQuerying,OptimizationHints,MediaRouter,Translate,"
+    "AutofillServerCommunication,CertificateTransparencyComponentUpdater",
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE localhost",
+)
 CHROMIUM_PATHS = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
 PDF_TIMEOUT_SECONDS = 60.0
 MAX_SERIOUS_EVENTS = 5
@@ -661,6 +670,7 @@ def render_pdf(html: str, *, timeout: float = PDF_TIMEOUT_SECONDS, chromium: str
             "--disable-extensions",
             "--no-first-run",
             "--no-default-browser-check",
+            *OFFLINE_FLAGS,
             "--no-pdf-header-footer",
             f"--user-data-dir={folder / 'profile'}",
             f"--print-to-pdf={target}",

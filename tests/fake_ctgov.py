@@ -2,11 +2,12 @@
 
 It serves `/api/v2/studies/{nctId}` and `/api/v2/studies` (search) over real HTTP from given API v2 records, logs
 every request it receives (arrival time, path, query), and can be scripted: the next answers may be 429 (with or
-without Retry-After), 400 with a body, a slow answer, or a body that is not JSON.
+without Retry-After), 400 with a body, a slow answer, a body that is not JSON, or raw bytes that are not HTTP.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -25,6 +26,7 @@ class Scripted:
     body: bytes | None = None  # None: the normal answer
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
+    raw: bytes | None = None  # written to the socket as is, in place of an HTTP answer (a broken server)
 
 
 @dataclass
@@ -72,6 +74,11 @@ class FakeCtgov:
                 with fake._lock:
                     fake.arrivals.append(Arrival(time.monotonic(), parts.path, parse_qs(parts.query)))
                     step = fake.script.pop(0) if fake.script else Scripted()
+                if step.raw is not None:
+                    self.close_connection = True
+                    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                        self.wfile.write(step.raw)
+                    return
                 if step.delay_s:  # a slow server: hold the answer (past the client's timeout), or until shutdown
                     fake.closing.wait(step.delay_s)
                 status, body = (step.status, step.body) if step.body is not None or step.status != 200 else \

@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 from services import inert
 from services.assistant import ACTIVITY_LEVELS, AssistantSession, build_registry
 from services.assistant.session import CONVERSATION_PHASES
-from services.assistant.store import SessionStore
+from services.assistant.store import SessionStore, storage_key
 from services.dashboard.filters import Filters
 from services.trials import NCT_RE
 from tests.conftest import PROJECT
@@ -390,7 +390,7 @@ def test_assistant_page_bad_or_forgotten_links_open_fresh(db: Any, monkeypatch: 
     store.save(kept)
     broken = AssistantSession().id
     db.execute("INSERT INTO app.sessions (token, data, expires_at) VALUES (:t, CAST(:d AS jsonb), now() + interval '1 day')",
-               {"t": broken, "d": json.dumps({"version": 1})})
+               {"t": storage_key(broken), "d": json.dumps({"version": 1})})
 
     at = AppTest.from_file(PAGE, default_timeout=240)
     at.query_params["session"] = broken

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import os
 import subprocess
@@ -12,8 +14,10 @@ from typing import Any
 import pytest
 
 from services.assistant import AssistantSession
-from services.assistant.store import SessionStore, session_days, valid_token
+from services.assistant.store import SessionStore, session_days, storage_key, valid_token
 from tests.conftest import PROJECT
+
+SCHEMA = PROJECT / "sql" / "schema"
 
 
 def _session(**changes: Any) -> AssistantSession:
@@ -39,7 +43,7 @@ def _session(**changes: Any) -> AssistantSession:
 
 
 def _expires_at(db: Any, token: str) -> datetime:
-    return db.fetch_value("SELECT expires_at FROM app.sessions WHERE token = :t", {"t": token})  # type: ignore[no-any-return]
+    return db.fetch_value("SELECT expires_at FROM app.sessions WHERE token = :t", {"t": storage_key(token)})  # type: ignore[no-any-return]
 
 
 def test_assistant_store_round_trip_is_exact(db: Any) -> None:
@@ -57,14 +61,14 @@ def test_assistant_store_save_replaces_and_extends(db: Any) -> None:
     store = SessionStore(db, days=30)
     session = _session()
     store.save(session)
-    db.execute("UPDATE app.sessions SET expires_at = now() + interval '1 day' WHERE token = :t", {"t": session.id})
+    db.execute("UPDATE app.sessions SET expires_at = now() + interval '1 day' WHERE token = :t", {"t": storage_key(session.id)})
     session.phase = "selection"
     session.selected_nct_ids = ["NCT07064473"]
 
     store.save(session)
 
     assert store.load(session.id) == session
-    assert db.fetch_value("SELECT count(*) FROM app.sessions WHERE token = :t", {"t": session.id}) == 1
+    assert db.fetch_value("SELECT count(*) FROM app.sessions WHERE token = :t", {"t": storage_key(session.id)}) == 1
     left = _expires_at(db, session.id) - datetime.now(UTC)
     assert timedelta(days=29, hours=23) < left <= timedelta(days=30)
 
@@ -91,13 +95,13 @@ def test_assistant_store_expired_sessions_are_gone(db: Any) -> None:
     old, fresh = _session(), _session()
     store.save(old)
     store.save(fresh)
-    db.execute("UPDATE app.sessions SET expires_at = now() - interval '1 minute' WHERE token = :t", {"t": old.id})
+    db.execute("UPDATE app.sessions SET expires_at = now() - interval '1 minute' WHERE token = :t", {"t": storage_key(old.id)})
 
     assert store.load(old.id) is None
     removed = store.expire()
 
     assert removed >= 1
-    assert db.fetch_value("SELECT count(*) FROM app.sessions WHERE token = :t", {"t": old.id}) == 0
+    assert db.fetch_value("SELECT count(*) FROM app.sessions WHERE token = :t", {"t": storage_key(old.id)}) == 0
     assert store.load(fresh.id) == fresh
 
 
@@ -114,13 +118,43 @@ def test_assistant_store_forget_deletes(db: Any) -> None:
     assert opened.notice is not None and opened.notice.startswith("No saved session was found for that link.")
 
 
+def test_assistant_store_keeps_only_a_hash_of_the_token(db: Any) -> None:
+    store = SessionStore(db)
+    session = _session()
+    store.save(session)
+
+    rows = db.fetch_rows("SELECT token, data::text AS data FROM app.sessions WHERE data::text LIKE :raw OR token = :raw",
+                         {"raw": f"%{session.id}%"})
+    assert rows == []  # neither the key nor the stored JSON holds the token a link carries
+    key = storage_key(session.id)
+    assert key == hashlib.sha256(session.id.encode()).hexdigest()
+    assert db.fetch_value("SELECT data->>'id' FROM app.sessions WHERE token = :k", {"k": key}) == key
+    assert store.load(session.id) == session  # the token comes back from the link
+
+
+def test_assistant_store_a_session_stored_under_its_raw_token_no_longer_resolves(db: Any) -> None:
+    store = SessionStore(db)
+    old = _session()
+    db.execute("INSERT INTO app.sessions (token, data, expires_at) VALUES (:t, CAST(:d AS jsonb), now() + interval '1 day')",
+               {"t": old.id, "d": old.to_json()})  # as stored before tokens were hashed
+    kept = _session()
+    store.save(kept)
+
+    db.execute_script((SCHEMA / "075_app_session_keys.sql").read_text(encoding="utf-8"))
+
+    assert db.fetch_value("SELECT count(*) FROM app.sessions WHERE token = :t", {"t": old.id}) == 0
+    opened = store.open(old.id)
+    assert not opened.resumed and (opened.notice or "").startswith("No saved session was found for that link.")
+    assert store.load(kept.id) == kept
+
+
 def test_assistant_store_corrupt_row_opens_fresh_and_spares_others(db: Any) -> None:
     store = SessionStore(db)
     good = _session()
     store.save(good)
     broken = AssistantSession().id
     db.execute("INSERT INTO app.sessions (token, data, expires_at) VALUES (:t, CAST(:d AS jsonb), now() + interval '1 day')",
-               {"t": broken, "d": json.dumps({"version": 1, "id": broken, "phase": "nowhere"})})
+               {"t": storage_key(broken), "d": json.dumps({"version": 1, "id": storage_key(broken), "phase": "nowhere"})})
 
     opened = store.open(broken)
 
@@ -136,7 +170,7 @@ def test_assistant_store_row_under_wrong_token_is_corrupt(db: Any) -> None:
     session = _session()
     other = AssistantSession().id
     db.execute("INSERT INTO app.sessions (token, data, expires_at) VALUES (:t, CAST(:d AS jsonb), now() + interval '1 day')",
-               {"t": other, "d": session.to_json()})
+               {"t": storage_key(other), "d": dataclasses.replace(session, id=storage_key(session.id)).to_json()})
 
     opened = store.open(other)
 

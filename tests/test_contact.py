@@ -46,6 +46,20 @@ def test_contact_draft_is_plain_short_and_says_only_what_is_known():
     assert len(huge) == contact.MAX_CHARS
 
 
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f"
+
+
+def test_contact_draft_drops_bidirectional_controls() -> None:
+    # "\u202e" would show the rest of its line reversed in the patient's mail client ("evil" reads as "live").
+    profile = dict(PROFILE, diagnosis=f"lung{BIDI} cancer\u202e", location="Boston\u2066, MA\u2069")
+    named = dict(CENTRAL, name="Ann\u202e Lee")
+    draft = contact.draft_message(profile, {"nct_id": "NCT01234567", "title": f"A{BIDI} study",
+                                            "site_where": "Dana\u202e-Farber"},
+                                  contact.choose_contact("NCT01234567", [named], None), [f"Is{BIDI} it ok?"])
+    assert not set(draft) & set(BIDI)
+    assert "Dear Ann Lee," in draft and "with lung cancer" in draft and "“A study”" in draft and "- Is it ok?" in draft
+
+
 def test_contact_the_registrys_contacts_reach_the_trial_record(db):
     """The shipped sample has no contacts; a database that has them (full AACT) gives them to the report."""
     nct = db.fetch_value("SELECT nct_id FROM ctgov.facilities WHERE name IS NOT NULL ORDER BY nct_id LIMIT 1")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from services.assistant.store import storage_key
 from tests.test_browser import (  # noqa: F401 - pytest fixtures used by name
     LOAD_TIMEOUT_MS,
     app_url,
@@ -31,7 +32,8 @@ def test_health_browser_csv_upload_table_and_removal(page: Any, app_url: str, db
     assert exceptions(page) == []
     playwright_api.expect(page.locator('[data-testid="stDataFrame"]')).to_have_count(1)
     token = page.url.split("session=", 1)[1]
-    rows = db.fetch_rows("SELECT key, std_value FROM app.health_records WHERE token = :t ORDER BY key", {"t": token})
+    rows = db.fetch_rows("SELECT key, std_value FROM app.health_records WHERE token = :t ORDER BY key",
+                         {"t": storage_key(token)})
     assert [(r["key"], round(r["std_value"], 3)) for r in rows] == [("creatinine", 1.097), ("platelets", 210.0)]
     # Nothing of the upload in the URL: its only parameter is the session token (the port may hold any digits).
     params = parse_qs(urlsplit(page.url).query)
@@ -39,5 +41,6 @@ def test_health_browser_csv_upload_table_and_removal(page: Any, app_url: str, db
 
     page.get_by_role("button", name="Remove my health records").click()
     page.get_by_text("Removed 2 stored values from this session.").wait_for(timeout=LOAD_TIMEOUT_MS)
-    assert db.fetch_value("SELECT count(*) FROM app.health_records WHERE token = :t", {"t": token}) == 0
+    assert db.fetch_value("SELECT count(*) FROM app.health_records WHERE token = :t",
+                          {"t": storage_key(token)}) == 0
 

@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from services import inert
 from services.assistant import AssistantSession
+from services.assistant.store import storage_key
 from tests.conftest import PROJECT
 from tests.test_assistant_page import _click, _fill_guided_form, _ok
 
@@ -26,7 +27,7 @@ LABS = (b"date,name,value,unit\n"
 def _stored(db: Any, token: str) -> list[tuple[Any, ...]]:
     return [tuple(r.values()) for r in db.fetch_rows(
         "SELECT key, value, unit, observed_on::text FROM app.health_records WHERE token = :t ORDER BY key, observed_on",
-        {"t": token})]
+        {"t": storage_key(token)})]
 
 
 def _upload(at: AppTest, name: str, data: bytes, mime: str) -> AppTest:
@@ -110,7 +111,7 @@ def test_health_page_refuses_bad_files_and_forgets_with_the_session(db: Any, mon
     _click(at, "asst_forget")
     _ok(at)
     assert _stored(db, session.id) == []
-    assert db.fetch_value("SELECT count(*) FROM app.sessions WHERE token = :t", {"t": session.id}) == 0
+    assert db.fetch_value("SELECT count(*) FROM app.sessions WHERE token = :t", {"t": storage_key(session.id)}) == 0
     assert at.session_state["asst_session"].id != session.id
     assert at.file_uploader(key="health_upload").value is None  # the file is not carried into the new session
     assert "uploaded health records are deleted" in at.warning[0].value

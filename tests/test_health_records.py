@@ -11,7 +11,7 @@ import pytest
 from services import healthdata as h
 from services.assistant import AssistantSession
 from services.assistant.records import HealthRecordStore, lab_values
-from services.assistant.store import SessionStore
+from services.assistant.store import SessionStore, storage_key
 from services.eligibility.patient import LabValue
 from services.errors import QueryFailed
 
@@ -23,7 +23,7 @@ CSV = (b"date,name,value,unit\n2026-10-02,Creatinine,1.1,mg/dL\n2026-04-02,Creat
 def _rows(db: Any, token: str) -> list[tuple[Any, ...]]:
     return [tuple(r.values()) for r in db.fetch_rows(
         "SELECT source, kind, key, name, value, unit, std_value, std_unit, observed_on FROM app.health_records "
-        "WHERE token = :t ORDER BY source, key, observed_on", {"t": token})]
+        "WHERE token = :t ORDER BY source, key, observed_on", {"t": storage_key(token)})]
 
 
 def test_health_records_round_trip_and_latest_labs(db: Any) -> None:
@@ -84,7 +84,7 @@ def test_health_records_go_with_the_session(db: Any) -> None:
         store.save(session, h.read_csv(CSV, today=TODAY))
 
     assert sessions.delete(forgotten.id)
-    db.execute("UPDATE app.sessions SET expires_at = now() - interval '1 minute' WHERE token = :t", {"t": expired.id})
+    db.execute("UPDATE app.sessions SET expires_at = now() - interval '1 minute' WHERE token = :t", {"t": storage_key(expired.id)})
     assert sessions.expire() >= 1
     assert store.delete(removed.id) == 4
 

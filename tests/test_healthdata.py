@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import random
+import time
 import tracemalloc
 import zipfile
 from datetime import date, timedelta
@@ -253,6 +255,72 @@ def test_healthdata_refuses_entity_declarations(xml: bytes) -> None:
         h.read_export_xml(io.BytesIO(xml), today=TODAY)
     with pytest.raises(h.HealthDataError, match=r"declares entities"):
         h.read_upload("export.zip", io.BytesIO(export_zip(xml)), today=TODAY)
+
+
+def test_healthdata_problem_lines_drop_bidirectional_controls() -> None:
+    csv = ("date,name,value,unit\n2026-10-01,Creat\u202einine,1.1,mg/dL\n2026-10-01,Creatinine,1.1,kg\u2066/m\u2069\n"
+           "2026\u200e-10-01,ALT,30,U/L\n").encode()
+    problems = h.read_csv(csv, today=TODAY).problems
+    assert [p.split(" is not ")[0] for p in problems] == ["Row 2: “Creatinine”", "Row 3: “kg/m”",
+                                                          "Row 4: the date “2026-10-01”"]
+    assert not any(set(p) & set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f") for p in problems)
+
+
+def one_value_bomb(size: int = 240_000_000) -> bytes:
+    """An export.zip like the one that tied up the server: 1.46 MB expanding 164:1 into one 240 MB attribute."""
+    block = bytearray(b"a" * 1_000_000)
+    letters = random.Random(1)
+    block[::470] = bytes(letters.randrange(97, 123) for _ in range(len(block[::470])))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
+        with zf.open("apple_health_export/export.xml", "w", force_zip64=True) as member:
+            member.write(HEAD + b' <Record type="HKQuantityTypeIdentifierStepCount" sourceName="')
+            for _ in range(size // len(block)):
+                member.write(block)
+            member.write(b'" value="1"/>\n</HealthData>\n')
+    return out.getvalue()
+
+
+def test_healthdata_a_zip_expanding_to_one_huge_attribute_is_refused_at_once() -> None:
+    bomb = one_value_bomb()
+    info = zipfile.ZipFile(io.BytesIO(bomb)).infolist()[0]
+    assert len(bomb) < 1_500_000 and 150 < info.file_size / info.compress_size < h.MAX_ZIP_RATIO  # under the ratio check
+
+    tracemalloc.start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(h.HealthDataError, match=r"single tag, attribute value or comment longer than 64 KB "
+                                                    r"\(from byte \d+\), which no Apple Health export has"):
+            h.read_upload("export.zip", io.BytesIO(bomb), today=TODAY)
+        seconds = time.monotonic() - started
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert seconds < 2.0 and peak < 10_000_000, (seconds, peak)
+
+
+@pytest.mark.parametrize("extra", [
+    b" <!-- " + b"x" * 200_000 + b" -->\n",
+    b" <Record " + b" ".join(b'a%d="1"' % i for i in range(20_000)) + b"/>\n",
+    record("StepCount", 1, "count", "2026-10-01 08:00:00 +0100", "x" * 64_001),
+], ids=["comment", "attributes", "value"])
+def test_healthdata_refuses_a_token_no_export_has(extra: bytes) -> None:
+    with pytest.raises(h.HealthDataError, match=r"longer than 64 KB .* refused and nothing was stored"):
+        h.read_export_xml(io.BytesIO(small_export(extra)), today=TODAY)
+
+
+def test_healthdata_keeps_a_long_value_under_the_token_cap() -> None:
+    long = record("HeartRate", 70, "count/min", "2026-10-03 07:00:00 +0100", "x" * (h.MAX_TOKEN_BYTES - h.SLICE - 1000))
+    assert ("heart_rate", date(2026, 10, 3)) in by_key(h.read_export_xml(io.BytesIO(small_export(long)), today=TODAY))
+
+
+def test_healthdata_refuses_nesting_no_export_has() -> None:
+    deep = small_export(b"<Correlation>" * 100_000 + b"</Correlation>")
+    with pytest.raises(h.HealthDataError, match=r"nests elements more than 16 deep \(<Correlation>\)"):
+        h.read_export_xml(io.BytesIO(deep), today=TODAY)
+    nested = small_export(b"<Correlation>" * 3 + record("HeartRate", 70, "count/min", "2026-10-03 07:00:00 +0100")
+                          + b"</Correlation>" * 3)
+    assert ("heart_rate", date(2026, 10, 3)) in by_key(h.read_export_xml(io.BytesIO(nested), today=TODAY))
 
 
 def zip_with_names(names: list[str]) -> bytes:

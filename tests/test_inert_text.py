@@ -12,6 +12,7 @@ from services.inert import one_line, text
 
 @pytest.mark.parametrize(("value", "want"), [
     (None, ""), (float("nan"), ""), ("", ""), ("  a \n\t b  ", "a b"), (12, "12"), (1.5, "1.5"), ("x\u00a0y", "x y"),
+    ("pay\u202egnp.exe", "paygnp.exe"), ("a \u2066b\u2069 \u200e\u200f c\x00", "a b c"), ("x\x1cy\x0bz", "x y z"),
 ])
 def test_inert_text_collapses_white_space_and_blanks_missing_values(value: object, want: str) -> None:
     assert text(value) == want

@@ -10,7 +10,7 @@ from urllib.parse import parse_qs
 
 from services.assistant.registry import ToolContext
 from services.assistant.session import AssistantSession
-from services.assistant.store import SessionStore
+from services.assistant.store import SessionStore, storage_key
 from services.assistant.tools import build_registry
 from services.assistant.view_model import filter_changes
 from services.dashboard.filters import Filters
@@ -144,7 +144,7 @@ def test_isolation_corrupt_stored_session_opens_fresh_and_leaves_others_alone(db
     store.save(healthy)
     # the row's JSON is valid but no longer a session (as after a bad manual edit or a partial write)
     db.execute("UPDATE app.sessions SET data = jsonb_set(data, '{phase}', '\"teleport\"') WHERE token = :t",
-               {"t": damaged.id})
+               {"t": storage_key(damaged.id)})
     opened = store.open(damaged.id)
     assert (opened.resumed, opened.notice) == (False, (
         "The saved session behind that link could not be read (its stored data is damaged), "
@@ -169,7 +169,7 @@ def test_isolation_token_mismatch_in_stored_data_is_refused(db):
     store.save(other)
     # a row whose data claims another session's id must not hand out that session
     db.execute("UPDATE app.sessions SET data = (SELECT data FROM app.sessions WHERE token = :v) WHERE token = :o",
-               {"v": victim.id, "o": other.id})
+               {"v": storage_key(victim.id), "o": storage_key(other.id)})
     opened = store.open(other.id)
     assert (opened.resumed, opened.session.id in (victim.id, other.id)) == (False, False)
     assert opened.session.messages == []

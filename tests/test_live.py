@@ -154,6 +154,24 @@ def test_live_json_nested_too_deeply_is_refused():
             LiveClient(fake.url, **FAST).status("NCT00000117")
 
 
+@pytest.mark.parametrize(("raw", "name"), [
+    (b"HELLO THERE\r\n\r\n", "BadStatusLine"),
+    (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{\"studies\": [",
+     "IncompleteRead"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n40\r\n{\"studies\": [", "IncompleteRead"),
+    (b"HTTP/1.1 200 OK\r\nX-Filler: " + b"a" * 70_000 + b"\r\n\r\n{}", "LineTooLong"),
+    (b"HTTP/1.1 400 Bad Request\r\nContent-Length: 900\r\n\r\nhalf a reason", None),
+], ids=["bad-status-line", "incomplete-read", "incomplete-chunk", "line-too-long", "truncated-error-body"])
+def test_live_a_malformed_http_answer_is_the_look_ups_clear_message(raw: bytes, name: str | None):
+    with fake_ctgov([]) as fake:
+        fake.script.append(Scripted(raw=raw))
+        with pytest.raises(LiveUnavailable) as caught:
+            LiveClient(fake.url, **FAST).status("NCT00000118")
+    expected = (f"ClinicalTrials.gov sent a broken answer ({name}); it was not used. Try again later." if name
+                else "ClinicalTrials.gov refused the request (HTTP 400). It said: half a reason")
+    assert str(caught.value) == expected and len(fake.arrivals) == 1
+
+
 def test_live_budget_is_spent_then_refused_and_answers_are_kept():
     with fake_ctgov([_record("NCT00000106"), _record("NCT00000107"), _record("NCT00000108")]) as fake:
         client = LiveClient(fake.url, **FAST, budget_per_hour=2)

@@ -12,6 +12,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from services.assistant.store import storage_key
 from tests.test_browser import (  # noqa: F401 - pytest fixtures used by name
     LOAD_TIMEOUT_MS,
     SHOTS,
@@ -91,7 +92,8 @@ def test_patient_reach_uploads_judge_a_lab_limit_report_groups_contact_and_forge
     _upload(page, export, "Stored 12 values from export.zip")  # ten days of steps, two labs
     _upload(page, labs, "Stored 2 values from labs.csv")
     token = page.url.split("session=", 1)[1].split("&", 1)[0]
-    stored = db.fetch_rows("SELECT key, source FROM app.health_records WHERE token = :t ORDER BY key", {"t": token})
+    stored = db.fetch_rows("SELECT key, source FROM app.health_records WHERE token = :t ORDER BY key",
+                           {"t": storage_key(token)})
     assert sorted(r["key"] for r in stored) == ["anc", "creatinine", "hemoglobin", "platelets"] + ["steps"] * 10
     # The activity estimate (median of the ten days: 6,250 steps) says what it is not.
     page.get_by_text("About 6,200 steps a day (median of 10 days").wait_for()
@@ -143,6 +145,6 @@ def test_patient_reach_uploads_judge_a_lab_limit_report_groups_contact_and_forge
     page.get_by_role("button", name="Forget this session").click()
     page.get_by_text("The session was forgotten").wait_for(timeout=LOAD_TIMEOUT_MS)
     settle(page)
-    assert db.fetch_value("SELECT count(*) FROM app.health_records WHERE token = :t", {"t": token}) == 0
-    assert db.fetch_value("SELECT count(*) FROM app.sessions WHERE token = :t", {"t": token}) == 0
+    assert db.fetch_value("SELECT count(*) FROM app.health_records WHERE token = :t", {"t": storage_key(token)}) == 0
+    assert db.fetch_value("SELECT count(*) FROM app.sessions WHERE token = :t", {"t": storage_key(token)}) == 0
     assert token not in page.url

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import stat
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import date
 from html import unescape
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -285,6 +289,51 @@ def test_report_renders_in_headless_chromium_without_network(case: SimpleNamespa
     assert trial_boxes == 3
     assert height > 3000
     assert nav_shown is False  # the contents list is for the screen only
+
+
+@contextlib.contextmanager
+def logging_proxy() -> Iterator[tuple[str, list[str]]]:
+    """A local HTTP proxy that records every request (and CONNECT) it receives and answers each with 502."""
+    seen: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def _record(self) -> None:
+            seen.append(f"{self.command} {self.path}")
+            self.send_response(502)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_POST = do_HEAD = do_CONNECT = _record  # noqa: N815 - http.server's names
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.browser
+def test_report_pdf_chromium_makes_no_outbound_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    if not os.path.exists(CHROMIUM):
+        pytest.skip("Debian's chromium is not installed, so no PDF engine is present")
+    page = "<!DOCTYPE html><html><body><p>x</p></body></html>"
+    with logging_proxy() as (url, seen):
+        for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy"):
+            monkeypatch.setenv(name, url)  # Chromium on Linux sends everything through the environment's proxy
+        with monkeypatch.context() as plain:
+            plain.setattr(report, "OFFLINE_FLAGS", ())
+            render_pdf(page)
+        # The control: without the flags Chromium asked Google for the time (and for updates), through the proxy.
+        assert any("google" in request for request in seen), seen
+        seen.clear()
+        pdf = render_pdf(page)
+    assert pdf is not None and pdf.startswith(b"%PDF")
+    assert seen == []
 
 
 def test_report_pdf_is_none_without_chromium(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterable
 
 from services.assistant.session import AssistantSession
-from services.assistant.store import SessionStore, valid_token
+from services.assistant.store import SessionStore, storage_key, valid_token
 from services.data.db import Database, load_sql
 from services.eligibility.patient import LabValue
 from services.healthdata import Observation, Parsed, latest_labs
@@ -27,15 +27,16 @@ class HealthRecordStore:
         """Store one upload, replacing the session's earlier upload from the same source; all rows or none."""
         self.sessions.save(session)  # the records refer to the stored session
         rows = json.dumps([o.as_row() for o in parsed.observations])
-        found = self.db.fetch_locked(f"health:{session.id}", load_sql("health_records_replace"),
-                                     {"token": session.id, "source": parsed.source, "rows": rows}, timeout_ms=60_000)
+        key = storage_key(session.id)
+        found = self.db.fetch_locked(f"health:{key}", load_sql("health_records_replace"),
+                                     {"token": key, "source": parsed.source, "rows": rows}, timeout_ms=60_000)
         return int(found[0]["stored"])
 
     def load(self, token: str) -> list[Observation]:
         """The session's records, newest first (none for an unknown token)."""
         if not valid_token(token):
             return []
-        rows = self.db.fetch_rows(load_sql("health_records_load"), {"token": token})
+        rows = self.db.fetch_rows(load_sql("health_records_load"), {"token": storage_key(token)})
         return [Observation(r["kind"], r["key"], r["name"], float(r["value"]), r["unit"], float(r["std_value"]),
                             r["std_unit"], r["observed_on"], r["source"]) for r in rows]
 
@@ -43,7 +44,7 @@ class HealthRecordStore:
         """Remove every record of the session; the number removed."""
         if not valid_token(token):
             return 0
-        return self.db.execute(load_sql("health_records_delete"), {"token": token})
+        return self.db.execute(load_sql("health_records_delete"), {"token": storage_key(token)})
 
 
 def lab_values(observations: Iterable[Observation]) -> tuple[LabValue, ...]:

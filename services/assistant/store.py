@@ -1,7 +1,15 @@
-"""Assistant sessions kept in the app schema (app.sessions), so a restart or another server process resumes them."""
+"""Assistant sessions kept in the app schema (app.sessions), so a restart or another server process resumes them.
+
+A session is stored under the SHA-256 of its token (storage_key), never the token itself: whoever reads the table
+(a backup, the database's own admin) cannot open a patient's session from it. The stored JSON's id is that key too;
+the token is put back from the link on load. Rows from before, stored under the raw token, are deleted by
+sql/schema/075_app_session_keys.sql, so their links open a new session ("No saved session was found").
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import logging
 import os
 import re
@@ -42,6 +50,11 @@ def valid_token(token: str | None) -> bool:
     return bool(token) and TOKEN_RE.fullmatch(token or "") is not None
 
 
+def storage_key(token: str) -> str:
+    """What a session (and its health records) is stored under: the token's SHA-256, 64 hex digits."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
 @dataclass(frozen=True)
 class OpenedSession:
     """The session a page should show: resumed from the store or fresh, with a notice when a link failed."""
@@ -67,26 +80,29 @@ class SessionStore:
 
     def save(self, session: AssistantSession) -> None:
         """Store the whole session under its token; the lifetime restarts from now."""
-        data = _NUL_ESCAPE.sub(r"\1\\ufffd", session.to_json())
-        self.db.execute(load_sql("assistant_session_save"), {"token": session.id, "data": data, "days": self.days})
+        key = storage_key(session.id)
+        data = _NUL_ESCAPE.sub(r"\1\\ufffd", dataclasses.replace(session, id=key).to_json())
+        self.db.execute(load_sql("assistant_session_save"), {"token": key, "data": data, "days": self.days})
 
     def load(self, token: str) -> AssistantSession | None:
         """The stored session, or None when unknown or expired; corrupt data raises BadInput saying where."""
         if not valid_token(token):
             return None
-        rows = self.db.fetch_rows(load_sql("assistant_session_load"), {"token": token})
+        key = storage_key(token)
+        rows = self.db.fetch_rows(load_sql("assistant_session_load"), {"token": key})
         if not rows:
             return None
         session = AssistantSession.from_json(rows[0]["data"])
-        if session.id != token:
-            raise BadInput("Assistant session data is corrupt: $.id does not match the token it is stored under.")
+        if session.id != key:
+            raise BadInput("Assistant session data is corrupt: $.id does not match the key it is stored under.")
+        session.id = token
         return session
 
     def delete(self, token: str) -> bool:
         """Forget a session; True when something was deleted."""
         if not valid_token(token):
             return False
-        return self.db.execute(load_sql("assistant_session_delete"), {"token": token}) > 0
+        return self.db.execute(load_sql("assistant_session_delete"), {"token": storage_key(token)}) > 0
 
     def expire(self) -> int:
         """Delete every session past its lifetime; the number deleted."""

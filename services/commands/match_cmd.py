@@ -1,7 +1,7 @@
 """`python -m services match --form FORM.json`: guided mode's search and matching for one patient form.
 
 A thin adapter over the Assistant page's guided mode: the same GuidedAssistant, the same backend
-(services.assistant.view_model.backend_for), the same three steps (submit_intake → run_search → run_matching) on a
+(services.assistant.view_model.backend), the same three steps (submit_intake → run_search → run_matching) on a
 fresh session, and the matches in the order of the page's trial cards. It uses only GuidedAssistant's public
 methods, IntakeForm and AssistantSession, so the assistant's internals can change underneath it.
 """
@@ -112,7 +112,7 @@ def run_match(form: Any) -> dict[str, Any]:
     from services.assistant.handlers import search_facts
 
     session = AssistantSession()
-    guide = GuidedAssistant(vm.backend_for(session))
+    guide = GuidedAssistant(vm.backend())
     try:
         guide.submit_intake(session, form)
         guide.run_search(session)

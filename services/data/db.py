@@ -35,6 +35,7 @@ from sqlalchemy.pool import NullPool
 
 from services.data import resultcap
 from services.errors import (
+    DatabaseBusy,
     DatabaseUnavailable,
     QueryFailed,
     QueryTimeout,
@@ -45,6 +46,8 @@ from services.errors import (
 SQL_DIR = Path(__file__).resolve().parents[2] / "sql"
 DEFAULT_TIMEOUT_MS = 15_000
 MAX_POOL = 5
+POOL_WAIT_S = 20  # a page waits this long for one of the pool's connections before it is told "busy"
+PROBE_WAIT_S = 5  # readiness and "busy or down?" wait this long for the probe's own connection
 T = TypeVar("T")
 
 # SQLSTATE classes/codes that mean "the server is not there (now)".
@@ -202,14 +205,22 @@ class Database:
         self.pool_size = max(1, min(pool_size, MAX_POOL))
         self._engine: AsyncEngine | None = None
         self._side: AsyncEngine | None = None
+        self._probe: AsyncEngine | None = None
+        self._pinging: asyncio.Future[tuple[str, str]] | None = None  # the ping in flight (on the loop thread)
         self._engine_lock = threading.Lock()
         atexit.register(self.close)
 
     # ---- engine lifecycle -------------------------------------------------------------
-    def _get_engine(self) -> AsyncEngine:
+    def _get_engine(self, probe: bool = False) -> AsyncEngine:
+        """The pages' pool, or (probe) one connection of its own for health checks, so a full pool is not "down"."""
         with self._engine_lock:
+            if probe:
+                if self._probe is None:
+                    self._probe = self._new_engine(pool_size=1, max_overflow=0, pool_timeout=PROBE_WAIT_S,
+                                                   pool_pre_ping=True, pool_recycle=1800)
+                return self._probe
             if self._engine is None:
-                self._engine = self._new_engine(pool_size=self.pool_size, max_overflow=0, pool_timeout=20,
+                self._engine = self._new_engine(pool_size=self.pool_size, max_overflow=0, pool_timeout=POOL_WAIT_S,
                                                 pool_pre_ping=True, pool_recycle=1800)
             return self._engine
 
@@ -226,9 +237,8 @@ class Database:
         # PostgreSQL may switch one to a generic plan that ignores them; for an id list (unnest of a
         # parameter, estimated at 10 rows) that plan took the relevance order at 575,000 studies from 1 s
         # past its 60 s limit. Planning costs about a millisecond here.
-        settings = {"application_name": "trial-landscape", "plan_cache_mode": "force_custom_plan"}
-        if self.read_only:
-            settings["default_transaction_read_only"] = "on"
+        settings = {"application_name": "trial-landscape", "plan_cache_mode": "force_custom_plan",
+                    **({"default_transaction_read_only": "on"} if self.read_only else {})}
         return create_async_engine(
             to_async_url(self.url),
             connect_args={"server_settings": settings, "timeout": 10, "command_timeout": None}, **pool)
@@ -236,11 +246,11 @@ class Database:
     def close(self) -> None:
         """Close the pool (before the embedded server stops, so exit is quiet)."""
         with self._engine_lock:
-            engines, self._engine, self._side = (self._engine, self._side), None, None
-        for engine in engines:
-            if engine is not None and _loop is not None and _loop.thread.is_alive():
-                with contextlib.suppress(Exception):  # closing a broken pool must not mask the real exit reason
-                    run_sync(engine.dispose(), timeout=10)
+            engines = (self._engine, self._side, self._probe)
+            self._engine = self._side = self._probe = None
+        for engine in [e for e in engines if e is not None and _loop is not None and _loop.thread.is_alive()]:
+            with contextlib.suppress(Exception):  # closing a broken pool must not mask the real exit reason
+                run_sync(engine.dispose(), timeout=10)
 
     # ---- core execution ---------------------------------------------------------------
     async def _in_transaction(self, fn: Callable[[AsyncConnection], Awaitable[T]], timeout_ms: int | None,
@@ -248,14 +258,38 @@ class Database:
         if write and self.read_only:
             raise QueryFailed("This database is connected read-only; nothing can be written to it.")
         engine = self._get_engine()
+        connected = False
         try:
             async with engine.connect() as conn, conn.begin():
+                connected = True
                 limit = self.statement_timeout_ms if timeout_ms is None else timeout_ms
                 await conn.execute(text("SELECT set_config('statement_timeout', :t, true)"),
                                    {"t": str(int(limit))})
                 return await fn(conn)
         except TrialLandscapeError:
             raise
+        except (Exception, asyncio.CancelledError) as err:  # translated, never swallowed
+            typed = translate_error(err)
+            if connected or not isinstance(typed, DatabaseUnavailable):
+                raise typed from err
+            # No connection from the pool (all in use, or a new one slow to open): busy, unless the probe fails too.
+            await self._ping()
+            raise DatabaseBusy(f"The database is busy: none of this app's {self.pool_size} connections came free "
+                               f"within {POOL_WAIT_S} s ({type(err).__name__}), though the database answers.") from err
+
+    async def _ping(self) -> tuple[str, str]:
+        """Server version and read-only flag on the probe's connection; callers at one time share one ping."""
+        if self._pinging is None or self._pinging.done():
+            self._pinging = asyncio.ensure_future(self._ping_once())
+        return await asyncio.shield(self._pinging)
+
+    async def _ping_once(self) -> tuple[str, str]:
+        try:
+            async with self._get_engine(probe=True).connect() as conn, conn.begin():
+                await conn.execute(text("SELECT set_config('statement_timeout', '5000', true)"))
+                row = (await conn.execute(text("SELECT current_setting('server_version'), "
+                                               "current_setting('transaction_read_only')"))).one()
+                return str(row[0]), str(row[1])
         except (Exception, asyncio.CancelledError) as err:  # translated, never swallowed
             raise translate_error(err) from err
 
@@ -383,7 +417,7 @@ class Database:
 
         results = self._sync(gather())
         out = dict(zip(queries.keys(), results, strict=True))
-        unavailable = [r for r in results if isinstance(r, DatabaseUnavailable)]
+        unavailable = [r for r in results if isinstance(r, (DatabaseUnavailable, DatabaseBusy))]
         if unavailable and len(unavailable) == len(results):
             raise unavailable[0]
         return out
@@ -504,13 +538,11 @@ class Database:
         return [int(r["id"]) for r in rows]
 
     def health(self) -> Health:
-        """Ping the server: version, read-only flag and round-trip time; never raises."""
+        """Ping the server outside the pages' pool: version, read-only flag and round-trip time; never raises."""
         started = time.perf_counter()
         try:
-            row = self.fetch_rows(
-                "SELECT current_setting('server_version') AS v, "
-                "current_setting('transaction_read_only') AS ro", timeout_ms=5_000)[0]
-            return Health(True, self.label, str(row["v"]), row["ro"] == "on" or self.read_only,
+            version, read_only = self._sync(self._ping())
+            return Health(True, self.label, version, read_only == "on" or self.read_only,
                           (time.perf_counter() - started) * 1000)
         except TrialLandscapeError as err:
             return Health(False, self.label, "", self.read_only, (time.perf_counter() - started) * 1000, str(err))

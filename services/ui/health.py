@@ -14,7 +14,7 @@ import streamlit as st
 from services import inert
 from services.dashboard import stats
 from services.data import runtime, startup
-from services.errors import DatabaseUnavailable, QueryTimeout, TrialLandscapeError
+from services.errors import DatabaseBusy, DatabaseUnavailable, QueryTimeout, TrialLandscapeError
 from services.ui.gate import require_access
 
 _log = logging.getLogger(__name__)
@@ -173,6 +173,10 @@ def database_errors() -> Iterator[None]:
                  f"{err.hint}", icon="🔌")
         st.caption(f"Details: {inert.md_line(err)}")  # the driver's or server's words, shown literally
         st.button("Retry", type="primary", key="db_retry", on_click=_retry_database)
+        _watch_database()
+        st.stop()
+    except DatabaseBusy as err:  # the database answers: never "not reachable"; the watcher reruns the page
+        st.warning(f"**The database is busy, retrying…** {err.hint}", icon="⏳")
         _watch_database()
         st.stop()
     except QueryTimeout as err:
