@@ -89,7 +89,8 @@ def _read_tsv(name: str) -> Iterator[dict[str, str]]:
         yield from csv.DictReader(fh, delimiter="\t")
 
 
-def _read_csv(name: str) -> list[dict[str, str]]:
+def read_csv(name: str) -> list[dict[str, str]]:
+    """The rows of one of the project's small tables in data/mesh/."""
     with open(DATA_DIR / name, encoding="utf-8", newline="") as fh:
         return list(csv.DictReader(fh))
 
@@ -98,8 +99,8 @@ class Mesh:
     """The loaded vocabulary: descriptors, the term indexes and the tree."""
 
     def __init__(self) -> None:
-        self.spellings = {r["written"]: r["as_mesh"] for r in _read_csv("spellings.csv")}
-        top = {r["descriptor_ui"]: r["tree_number"] for r in _read_csv("top_headings.csv")}
+        self.spellings = {r["written"]: r["as_mesh"] for r in read_csv("spellings.csv")}
+        top = {r["descriptor_ui"]: r["tree_number"] for r in read_csv("top_headings.csv")}
         self.descriptors: dict[str, Descriptor] = {}
         for r in _read_tsv("descriptors.tsv.gz"):
             trees = tuple(t for t in r["tree_numbers"].split(";") if t) or ((top[r["descriptor_ui"]],)
@@ -115,9 +116,10 @@ class Mesh:
         self.bags: dict[frozenset[str], set[str]] = {}
         self.abbreviations: dict[str, set[str]] = {}
         self.whole_only: dict[str, set[str]] = {}
+        self.entry_terms: dict[str, list[str]] = {}  # descriptor → its entry terms as written
         for r in _read_tsv("terms.tsv.gz"):
             self._add_term(r["term"], r["descriptor_ui"], r["lexical_tag"] in _ABBREVIATION_TAGS)
-        for r in _read_csv("project_terms.csv"):
+        for r in read_csv("project_terms.csv"):
             ui = self.by_name[r["descriptor"].lower()]
             if r["match"] == "whole":
                 self.whole_only.setdefault(r["term"].upper(), set()).add(ui)
@@ -127,7 +129,7 @@ class Mesh:
             if len(uis) > 1:  # MeSH gives it several meanings: only a whole name can say which
                 self.whole_only.setdefault(abbr, set()).update(uis)
                 del self.abbreviations[abbr]
-        self.attribute_trees = tuple(r["tree_number"] for r in _read_csv("attribute_trees.csv"))
+        self.attribute_trees = tuple(r["tree_number"] for r in read_csv("attribute_trees.csv"))
         self.actions: dict[str, tuple[str, ...]] = {}
         for r in _read_tsv("pharmacological_actions.tsv.gz"):
             self.actions[r["descriptor_ui"]] = (*self.actions.get(r["descriptor_ui"], ()), r["action_ui"])
@@ -147,6 +149,7 @@ class Mesh:
         return tuple(t.word for t in self.tokens(text))
 
     def _add_term(self, term: str, ui: str, abbreviation: bool) -> None:
+        self.entry_terms.setdefault(ui, []).append(term.strip())
         if abbreviation and " " not in term.strip():
             self.abbreviations.setdefault(term.strip().upper(), set()).add(ui)
             if "-" not in term:  # "B-ALL" is also read as its words, which running text splits at the hyphen
