@@ -133,17 +133,9 @@ def test_condition_base_tables_find_the_stored_studies_with_headings(db: Any) ->
 
 
 # ---- the assistant ----------------------------------------------------------------------------------------
+# Studies carrying NSCLC or a narrower MeSH heading (app.study_mesh: their MeSH terms and resolved condition names).
 OPEN_NSCLC_FOR_MAN_OF_62 = """
-WITH named AS (
-    SELECT nct_id FROM ctgov.conditions
-     WHERE downcase_name ~ '\\m(nsclc|non[- ]?small[- ]cell lung (cancer|carcinoma)|carcinoma, non-small-cell lung)'
-        OR downcase_name ~ '\\m(lung non[- ]small cell (cancer|carcinoma)|lung cancer, non-small cell)'
-        OR downcase_name ~ '\\m(lung adenocarcinoma|adenocarcinoma of (the )?lung)'
-    UNION SELECT nct_id FROM ctgov.keywords
-     WHERE downcase_name ~ '\\m(nsclc|non[- ]?small[- ]cell lung (cancer|carcinoma))'
-    UNION SELECT nct_id FROM ctgov.browse_conditions
-     WHERE mesh_term IN ('Carcinoma, Non-Small-Cell Lung', 'Adenocarcinoma of Lung')
-)
+WITH named AS (SELECT nct_id FROM app.study_mesh WHERE descriptor_ui = ANY(CAST(:uis AS text[])))
 SELECT s.nct_id FROM ctgov.studies s JOIN named USING (nct_id)
 LEFT JOIN ctgov.eligibilities e ON e.nct_id = s.nct_id
 WHERE upper(replace(s.overall_status, ' ', '_')) IN ('RECRUITING', 'NOT_YET_RECRUITING')
@@ -155,8 +147,9 @@ WHERE upper(replace(s.overall_status, ' ', '_')) IN ('RECRUITING', 'NOT_YET_RECR
 
 def test_condition_guided_nsclc_lompoc_finds_every_open_nsclc_trial(db: Any) -> None:
     """NSCLC, 62, male, Lompoc CA, 200 miles: the search strategies find every open NSCLC trial of the sample
-    that admits a 62-year-old man (counted here with plain SQL over conditions, keywords and MeSH terms)."""
-    expected = {r["nct_id"] for r in db.fetch_rows(OPEN_NSCLC_FOR_MAN_OF_62)}
+    that admits a 62-year-old man (counted here from app.study_mesh: NSCLC and every narrower MeSH heading)."""
+    uis = sorted(condition.expand("NSCLC").descriptors)
+    expected = {r["nct_id"] for r in db.fetch_rows(OPEN_NSCLC_FOR_MAN_OF_62, {"uis": uis})}
     assert len(expected) > 15  # more than one page: the search has to page through them
     guide = GuidedAssistant(DatabaseBackend(db))
     session = AssistantSession()

@@ -659,6 +659,7 @@ def derived_available(db: Database) -> bool:
 def choose(db: Database) -> Engine:
     """The engine a database gets: `TRIAL_LANDSCAPE_ENGINE` when set, else in-process when the derived tables
     are built, else SQL over the base tables."""
+    studymesh.detect(db)  # the condition filter reads app.study_mesh wherever it is built
     setting = os.environ.get(ENGINE_SETTING, "").strip().lower()
     if setting == "sql":
         return SqlEngine(db, reason="setting")

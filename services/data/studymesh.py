@@ -26,6 +26,7 @@ from pathlib import Path
 
 from services.data.db import Database
 from services.data.startup import PROGRESS
+from services.errors import TrialLandscapeError
 from services.vocab import mesh as mesh_vocab
 
 RULE = "study_mesh v1: browse by name (then entry term), names by Mesh.resolve (diseases)"
@@ -49,6 +50,20 @@ def stored() -> bool:
     """Whether this process's trial database has app.study_mesh (the condition filter reads it; else it matches on
     the base tables: a read-only AACT without the app schema)."""
     return bool(_ready)
+
+
+def detect(db: Database) -> bool:
+    """Note whether `db` has a built app.study_mesh (a process that did not build it: a benchmark, a CLI)."""
+    try:
+        built = db.fetch_value("SELECT to_regclass('app.study_mesh') IS NOT NULL AND to_regclass('app.meta') IS NOT "
+                               "NULL AND EXISTS (SELECT 1 FROM app.meta WHERE key = 'study_mesh_built')",
+                               timeout_ms=5_000) is True
+    except TrialLandscapeError:
+        return False
+    if built:
+        with _lock:
+            _ready.add(db.url)
+    return built
 
 
 # ---- AACT's MeSH tables ----------------------------------------------------------------------------------
