@@ -8,7 +8,7 @@ Two rankings of the matching trials are fused by reciprocal rank fusion (RRF, k 
 - the *concept score*: how the trial's own headings match the concept — a condition name resolving to one of its
   descriptors (2) plus the share of its named headings that do (0–1, a trial about this condition above one
   listing it among many), one of its own MeSH terms (1), a MeSH ancestor AACT added (0.5), a keyword (0.5);
-  read from app.study_mesh when stored, else from ctgov's names and headings as written.
+  read from app.study_mesh where the database has it, else from ctgov's names and headings as written.
 Every matching trial has a concept score (it matched through one of those terms), only some have a text rank, so
 the fused score — 1/(k + concept rank) + 1/(k + text rank) when there is one — exists for every candidate, and the
 gate (used by the assistant's search) is on it: of n candidates, a trial passes when its fused score is at least
@@ -22,6 +22,7 @@ import re
 from typing import Any
 
 from services.dashboard import condition
+from services.data import studymesh
 from services.data.db import Database, load_sql
 from services.vocab import mesh as mesh_vocab
 
@@ -107,12 +108,13 @@ def scored_cte(text: str, params: dict[str, Any], *, stored: bool) -> str:
     """`, scored AS (…)`: every matching trial's (CTE m) concept score and text rank (NULL: no text hit), the input
     of relevance_order.sql, materialised as three narrow columns so its sorts stay in memory.
 
-    Stored: the documents of app.study_search and the headings of app.study_mesh. Else: the documents made from
-    ctgov on the fly and its names and headings as written (a database without derived tables)."""
+    Stored: the documents of app.study_search, else made from ctgov on the fly. The concept score reads the headings
+    of app.study_mesh where the database has it (as the condition filter does), else ctgov's names and headings as
+    written (a database without derived tables)."""
     concept = condition.expand(text)
     score = _SCORE.format(hit="coalesce(c.hit, false)", share="c.share", own="coalesce(b.own, false)",
                           ancestor="coalesce(b.ancestor, false)", keyword="coalesce(k.keyword, false)")
-    parts = _concept_parts(concept, params, stored=stored)
+    parts = _concept_parts(concept, params, stored=studymesh.stored())  # the filter's source, either documents
     docs = "app.study_search d" if stored else "docs d"
     head = "" if stored else f", docs AS ({load_sql('search_documents')}\n)"
     return (f"{head}, scored AS MATERIALIZED (SELECT m.nct_id, {score} AS concept_score, t.r AS text_rank FROM m"
