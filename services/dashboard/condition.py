@@ -124,10 +124,11 @@ class Concept:
         return bool((frozenset((ui,)) if ui else m.lookup(term, None)) & self.descriptors)
 
     def matches_trial(self, conditions: Iterable[str], others: Iterable[str]) -> bool:
-        """Whether a trial matches by its condition names or its MeSH headings (`others`; keywords in it never
-        resolve to a heading by name, so they do not count)."""
-        return any(self.matches_name(c) for c in conditions if c) or any(
-            self.matches_heading(t) for t in others if t)
+        """Whether a trial matches by its condition names or, for a concept, by its MeSH headings and keywords
+        (`others`: a heading by name, a keyword resolved as a name is)."""
+        if any(self.matches_name(c) for c in conditions if c):
+            return True
+        return bool(self.named) and any(self.matches_heading(t) or self.matches_name(t) for t in others if t)
 
 
 @lru_cache(maxsize=1024)
