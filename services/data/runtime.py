@@ -220,6 +220,7 @@ def get_db() -> Database:
                           label=f"embedded PostgreSQL ({embedded.data_dir()})")
             _embedded_ready(db)
         _state["main"] = db
+        studymesh.warm_up()  # the condition model's vocabulary, before the first typed condition needs it
         return db
 
 

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from services.data.db import Database
-from services.data.startup import PROGRESS
+from services.data.startup import PROGRESS, wait_until_quiet
 from services.errors import TrialLandscapeError
 from services.vocab import mesh as mesh_vocab
 
@@ -64,6 +64,18 @@ def detect(db: Database) -> bool:
         with _lock:
             _ready.add(db.url)
     return built
+
+
+def warm_up(quiet_s: float = 5.0) -> threading.Thread:
+    """Load the vocabulary in the background once the pages are quiet, so the first typed condition of this process
+    does not wait for it (~3.6 s alone, several times that on a busy machine)."""
+    def work() -> None:
+        wait_until_quiet(quiet_s, at_most_s=60.0)
+        mesh_vocab.vocabulary()
+
+    thread = threading.Thread(target=work, name="mesh-vocabulary", daemon=True)
+    thread.start()
+    return thread
 
 
 # ---- AACT's MeSH tables ----------------------------------------------------------------------------------
