@@ -24,6 +24,7 @@ import bisect
 import csv
 import gzip
 import re
+import threading
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -289,7 +290,16 @@ def _capitals(raw: str) -> bool:
     return len(letters) >= 2 and sum(c.isupper() for c in letters) >= len(letters) - 1 and raw[:1].isupper()
 
 
+_loading = threading.Lock()
+
+
 @cache
-def vocabulary() -> Mesh:
-    """The vocabulary, loaded once per process (about 2 s)."""
+def _loaded() -> Mesh:
     return Mesh()
+
+
+def vocabulary() -> Mesh:
+    """The vocabulary, loaded once per process (about 3.6 s): one load at a time, so a caller arriving while the
+    background warm-up (services/data/studymesh.warm_up) loads it waits for that load instead of starting another."""
+    with _loading:
+        return _loaded()
