@@ -170,7 +170,8 @@ def test_explore_a_link_with_hundreds_of_unknown_parameters_lists_a_few(db):
 
 
 def test_explore_no_match_explains_empty_charts(db):
-    at = _explore({"condition": "no such disease anywhere", "status": "ANY"})
+    # No MeSH term in it ("disease" alone is the heading Disease) and no condition name with its words.
+    at = _explore({"condition": "xyzzy quux anywhere", "status": "ANY"})
     assert _kpis(at)["Matching trials"] == "0"
     assert any("No trial matches these filters" in i.value for i in at.info)
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")[1:]]

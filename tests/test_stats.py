@@ -38,8 +38,8 @@ class Study:
     study_type: str | None
     lead: str | None
     lead_class: str | None
-    names: list[str]  # condition names, lower-cased
-    terms: list[str]  # MeSH terms (with ancestors) and keywords, lower-cased
+    names: list[str]  # condition names as written (an abbreviation counts only in capitals)
+    terms: list[str]  # MeSH terms (mesh-list and ancestors) as written
     countries: set[str]
     n_sites: int
     points: list[tuple[float, float]]
@@ -75,8 +75,7 @@ def _v2(doc: dict[str, Any]) -> Study:
     lead = (ps.get("sponsorCollaboratorsModule") or {}).get("leadSponsor") or {}
     browse = derived.get("conditionBrowseModule") or {}
     locations = (ps.get("contactsLocationsModule") or {}).get("locations") or []
-    terms = [*(cond.get("keywords") or []),
-             *(m["term"] for key in ("meshes", "ancestors") for m in browse.get(key) or [] if m.get("term"))]
+    terms = [m["term"] for key in ("meshes", "ancestors") for m in browse.get(key) or [] if m.get("term")]
     points = [(loc["geoPoint"]["lat"], loc["geoPoint"]["lon"]) for loc in locations
               if (loc.get("geoPoint") or {}).get("lat") is not None]
     max_text = elig.get("maximumAge")
@@ -84,7 +83,7 @@ def _v2(doc: dict[str, Any]) -> Study:
         nct=ps["identificationModule"]["nctId"], status=status.get("overallStatus"),
         phases=list(design.get("phases") or []), study_type=design.get("studyType"),
         lead=lead.get("name"), lead_class=lead.get("class") if lead.get("name") else None,
-        names=[t.lower() for t in cond.get("conditions") or []], terms=[t.lower() for t in terms],
+        names=list(cond.get("conditions") or []), terms=terms,
         countries={loc["country"] for loc in locations if loc.get("country")},
         n_sites=len(locations), points=points, gender=elig.get("sex"),
         min_age=_age_years(elig.get("minimumAge")), max_age=_age_years(max_text),
@@ -169,7 +168,7 @@ def _csv(row: dict[str, Any]) -> Study:
         nct=g("NCT Number"), status=g("Study Status") or None,
         phases=[p for p in g("Phases").split("|") if p], study_type=g("Study Type") or None,
         lead=g("Sponsor") or None, lead_class=(g("Funder Type") or None) if g("Sponsor") else None,
-        names=[c.strip().lower() for c in g("Conditions").split("|") if c.strip()], terms=[],
+        names=[c.strip() for c in g("Conditions").split("|") if c.strip()], terms=[],
         countries={c for c in map(_csv_country, locations) if c}, n_sites=len(locations), points=points,
         gender=g("Sex") or None,
         min_age=None if not mins or None in mins else min(x for x in mins if x is not None),

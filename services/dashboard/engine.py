@@ -36,7 +36,7 @@ from services.dashboard.filters import (
     near_sql,
     where_sql,
 )
-from services.data import geo
+from services.data import geo, studymesh
 from services.data.db import Database, load_sql
 from services.errors import QueryTimeout, TrialLandscapeError
 
@@ -659,6 +659,7 @@ def derived_available(db: Database) -> bool:
 def choose(db: Database) -> Engine:
     """The engine a database gets: `TRIAL_LANDSCAPE_ENGINE` when set, else in-process when the derived tables
     are built, else SQL over the base tables."""
+    studymesh.detect(db)  # the condition filter reads app.study_mesh wherever it is built
     setting = os.environ.get(ENGINE_SETTING, "").strip().lower()
     if setting == "sql":
         return SqlEngine(db, reason="setting")
@@ -698,6 +699,7 @@ def prepare_after_import(db: Database) -> float | None:
     """After an import: load the in-process engine's arrays now and write its start cache (seconds taken), so the
     next server start maps them at once instead of answering from SQL while it loads them (~20 s at 575,000
     studies). None when this database's engine is SQL or the start cache is off."""
+    studymesh.ensure_built(db)  # each study's MeSH headings, from the imported names (Python: not in AFTER_IMPORT)
     forget(db)  # the import may have built the derived tables this engine choice depends on
     if engine_for(db).kind != "memory" or not facetstore.cache_enabled():
         return None

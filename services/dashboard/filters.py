@@ -16,7 +16,7 @@ from urllib.parse import quote, urlencode
 import numpy as np
 
 from services.dashboard import condition
-from services.data import geo
+from services.data import geo, studymesh
 from services.data.normalize import (
     FUNDER_CLASSES,
     OPEN_STATUSES,
@@ -436,28 +436,17 @@ def _word_match(column: str, tokens: list[str], prefix: str, params: dict[str, A
     parts = []
     for i, tok in enumerate(tokens):
         name = f"{prefix}{i}"
-        params[name] = condition.pg_word_pattern(condition.fold(tok))  # any written form, or a synonym
+        params[name] = condition.pg_word_pattern(condition.fold(tok))  # any written form
         parts.append(f"{column} ~ :{name}")
     return " AND ".join(parts)
 
 
 def condition_sql(text: str, params: dict[str, Any], prefix: str = "cond") -> str | None:
-    """SQL (on s.nct_id) for a condition search over conditions, MeSH terms and keywords."""
-    expansion = condition.expand(text)
-    if not expansion.alternatives:
-        return None
-    ors = []
-    params[f"{prefix}_like"] = condition.like_prefilter(expansion)
-    # The broader disease as a whole counts in a trial's own condition names only (condition.Expansion.matches).
-    for table, column, which in (("conditions", "downcase_name", "all"),
-                                 ("browse_conditions", "downcase_mesh_term", "narrow"),
-                                 ("keywords", "downcase_name", "narrow")):
-        # A LIKE prefilter, then the words of the rest; OFFSET 0 keeps the split one per-row value.
-        match = condition.match_sql("z.w", expansion, params, prefix, which=which)
-        ors.append(f"SELECT y.nct_id FROM (SELECT x.nct_id, x.{column} AS term FROM ctgov.{table} x "
-                   f"WHERE x.{column} LIKE ANY(CAST(:{prefix}_like AS text[])) OFFSET 0) y CROSS JOIN LATERAL "
-                   f"(SELECT {condition.words_sql('y.term')} AS w OFFSET 0) z WHERE {match}")
-    return "s.nct_id IN (" + " UNION ".join(ors) + ")"
+    """SQL (on s.nct_id) for a condition search: the studies carrying one of its MeSH descriptors or a narrower one
+    (app.study_mesh when this database has it, else the base tables), or, for a text naming no heading, the
+    condition names with every typed word (services/dashboard/condition.py)."""
+    sub = condition.ids_sql(condition.expand(text), params, stored=studymesh.stored(), prefix=prefix)
+    return None if sub is None else f"s.nct_id IN ({sub})"
 
 
 def age_years_sql(col: str) -> str:
@@ -706,10 +695,9 @@ HAS_RESULTS_SQL = ("s.results_first_posted_date IS NOT NULL OR EXISTS (SELECT 1 
 
 def intervention_ids_sql(text: str, params: dict[str, Any]) -> str | None:
     """SELECT of the NCT ids whose intervention names or MeSH terms contain the text's first word (None: no word)."""
-    alternatives = condition.expand(text).alternatives
-    if not alternatives:
+    tokens = list(dict.fromkeys(condition.words(text)))[:condition.MAX_WORDS]
+    if not tokens:
         return None
-    tokens = list(alternatives[0].words)
     m1 = _word_match("lower(x.name)", tokens, "iv_", params)
     m2 = _word_match("x.downcase_mesh_term", tokens, "iv_", params)
     return (f"SELECT x.nct_id FROM ctgov.interventions x WHERE {m1} "
@@ -717,14 +705,6 @@ def intervention_ids_sql(text: str, params: dict[str, Any]) -> str | None:
 
 
 def condition_terms_sql(text: str, params: dict[str, Any]) -> str | None:
-    """SELECT of the NCT ids the condition search finds, through the term dictionary of the derived tables
-    (app.terms; the same studies as condition_sql on the base tables). None when the text names nothing."""
-    expansion = condition.expand(text)
-    if not expansion.alternatives:
-        return None
-    sql = ("SELECT ts.nct_id FROM app.terms t JOIN app.term_studies ts ON ts.term_id = t.term_id WHERE "
-           + condition.match_sql("t.words", expansion, params, "cond", which="narrow"))
-    if expansion.broader:  # the broader disease as a whole: in the trials' own condition names only
-        sql += ("\nUNION SELECT c.nct_id FROM ctgov.conditions c WHERE c.downcase_name IN (SELECT t.term FROM "
-                "app.terms t WHERE " + condition.match_sql("t.words", expansion, params, "cond", which="broader") + ")")
-    return sql
+    """SELECT of the NCT ids the condition search finds, for the in-process engine (which runs only on a database
+    with the derived tables, app.study_mesh among them). None when the text selects nothing."""
+    return condition.ids_sql(condition.expand(text), params, stored=True)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from services.data import embedded, sitename
+from services.data import embedded, sitename, studymesh
 from services.data.db import DEFAULT_TIMEOUT_MS, Database, schema_files
 from services.data.startup import PROGRESS
 from services.errors import BadInput, QueryFailed
@@ -107,6 +107,7 @@ def ensure_schema(db: Database) -> None:
         db.execute("INSERT INTO app.meta (key, value) VALUES ('schema_fingerprint', :v) "
                    "ON CONFLICT (key) DO UPDATE SET value = :v, updated_at = now()", {"v": fingerprint})
     sitename.ensure_built(db)  # a derived table newer than the database's last import, or built by an older rule
+    studymesh.ensure_built(db)  # MeSH tables once per MeSH version; each study's headings once per generation
 
 
 _KIND_TEXT = {"ctgov-json": "JSON studies", "ctgov-csv": "CSV studies (sites geocoded offline)",
@@ -162,6 +163,7 @@ def load_sample(db: Database) -> list[dict[str, object]]:
 
             importer = import_ctgov_json if kind == "ctgov-json" else import_ctgov_csv
             reports.append(importer(db, path, refresh=last, progress=progress).as_dict())
+    studymesh.ensure_built(db)
     db.execute("INSERT INTO app.meta (key, value) VALUES ('sample_loaded', 'yes') "
                "ON CONFLICT (key) DO UPDATE SET value = 'yes', updated_at = now()")
     return reports
@@ -207,6 +209,7 @@ def get_db() -> Database:
                 try:
                     apply_schema(db)
                     sitename.ensure_built(db)
+                    studymesh.ensure_built(db)
                 except QueryFailed as err:  # e.g. no CREATE privilege: use it as it is
                     _log.warning("could not apply schema to %s: %s", db.label, err)
                     db = connect(read_only=True)
@@ -217,6 +220,7 @@ def get_db() -> Database:
                           label=f"embedded PostgreSQL ({embedded.data_dir()})")
             _embedded_ready(db)
         _state["main"] = db
+        studymesh.warm_up()  # the condition model's vocabulary, before the first typed condition needs it
         return db
 
 

@@ -262,12 +262,12 @@ _SIDEBAR_CSS = ("<style>[data-testid='stSidebar'] .stMultiSelect div:has(> [data
 
 
 def _condition_expansion(where: Any, text: str | None) -> None:
-    """Say which terms the condition expanded to (names from the shipped vocabulary only; plain text)."""
+    """Say which MeSH headings the typed condition resolved to (vocabulary names only; plain text)."""
     if not text:
         return
-    shown, more = condition.expand(text).terms_shown()
-    if shown:
-        where.text("Also searches: " + "; ".join(shown) + (f"; and {more} more" if more else ""))
+    caption = condition.expand(text).caption()
+    if caption:
+        where.text(caption)
 
 
 def render_sidebar() -> Filters:

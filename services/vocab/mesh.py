@@ -25,6 +25,7 @@ import bisect
 import csv
 import gzip
 import re
+import threading
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -90,7 +91,8 @@ def _read_tsv(name: str) -> Iterator[dict[str, str]]:
         yield from csv.DictReader(fh, delimiter="\t")
 
 
-def _read_csv(name: str) -> list[dict[str, str]]:
+def read_csv(name: str) -> list[dict[str, str]]:
+    """The rows of one of the project's small tables in data/mesh/."""
     with open(DATA_DIR / name, encoding="utf-8", newline="") as fh:
         return list(csv.DictReader(fh))
 
@@ -99,8 +101,8 @@ class Mesh:
     """The loaded vocabulary: descriptors, the term indexes and the tree."""
 
     def __init__(self) -> None:
-        self.spellings = {r["written"]: r["as_mesh"] for r in _read_csv("spellings.csv")}
-        top = {r["descriptor_ui"]: r["tree_number"] for r in _read_csv("top_headings.csv")}
+        self.spellings = {r["written"]: r["as_mesh"] for r in read_csv("spellings.csv")}
+        top = {r["descriptor_ui"]: r["tree_number"] for r in read_csv("top_headings.csv")}
         self.descriptors: dict[str, Descriptor] = {}
         for r in _read_tsv("descriptors.tsv.gz"):
             trees = tuple(t for t in r["tree_numbers"].split(";") if t) or ((top[r["descriptor_ui"]],)
@@ -116,9 +118,10 @@ class Mesh:
         self.bags: dict[frozenset[str], set[str]] = {}
         self.abbreviations: dict[str, set[str]] = {}
         self.whole_only: dict[str, set[str]] = {}
+        self.entry_terms: dict[str, list[str]] = {}  # descriptor → its entry terms as written
         for r in _read_tsv("terms.tsv.gz"):
             self._add_term(r["term"], r["descriptor_ui"], r["lexical_tag"] in _ABBREVIATION_TAGS)
-        for r in _read_csv("project_terms.csv"):
+        for r in read_csv("project_terms.csv"):
             ui = self.by_name[r["descriptor"].lower()]
             if r["match"] == "whole":
                 self.whole_only.setdefault(r["term"].upper(), set()).add(ui)
@@ -128,10 +131,10 @@ class Mesh:
             if len(uis) > 1:  # MeSH gives it several meanings: only a whole name can say which
                 self.whole_only.setdefault(abbr, set()).update(uis)
                 del self.abbreviations[abbr]
-        self.attribute_trees = tuple(r["tree_number"] for r in _read_csv("attribute_trees.csv"))
+        self.attribute_trees = tuple(r["tree_number"] for r in read_csv("attribute_trees.csv"))
         self.extra_children: dict[str, set[str]] = {}
         self.extra_parents: dict[str, set[str]] = {}
-        for r in _read_csv("extra_parents.csv"):
+        for r in read_csv("extra_parents.csv"):
             child, parent = self.by_name[r["descriptor"].lower()], self.by_name[r["parent"].lower()]
             self.extra_children.setdefault(parent, set()).add(child)
             self.extra_parents.setdefault(child, set()).add(parent)
@@ -154,6 +157,7 @@ class Mesh:
         return tuple(t.word for t in self.tokens(text))
 
     def _add_term(self, term: str, ui: str, abbreviation: bool) -> None:
+        self.entry_terms.setdefault(ui, []).append(term.strip())
         if abbreviation and " " not in term.strip():
             self.abbreviations.setdefault(term.strip().upper(), set()).add(ui)
             if "-" not in term:  # "B-ALL" is also read as its words, which running text splits at the hyphen
@@ -297,7 +301,16 @@ def _capitals(raw: str) -> bool:
     return len(letters) >= 2 and sum(c.isupper() for c in letters) >= len(letters) - 1 and raw[:1].isupper()
 
 
+_loading = threading.Lock()
+
+
 @cache
-def vocabulary() -> Mesh:
-    """The vocabulary, loaded once per process (about 2 s)."""
+def _loaded() -> Mesh:
     return Mesh()
+
+
+def vocabulary() -> Mesh:
+    """The vocabulary, loaded once per process (about 3.6 s): one load at a time, so a caller arriving while the
+    background warm-up (services/data/studymesh.warm_up) loads it waits for that load instead of starting another."""
+    with _loading:
+        return _loaded()

@@ -245,6 +245,7 @@ def import_aact(db: Database, path: Path) -> ImportReport:
                              "AND t.table_name = c.table_name AND t.table_type = 'BASE TABLE' "
                              "WHERE c.table_schema = 'ctgov' ORDER BY c.table_name, c.ordinal_position"):
         known.setdefault(row["table_name"], []).append(row["column_name"])
+    known = {t: cols for t, cols in known.items() if "nct_id" in cols}  # not the MeSH vocabulary tables
     nct_ids, tables, skipped = aact_flat.read_export(path, known)
     if not nct_ids:
         raise BadInput(f"{path}: studies.txt has no rows.")
