@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from services.dashboard.filters import Filters
     from services.eligibility.parser import ParsedCriteria
+    from services.matching.relevance import TrialRecord
 
 NCT_RE = re.compile(r"NCT\d{8}")
 MAX_TRIALS = 15  # trials one assistant search returns at most
@@ -395,6 +396,10 @@ class TrialBackend(Protocol):
 
     def get_eligibility_criteria(self, nct_id: str) -> EligibilityInfo | None:
         """Eligibility limits and criteria of one trial."""
+
+    def get_matching_record(self, nct_id: str) -> TrialRecord | None:
+        """What trial relevance reads (services.matching.relevance): title, condition names, MeSH rows by type,
+        keywords, inclusion criteria, countries, and whether the record is partial."""
 
     def get_trial_locations(self, nct_id: str, origin: tuple[float, float] | None) -> list[Site] | None:
         """All sites of one trial, with distances from origin (lat, lon) when given."""

@@ -12,6 +12,7 @@ from typing import Any
 from services.assistant.backend import reach
 from services.assistant.handlers import condition_matches
 from services.dashboard.filters import Filters
+from services.matching.relevance import TrialRecord
 from services.trials import (
     MAX_TRIALS,
     AdverseEvents,
@@ -241,6 +242,15 @@ class MemoryBackend:
         if t is None:
             return None
         return {"nct_id": nct_id, "min_age": t["min_age"], "max_age": t["max_age"], "sex": t["sex"], "healthy_volunteers": False, "inclusion": t["inclusion"], "exclusion": t["exclusion"], "criteria_text": ""}  # fmt: skip
+
+    def get_matching_record(self, nct_id: str) -> TrialRecord | None:
+        t = self._find(nct_id)
+        if t is None:
+            return None
+        return TrialRecord(nct_id=nct_id, title=t["title"], conditions=tuple(t["conditions"]),
+                           mesh_list=tuple(t["mesh_terms"]), keywords=tuple(t["keywords"]),
+                           inclusion=tuple(t["inclusion"]), countries=tuple({s["country"] for s in t["sites"]}),
+                           partial=not (t["inclusion"] or t["exclusion"]) or not t["sites"])
 
     def get_trial_locations(self, nct_id: str, origin: tuple[float, float] | None) -> list[Site] | None:
         self._enter("get_trial_locations", nct_id)

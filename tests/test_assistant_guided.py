@@ -14,12 +14,12 @@ from services.assistant.guided import (
     GuidedAssistant,
     GuidedError,
     IntakeForm,
-    broader_condition,
     split_items,
 )
 from services.assistant.handlers import condition_matches, search_facts, trial_card
 from services.eligibility.labels import Label
 from services.eligibility.patient import PatientProfile
+from services.matching.form import broader_names, form_conditions
 from services.trials import NCT_RE, search_sentence
 from tests.memory_backend import MemoryBackend
 
@@ -56,15 +56,16 @@ def test_assistant_guided_split_items() -> None:
 
 
 @pytest.mark.parametrize(("diagnosis", "broader"), [
-    ("non-small cell lung cancer", "lung cancer"),
-    ("type 2 diabetes", None),
-    ("Type 2 diabetes mellitus", None),
-    ("triple negative breast cancer", "breast cancer"),
-    ("asthma", None),
-    ("NSCLC", None),
+    ("non-small cell lung cancer", ["Carcinoma, Bronchogenic"]),
+    ("type 2 diabetes", ["Diabetes Mellitus"]),
+    ("Type 2 diabetes mellitus", ["Diabetes Mellitus"]),
+    ("triple negative breast cancer", ["Breast Neoplasms"]),
+    ("heart failure with reduced ejection fraction", ["Heart Failure"]),
+    ("lung adenocarcinoma", ["Adenocarcinoma", "Carcinoma, Non-Small-Cell Lung", "Lung Neoplasms"]),
+    ("ejection fraction", []),  # no disease named: no broader search, never a word cut from the text
 ])
-def test_assistant_guided_broader_condition(diagnosis: str, broader: str | None) -> None:
-    assert broader_condition(diagnosis) == broader
+def test_assistant_guided_broader_search_goes_one_level_up_the_mesh_tree(diagnosis: str, broader: list[str]) -> None:
+    assert broader_names(form_conditions(diagnosis).diagnosis.headings) == broader
 
 
 def test_assistant_guided_judge_maps_rule_labels_to_pass_statuses() -> None:

@@ -232,6 +232,12 @@ class Match(Arguments):
     nearest_site: Text300 | SkipJsonSchema[None] = None
     distance_miles: Annotated[float, Field(ge=0, description="Miles to the nearest site (default: from the "
                                            "search result).")] | None = None
+    # Set by guided mode from the trial's MeSH relevance (services.matching.form.ranking_fields); not in the
+    # model's schema. Only the order of the list reads them.
+    about_condition: SkipJsonSchema[bool | None] = None
+    conditions_matched: SkipJsonSchema[Annotated[int, Field(ge=0, le=50)] | None] = None
+    closeness: SkipJsonSchema[Annotated[int, Field(ge=0, le=3)] | None] = None
+    abroad: SkipJsonSchema[bool | None] = None
 
 
 class Matches(Arguments):

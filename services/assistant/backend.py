@@ -14,6 +14,8 @@ from services.data.db import Database, load_sql
 from services.eligibility.parser import parse_criteria
 from services.eligibility.rules import criterion_text_for
 from services.errors import TrialLandscapeError
+from services.matching.relevance import TrialRecord
+from services.matching.store import trial_cases
 from services.trials import (
     MAX_TRIALS,
     AdverseEvent,
@@ -170,6 +172,10 @@ class DatabaseBackend:
         }
         info.update(provenance.tool_fields(provenance.lookup(self.db, str(r["nct_id"]))))  # type: ignore[typeddict-item]
         return info
+
+    def get_matching_record(self, nct_id: str) -> TrialRecord | None:
+        case = trial_cases(self.db, [nct_id]).get(nct_id)
+        return case.record if case is not None else None
 
     def get_trial_locations(self, nct_id: str, origin: tuple[float, float] | None) -> list[Site] | None:
         """Every site of one trial with its distance from origin (miles) when an origin is given."""

@@ -19,7 +19,7 @@ from services.assistant import arguments as a
 from services.assistant import careteam
 from services.assistant.arguments import ACTIVITY_LEVELS, MAX_SEARCH_PAGES, TRIAL_TYPES
 from services.assistant.careteam import FULL_CRITERIA
-from services.assistant.handlers import condition_matches, search_facts, truncate
+from services.assistant.handlers import search_facts, truncate
 from services.assistant.registry import ToolContext, ToolError
 from services.assistant.session import AssistantSession
 from services.assistant.tools import build_registry
@@ -34,6 +34,7 @@ from services.eligibility.plain import plain_criterion
 from services.eligibility.rules import evaluate
 from services.eligibility.scoring import CriterionResult, gap_checklist, trial_verdict
 from services.errors import BadInput
+from services.matching.form import broader_names, form_conditions, ranking_fields, trial_relevance
 from services.trials import (
     CRITERIA_MISSING,
     DEFAULT_STATUSES,
@@ -50,13 +51,9 @@ from services.trials import (
 GUIDED_LABEL = "Guided mode (no API key)"
 MAX_MATCHED = 12
 SEXES: tuple[str, ...] = get_args(Sex)
-_GENERIC = frozenset({
-    "cancer", "cancers", "carcinoma", "tumor", "tumour", "tumors", "tumours", "neoplasm", "neoplasms", "disease",
-    "diseases", "disorder", "disorders", "syndrome", "mellitus", "malignancy",
-})  # fmt: skip
-_LEADING_QUALIFIERS = frozenset({"type", "stage", "grade", "advanced", "metastatic", "recurrent", "early", "late",
-                                 "chronic", "acute", "severe", "mild", "moderate"})
 _MAX_LIST_ITEMS = 25
+MAX_BROADER = 4  # parent headings searched (a polyhierarchy can give several)
+MAX_OTHER = 5  # other conditions searched
 _ENROLLING = (*DEFAULT_STATUSES, "ENROLLING_BY_INVITATION")  # statuses whose enrollment count is still a plan
 
 StatusCallback = Callable[[str], None]
@@ -150,18 +147,6 @@ class GuidedError(BadInput):
     """A guided step could not be done; the message says why in words for the patient."""
 
 
-def broader_condition(diagnosis: str) -> str | None:
-    """A wider name for the condition: its last specific word and what follows ("non-small cell lung cancer" →
-    "lung cancer", "type 2 diabetes" → "diabetes"); None when there is nothing wider."""
-    words = re.findall(r"[A-Za-z0-9]+", diagnosis.lower())
-    specific = [i for i, w in enumerate(words) if w not in _GENERIC and w not in _LEADING_QUALIFIERS
-                and not w.isdigit() and len(w) > 1]
-    if len(specific) < 2:
-        return None
-    broader = " ".join(words[specific[-1]:])
-    return broader if broader != " ".join(words) else None
-
-
 def _phase_words(phases: Sequence[str]) -> str:
     if not phases:
         return "No phase given"
@@ -239,6 +224,8 @@ class GuidedAssistant:
         fields.update({"latitude": place["latitude"], "longitude": place["longitude"], "complete": True})
         self.start_over(session)
         self._call(session, "save_patient_profile", a.ProfileUpdate(**fields), step)
+        if place.get("country"):  # a trial of unknown distance running only in other countries ranks as far
+            session.intake_answers["place_country"] = str(place["country"])
         wanted = form.interventions_of_interest.strip()
         if wanted:
             session.intake_answers["interventions_of_interest"] = wanted
@@ -263,7 +250,8 @@ class GuidedAssistant:
         self._call(session, "update_session_phase", a.PhaseChange(phase=phase, reason=reason), step)
 
     def strategies(self, session: AssistantSession) -> list[a.SearchQuery]:
-        """The search calls for this patient, in order: exact, broader, intervention (any distance, nearest first),
+        """The search calls for this patient, in order: exact (the diagnosis's MeSH headings and narrower ones),
+        broader (each heading one level up), the other conditions, intervention (any distance, nearest first),
         phase (wider radius is added while running when too few trials are found)."""
         p = session.patient_profile
         base: dict[str, Any] = {"latitude": p["latitude"], "longitude": p["longitude"], "age": p["age"],
@@ -271,10 +259,14 @@ class GuidedAssistant:
         radius = p.get("travel_radius_miles")
         near = dict(base, radius_miles=radius) if radius else dict(base)
         diagnosis = p["diagnosis"]
+        conditions = form_conditions(diagnosis, p.get("other_conditions") or ())
         calls = [a.SearchQuery(strategy="exact", condition=diagnosis, **near)]
-        wider = broader_condition(diagnosis)
-        if wider:
-            calls.append(a.SearchQuery(strategy="broader", condition=wider, **near))
+        # One level up the MeSH tree (every parent heading, by name), never a word cut from the diagnosis.
+        calls += [a.SearchQuery(strategy="broader", condition=name, **near)
+                  for name in broader_names(conditions.diagnosis.headings)[:MAX_BROADER]]
+        # The patient's other conditions are searched too: a trial for two of them ranks first.
+        calls += [a.SearchQuery(strategy="other", condition=text, **near)
+                  for text, headings in conditions.others[:MAX_OTHER] if headings]
         wanted = session.intake_answers.get("interventions_of_interest")
         if wanted:
             calls.append(a.SearchQuery(strategy="intervention", condition=diagnosis, intervention=wanted,
@@ -411,14 +403,12 @@ class GuidedAssistant:
         details = self._call(session, "get_trial_details", a.TrialId(nct_id=nct_id), step)
         sites = self._call(session, "get_trial_locations", a.SitesQuery(nct_id=nct_id, limit=1), step)
         results, criteria = self.judge(info, patient)
-        candidate = session.candidates.get(nct_id, {})
-        # Searches made with the diagnosis itself matched it in the search's SQL (names, MeSH terms, keywords);
-        # a trial found only by the broader search is checked here with the same condition model.
-        about = self._found_for_diagnosis(candidate) or condition_matches(
-            session.patient_profile.get("diagnosis", ""),
-            {"conditions": details.get("conditions") or candidate.get("conditions") or []},
-        )
-        verdict = trial_verdict(results, about)
+        # Relevance from the trial's own MeSH headings against every condition the patient named.
+        p = session.patient_profile
+        record = self.backend.get_matching_record(nct_id)
+        judged = (trial_relevance(form_conditions(p.get("diagnosis", ""), p.get("other_conditions") or ()), record)
+                  if record is not None else None)
+        verdict = trial_verdict(results, judged.relevant if judged is not None else True)
         missing_text = not (info.get("inclusion") or info.get("exclusion"))
         checklist = gap_checklist([r for r in results if r.text != FULL_CRITERIA])
         unknowns = ([{"kind": "record", "text": truncate(r, 300)} for r in checklist.records]
@@ -440,7 +430,7 @@ class GuidedAssistant:
                                     + (f"; {closed}" if closed else ""), 300) or ""
         effects = self._side_effects(session, nct_id, details, step)
         summary_bits = [f"{_phase_words(details.get('phases') or [])}; {label('status', details.get('status')).lower()}.",
-                        verdict.reason]
+                        *([judged.reason] if judged is not None else []), verdict.reason]
         gap = copy_note(info.get("not_in_this_copy") or details.get("not_in_this_copy") or ())
         if gap:
             summary_bits.insert(0, gap)
@@ -455,6 +445,8 @@ class GuidedAssistant:
             "unknowns": unknowns[:20],
             "what_to_expect": truncate(self._what_to_expect(details), 900),
             "nearest_site": nearest_text,
+            **(ranking_fields(judged, record, session.intake_answers.get("place_country"), miles)
+               if judged is not None and record is not None else {}),
         })
 
     @staticmethod

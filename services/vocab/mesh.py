@@ -205,6 +205,10 @@ class Mesh:
             out |= self.broader(extra)
         return frozenset(out)
 
+    def ui_of_tree(self, tree_number: str) -> str | None:
+        """The descriptor at a tree number, if any."""
+        return self._ui_of_tree.get(tree_number)
+
     def parents(self, ui: str) -> frozenset[str]:
         """The descriptors one level up."""
         out = set()

@@ -1,0 +1,82 @@
+"""The guided form's patient as MeSH headings, its search conditions, and a candidate trial's relevance.
+
+Guided mode's search and matching read the diagnosis and the other conditions through the one vocabulary
+(services/vocab): the diagnosis's headings (qualifiers such as "HER2-positive" or "metastatic" are facts, never part
+of the searched condition), the headings one level up for the broader search (never a word cut from the text), and
+every other condition the patient named, searched too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from services.matching.relevance import Relevance, TrialRecord, reach_rank, relevance, trial_headings
+from services.vocab.mesh import Mesh, vocabulary
+from services.vocab.qualifiers import Diagnosis, diagnosis
+
+BROADER_MIN_DEPTH = 3  # one level up stops above grouping headings such as "Neoplasms by Site" (C04.588)
+
+
+@dataclass(frozen=True)
+class FormConditions:
+    """The patient's conditions as headings: the diagnosis (with its qualifiers) and each other condition."""
+
+    diagnosis: Diagnosis
+    others: tuple[tuple[str, frozenset[str]], ...] = ()
+
+    @property
+    def headings(self) -> frozenset[str]:
+        """Every heading the patient has."""
+        return self.diagnosis.headings.union(*(h for _, h in self.others))
+
+
+def form_conditions(diagnosis_text: str, other_conditions: Iterable[str] = ()) -> FormConditions:
+    """The diagnosis and the other conditions of a form, read by MeSH."""
+    mesh = vocabulary()
+    others = tuple((text, mesh.resolve(text)) for text in other_conditions if text.strip())
+    return FormConditions(diagnosis(diagnosis_text), others)
+
+
+def broader_names(headings: Iterable[str], mesh: Mesh | None = None) -> list[str]:
+    """The disease headings one level up from the given ones (every parent: MeSH is a polyhierarchy), by name;
+    not grouping headings at the top of a tree ("Neoplasms by Site") nor ones that say how a disease behaves."""
+    mesh = mesh or vocabulary()
+    given = set(headings)
+    parents = set()
+    for h in given:
+        for tree in mesh.descriptors[h].trees:
+            up = tree.rsplit(".", 1)[0] if "." in tree else ""
+            parent = mesh.ui_of_tree(up) if up.count(".") + 1 >= BROADER_MIN_DEPTH else None
+            if parent and mesh.in_category(parent) and not mesh.is_attribute(parent):
+                parents.add(parent)
+        parents |= mesh.extra_parents.get(h, set())
+    return sorted(mesh.name(p) for p in parents - given)
+
+
+def trial_relevance(conditions: FormConditions, record: TrialRecord, mesh: Mesh | None = None) -> Relevance:
+    """Whether the trial is about one of the patient's conditions (services.matching.relevance)."""
+    mesh = mesh or vocabulary()
+    return relevance(mesh, conditions.headings, trial_headings(mesh, record))
+
+
+def record_of(nct_id: str, *, title: str, conditions: Sequence[str], mesh_list: Sequence[str],
+              mesh_ancestors: Sequence[str], keywords: Sequence[str], inclusion: Sequence[str],
+              countries: Sequence[str], partial: bool) -> TrialRecord:
+    """A TrialRecord from the fields a backend gives."""
+    return TrialRecord(nct_id=nct_id, title=title, conditions=tuple(conditions), mesh_list=tuple(mesh_list),
+                       mesh_ancestors=tuple(mesh_ancestors), countries=tuple(countries),
+                       inclusion=tuple(inclusion), keywords=tuple(keywords), partial=partial)
+
+
+def ranking_fields(judged: Relevance, record: TrialRecord, patient_country: str | None,
+                   miles: float | None) -> dict[str, bool | int]:
+    """What a saved match carries for the ranking (services.eligibility.scoring.rank_key): whether the trial is a
+    full record about the patient's disease (not broad, not partial), how many of the patient's conditions it is
+    about and how closely, and whether its distance is unknown while it runs only in other countries."""
+    return {
+        "about_condition": judged.relevant and judged.matched > 0 and not judged.broad and not record.partial,
+        "conditions_matched": judged.matched,
+        "closeness": judged.closeness,
+        "abroad": miles is None and reach_rank(None, patient_country, record.countries) == 2,
+    }
