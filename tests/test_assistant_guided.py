@@ -112,6 +112,7 @@ def test_assistant_guided_whole_flow_on_memory_backend() -> None:
     }
     assert [(q.condition, q.radius, q.age, q.sex, q.near) for q in backend.queries] == [
         ("breast cancer", 50, 52, "FEMALE", "42.3601, -71.0589"),
+        ("Breast Diseases", 50, 52, "FEMALE", "42.3601, -71.0589"),  # one level up the MeSH tree
         ("breast cancer", 12_500, 52, "FEMALE", "42.3601, -71.0589"),
     ]
     assert search.events == [{"type": "phase", "phase": "matching", "previous": "search"}]
