@@ -234,7 +234,9 @@ class Match(Arguments):
                                            "search result).")] | None = None
     # Set by guided mode from the trial's MeSH relevance (services.matching.form.ranking_fields); not in the
     # model's schema. Only the order of the list reads them.
-    about_condition: SkipJsonSchema[bool | None] = None
+    partial: SkipJsonSchema[bool | None] = None
+    broad: SkipJsonSchema[bool | None] = None
+    about_diagnosis: SkipJsonSchema[bool | None] = None
     conditions_matched: SkipJsonSchema[Annotated[int, Field(ge=0, le=50)] | None] = None
     closeness: SkipJsonSchema[Annotated[int, Field(ge=0, le=3)] | None] = None
     abroad: SkipJsonSchema[bool | None] = None

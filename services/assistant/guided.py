@@ -9,6 +9,7 @@ NCT id, condition check, phase rules and report apply, and scores criteria with 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -31,6 +32,7 @@ from services.eligibility.match import criterion_status, structured_criteria
 from services.eligibility.parser import CriterionKind
 from services.eligibility.patient import LabValue, PatientProfile, Sex
 from services.eligibility.plain import plain_criterion
+from services.eligibility.qualifier_check import check, patient_polarities
 from services.eligibility.rules import evaluate
 from services.eligibility.scoring import CriterionResult, gap_checklist, trial_verdict
 from services.errors import BadInput
@@ -153,6 +155,18 @@ def _phase_words(phases: Sequence[str]) -> str:
     if list(phases) == ["NA"]:
         return "No drug phase (for example a device, behaviour or care study)"
     return " and ".join(label("phase", p) for p in phases)
+
+
+def check_order(candidate: Mapping[str, Any], radius: float | None) -> tuple[int, int, int, float]:
+    """Sort key of a search hit for matching: found by a search for the patient's own conditions before one the
+    broader search alone found; criteria text in our copy before none; a located site within reach before one
+    beyond it, before none; then the nearest."""
+    site = candidate.get("nearest_site") or {}
+    miles = site.get("distance_miles")
+    reach = 2 if miles is None else int(radius is not None and miles > radius)
+    return (int(not set(candidate.get("strategies") or ()) - {"broader"}),
+            int(candidate.get("criteria_text") == CRITERIA_MISSING), reach,
+            float(miles) if miles is not None else math.inf)
 
 
 class GuidedAssistant:
@@ -351,8 +365,10 @@ class GuidedAssistant:
         step = StepResult("")
         session.phase = "matching"
         patient = self.patient(session)
-        # Trials found by a search for the diagnosis itself first (their conditions match it), then the others.
-        ordered = sorted(session.candidates, key=lambda i: not self._found_for_diagnosis(session.candidates[i]))
+        # Which trials to check first: found by a search for the patient's own conditions (not only the broader
+        # one), with criteria text in our copy, with a located site within reach, nearest first.
+        radius = session.patient_profile.get("travel_radius_miles")
+        ordered = sorted(session.candidates, key=lambda i: check_order(session.candidates[i], radius))
         ids = ordered[:MAX_MATCHED]
         matches = []
         for i, nct_id in enumerate(ids, start=1):
@@ -390,11 +406,6 @@ class GuidedAssistant:
         labs = tuple(self.labs(session.id)) if self.labs is not None else ()
         return PatientProfile.from_answers(session.patient_profile, labs)
 
-    @staticmethod
-    def _found_for_diagnosis(candidate: Mapping[str, Any]) -> bool:
-        """Whether a search for the diagnosis itself (every strategy but "broader") found this trial."""
-        return bool(set(candidate.get("strategies", [])) - {"broader"})
-
     def _assess(self, session: AssistantSession, nct_id: str, patient: PatientProfile,
                 step: StepResult) -> a.Match:
         # The backend's record, not the tool's: the tool shortens long criteria for the model, the rules read all.
@@ -406,8 +417,10 @@ class GuidedAssistant:
         # Relevance from the trial's own MeSH headings against every condition the patient named.
         p = session.patient_profile
         record = self.backend.get_matching_record(nct_id)
-        judged = (trial_relevance(form_conditions(p.get("diagnosis", ""), p.get("other_conditions") or ()), record)
-                  if record is not None else None)
+        conditions = form_conditions(p.get("diagnosis", ""), p.get("other_conditions") or ())
+        judged = trial_relevance(conditions, record) if record is not None else None
+        about_diagnosis = (record is not None and
+                           trial_relevance(form_conditions(p.get("diagnosis", "")), record).relevant)
         verdict = trial_verdict(results, judged.relevant if judged is not None else True)
         missing_text = not (info.get("inclusion") or info.get("exclusion"))
         checklist = gap_checklist([r for r in results if r.text != FULL_CRITERIA])
@@ -445,7 +458,7 @@ class GuidedAssistant:
             "unknowns": unknowns[:20],
             "what_to_expect": truncate(self._what_to_expect(details), 900),
             "nearest_site": nearest_text,
-            **(ranking_fields(judged, record, session.intake_answers.get("place_country"), miles)
+            **(ranking_fields(judged, about_diagnosis, record, session.intake_answers.get("place_country"), miles)
                if judged is not None and record is not None else {}),
         })
 
@@ -493,9 +506,14 @@ class GuidedAssistant:
             add("inclusion", FULL_CRITERIA, Label.NOT_ENOUGH_INFO,
                 "Our copy of the registry does not have this trial's criteria text; read them on ClinicalTrials.gov.",
                 "Check the full list of who can join on ClinicalTrials.gov.")
+        own = patient_polarities([*patient.conditions, *patient.biomarkers])
         for kind, text in listed:
             judgement = evaluate(text, kind, patient)  # type: ignore[arg-type]
-            add(kind, text, judgement.label, judgement.reason)  # type: ignore[arg-type]
+            decided = check(text, kind, own) if not judgement.label.is_known else None  # type: ignore[arg-type]
+            if decided is not None:
+                add(kind, text, decided.label, decided.reason)  # type: ignore[arg-type]
+            else:
+                add(kind, text, judgement.label, judgement.reason)  # type: ignore[arg-type]
         return results, criteria
 
     def _side_effects(self, session: AssistantSession, nct_id: str, details: Mapping[str, Any], step: StepResult) -> str:

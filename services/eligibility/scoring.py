@@ -288,20 +288,24 @@ def reach_note(miles: float | None, radius_miles: float | None) -> str:
             f"can travel {float(radius_miles):,.0f} miles.")
 
 
-def rank_key(match: Mapping[str, Any]) -> tuple[int, int, int, int, int, int, float, str]:
-    """Sort key of a saved match: verdict; then a full record about the patient's disease before a broad or
-    partial one; then within reach / unknown / beyond (unknown but only in other countries counts as beyond);
-    then more of the patient's conditions and a closer heading; then fit (high first); then distance; then NCT id
-    (see the module docstring). Matches saved without the relevance fields (the model's) rank as about it."""
-    verdict = VERDICT_ORDER.get(str(match.get("verdict")), len(VERDICT_ORDER))
-    about = 0 if match.get("about_condition") in (True, None) else 1
+def rank_key(match: Mapping[str, Any]) -> tuple[int | float | str, ...]:
+    """Sort key of a saved match: a trial about another condition last; a partial record (no criteria text, sites
+    or condition headings) after every full one; then the verdict; then a broad trial (many unrelated conditions)
+    after one about the patient's disease, and one about the diagnosis before one only about another of the
+    patient's conditions; then within reach / unknown / beyond (unknown but only in other countries counts as
+    beyond); then more of the patient's conditions and a closer heading; then fit (high first); then distance;
+    then NCT id (see the module docstring). A match saved without these fields (the model's) ranks as a full,
+    focused record about the diagnosis."""
+    verdict = str(match.get("verdict"))
     reach = {True: 0, None: 1, False: 2}.get(match.get("within_reach"), 1)
     if reach == 1 and match.get("abroad"):
         reach = 2
     score = match.get("fit_score")
     miles = match.get("distance_miles")
-    return (verdict, about, reach, -int(match.get("conditions_matched") or 0), -int(match.get("closeness") or 0),
-            -(score if isinstance(score, int) else -1),
+    return (int(verdict == "not_relevant"), int(bool(match.get("partial"))),
+            VERDICT_ORDER.get(verdict, len(VERDICT_ORDER)), int(bool(match.get("broad"))),
+            int(match.get("about_diagnosis") is False), reach, -int(match.get("conditions_matched") or 0),
+            -int(match.get("closeness") or 0), -(score if isinstance(score, int) else -1),
             float(miles) if isinstance(miles, int | float) else math.inf, str(match.get("nct_id")))
 
 

@@ -69,13 +69,16 @@ def record_of(nct_id: str, *, title: str, conditions: Sequence[str], mesh_list: 
                        inclusion=tuple(inclusion), keywords=tuple(keywords), partial=partial)
 
 
-def ranking_fields(judged: Relevance, record: TrialRecord, patient_country: str | None,
+def ranking_fields(judged: Relevance, about_diagnosis: bool, record: TrialRecord, patient_country: str | None,
                    miles: float | None) -> dict[str, bool | int]:
-    """What a saved match carries for the ranking (services.eligibility.scoring.rank_key): whether the trial is a
-    full record about the patient's disease (not broad, not partial), how many of the patient's conditions it is
-    about and how closely, and whether its distance is unknown while it runs only in other countries."""
+    """What a saved match carries for the ranking (services.eligibility.scoring.rank_key): whether the record is
+    partial (no criteria text, sites or condition headings) or broad (many unrelated conditions), whether it is
+    about the diagnosis itself (not only another condition of the patient's), how many of the patient's conditions
+    it is about and how closely, and whether its distance is unknown while it runs only in other countries."""
     return {
-        "about_condition": judged.relevant and judged.matched > 0 and not judged.broad and not record.partial,
+        "partial": record.partial,
+        "broad": judged.broad,
+        "about_diagnosis": about_diagnosis,
         "conditions_matched": judged.matched,
         "closeness": judged.closeness,
         "abroad": miles is None and reach_rank(None, patient_country, record.countries) == 2,

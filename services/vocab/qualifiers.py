@@ -41,6 +41,7 @@ class Qualifier:
     name: str
     value: str
     text: str  # as written
+    polarity: str = ""  # which values exclude each other ("+"/"-", "advanced"/"early", "relapsed"/"new"); "" none
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ class _Cue:
     cue: str
     value: str
     pattern: re.Pattern[str]
+    polarity: str = ""
 
 
 def _pattern(cue: str) -> re.Pattern[str]:
@@ -78,7 +80,7 @@ def cues() -> tuple[_Cue, ...]:
     """The rows of qualifiers.csv, compiled; longer cues first so "moderate-to-severe" wins over "severe"."""
     with open(DATA, encoding="utf-8", newline="") as fh:
         rows = list(csv.DictReader(fh))
-    out = [_Cue(r["kind"], r["cue"], r["value"], _pattern(r["cue"])) for r in rows]
+    out = [_Cue(r["kind"], r["cue"], r["value"], _pattern(r["cue"]), r["polarity"]) for r in rows]
     return tuple(sorted(out, key=lambda c: -len(c.cue)))
 
 
@@ -107,19 +109,20 @@ def _biomarkers(text: str) -> list[Qualifier]:
             if st is None:
                 continue
             stop = end + st.pattern.match(tail, at).end()  # type: ignore[union-attr]
-            out += [Qualifier("biomarker", n, st.value, text[m.start():stop]) for n in names]
+            out += [Qualifier("biomarker", n, st.value, text[m.start():stop], st.polarity) for n in names]
     for result in statuses:
         for m in re.finditer(result.pattern.pattern + r"\s+for\s+", text, result.pattern.flags):
             found = next((c for c in markers if c.pattern.match(text, m.end())), None)
             if found is not None:
                 out.append(Qualifier("biomarker", found.value, result.value,
-                                     text[m.start():m.end() + len(found.cue)]))
+                                     text[m.start():m.end() + len(found.cue)], result.polarity))
     for c in cues():
         if c.kind == "combined":
             for m in c.pattern.finditer(text):
                 for part in c.value.split(";"):
                     name, value = part.split(":")
-                    out.append(Qualifier("biomarker", name, value, m.group()))
+                    polarity = next((s.polarity for s in statuses if s.value == value), "")
+                    out.append(Qualifier("biomarker", name, value, m.group(), polarity))
     return out
 
 
@@ -133,7 +136,7 @@ def qualifiers(text: str) -> tuple[Qualifier, ...]:
                 if any(a <= m.start() < b for a, b in taken):
                     continue  # inside a longer cue already read ("locally advanced" is not also "advanced")
                 taken.append((m.start(), m.end()))
-                found.append(Qualifier(c.kind, c.kind, c.value, m.group()))  # type: ignore[arg-type]
+                found.append(Qualifier(c.kind, c.kind, c.value, m.group(), c.polarity))  # type: ignore[arg-type]
     if (s := _STAGE.search(text)) is not None:
         found.append(Qualifier("stage", "stage", _ROMAN[s.group(1).lower()] + (s.group(2) or "").upper(), s.group()))
     if (n := _LINES_RECEIVED.search(text)) is not None:
