@@ -19,7 +19,7 @@ def test_qualifier_check_reads_the_patient_once_per_name():
     ("Documented estrogen receptor-positive (ER+), HER2-negative (HER2-) tumor", "inclusion", Label.NOT_MET),
     ("Histologically or cytologically documented HR-positive, HER2-negative breast cancer", "inclusion",
      Label.NOT_MET),
-    ("HER2-positive breast cancer (IHC 3+ or ISH amplified)", "inclusion", None),  # "or" beside the results
+    ("HER2-positive breast cancer (IHC 3+ or ISH amplified)", "inclusion", Label.MET),  # one of them is enough
     ("Centrally confirmed HER2-positive breast cancer", "inclusion", Label.MET),
     ("Known HER2-positive disease", "exclusion", Label.MET),
     ("ER-positive disease", "exclusion", Label.NOT_MET),
@@ -47,3 +47,12 @@ def test_qualifier_check_course_words_exclude_each_other():
     relapsed = patient_polarities(["relapsed B-cell ALL"])
     assert check("Newly diagnosed acute lymphoblastic leukaemia", "inclusion", relapsed).label is Label.NOT_MET
     assert check("Relapsed acute lymphoblastic leukaemia", "inclusion", relapsed).label is Label.MET
+
+
+def test_qualifier_check_reads_a_result_before_the_genes_it_is_in():
+    egfr = patient_polarities(["EGFR-mutant stage IV lung adenocarcinoma"])
+    assert check("Have known changes in the EGFR or ALK genes.", "exclusion", egfr).label is Label.MET
+    assert check("Driver mutation or alteration in genes such as epidermal growth factor receptor (EGFR), "
+                 "anaplastic lymphoma kinase (ALK)", "exclusion", egfr).label is Label.MET
+    assert check("EGFR mutation or ALK rearrangement", "inclusion", egfr).label is Label.MET
+    assert check("KRAS G12C mutation", "inclusion", egfr) is None  # another gene: the rules decide

@@ -19,8 +19,9 @@ from services.vocab.qualifiers import Qualifier, qualifiers
 
 # Words that may turn a line around or make it conditional; such a line is left to the rules.
 _NOT_PLAIN = re.compile(
-    r"\b(or|no|not|non|without|absence|absent|lack\w*|except|unless|other than|prior|previous\w*|history|if|"
-    r"unknown|equivocal|regardless|irrespective|either|any)\b", re.I)
+    r"\b(no|not|non|without|absence|absent|lack\w*|except|unless|other than|prior|previous\w*|history|if|"
+    r"unknown|equivocal|regardless|irrespective|either)\b", re.I)
+_OR = re.compile(r"\bor\b", re.I)
 NEAR = 25  # characters before the first result word in which a turning word still counts
 _WORDS = {"+": "positive", "-": "negative", "advanced": "advanced or metastatic", "early": "early or localised",
           "relapsed": "relapsed or refractory", "new": "newly diagnosed"}
@@ -68,13 +69,23 @@ def check(text: str, kind: CriterionKind, patient: dict[str, str]) -> QualifierC
     shared = [n for n in line if n in patient]
     if not shared or any(len(line[n]) != 1 for n in shared):
         return None
+    # "EGFR or ALK alterations": one of them is enough to meet the line, none settles it alone
+    alternatives = bool(_OR.search(text, max(0, min(starts) - NEAR)))
+    matches = [n for n in shared if patient[n] in line[n]]
     clash = [n for n in shared if patient[n] not in line[n]]
     asked = ", ".join(_label(n, next(iter(line[n]))) for n in shared)
-    said = ", ".join(_label(n, patient[n]) for n in (clash or shared))
     if kind == "inclusion":
-        if clash:
+        if matches and (alternatives or not clash):
+            return QualifierCheck(Label.MET, f"The trial asks for {asked}, and you said "
+                                  f"{', '.join(_label(n, patient[n]) for n in matches)}.")
+        if clash and not alternatives:
+            said = ", ".join(_label(n, patient[n]) for n in clash)
             return QualifierCheck(Label.NOT_MET, f"The trial asks for {asked}; you said {said}.")
-        return QualifierCheck(Label.MET, f"The trial asks for {asked}, as you said.")
-    if clash:
+        return None
+    if matches:
+        said = ", ".join(_label(n, patient[n]) for n in matches)
+        return QualifierCheck(Label.MET, f"This exclusion is about {asked}, and you said {said}.")
+    if clash and not alternatives:
+        said = ", ".join(_label(n, patient[n]) for n in clash)
         return QualifierCheck(Label.NOT_MET, f"This exclusion is about {asked}; you said {said}.")
-    return QualifierCheck(Label.MET, f"This exclusion is about {asked}, which you said you have.")
+    return None

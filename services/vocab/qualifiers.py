@@ -33,6 +33,11 @@ _LINE_NOW = re.compile(r"\b(first|second|third|fourth|fifth|1st|2nd|3rd|4th|5th)
                        re.IGNORECASE)
 
 
+# A result noun followed by what it is in: "mutations in", "changes in the", "alterations of".
+_RESULT_BEFORE = re.compile(r"\b(mutations?|alterations?|changes|rearrangements?|fusions?|amplifications?)\s+"
+                            r"(?:in|of|involving)\s+", re.I)
+
+
 @dataclass(frozen=True)
 class Qualifier:
     """One fact about the disease: kind, name (the biomarker, or the kind again) and its normalised value."""
@@ -116,6 +121,18 @@ def _biomarkers(text: str) -> list[Qualifier]:
             if found is not None:
                 out.append(Qualifier("biomarker", found.value, result.value,
                                      text[m.start():m.end() + len(found.cue)], result.polarity))
+    # "mutations in EGFR", "known changes in the EGFR or ALK genes", "alterations in genes such as EGFR, ALK":
+    # a result noun before the biomarkers it is about
+    for m in _RESULT_BEFORE.finditer(text):
+        word = m.group(1).lower()
+        result = next((r for r in statuses if r.cue.lower() == word or r.cue.lower() + "s" == word), None)
+        if result is None:
+            continue
+        span = text[m.end():m.end() + 90]
+        for mk in markers:
+            for hit in mk.pattern.finditer(span):
+                out.append(Qualifier("biomarker", mk.value, result.value, text[m.start():m.end() + hit.end()],
+                                     result.polarity))
     for c in cues():
         if c.kind == "combined":
             for m in c.pattern.finditer(text):
