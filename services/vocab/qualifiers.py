@@ -125,14 +125,14 @@ def _biomarkers(text: str) -> list[Qualifier]:
     # a result noun before the biomarkers it is about
     for m in _RESULT_BEFORE.finditer(text):
         word = m.group(1).lower()
-        result = next((r for r in statuses if r.cue.lower() == word or r.cue.lower() + "s" == word), None)
-        if result is None:
+        noun = next((r for r in statuses if r.cue.lower() == word or r.cue.lower() + "s" == word), None)
+        if noun is None:
             continue
         span = text[m.end():m.end() + 90]
         for mk in markers:
             for hit in mk.pattern.finditer(span):
-                out.append(Qualifier("biomarker", mk.value, result.value, text[m.start():m.end() + hit.end()],
-                                     result.polarity))
+                out.append(Qualifier("biomarker", mk.value, noun.value, text[m.start():m.end() + hit.end()],
+                                     noun.polarity))
     for c in cues():
         if c.kind == "combined":
             for m in c.pattern.finditer(text):
