@@ -14,13 +14,14 @@ from services.assistant.guided import (
     GuidedAssistant,
     GuidedError,
     IntakeForm,
+    check_order,
     split_items,
 )
 from services.assistant.handlers import condition_matches, search_facts, trial_card
 from services.eligibility.labels import Label
 from services.eligibility.patient import PatientProfile
 from services.matching.form import broader_names, form_conditions
-from services.trials import NCT_RE, search_sentence
+from services.trials import CRITERIA_MISSING, NCT_RE, search_sentence
 from tests.memory_backend import MemoryBackend
 
 LIGHT_WORK = list(ACTIVITY_LEVELS)[1]
@@ -440,3 +441,15 @@ def test_assistant_guided_calls_the_tools_on_typed_arguments(monkeypatch: pytest
     places = {q.origin for q in backend.queries}
     assert len(places) == 1 and None not in places
     assert session.report_html
+
+
+def test_assistant_guided_checks_nearby_trials_for_the_patients_own_conditions_first() -> None:
+    def hit(strategies: list[str], miles: float | None, criteria: bool = True) -> dict[str, Any]:
+        return {"strategies": strategies, "nearest_site": {"distance_miles": miles} if miles is not None else None,
+                **({} if criteria else {"criteria_text": CRITERIA_MISSING})}
+
+    hits = {"near-exact": hit(["exact"], 5), "near-broader": hit(["broader"], 3), "far-exact": hit(["wider_radius"], 900),
+            "unlocated": hit(["exact"], None), "near-no-text": hit(["exact"], 1, criteria=False),
+            "far-broader": hit(["broader"], 400)}
+    order = sorted(hits, key=lambda k: check_order(hits[k], 50))
+    assert order == ["near-exact", "near-no-text", "near-broader", "far-exact", "unlocated", "far-broader"]

@@ -51,7 +51,7 @@ from services.trials import (
 )
 
 GUIDED_LABEL = "Guided mode (no API key)"
-MAX_MATCHED = 12
+MAX_MATCHED = 20  # trials checked criterion by criterion (the cards show at most 20)
 SEXES: tuple[str, ...] = get_args(Sex)
 _MAX_LIST_ITEMS = 25
 MAX_BROADER = 4  # parent headings searched (a polyhierarchy can give several)
@@ -158,15 +158,15 @@ def _phase_words(phases: Sequence[str]) -> str:
 
 
 def check_order(candidate: Mapping[str, Any], radius: float | None) -> tuple[int, int, int, float]:
-    """Sort key of a search hit for matching: found by a search for the patient's own conditions before one the
-    broader search alone found; criteria text in our copy before none; a located site within reach before one
-    beyond it, before none; then the nearest."""
+    """Sort key of a search hit for matching: a located site within reach first (found by a search for the
+    patient's own conditions before one only the broader search found), then beyond reach or unlocated in the
+    same order; criteria text in our copy before none; then the nearest."""
     site = candidate.get("nearest_site") or {}
     miles = site.get("distance_miles")
-    reach = 2 if miles is None else int(radius is not None and miles > radius)
-    return (int(not set(candidate.get("strategies") or ()) - {"broader"}),
-            int(candidate.get("criteria_text") == CRITERIA_MISSING), reach,
-            float(miles) if miles is not None else math.inf)
+    near = miles is not None and (radius is None or miles <= radius)
+    broader_only = not set(candidate.get("strategies") or ()) - {"broader"}
+    return (2 * int(not near) + int(broader_only), int(candidate.get("criteria_text") == CRITERIA_MISSING),
+            int(miles is None), float(miles) if miles is not None else math.inf)
 
 
 class GuidedAssistant:
