@@ -47,7 +47,7 @@ T = TypeVar("T")
 # SQLSTATE classes/codes that mean "the server is not there (now)".
 _UNAVAILABLE_CODES = {"57P01", "57P02", "57P03", "53300", "3D000"}
 _NAME_RE = re.compile(r"^[a-z_][a-z0-9_]*$")
-_IMPORT_LOCK_KEY = 7_310_001  # the advisory lock replace_rows takes, so imports run one at a time
+IMPORT_LOCK_KEY = 7_310_001  # the advisory lock replace_rows takes, so imports run one at a time
 
 
 class _LoopThread:
@@ -456,7 +456,7 @@ class Database:
         async def work(conn: AsyncConnection) -> dict[str, int]:
             raw = await conn.get_raw_connection()
             pg: asyncpg.Connection = raw.driver_connection  # type: ignore[assignment]
-            await pg.execute("SELECT pg_advisory_xact_lock($1)", _IMPORT_LOCK_KEY)
+            await pg.execute("SELECT pg_advisory_xact_lock($1)", IMPORT_LOCK_KEY)
             for stmt in before:
                 await pg.execute(stmt)
             for table, keys in delete_keys.items():
@@ -479,6 +479,15 @@ class Database:
             return counts
 
         return self._sync(self._in_transaction(work, timeout_ms, write=True))
+
+    async def hold_connection(self) -> tuple[Any, Any]:
+        """A pooled connection the caller keeps across calls (services/data/loaders/bulk.py): (SQLAlchemy
+        connection, its asyncpg connection). The caller closes the first; no transaction is begun."""
+        if self.read_only:
+            raise QueryFailed("This database is connected read-only; nothing can be written to it.")
+        conn = await self._get_engine().connect()
+        raw = await conn.get_raw_connection()
+        return conn, raw.driver_connection
 
     def reserve_ids(self, table: str, count: int) -> list[int]:
         """Take `count` fresh ids from a table's serial sequence (for rows that reference each other)."""
