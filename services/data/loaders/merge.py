@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from services.data.db import SQL_DIR, load_sql
+from services.data.loaders import sources
 from services.data.loaders.bulk import Session
 from services.data.loaders.common import ID_TABLES, REFERENCES
 
@@ -149,9 +150,16 @@ def merge(session: Session, carried: dict[str, list[str]], *, replace: bool,
         session.execute(_INDEX_DDL)
         if progress is not None:
             progress("rebuilt indexes", len(_INDEX_NAMES.findall(_INDEX_DDL)))
-    session.execute("DELETE FROM app.study_sources p USING _decide d WHERE p.nct_id = d.nct_id AND d.take;\n"
+    # A source with provenance rows (JSON, CSV) replaces ours; one without (AACT) fills the fields of the tables
+    # it carries, so our row lacks only what neither had.
+    session.execute("DELETE FROM app.study_sources p USING _decide d WHERE p.nct_id = d.nct_id AND d.take "
+                    "AND EXISTS (SELECT 1 FROM _s_sources s WHERE s.nct_id = d.nct_id);\n"
                     "INSERT INTO app.study_sources SELECT s.* FROM _s_sources s "
                     "JOIN _decide d ON d.nct_id = s.nct_id WHERE d.take")
+    session.execute("UPDATE app.study_sources p SET lacks = ARRAY(SELECT unnest(p.lacks) EXCEPT "
+                    "SELECT unnest($1::text[]) ORDER BY 1) FROM _decide d WHERE p.nct_id = d.nct_id AND d.take "
+                    "AND NOT EXISTS (SELECT 1 FROM _s_sources s WHERE s.nct_id = d.nct_id) AND p.lacks && $1::text[]",
+                    sources.filled_by(carried))
     counts = {r["action"]: int(r["studies"]) for r in session.fetch(load_sql("import_outcome_counts"))}
     listed = tuple({"nct_id": r["nct_id"], "action": r["action"], "reason": r["reason"], "added": list(r["added"])}
                    for r in session.fetch(load_sql("import_outcome"), MAX_LISTED))
