@@ -83,6 +83,16 @@ def run_sync(coro: Awaitable[T], timeout: float | None = None) -> T:
     return _loop_thread().submit(coro).result(timeout)
 
 
+def run_typed(coro: Awaitable[T]) -> T:
+    """run_sync, with driver errors turned into our typed errors."""
+    try:
+        return run_sync(coro)
+    except TrialLandscapeError:
+        raise
+    except Exception as err:  # noqa: BLE001 - mapped to a typed error
+        raise translate_error(err) from err
+
+
 @cache
 def load_sql(name: str) -> str:
     """Text of a named query: sql/queries/<name>.sql (the file name is the function name)."""
@@ -251,12 +261,7 @@ class Database:
         return await self._in_transaction(work, timeout_ms)
 
     def _sync(self, coro: Awaitable[T]) -> T:
-        try:
-            return run_sync(coro)
-        except TrialLandscapeError:
-            raise
-        except Exception as err:  # noqa: BLE001 - mapped to a typed error
-            raise translate_error(err) from err
+        return run_typed(coro)
 
     # ---- public facade ----------------------------------------------------------------
     def fetch_df(self, sql: str, params: Mapping[str, Any] | None = None, *,

@@ -1,10 +1,9 @@
 """One import, one transaction: a connection held across many statements and COPYs while a file streams in.
 
-`session(db)` begins a transaction on one pooled connection, takes the importers' advisory lock (imports run one at
-a time) and yields a `Session`; the caller reads its input in batches and sends each through the same session, so
-memory holds one batch and the database sees the whole import or nothing. Any exception — a refused value, Ctrl-C,
-a killed process (the server drops the connection) — rolls everything back.
-"""
+`session(db)` begins a transaction on one pooled connection, takes the importers' advisory lock (imports run
+one at a time) and yields a `Session`; the caller reads its input in batches and sends each through the same
+session, so memory holds one batch and the database sees the whole import or nothing. Any exception — a
+refused value, Ctrl-C, a killed process (the server drops the connection) — rolls everything back."""
 
 from __future__ import annotations
 
@@ -12,8 +11,7 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from typing import IO, Any
 
-from services.data.db import IMPORT_LOCK_KEY, Database, run_sync, translate_error
-from services.errors import TrialLandscapeError
+from services.data.db import IMPORT_LOCK_KEY, Database, run_sync, run_typed
 
 
 class Session:
@@ -23,12 +21,7 @@ class Session:
         self._pg = pg
 
     def _run(self, coro: Any) -> Any:
-        try:
-            return run_sync(coro)
-        except TrialLandscapeError:
-            raise
-        except Exception as err:  # noqa: BLE001 - mapped to a typed error
-            raise translate_error(err) from err
+        return run_typed(coro)
 
     def execute(self, sql: str, *args: Any) -> str:
         """Run one statement (positional $n parameters); its status line ("DELETE 12")."""
@@ -38,16 +31,19 @@ class Session:
         """Rows of one query as dicts."""
         return [dict(r) for r in self._run(self._pg.fetch(sql, *args))]
 
-    def copy_records(self, schema: str, table: str, columns: Sequence[str], records: Sequence[Sequence[Any]]) -> int:
+    def copy_records(self, schema: str, table: str, columns: Sequence[str],
+                     records: Sequence[Sequence[Any]]) -> int:
         """COPY Python values into a table; rows copied."""
         if records:
             self._run(self._pg.copy_records_to_table(table, schema_name=schema, columns=list(columns),
                                                      records=records))
         return len(records)
 
-    def copy_csv(self, table: str, columns: Sequence[str], source: IO[bytes], *, schema: str | None = None) -> int:
+    def copy_csv(self, table: str, columns: Sequence[str], source: IO[bytes], *,
+                 schema: str | None = None) -> int:
         """COPY `|`-delimited CSV (no header, empty = NULL) read from `source` in chunks; rows copied."""
-        status = self._run(self._pg.copy_to_table(table, schema_name=schema, columns=list(columns), source=source,
+        status = self._run(self._pg.copy_to_table(table, schema_name=schema, columns=list(columns),
+                                                  source=source,
                                                   format="csv", delimiter="|", header=False, null=""))
         return int(str(status).split()[-1])
 
@@ -72,8 +68,8 @@ def session(db: Database, *, timeout_ms: int = 6 * 3_600_000) -> Iterator[Sessio
 
 
 def _abandon(conn: Any, pg: Any) -> None:
-    """Drop the connection: the server rolls the transaction back, even mid-COPY (an interrupted caller may have
-    left a statement running on it, so a ROLLBACK could not be sent)."""
+    """Drop the connection: the server rolls the transaction back, even mid-COPY (an interrupted caller may
+    have left a statement running on it, so a ROLLBACK could not be sent)."""
     async def drop() -> None:
         pg.terminate()
         with contextlib.suppress(Exception):  # the pool forgets the dead connection; nothing else to undo
