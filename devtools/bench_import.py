@@ -1,12 +1,11 @@
 """`bench import`: a synthetic AACT export of N studies in AACT's flat-file format, imported by the real
-`python -m services import aact` in a child process into an empty embedded server of its own; wall time, rows per
-second and the child's peak resident memory (its VmHWM, sampled until it exits).
+`python -m services import aact` in a child process into an empty embedded server of its own; wall time, rows
+per second and the child's peak resident memory (its VmHWM, sampled until it exits).
 
 The export is written the way AACT's Util::TableExporter writes it (tests/test_aact_flat_roundtrip.py): one
-`<table>.txt` per table in a zip, `|`-delimited CSV with a header, NULL as empty, booleans t/f, `"` deleted and
-line breaks inside values as `~`, every table with AACT's `id` column. Studies come from devtools/synth.py in
-chunks (NCT ids shifted per chunk), so the writer's own memory holds one chunk.
-"""
+`<table>.txt` per table in a zip, `|`-delimited CSV with a header, NULL as empty, booleans t/f, `"` deleted
+and line breaks inside values as `~`, every table with AACT's `id` column. Studies come from devtools/synth.py
+in chunks (NCT ids shifted per chunk), so the writer's own memory holds one chunk."""
 
 from __future__ import annotations
 
@@ -48,7 +47,8 @@ def _aact_table(df: pd.DataFrame, first_id: int) -> pd.DataFrame:
 
 
 def _shift_ids(tables: dict[str, pd.DataFrame], offset: int) -> None:
-    """synth.generate numbers every chunk's studies from NCT90000000: move this chunk's past the earlier ones."""
+    """synth.generate numbers every chunk's studies from NCT90000000: move this chunk's past the earlier ones.
+    """
     for df in tables.values():
         number = df["nct_id"].str[3:].astype(np.int64) + offset
         df["nct_id"] = "NCT" + number.astype(str).str.zfill(8)
@@ -144,7 +144,8 @@ def run(studies: int, seed: int, *, export: Path | None = None, keep: bool = Fal
             "export_mb": round(export.stat().st_size / 1024**2, 1) if export.exists() else None,
             "write_export_s": round(write_s, 1), "import_s": round(seconds, 1),
             "rows_per_s": round(rows / seconds), "studies_per_s": round(report["studies"] / seconds),
-            "peak_rss_mb": round(peak_mb, 1), "database_mb": round(size / 1024**2), "target_rss_mb": TARGET_RSS_MB,
+            "peak_rss_mb": round(peak_mb, 1), "database_mb": round(size / 1024**2),
+            "target_rss_mb": TARGET_RSS_MB,
             "ok": peak_mb <= TARGET_RSS_MB}
 
 

@@ -1,6 +1,6 @@
-"""Imports never lose data silently: an older record, a 3-column CSV row and a studies.txt-only AACT export over a
-full record change nothing but what they newly carry, and the report says so per study; --replace does replace;
-two members for one table in a zip are refused naming both (services/data/loaders/merge.py)."""
+"""Imports never lose data silently: an older record, a 3-column CSV row and a studies.txt-only AACT export
+over a full record change nothing but what they newly carry, and the report says so per study; --replace does
+replace; two members for one table in a zip are refused naming both (services/data/loaders/merge.py)."""
 
 from __future__ import annotations
 
@@ -90,7 +90,8 @@ def test_import_merge_older_json_record_changes_nothing(db: Any, scratch_dir: Pa
                                                          full_record: dict[str, Any]) -> None:
     before = _snapshot(db)
     assert before["eligibilities"] and len(before["facilities"]) == 2 and before["conditions"]
-    report = import_ctgov_json(db, _write_jsonl(scratch_dir / "old.jsonl", _older(full_record)), refresh=False)
+    path = _write_jsonl(scratch_dir / "old.jsonl", _older(full_record))
+    report = import_ctgov_json(db, path, refresh=False)
     assert _listed(report) == {"nct_id": NCT, "action": "kept", "added": [],
                                "reason": "ours is newer: last update 2006-08-24, this record 2001-03-01"}
     assert report.outcome.counts == {"kept": 1}
@@ -144,7 +145,8 @@ def test_import_merge_studies_only_export_keeps_every_other_table(db: Any, scrat
                                                                   full_record: dict[str, Any]) -> None:
     before = _snapshot(db)
     studies = f"nct_id|brief_title|last_update_posted_date\n{NCT}|A newer title|2007-01-05\n"
-    report = import_aact(db, _export(scratch_dir / "studies_only.zip", {"studies.txt": studies}), refresh=False)
+    export = _export(scratch_dir / "studies_only.zip", {"studies.txt": studies})
+    report = import_aact(db, export, refresh=False)
     assert _listed(report) == {"nct_id": NCT, "action": "replaced", "added": [],
                                "reason": "newer: last update 2007-01-05, ours 2006-08-24"}
     after = _snapshot(db)
@@ -169,14 +171,17 @@ def test_import_merge_older_export_is_kept_and_reported(db: Any, scratch_dir: Pa
 def test_import_merge_refuses_two_members_for_one_table(db: Any, scratch_dir: Path) -> None:
     studies = "nct_id|brief_title\nNCT09999972|x\n"
     nested = _export(scratch_dir / "nested.zip", {"a/studies.txt": studies, "b/studies.txt": studies})
-    with pytest.raises(BadInput, match="holds a/studies.txt and b/studies.txt, two files for the studies table"):
+    both = "holds a/studies.txt and b/studies.txt, two files for the studies table"
+    with pytest.raises(BadInput, match=both):
         import_aact(db, nested)
-    with pytest.warns(UserWarning, match="Duplicate name"), zipfile.ZipFile(scratch_dir / "twice.zip", "w") as zf:
+    twice = scratch_dir / "twice.zip"
+    with pytest.warns(UserWarning, match="Duplicate name"), zipfile.ZipFile(twice, "w") as zf:
         zf.writestr("studies.txt", studies)
         zf.writestr("studies.txt", "nct_id|brief_title\nNCT09999973|y\n")
     with pytest.raises(BadInput, match="holds studies.txt and studies.txt, two files for the studies table"):
         import_aact(db, scratch_dir / "twice.zip")
-    assert db.fetch_value("SELECT count(*) FROM ctgov.studies WHERE nct_id IN ('NCT09999972', 'NCT09999973')") == 0
+    ids = ["NCT09999972", "NCT09999973"]
+    assert db.fetch_value("SELECT count(*) FROM ctgov.studies WHERE nct_id = ANY(:ids)", {"ids": ids}) == 0
 
 
 def test_import_merge_cli_replace_flag_and_per_study_report(db: Any, scratch_dir: Path,
@@ -187,7 +192,8 @@ def test_import_merge_cli_replace_flag_and_per_study_report(db: Any, scratch_dir
     kept = subprocess.run(run, cwd=PROJECT, env=env, capture_output=True, text=True, timeout=600)
     assert kept.returncode == 0, kept.stderr
     assert f"{NCT}: kept — ours is newer: last update 2006-08-24, this record 2001-03-01" in kept.stdout
-    replaced = subprocess.run([*run, "--replace"], cwd=PROJECT, env=env, capture_output=True, text=True, timeout=600)
+    replaced = subprocess.run([*run, "--replace"], cwd=PROJECT, env=env, capture_output=True, text=True,
+                              timeout=600)
     assert replaced.returncode == 0, replaced.stderr
     assert f"{NCT}: replaced — replaced as asked (--replace)" in replaced.stdout
     assert db.fetch_value("SELECT count(*) FROM ctgov.facilities WHERE nct_id = :n", {"n": NCT}) == 0

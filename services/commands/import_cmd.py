@@ -40,8 +40,9 @@ def register(sub: Any) -> None:
                                 "(default: skip that study and list it)")
         if kind != "criteria-fill":
             p.add_argument("--replace", action="store_true",
-                           help="replace our record of each study with the file's, whatever the dates (default: "
-                                "keep the newer and fuller record, table by table, and only add what ours lacks)")
+                           help="replace our record of each study with the file's, whatever the dates "
+                                "(default: keep the newer and fuller record, table by table, and only add "
+                                "what ours lacks)")
         p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
         p.add_argument("--no-start-cache", action="store_true",
                        help="do not write the dashboard's start cache afterwards (the next start builds it)")

@@ -1,5 +1,5 @@
-"""Importers: stream a file into staging tables in batches, then merge its studies into ctgov (merge.py), all in
-one transaction (bulk.py): memory holds one batch, the database sees the whole import or nothing."""
+"""Importers: stream a file into staging tables in batches, then merge its studies into ctgov (merge.py), all
+in one transaction (bulk.py): memory holds one batch, the database sees the whole import or nothing."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ from services.data.loaders.common import COLUMNS, ID_TABLES, REFERENCES, STUDY_T
 __all__ = ["REFERENCES"]  # re-exported: tests and tools import it from here
 from services.errors import BadInput, QueryFailed
 
-# The text-search documents of every study (app.study_search, sql/schema/068_app_search.sql) for the relevance order.
+# The text-search documents of every study (app.study_search, sql/schema/068_app_search.sql) for the relevance
+# order.
 REFRESH_SEARCH = ("TRUNCATE app.study_search;\nWITH m AS (SELECT nct_id FROM ctgov.studies), "
                   "terms AS (" + load_sql("search_terms") + "\n)\nINSERT INTO app.study_search "
                   "(nct_id, doc, condition_terms, mesh_terms, ancestor_terms, keyword_terms)\n"
@@ -30,9 +31,9 @@ REFRESH_SEARCH = ("TRUNCATE app.study_search;\nWITH m AS (SELECT nct_id FROM ctg
                   + load_sql("search_documents") + "\n) d LEFT JOIN terms ON terms.nct_id = d.nct_id"
                   + ";\nANALYZE app.study_search;\nINSERT INTO app.meta (key, value) VALUES ('search_refreshed_at', "
                   "now()::text) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now();")
-# Run after every import, in the import's transaction: fresh planner statistics, the derived tables (study facets, site
-# groups), the snapshot generation saved views compare against (services/dashboard/savedviews.py), pruned to what
-# views still need, and the search documents.
+# Run after every import, in the import's transaction: fresh planner statistics, the derived tables (study
+# facets, site groups), the snapshot generation saved views compare against
+# (services/dashboard/savedviews.py), pruned to what views still need, and the search documents.
 AFTER_IMPORT: list[str] = [load_sql("analyze_ctgov"), load_sql("refresh_study_facets"), sitename.refresh_sql(),
                            load_sql("snapshot_studies"), load_sql("prune_snapshots"), REFRESH_SEARCH]
 
@@ -73,8 +74,8 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 120 else text[:119] + "…"
 
 
-# progress(phase, count): ("read", records read so far) while reading, then ("write", studies) before the merge;
-# the AACT import reports ("copied <table>", rows), ("merged <table>", rows) and the refresh's steps.
+# progress(phase, count): ("read", records read so far) while reading, then ("write", studies) before the
+# merge; the AACT import reports ("copied <table>", rows), ("merged <table>", rows) and the refresh's steps.
 Progress = Callable[[str, int], None]
 # A record → its rows in the batch (returns the NCT id) and its provenance row.
 ToRows = Callable[[Any, Batch, dict[str, Iterator[int]]], str]
@@ -104,13 +105,15 @@ class _Stream:
             if self.strict:
                 raise BadInput(f"{where}: {_study_id(record) or 'study'}: {err}.") from err
             self.batch.rollback(mark)
-            self.skipped.append({"file": source, "line": line, "nct_id": _study_id(record), "field": err.field,
+            self.skipped.append({"file": source, "line": line, "nct_id": _study_id(record),
+                                 "field": err.field,
                                  "value": _shown(err.value), "reason": str(err)})
             return
         except (ValueError, TypeError, KeyError, AttributeError) as err:
             raise BadInput(f"{where}: {err}.") from err
         if nct in self.seen:
-            raise BadInput(f"{where}: duplicate study {nct} (also at {self.seen[nct]}); remove one and import again.")
+            raise BadInput(f"{where}: duplicate study {nct} (also at {self.seen[nct]}); remove one and "
+                           "import again.")
         self.seen[nct] = where
         self.sources.append(self.source_of(record, nct))
         if len(self.batch.nct_ids) >= BATCH_STUDIES:
@@ -153,7 +156,8 @@ def _import_records(db: Database, kind: str, path: Path, records: Iterator[tuple
         _refresh(session, refresh, None)
     notes = [f"skipped {s['nct_id'] or 'a study'} ({s['file']}: line {s['line']}): {s['reason']}"
              for s in stream.skipped]
-    return _report(db, kind, path, len(stream.seen), outcome.rows, started, notes, tuple(stream.skipped), outcome)
+    return _report(db, kind, path, len(stream.seen), outcome.rows, started, notes, tuple(stream.skipped),
+                   outcome)
 
 
 def _report(db: Database, kind: str, path: Path, studies: int, rows: dict[str, int], started: float,
@@ -185,10 +189,10 @@ def import_ctgov_json(db: Database, path: Path, *, strict: bool = False, replace
                       refresh: bool = True, progress: Progress | None = None) -> ImportReport:
     """Import ClinicalTrials.gov API v2 studies (.json array, .jsonl, .jsonl.gz or .zip).
 
-    A study with a value that fits no column is skipped and listed in the report; strict=True refuses the file.
-    A study already held is replaced only by a record at least as new (merge.py); replace=True always replaces.
-    refresh=False skips the statistics and derived tables (a caller importing several files refreshes once).
-    """
+    A study with a value that fits no column is skipped and listed in the report; strict=True refuses the
+    file. A study already held is replaced only by a record at least as new (merge.py); replace=True always
+    replaces. refresh=False skips the statistics and derived tables (a caller importing several files
+    refreshes once)."""
     def source_of(record: Any, nct: str) -> tuple[Any, ...]:
         return sources.source_row(nct, "ctgov-json", path.name, [])
 
@@ -212,11 +216,11 @@ def import_ctgov_csv(db: Database, path: Path, *, strict: bool = False, replace:
 
 def import_aact(db: Database, path: Path, *, replace: bool = False, refresh: bool = True,
                 progress: Progress | None = None) -> ImportReport:
-    """Import an AACT pipe-delimited flat-file export (zip or folder): each member streams by COPY into a staging
-    table, then merges into ctgov (services/data/loaders/merge.py), all in one transaction.
+    """Import an AACT pipe-delimited flat-file export (zip or folder): each member streams by COPY into a
+    staging table, then merges into ctgov (services/data/loaders/merge.py), all in one transaction.
 
-    replace=True takes the export's record of each study whatever the dates (still only the tables it carries).
-    """
+    replace=True takes the export's record of each study whatever the dates (still only the tables it
+    carries)."""
     started = time.perf_counter()
     notes: list[str] = []
     try:
@@ -232,7 +236,8 @@ def import_aact(db: Database, path: Path, *, replace: bool = False, refresh: boo
                     notes.append(f"skipped {where} (a table we do not mirror)")
                     continue
                 staged[table] = aact_flat.stage(session, path, table, opener(), lay)
-                aact_flat.check(session, path, staged[table], staged.get("studies") if table != "studies" else None)
+                studies = staged.get("studies") if table != "studies" else None
+                aact_flat.check(session, path, staged[table], studies)
                 if progress is not None:
                     progress(f"copied {table}", staged[table].rows)
             if not staged["studies"].rows:
@@ -250,7 +255,8 @@ def import_aact(db: Database, path: Path, *, replace: bool = False, refresh: boo
 
 
 def _refresh(session: bulk.Session, refresh: bool, progress: Progress | None) -> None:
-    """The statistics and derived tables, in the import's transaction (skipped when a caller refreshes once)."""
+    """The statistics and derived tables, in the import's transaction (skipped when a caller refreshes once).
+    """
     if not refresh:
         return
     for step, stmt in enumerate(AFTER_IMPORT, start=1):

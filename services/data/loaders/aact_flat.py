@@ -2,12 +2,12 @@
 
 Each `<table>.txt` is CSV with `|` as delimiter, a header line, NULL as empty, booleans t/f (AACT's
 Util::TableExporter: `COPY … TO STDOUT WITH DELIMITER '|' CSV HEADER`, then every `""` deleted and line breaks
-inside values turned into `~`; those values are stored as the export has them). Each member streams from the zip
-(through the size and line guard) straight into PostgreSQL's COPY, into a temporary staging table typed like ours
-(`_s_<table>`, with each row's file line), so memory holds one read buffer whatever the export's size; the checks a
-row needs (NCT id form, duplicate studies, rows of studies not in studies.txt) then run in SQL, and
-services/data/loaders/aact_merge.py moves what should be kept into ctgov. Other files are skipped and reported.
-"""
+inside values turned into `~`; those values are stored as the export has them). Each member streams from the
+zip (through the size and line guard) straight into PostgreSQL's COPY, into a temporary staging table typed
+like ours (`_s_<table>`, with each row's file line), so memory holds one read buffer whatever the export's
+size; the checks a row needs (NCT id form, duplicate studies, rows of studies not in studies.txt) then run in
+SQL, and services/data/loaders/aact_merge.py moves what should be kept into ctgov. Other files are skipped and
+reported."""
 
 from __future__ import annotations
 
@@ -63,15 +63,16 @@ def members(path: Path) -> Iterator[dict[str, tuple[str, Callable[[], IO[bytes]]
             zf = stack.enter_context(guard.open_zip(path))
             names = [n for n in zf.namelist() if n.endswith(".txt")]
             for n in names:  # a name twice is refused below, before anything is opened
-                openers[n] = partial(_enter, stack, partial(guard.open_member, zf, n, f"{path.name}:{n}", budget))
+                member = partial(guard.open_member, zf, n, f"{path.name}:{n}", budget)
+                openers[n] = partial(_enter, stack, member)
         else:
             raise BadInput(f"{path}: expected an AACT pipe-delimited export (.zip) or a folder of "
                            "<table>.txt files.")
         for name in names:
             table = Path(name).stem.lower()
             if table in found:
-                raise BadInput(f"{path}: holds {found[table][0]} and {name}, two files for the {table} table; keep "
-                               "one and import again. Nothing was imported.")
+                raise BadInput(f"{path}: holds {found[table][0]} and {name}, two files for the {table} "
+                               "table; keep one and import again. Nothing was imported.")
             found[table] = (name, openers[name])
         yield found
 
@@ -98,14 +99,15 @@ def _header(handle: IO[bytes], where: str) -> list[str]:
 
 
 def stage(session: Session, path: Path, table: str, handle: IO[bytes], lay: merge.Layout) -> Staged:
-    """COPY one member into `_s_<table>` (merge.create_stage, plus the file line of each row); columns we do not
-    hold go to text columns nobody reads."""
+    """COPY one member into `_s_<table>` (merge.create_stage, plus the file line of each row); columns we do
+    not hold go to text columns nobody reads."""
     types = lay.types[table]
     header = _header(handle, f"{path.name}:{table}.txt")
     known = [h for h in header if h in types]
     unknown = [h for h in header if h not in types]
     if len(known) < max(2, len(header) // 2):
-        raise BadInput(f"{path.name}:{table}.txt: line 1: columns {unknown[:6]} do not match AACT's {table} table.")
+        raise BadInput(f"{path.name}:{table}.txt: line 1: columns {unknown[:6]} do not match AACT's {table} "
+                       "table.")
     staged = Staged(table, known, dropped_columns=unknown)
     names = {h: (h if h in types else f"_x{i}") for i, h in enumerate(header)}
     extra = [f'"{names[h]}" text' for h in unknown]
@@ -116,14 +118,16 @@ def stage(session: Session, path: Path, table: str, handle: IO[bytes], lay: merg
 
 
 def check(session: Session, path: Path, staged: Staged, studies: Staged | None) -> None:
-    """Refuse malformed NCT ids and (in studies.txt) a study twice; drop rows of studies not in studies.txt."""
+    """Refuse malformed NCT ids and (in studies.txt) a study twice; drop rows of studies not in studies.txt.
+    """
     where = f"{path.name}:{staged.table}.txt"
     bad = session.fetch(f"SELECT _line, left(coalesce(nct_id, ''), 20) AS nct FROM {staged.stage} "
                         f"WHERE nct_id IS NULL OR nct_id !~ $1 ORDER BY _line LIMIT 1", _NCT_SQL)
     if bad:
         raise BadInput(f"{where}: line {bad[0]['_line']}: malformed nct_id {bad[0]['nct']!r}.")
     if studies is None:
-        twice = session.fetch(f"SELECT nct_id, (array_agg(_line ORDER BY _line))[2] AS line FROM {staged.stage} "
+        twice = session.fetch(f"SELECT nct_id, (array_agg(_line ORDER BY _line))[2] AS line "
+                              f"FROM {staged.stage} "
                               "GROUP BY nct_id HAVING count(*) > 1 ORDER BY 2 LIMIT 1")
         if twice:
             raise BadInput(f"{where}: line {twice[0]['line']}: duplicate study {twice[0]['nct_id']}.")
@@ -149,7 +153,8 @@ def copy_failure(path: Path, err: QueryFailed) -> BadInput | None:
     if found is None:
         return None
     line = int(found[2]) + 1  # the header line is read before the COPY starts
-    column = f" column {found[3]}:" if found[3] and _NAME.match(found[3]) and not found[3].startswith("_x") else ""
+    named = found[3] and _NAME.match(found[3]) and not found[3].startswith("_x")  # not a column we drop
+    column = f" column {found[3]}:" if named else ""
     reason = str(err)[: found.start()].removeprefix("The database refused the query: ")
     if "0x00" in reason:
         reason = "holds a NUL character, which PostgreSQL cannot store"

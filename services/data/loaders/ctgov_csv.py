@@ -46,7 +46,8 @@ def read_rows(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
                 header_checked = True
             yield line_no, {k: ("" if v is None else str(v)) for k, v in row.items()}
         return
-    reader = csv.DictReader(itertools.chain([first_line[1]], (t for _, t in lines)))  # read as the rows are used
+    # read line by line as the rows are used, never the whole file at once
+    reader = csv.DictReader(itertools.chain([first_line[1]], (t for _, t in lines)))
     _check_columns(path, first_line[0], reader.fieldnames or [])
     try:
         for row in reader:

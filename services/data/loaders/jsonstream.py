@@ -1,5 +1,5 @@
-"""The items of one JSON array read a piece at a time (the site's "Download → JSON" can be gigabytes), so memory
-holds one study and a read-ahead, never the file. The standard library's decoder reads each item
+"""The items of one JSON array read a piece at a time (the site's "Download → JSON" can be gigabytes), so
+memory holds one study and a read-ahead, never the file. The standard library's decoder reads each item
 (json.JSONDecoder.raw_decode); this module only walks the brackets and commas between them."""
 
 from __future__ import annotations
@@ -86,7 +86,8 @@ def array_items(path: Path, lines: Iterable[tuple[int, str]], first: str, first_
                 if not buf.more():
                     raise BadInput(f"{path}: line {buf.where(err.pos)}: not valid JSON ({err.msg}).") from err
             except RecursionError:  # Python's parser recurses per level; a hostile file nests 100,000 deep
-                raise BadInput(f"{path}: line {buf.where(buf.pos)}: JSON nested too deeply to read.") from None
+                where = buf.where(buf.pos)
+                raise BadInput(f"{path}: line {where}: JSON nested too deeply to read.") from None
         buf.pos = end
         expect_item = False
         yield item

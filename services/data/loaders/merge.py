@@ -1,13 +1,12 @@
 """Staged studies into ctgov without losing data: per study, the newer and fuller record wins, table by table.
 
-Every importer copies what it read into temporary staging tables (`_s_<table>`, typed like ours, plus `_new`, the
-id a referenced row gets from our sequence) and provenance rows into `_s_sources`, inside one transaction
-(services/data/loaders/bulk.py). `merge` then decides per study (sql/queries/import_decide.sql): a new study, a
-record not older than ours, or a full record over our partial one replaces ours in every table the source
+Every importer copies what it read into temporary staging tables (`_s_<table>`, typed like ours, plus `_new`,
+the id a referenced row gets from our sequence) and provenance rows into `_s_sources`, inside one transaction
+(services/data/loaders/bulk.py). `merge` then decides per study (sql/queries/import_decide.sql): a new study,
+a record not older than ours, or a full record over our partial one replaces ours in every table the source
 carries; otherwise ours is kept and only the tables where ours has no rows are added ("enriched"). A table the
 source does not carry (an AACT export without facilities.txt) is never touched. `replace=True` (`--replace`)
-takes the source's record whatever the dates, still only in the tables it carries.
-"""
+takes the source's record whatever the dates, still only in the tables it carries."""
 
 from __future__ import annotations
 
@@ -24,7 +23,8 @@ from services.data.loaders.common import ID_TABLES, REFERENCES
 MAX_LISTED = 1_000  # studies listed one by one in a report (the counts cover all)
 _SEQUENCE = re.compile(r'^[a-z_][a-z0-9_]*\.("?)[a-z_][a-z0-9_]*\1$')
 SCHEMA_DIR = SQL_DIR / "schema"
-# The indexes of sql/schema/002_ctgov_indexes.sql, dropped and built again when an import is mostly new studies.
+# The indexes of sql/schema/002_ctgov_indexes.sql, dropped and built again when an import is mostly new
+# studies.
 _INDEX_DDL = (SCHEMA_DIR / "002_ctgov_indexes.sql").read_text(encoding="utf-8")
 _INDEX_NAMES = re.compile(r"CREATE (?:UNIQUE )?INDEX IF NOT EXISTS (\w+) ON ctgov\.")
 # (table, column) → the ID table that column points at.
@@ -44,7 +44,8 @@ class Layout:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What the merge did: studies per action, the first MAX_LISTED studies with their reason, rows per table."""
+    """What the merge did: studies per action, the first MAX_LISTED studies with their reason, rows per table.
+    """
 
     counts: dict[str, int]
     studies: tuple[dict[str, Any], ...]
@@ -64,9 +65,11 @@ def layout(session: Session) -> Layout:
 
 def begin(session: Session) -> None:
     """The merge's own temporary tables: decisions, tables added to kept studies, incoming provenance rows."""
-    session.execute("CREATE TEMP TABLE _decide (nct_id varchar PRIMARY KEY, take boolean NOT NULL, action text, "
+    session.execute("CREATE TEMP TABLE _decide (nct_id varchar PRIMARY KEY, take boolean NOT NULL, "
+                    "action text, "
                     "reason text) ON COMMIT DROP;\n"
-                    "CREATE TEMP TABLE _enriched (nct_id varchar, tbl text, PRIMARY KEY (nct_id, tbl)) ON COMMIT DROP;\n"
+                    "CREATE TEMP TABLE _enriched (nct_id varchar, tbl text, PRIMARY KEY (nct_id, tbl)) "
+                    "ON COMMIT DROP;\n"
                     "CREATE TEMP TABLE _s_sources (LIKE app.study_sources) ON COMMIT DROP")
 
 
@@ -101,7 +104,8 @@ def _insert_sql(table: str, columns: list[str], carried: dict[str, list[str]]) -
             expr = f's."{col}"'
         elif target in carried and "id" in carried[target]:
             alias = f"m{len(joins)}"
-            joins.append(f'LEFT JOIN "_s_{target}" {alias} ON {alias}.id = s."{col}" AND {alias}.nct_id = s.nct_id')
+            joins.append(f'LEFT JOIN "_s_{target}" {alias} ON {alias}.id = s."{col}" '
+                         f"AND {alias}.nct_id = s.nct_id")
             expr = f"CASE WHEN {_kept_table(target)} THEN {alias}._new END"
         else:
             expr = "NULL"
@@ -126,7 +130,8 @@ def merge(session: Session, carried: dict[str, list[str]], *, replace: bool,
     session.execute("ANALYZE _decide")
     for table in carried:
         if table != "studies":
-            session.execute(f"INSERT INTO _enriched SELECT DISTINCT s.nct_id, '{table}' FROM \"_s_{table}\" s "
+            session.execute(f"INSERT INTO _enriched SELECT DISTINCT s.nct_id, '{table}' "
+                            f'FROM "_s_{table}" s '
                             f"JOIN _decide d ON d.nct_id = s.nct_id WHERE NOT d.take AND NOT EXISTS "
                             f'(SELECT 1 FROM ctgov."{table}" o WHERE o.nct_id = s.nct_id)')
     rows: dict[str, int] = {}
@@ -137,11 +142,14 @@ def merge(session: Session, carried: dict[str, list[str]], *, replace: bool,
     for table, columns in carried.items():
         if table == "studies":  # one row per study: update in place, so columns the source lacks keep ours
             sets = ", ".join(f'"{c}" = s."{c}"' for c in columns if c != "nct_id")
-            updated = int(session.execute(f'UPDATE ctgov.studies o SET {sets} FROM "_s_studies" s JOIN _decide d '
-                                          "ON d.nct_id = s.nct_id WHERE d.take AND o.nct_id = s.nct_id").split()[-1])
+            status = session.execute(f'UPDATE ctgov.studies o SET {sets} FROM "_s_studies" s '
+                                     "JOIN _decide d ON d.nct_id = s.nct_id "
+                                     "WHERE d.take AND o.nct_id = s.nct_id")
+            updated = int(status.split()[-1])
             insert = _insert_sql(table, columns, carried) + " AND d.action = 'new'"
         else:
-            session.execute(f'DELETE FROM ctgov."{table}" o USING _decide d WHERE o.nct_id = d.nct_id AND d.take')
+            session.execute(f'DELETE FROM ctgov."{table}" o USING _decide d '
+                            "WHERE o.nct_id = d.nct_id AND d.take")
             updated, insert = 0, _insert_sql(table, columns, carried)
         rows[table] = updated + int(session.execute(insert).split()[-1])
         if progress is not None:
@@ -150,18 +158,20 @@ def merge(session: Session, carried: dict[str, list[str]], *, replace: bool,
         session.execute(_INDEX_DDL)
         if progress is not None:
             progress("rebuilt indexes", len(_INDEX_NAMES.findall(_INDEX_DDL)))
-    # A source with provenance rows (JSON, CSV) replaces ours; one without (AACT) fills the fields of the tables
-    # it carries, so our row lacks only what neither had.
+    # A source with provenance rows (JSON, CSV) replaces ours; one without (AACT) fills the fields of the
+    # tables it carries, so our row lacks only what neither had.
     session.execute("DELETE FROM app.study_sources p USING _decide d WHERE p.nct_id = d.nct_id AND d.take "
                     "AND EXISTS (SELECT 1 FROM _s_sources s WHERE s.nct_id = d.nct_id);\n"
                     "INSERT INTO app.study_sources SELECT s.* FROM _s_sources s "
                     "JOIN _decide d ON d.nct_id = s.nct_id WHERE d.take")
     session.execute("UPDATE app.study_sources p SET lacks = ARRAY(SELECT unnest(p.lacks) EXCEPT "
-                    "SELECT unnest($1::text[]) ORDER BY 1) FROM _decide d WHERE p.nct_id = d.nct_id AND d.take "
-                    "AND NOT EXISTS (SELECT 1 FROM _s_sources s WHERE s.nct_id = d.nct_id) AND p.lacks && $1::text[]",
+                    "SELECT unnest($1::text[]) ORDER BY 1) FROM _decide d "
+                    "WHERE p.nct_id = d.nct_id AND d.take AND p.lacks && $1::text[] "
+                    "AND NOT EXISTS (SELECT 1 FROM _s_sources s WHERE s.nct_id = d.nct_id)",
                     sources.filled_by(carried))
     counts = {r["action"]: int(r["studies"]) for r in session.fetch(load_sql("import_outcome_counts"))}
-    listed = tuple({"nct_id": r["nct_id"], "action": r["action"], "reason": r["reason"], "added": list(r["added"])}
+    listed = tuple({"nct_id": r["nct_id"], "action": r["action"], "reason": r["reason"],
+                    "added": list(r["added"])}
                    for r in session.fetch(load_sql("import_outcome"), MAX_LISTED))
     return Outcome(counts, listed, rows)
 
