@@ -35,11 +35,13 @@ def _big_export(path: Path, studies: int) -> Path:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
-def test_import_stream_interrupted_import_leaves_nothing(db: Any, scratch_dir: Path, sig: signal.Signals) -> None:
+def test_import_stream_interrupted_import_leaves_nothing(db: Any, scratch_dir: Path,
+                                                        sig: signal.Signals) -> None:
     export = _big_export(scratch_dir / "big.zip", 20_000)
     before = db.fetch_value("SELECT count(*) FROM ctgov.studies")
-    child = subprocess.Popen([sys.executable, "-m", "services", "import", "aact", str(export), "--no-start-cache"],
-                             cwd=PROJECT, env=dict(os.environ, DATABASE_URL=db.url), stdout=subprocess.DEVNULL,
+    command = [sys.executable, "-m", "services", "import", "aact", str(export), "--no-start-cache"]
+    child = subprocess.Popen(command, cwd=PROJECT, env=dict(os.environ, DATABASE_URL=db.url),
+                             stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE, text=True)
     assert child.stderr is not None
     for line in child.stderr:  # wait until studies.txt is in its staging table and facilities.txt is copying
@@ -65,15 +67,18 @@ def test_import_stream_interrupted_import_leaves_nothing(db: Any, scratch_dir: P
         db.execute("DELETE FROM ctgov.studies WHERE nct_id = :n", {"n": f"NCT{FIRST:08d}"})
 
 
-def test_import_stream_json_array_reads_like_json_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_import_stream_json_array_reads_like_json_lines(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(jsonstream, "READ_AHEAD", 16)  # every item crosses several read-aheads
-    studies = [{"protocolSection": {"identificationModule": {"nctId": f"NCT0970000{i}", "briefTitle": "a ] , [ \" b"}}}
+    title = 'a ] , [ " b'  # brackets, a comma and a quote inside a string
+    studies = [{"protocolSection": {"identificationModule": {"nctId": f"NCT0970000{i}", "briefTitle": title}}}
                for i in range(5)]
     array = tmp_path / "studies.json"
     array.write_text("[\n" + ",\n".join(json.dumps(s, indent=2) for s in studies) + "\n]\n", encoding="utf-8")
     assert [s for _, _, s in read_studies(array)] == studies
     assert [i for _, i, _ in read_studies(array)] == [1, 2, 3, 4, 5]
     broken = tmp_path / "broken.json"
-    broken.write_text("[\n" + json.dumps(studies[0]) + ",\n" + json.dumps(studies[1])[:-3] + "\n", encoding="utf-8")
+    truncated = json.dumps(studies[1])[:-3]
+    broken.write_text("[\n" + json.dumps(studies[0]) + ",\n" + truncated + "\n", encoding="utf-8")
     with pytest.raises(BadInput, match=r"broken.json: line 4: not valid JSON \(Expecting"):
         list(read_studies(broken))
