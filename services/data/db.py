@@ -53,7 +53,7 @@ T = TypeVar("T")
 # SQLSTATE classes/codes that mean "the server is not there (now)".
 _UNAVAILABLE_CODES = {"57P01", "57P02", "57P03", "53300", "3D000"}
 _NAME_RE = re.compile(r"^[a-z_][a-z0-9_]*$")
-_IMPORT_LOCK_KEY = 7_310_001  # the advisory lock replace_rows takes, so imports run one at a time
+IMPORT_LOCK_KEY = 7_310_001  # the advisory lock replace_rows takes, so imports run one at a time
 # How often a watched console query's server process is measured (fetch_guarded's `watch`): at the 250 MB/s
 # a jsonb_agg of every study grows by, a cap is passed by at most ~25 MB before the cancel is sent.
 WATCH_INTERVAL_S = 0.1
@@ -91,6 +91,16 @@ def _loop_thread() -> _LoopThread:
 def run_sync(coro: Awaitable[T], timeout: float | None = None) -> T:
     """Run a coroutine on the database loop and wait for its result."""
     return _loop_thread().submit(coro).result(timeout)
+
+
+def run_typed(coro: Awaitable[T]) -> T:
+    """run_sync, with driver errors turned into our typed errors."""
+    try:
+        return run_sync(coro)
+    except TrialLandscapeError:
+        raise
+    except Exception as err:  # noqa: BLE001 - mapped to a typed error
+        raise translate_error(err) from err
 
 
 @cache
@@ -302,12 +312,7 @@ class Database:
         return await self._in_transaction(work, timeout_ms)
 
     def _sync(self, coro: Awaitable[T]) -> T:
-        try:
-            return run_sync(coro)
-        except TrialLandscapeError:
-            raise
-        except Exception as err:  # noqa: BLE001 - mapped to a typed error
-            raise translate_error(err) from err
+        return run_typed(coro)
 
     # ---- public facade ----------------------------------------------------------------
     def fetch_df(self, sql: str, params: Mapping[str, Any] | None = None, *,
@@ -502,7 +507,7 @@ class Database:
         async def work(conn: AsyncConnection) -> dict[str, int]:
             raw = await conn.get_raw_connection()
             pg: asyncpg.Connection = raw.driver_connection  # type: ignore[assignment]
-            await pg.execute("SELECT pg_advisory_xact_lock($1)", _IMPORT_LOCK_KEY)
+            await pg.execute("SELECT pg_advisory_xact_lock($1)", IMPORT_LOCK_KEY)
             for stmt in before:
                 await pg.execute(stmt)
             for table, keys in delete_keys.items():
@@ -525,6 +530,15 @@ class Database:
             return counts
 
         return self._sync(self._in_transaction(work, timeout_ms, write=True))
+
+    async def hold_connection(self) -> tuple[Any, Any]:
+        """A pooled connection the caller keeps across calls (services/data/loaders/bulk.py): (SQLAlchemy
+        connection, its asyncpg connection). The caller closes the first; no transaction is begun."""
+        if self.read_only:
+            raise QueryFailed("This database is connected read-only; nothing can be written to it.")
+        conn = await self._get_engine().connect()
+        raw = await conn.get_raw_connection()
+        return conn, raw.driver_connection
 
     def reserve_ids(self, table: str, count: int) -> list[int]:
         """Take `count` fresh ids from a table's serial sequence (for rows that reference each other)."""

@@ -1,4 +1,5 @@
-"""Importers: read a file completely, validate it, then replace its studies in one transaction."""
+"""Importers: stream a file into staging tables in batches, then merge its studies into ctgov (merge.py), all
+in one transaction (bulk.py): memory holds one batch, the database sees the whole import or nothing."""
 
 from __future__ import annotations
 
@@ -7,34 +8,21 @@ import json
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from services.data import sitename
 from services.data.db import Database, load_sql
-from services.data.loaders import aact_flat, ctgov_csv, ctgov_json, sources
+from services.data.loaders import aact_flat, bulk, ctgov_csv, ctgov_json, merge, sources
 from services.data.loaders.coerce import FieldError
-from services.data.loaders.common import COLUMNS, ID_TABLES, STUDY_TABLES, Batch
+from services.data.loaders.common import COLUMNS, ID_TABLES, REFERENCES, STUDY_TABLES, Batch
+
+__all__ = ["REFERENCES"]  # re-exported: tests and tools import it from here
 from services.errors import BadInput, QueryFailed
 
-# Tables whose rows carry local ids (common.ID_TABLES) → the (table, column) pairs that point at them.
-REFERENCES: dict[str, tuple[tuple[str, str], ...]] = {
-    "interventions": (("intervention_other_names", "intervention_id"),
-                      ("design_group_interventions", "intervention_id")),
-    "design_groups": (("design_group_interventions", "design_group_id"),),
-    "facilities": (("facility_contacts", "facility_id"), ("facility_investigators", "facility_id")),
-    "outcomes": (("result_groups", "outcome_id"), ("outcome_measurements", "outcome_id"),
-                 ("outcome_counts", "outcome_id"), ("outcome_analyses", "outcome_id")),
-    "result_groups": tuple((t, "result_group_id") for t in (
-        "baseline_counts", "baseline_measurements", "drop_withdrawals", "milestones", "reported_events",
-        "outcome_measurements", "outcome_counts", "outcome_analysis_groups")),
-    "outcome_analyses": (("outcome_analysis_groups", "outcome_analysis_id"),),
-    "study_references": (("retractions", "reference_id"),),
-}
-assert set(REFERENCES) == ID_TABLES
-
-# The text-search documents of every study (app.study_search, sql/schema/068_app_search.sql) for the relevance order.
+# The text-search documents of every study (app.study_search, sql/schema/068_app_search.sql) for the relevance
+# order.
 REFRESH_SEARCH = ("TRUNCATE app.study_search;\nWITH m AS (SELECT nct_id FROM ctgov.studies), "
                   "terms AS (" + load_sql("search_terms") + "\n)\nINSERT INTO app.study_search "
                   "(nct_id, doc, condition_terms, mesh_terms, ancestor_terms, keyword_terms)\n"
@@ -43,16 +31,16 @@ REFRESH_SEARCH = ("TRUNCATE app.study_search;\nWITH m AS (SELECT nct_id FROM ctg
                   + load_sql("search_documents") + "\n) d LEFT JOIN terms ON terms.nct_id = d.nct_id"
                   + ";\nANALYZE app.study_search;\nINSERT INTO app.meta (key, value) VALUES ('search_refreshed_at', "
                   "now()::text) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now();")
-# Run after every import, in the import's transaction: fresh planner statistics, the derived tables (study facets, site
-# groups), the snapshot generation saved views compare against (services/dashboard/savedviews.py), pruned to what
-# views still need, and the search documents.
+# Run after every import, in the import's transaction: fresh planner statistics, the derived tables (study
+# facets, site groups), the snapshot generation saved views compare against
+# (services/dashboard/savedviews.py), pruned to what views still need, and the search documents.
 AFTER_IMPORT: list[str] = [load_sql("analyze_ctgov"), load_sql("refresh_study_facets"), sitename.refresh_sql(),
                            load_sql("snapshot_studies"), load_sql("prune_snapshots"), REFRESH_SEARCH]
 
 
 @dataclass(frozen=True)
 class ImportReport:
-    """What an import did: studies replaced and rows per table."""
+    """What an import did: studies read, rows per table, and per study new / replaced / enriched / kept."""
 
     kind: str
     path: str
@@ -61,16 +49,18 @@ class ImportReport:
     seconds: float
     notes: tuple[str, ...] = ()
     skipped: tuple[dict[str, Any], ...] = ()  # one entry per study left out: file, line, nct_id, field, value
+    outcome: merge.Outcome | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "path": self.path, "studies": self.studies, "rows": self.rows,
-                "seconds": round(self.seconds, 2), "notes": list(self.notes), "skipped": list(self.skipped)}
+        out = {"kind": self.kind, "path": self.path, "studies": self.studies, "rows": self.rows,
+               "seconds": round(self.seconds, 2), "notes": list(self.notes), "skipped": list(self.skipped)}
+        if self.outcome is not None:
+            out["outcome"] = {"counts": self.outcome.counts, "studies": list(self.outcome.studies),
+                              "lines": merge.describe(self.outcome)}
+        return out
 
 
-@dataclass
-class _Built:
-    batch: Batch
-    skipped: list[dict[str, Any]] = field(default_factory=list)
+BATCH_STUDIES = 2_000  # studies mapped in memory at a time before their rows go to the staging tables
 
 
 def _study_id(record: dict[str, Any]) -> str | None:
@@ -84,84 +74,98 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 120 else text[:119] + "…"
 
 
-def _build(path: Path, records: Iterator[tuple[str, int, Any]],
-           to_rows: Callable[[Any, Batch, dict[str, Iterator[int]]], str], *, strict: bool = False) -> _Built:
-    """Map every record; a study with a value that fits no column is skipped and reported (refused if strict).
+# progress(phase, count): ("read", records read so far) while reading, then ("write", studies) before the
+# merge; the AACT import reports ("copied <table>", rows), ("merged <table>", rows) and the refresh's steps.
+Progress = Callable[[str, int], None]
+# A record → its rows in the batch (returns the NCT id) and its provenance row.
+ToRows = Callable[[Any, Batch, dict[str, Iterator[int]]], str]
+SourceOf = Callable[[Any, str], tuple[Any, ...]]
 
-    Structural problems (not JSON, not a study object, no NCT id, a study twice) refuse the whole file.
-    """
-    built = _Built(Batch())
-    batch = built.batch
-    seen: dict[str, str] = {}
-    ids: dict[str, Iterator[int]] = defaultdict(lambda: itertools.count(1))
-    for source, line, record in records:
+
+class _Stream:
+    """Records mapped in batches and copied into the staging tables of one import session."""
+
+    def __init__(self, session: bulk.Session, to_rows: ToRows, source_of: SourceOf, strict: bool) -> None:
+        self.session, self.to_rows, self.source_of, self.strict = session, to_rows, source_of, strict
+        self.batch = Batch()
+        self.sources: list[tuple[Any, ...]] = []
+        self.skipped: list[dict[str, Any]] = []
+        self.seen: dict[str, str] = {}  # NCT id → where (a study twice refuses the file)
+        self.ids: dict[str, Iterator[int]] = defaultdict(lambda: itertools.count(1))  # local ids, whole file
+
+    def add(self, source: str, line: int, record: Any) -> None:
+        """Map one record; a value that fits no column skips the study (refuses the file if strict)."""
         where = f"{source}: line {line}"
         if not isinstance(record, dict):
             raise BadInput(f"{where}: expected a JSON object for one study.")
-        mark = batch.mark()
+        mark = self.batch.mark()
         try:
-            nct = to_rows(record, batch, ids)
+            nct = self.to_rows(record, self.batch, self.ids)
         except FieldError as err:
-            if strict:
+            if self.strict:
                 raise BadInput(f"{where}: {_study_id(record) or 'study'}: {err}.") from err
-            batch.rollback(mark)
-            built.skipped.append({"file": source, "line": line, "nct_id": _study_id(record), "field": err.field,
-                                  "value": _shown(err.value), "reason": str(err)})
-            continue
+            self.batch.rollback(mark)
+            self.skipped.append({"file": source, "line": line, "nct_id": _study_id(record),
+                                 "field": err.field,
+                                 "value": _shown(err.value), "reason": str(err)})
+            return
         except (ValueError, TypeError, KeyError, AttributeError) as err:
             raise BadInput(f"{where}: {err}.") from err
-        if nct in seen:
-            raise BadInput(f"{where}: duplicate study {nct} (also at {seen[nct]}); remove one and import again.")
-        seen[nct] = where
-    if not batch.nct_ids:
-        why = f" ({len(built.skipped)} skipped: {built.skipped[0]['reason']})" if built.skipped else ""
-        raise BadInput(f"{path}: no studies found in the file{why}.")
-    return built
+        if nct in self.seen:
+            raise BadInput(f"{where}: duplicate study {nct} (also at {self.seen[nct]}); remove one and "
+                           "import again.")
+        self.seen[nct] = where
+        self.sources.append(self.source_of(record, nct))
+        if len(self.batch.nct_ids) >= BATCH_STUDIES:
+            self.flush()
+
+    def flush(self) -> None:
+        """Copy the batch's rows into the staging tables and start an empty batch."""
+        for table, rows in self.batch.rows.items():
+            self.session.copy_records("pg_temp", f"_s_{table}", COLUMNS[table], rows)
+        self.session.copy_records("pg_temp", "_s_sources", sources.COLUMNS, self.sources)
+        self.batch, self.sources = Batch(), []
 
 
-def _renumber(db: Database, batch: Batch) -> None:
-    """Give rows of the referenced tables ids from the tables' sequences, and repoint the references."""
-    for table, refs in REFERENCES.items():
-        rows = batch.rows[table]
-        fresh = db.reserve_ids(f"ctgov.{table}", len(rows))
-        mapping = {row[0]: fresh[i] for i, row in enumerate(rows) if row[0] is not None}
-        batch.rows[table] = [(fresh[i], *row[1:]) for i, row in enumerate(rows)]
-        if not mapping:
-            continue
-        for ref_table, col in refs:
-            idx = COLUMNS[ref_table].index(col)
-            batch.rows[ref_table] = [row[:idx] + (mapping.get(row[idx], row[idx]),) + row[idx + 1:]
-                                     for row in batch.rows[ref_table]]
+def _import_records(db: Database, kind: str, path: Path, records: Iterator[tuple[str, int, Any]],
+                    to_rows: ToRows, source_of: SourceOf, *, strict: bool, replace: bool, refresh: bool,
+                    progress: Progress | None) -> ImportReport:
+    """Map records in batches into staging tables, then merge them into ctgov, in one transaction.
 
-
-# progress(phase, count): ("read", records read so far) while reading, then ("write", studies) before the
-# write.
-Progress = Callable[[str, int], None]
-
-
-def _write(db: Database, kind: str, path: Path, built: _Built, started: float,
-           provenance: list[tuple[Any, ...]], refresh: bool, progress: Progress | None) -> ImportReport:
-    batch = built.batch
-    if progress is not None:
-        progress("write", len(batch.nct_ids))
-    _renumber(db, batch)
-    keys = {f"ctgov.{t}": batch.nct_ids for t in STUDY_TABLES}
-    tables = {f"ctgov.{t}": (COLUMNS[t], batch.rows[t]) for t in STUDY_TABLES}
-    keys[sources.TABLE] = batch.nct_ids
-    kept = set(batch.nct_ids)  # a skipped study leaves no provenance row behind
-    tables[sources.TABLE] = (sources.COLUMNS, [row for row in provenance if row[0] in kept])
-    counts = db.replace_rows(keys, tables, after=AFTER_IMPORT if refresh else [])
+    Structural problems (not JSON, not a study object, no NCT id, a study twice) refuse the whole file.
+    """
+    started = time.perf_counter()
+    with bulk.session(db) as session:
+        lay = merge.layout(session)
+        merge.begin(session)
+        for table in STUDY_TABLES:
+            name = merge.create_stage(session, table, lay)
+            session.execute(f"CREATE INDEX ON {name} (nct_id)" + (f";\nCREATE INDEX ON {name} (id)"
+                                                                  if table in ID_TABLES else ""))
+        stream = _Stream(session, to_rows, source_of, strict)
+        for source, line, record in _counted(records, progress):
+            stream.add(source, line, record)
+        stream.flush()
+        if not stream.seen:
+            why = f" ({len(stream.skipped)} skipped: {stream.skipped[0]['reason']})" if stream.skipped else ""
+            raise BadInput(f"{path}: no studies found in the file{why}.")
+        if progress is not None:
+            progress("write", len(stream.seen))
+        session.execute("ANALYZE " + ", ".join(f'"_s_{t}"' for t in STUDY_TABLES))
+        outcome = merge.merge(session, {t: list(COLUMNS[t]) for t in STUDY_TABLES}, replace=replace)
+        _refresh(session, refresh, None)
     notes = [f"skipped {s['nct_id'] or 'a study'} ({s['file']}: line {s['line']}): {s['reason']}"
-             for s in built.skipped]
-    return _report(db, kind, path, len(batch.nct_ids), counts, started, notes, tuple(built.skipped))
+             for s in stream.skipped]
+    return _report(db, kind, path, len(stream.seen), outcome.rows, started, notes, tuple(stream.skipped),
+                   outcome)
 
 
-def _report(db: Database, kind: str, path: Path, studies: int, counts: dict[str, int], started: float,
-            notes: list[str], skipped: tuple[dict[str, Any], ...] = ()) -> ImportReport:
-    """The import's report, with rows per ctgov table (not the provenance table), recorded in app.imports."""
-    rows = {table.split(".", 1)[1]: n for table, n in counts.items() if table != sources.TABLE}
+def _report(db: Database, kind: str, path: Path, studies: int, rows: dict[str, int], started: float,
+            notes: list[str], skipped: tuple[dict[str, Any], ...] = (),
+            outcome: merge.Outcome | None = None) -> ImportReport:
+    """The import's report, with rows per ctgov table, recorded in app.imports."""
     seconds = time.perf_counter() - started
-    report = ImportReport(kind, str(path), studies, rows, seconds, tuple(notes), skipped)
+    report = ImportReport(kind, str(path), studies, rows, seconds, tuple(notes), skipped, outcome)
     db.execute("INSERT INTO app.imports (source_kind, source_path, studies, row_counts, seconds) "
                "VALUES (:k, :p, :n, CAST(:c AS jsonb), :s)",
                {"k": report.kind, "p": report.path, "n": report.studies, "c": json.dumps(report.rows),
@@ -181,87 +185,84 @@ def _counted(records: Iterator[tuple[str, int, Any]],
         progress("read", n)
 
 
-def import_ctgov_json(db: Database, path: Path, *, strict: bool = False, refresh: bool = True,
-                      progress: Progress | None = None) -> ImportReport:
+def import_ctgov_json(db: Database, path: Path, *, strict: bool = False, replace: bool = False,
+                      refresh: bool = True, progress: Progress | None = None) -> ImportReport:
     """Import ClinicalTrials.gov API v2 studies (.json array, .jsonl, .jsonl.gz or .zip).
 
-    A study with a value that fits no column is skipped and listed in the report; strict=True refuses the file.
-    refresh=False skips the statistics and derived tables (a caller importing several files refreshes once).
+    A study with a value that fits no column is skipped and listed in the report; strict=True refuses the
+    file. A study already held is replaced only by a record at least as new (merge.py); replace=True always
+    replaces. refresh=False skips the statistics and derived tables (a caller importing several files
+    refreshes once)."""
+    def source_of(record: Any, nct: str) -> tuple[Any, ...]:
+        return sources.source_row(nct, "ctgov-json", path.name, [])
+
+    return _import_records(db, "ctgov-json", path, ctgov_json.read_studies(path), ctgov_json.study_to_rows,
+                           source_of, strict=strict, replace=replace, refresh=refresh, progress=progress)
+
+
+def import_ctgov_csv(db: Database, path: Path, *, strict: bool = False, replace: bool = False,
+                     refresh: bool = True, progress: Progress | None = None) -> ImportReport:
+    """Import a ClinicalTrials.gov site CSV download (or the sample's CSV-as-JSON-lines).
+
+    A CSV row is a partial record: over a full record of ours it only adds tables ours has no rows in.
     """
-    started = time.perf_counter()
-    built = _build(path, _counted(ctgov_json.read_studies(path), progress), ctgov_json.study_to_rows, strict=strict)
-    provenance = [sources.source_row(nct, "ctgov-json", path.name, []) for nct in built.batch.nct_ids]
-    return _write(db, "ctgov-json", path, built, started, provenance, refresh, progress)
+    def source_of(row: dict[str, str], nct: str) -> tuple[Any, ...]:
+        return sources.source_row(nct, "ctgov-csv", row.get("_source") or path.name, sources.csv_lacks(row))
 
-
-def import_ctgov_csv(db: Database, path: Path, *, strict: bool = False, refresh: bool = True,
-                     progress: Progress | None = None) -> ImportReport:
-    """Import a ClinicalTrials.gov site CSV download (or the sample's CSV-as-JSON-lines)."""
-    started = time.perf_counter()
     records = ((path.name, line, row) for line, row in ctgov_csv.read_rows(path))
-    provenance: list[tuple[Any, ...]] = []
-
-    def to_rows(row: dict[str, str], batch: Batch, ids: dict[str, Iterator[int]]) -> str:
-        nct = ctgov_csv.row_to_rows(row, batch, ids)
-        provenance.append(sources.source_row(nct, "ctgov-csv", row.get("_source") or path.name,
-                                             sources.csv_lacks(row)))
-        return nct
-
-    built = _build(path, _counted(records, progress), to_rows, strict=strict)
-    return _write(db, "ctgov-csv", path, built, started, provenance, refresh, progress)
+    return _import_records(db, "ctgov-csv", path, records, ctgov_csv.row_to_rows, source_of, strict=strict,
+                           replace=replace, refresh=refresh, progress=progress)
 
 
-# Referenced tables in an order where each one's own references are already renumbered.
-_FLAT_ID_ORDER = ("interventions", "design_groups", "facilities", "outcomes", "study_references", "result_groups",
-                  "outcome_analyses")
-assert set(_FLAT_ID_ORDER) == ID_TABLES
+def import_aact(db: Database, path: Path, *, replace: bool = False, refresh: bool = True,
+                progress: Progress | None = None) -> ImportReport:
+    """Import an AACT pipe-delimited flat-file export (zip or folder): each member streams by COPY into a
+    staging table, then merges into ctgov (services/data/loaders/merge.py), all in one transaction.
 
-
-def _renumber_flat(db: Database, tables: list[aact_flat.FlatTable]) -> None:
-    """New ids for an export's rows from our sequences (never the export's own), references repointed."""
-    ref_columns: dict[str, dict[str, str]] = defaultdict(dict)
-    for target, refs in REFERENCES.items():
-        for table, col in refs:
-            ref_columns[table][col] = target
-    by_name = {t.table: t for t in tables}
-    references: dict[str, dict[str, int]] = {}
-    for name in _FLAT_ID_ORDER:
-        flat = by_name.get(name)
-        if flat is not None:
-            fresh = db.reserve_ids(f"ctgov.{name}", flat.rows) if "id" in flat.columns else []
-            references[name] = flat.renumber(fresh, references, ref_columns[name])
-    for flat in tables:
-        if flat.table not in ID_TABLES:
-            flat.without_id()
-            flat.renumber([], references, ref_columns[flat.table])
-
-
-def import_aact(db: Database, path: Path) -> ImportReport:
-    """Import an AACT pipe-delimited flat-file export (zip or folder) with bulk COPY."""
+    replace=True takes the export's record of each study whatever the dates (still only the tables it
+    carries)."""
     started = time.perf_counter()
-    known: dict[str, list[str]] = {}
-    for row in db.fetch_rows("SELECT c.table_name, c.column_name FROM information_schema.columns c "
-                             "JOIN information_schema.tables t ON t.table_schema = c.table_schema "
-                             "AND t.table_name = c.table_name AND t.table_type = 'BASE TABLE' "
-                             "WHERE c.table_schema = 'ctgov' ORDER BY c.table_name, c.ordinal_position"):
-        known.setdefault(row["table_name"], []).append(row["column_name"])
-    known = {t: cols for t, cols in known.items() if "nct_id" in cols}  # not the MeSH vocabulary tables
-    nct_ids, tables, skipped = aact_flat.read_export(path, known)
-    if not nct_ids:
-        raise BadInput(f"{path}: studies.txt has no rows.")
-    _renumber_flat(db, tables)
-    keys = {f"ctgov.{t}": nct_ids for t in known}
-    keys[sources.TABLE] = nct_ids  # an AACT export is a full record: no provenance row means nothing lacking
-    csv_tables = {f"ctgov.{t.table}": (t.columns, t.csv_bytes()) for t in tables}
+    notes: list[str] = []
     try:
-        counts = db.replace_rows(keys, {}, csv_tables=csv_tables, after=AFTER_IMPORT)
+        with aact_flat.members(path) as members, bulk.session(db) as session:
+            if "studies" not in members:
+                raise BadInput(f"{path}: no studies.txt inside; an AACT export always has one.")
+            lay = merge.layout(session)
+            merge.begin(session)
+            staged: dict[str, aact_flat.Staged] = {}
+            for table in ["studies", *(t for t in members if t != "studies")]:
+                where, opener = members[table]
+                if table not in lay.types:
+                    notes.append(f"skipped {where} (a table we do not mirror)")
+                    continue
+                staged[table] = aact_flat.stage(session, path, table, opener(), lay)
+                studies = staged.get("studies") if table != "studies" else None
+                aact_flat.check(session, path, staged[table], studies)
+                if progress is not None:
+                    progress(f"copied {table}", staged[table].rows)
+            if not staged["studies"].rows:
+                raise BadInput(f"{path}: studies.txt has no rows.")
+            outcome = merge.merge(session, {t: s.columns for t, s in staged.items()}, replace=replace,
+                                  progress=progress)
+            _refresh(session, refresh, progress)
     except QueryFailed as err:
-        raise aact_flat.copy_failure(path, tables, err) or err from err
-    notes = [f"skipped {name} (a table we do not mirror)" for name in skipped]
-    notes += [f"{t.table}: ignored columns {', '.join(t.dropped_columns)}" for t in tables if t.dropped_columns]
+        raise aact_flat.copy_failure(path, err) or err from err
+    notes += [f"{t.table}: ignored columns {', '.join(t.dropped_columns)}" for t in staged.values()
+              if t.dropped_columns]
     notes += [f"{t.table}: left out {t.orphans} row{'s' if t.orphans != 1 else ''} of studies not in studies.txt"
-              for t in tables if t.orphans]
-    return _report(db, "aact", path, len(nct_ids), counts, started, notes)
+              for t in staged.values() if t.orphans]
+    return _report(db, "aact", path, staged["studies"].rows, outcome.rows, started, notes, (), outcome)
+
+
+def _refresh(session: bulk.Session, refresh: bool, progress: Progress | None) -> None:
+    """The statistics and derived tables, in the import's transaction (skipped when a caller refreshes once).
+    """
+    if not refresh:
+        return
+    for step, stmt in enumerate(AFTER_IMPORT, start=1):
+        if progress is not None:
+            progress("refreshing derived tables, step", step)
+        session.execute(stmt)
 
 
 def import_criteria_fill(db: Database, path: Path, *, refresh: bool = True) -> ImportReport:
@@ -309,4 +310,5 @@ def import_criteria_fill(db: Database, path: Path, *, refresh: bool = True) -> I
         notes.append(f"{skipped_full} studies left alone: our copy is already a full record")
     if absent := sum(1 for n in ids if n not in current):
         notes.append(f"{absent} studies left alone: not in the database")
-    return _report(db, "criteria-fill", path, len(targets), counts, started, notes)
+    rows = {table.split(".", 1)[1]: n for table, n in counts.items() if table != sources.TABLE}
+    return _report(db, "criteria-fill", path, len(targets), rows, started, notes)

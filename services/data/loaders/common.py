@@ -13,13 +13,29 @@ from services.data.loaders.coerce import coerce_row
 
 # Columns each loader fills, per ctgov table: all of AACT's columns (services/data/loaders/aact_schema.py) but the
 # timestamps. Ids come from the tables' sequences; tables whose rows others reference carry local ids the
-# importer swaps for sequence ids (loaders/__init__.py REFERENCES).
+# importer swaps for sequence ids (REFERENCES below).
 ID_TABLES: frozenset[str] = frozenset({"interventions", "design_groups", "facilities", "outcomes", "result_groups",
                                        "outcome_analyses", "study_references"})
 COLUMNS: dict[str, tuple[str, ...]] = {
     table: tuple(c for c, pg_type in cols if pg_type != "timestamp" and (c != "id" or table in ID_TABLES))
     for table, cols in AACT_TABLES.items()
 }
+
+# Tables whose rows carry local ids (ID_TABLES) → the (table, column) pairs that point at them.
+REFERENCES: dict[str, tuple[tuple[str, str], ...]] = {
+    "interventions": (("intervention_other_names", "intervention_id"),
+                      ("design_group_interventions", "intervention_id")),
+    "design_groups": (("design_group_interventions", "design_group_id"),),
+    "facilities": (("facility_contacts", "facility_id"), ("facility_investigators", "facility_id")),
+    "outcomes": (("result_groups", "outcome_id"), ("outcome_measurements", "outcome_id"),
+                 ("outcome_counts", "outcome_id"), ("outcome_analyses", "outcome_id")),
+    "result_groups": tuple((t, "result_group_id") for t in (
+        "baseline_counts", "baseline_measurements", "drop_withdrawals", "milestones", "reported_events",
+        "outcome_measurements", "outcome_counts", "outcome_analysis_groups")),
+    "outcome_analyses": (("outcome_analysis_groups", "outcome_analysis_id"),),
+    "study_references": (("retractions", "reference_id"),),
+}
+assert set(REFERENCES) == ID_TABLES
 
 # Every ctgov table a study's rows live in (studies last for deletes is not needed: no FKs).
 STUDY_TABLES: tuple[str, ...] = tuple(COLUMNS)

@@ -7,7 +7,7 @@ row per line with the original column names (the shipped sample's form).
 from __future__ import annotations
 
 import csv
-import io
+import itertools
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -46,8 +46,8 @@ def read_rows(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
                 header_checked = True
             yield line_no, {k: ("" if v is None else str(v)) for k, v in row.items()}
         return
-    text = first_line[1] + "".join(t for _, t in lines)
-    reader = csv.DictReader(io.StringIO(text))
+    # read line by line as the rows are used, never the whole file at once
+    reader = csv.DictReader(itertools.chain([first_line[1]], (t for _, t in lines)))
     _check_columns(path, first_line[0], reader.fieldnames or [])
     try:
         for row in reader:

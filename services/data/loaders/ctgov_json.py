@@ -12,7 +12,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from services.data.loaders import guard
+from services.data.loaders import guard, jsonstream
 from services.data.loaders.common import COLUMNS, NCT_RE, Batch, calculated_values, downcase, parse_api_date
 from services.errors import BadInput
 
@@ -44,14 +44,12 @@ def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
                        f"download the file again.") from err
 
 
-def _json_at(path: Path, line_no: int, text: str, *, lines: bool = False) -> Any:
-    """The JSON value of `text`: line `line_no` of `path`, or with `lines` several starting there; BadInput naming
-    the line otherwise."""
+def _json_at(path: Path, line_no: int, text: str) -> Any:
+    """The JSON value of `text`, line `line_no` of `path`; BadInput naming the line otherwise."""
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:
-        at = line_no + err.lineno - 1 if lines else line_no
-        raise BadInput(f"{path}: line {at}: not valid JSON ({err.msg}).") from err
+        raise BadInput(f"{path}: line {line_no}: not valid JSON ({err.msg}).") from err
     except RecursionError:  # Python's parser recurses per level; a hostile file nests 100,000 deep
         raise BadInput(f"{path}: line {line_no}: JSON nested too deeply to read.") from None
 
@@ -90,9 +88,8 @@ def read_studies(path: Path) -> Iterator[tuple[str, int, dict[str, Any]]]:
     for line_no, line in lines:
         if not line.strip():
             continue
-        if line.lstrip().startswith("["):  # one JSON array (the site's "Download → JSON")
-            doc = _json_at(path, line_no, line + "".join(rest for _, rest in lines), lines=True)
-            for i, study in enumerate(doc, start=1):
+        if line.lstrip().startswith("["):  # one JSON array (the site's "Download → JSON"), read item by item
+            for i, study in enumerate(jsonstream.array_items(path, lines, line, line_no), start=1):
                 yield path.name, i, study
             return
         yield path.name, line_no, _json_at(path, line_no, line)

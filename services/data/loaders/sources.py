@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -25,9 +25,31 @@ CSV_FIELD_COLUMNS: dict[str, str] = {
     "sponsor": "Sponsor", "funder_type": "Funder Type", "study_type": "Study Type", "design": "Study Design",
     "conditions": "Conditions", "interventions": "Interventions", "outcomes": "Primary Outcome Measures",
 }
-# Never part of a site CSV download, whatever columns were chosen. Its "Age" column holds only the age groups (child
-# 0-17, adult 18-64, older adult 65+): the loader stores a group's edges, but the trial's own limits are not there.
+# Never part of a site CSV download, whatever columns were chosen. Its "Age" column holds only the age groups
+# (child 0-17, adult 18-64, older adult 65+): the loader stores a group's edges, but the trial's own limits
+# are not there.
 CSV_NEVER = ("ages", "criteria", "description", "healthy_volunteers", "keywords", "mesh_terms", "official_title")
+
+
+# The ctgov table that carries each field a source may lack (services/data/provenance.py FIELDS): an AACT
+# export that carries the table fills the field in our copy.
+FIELD_TABLES: dict[str, str] = {
+    "criteria": "eligibilities", "ages": "eligibilities", "sex": "eligibilities",
+    "healthy_volunteers": "eligibilities",
+    "summary": "brief_summaries", "description": "detailed_descriptions", "sites": "facilities",
+    "conditions": "conditions", "interventions": "interventions", "outcomes": "design_outcomes",
+    "keywords": "keywords", "mesh_terms": "browse_conditions", "sponsor": "sponsors",
+    "funder_type": "sponsors",
+    "design": "designs", "phase": "studies", "enrollment": "studies", "start_date": "studies",
+    "completion_date": "studies", "primary_completion_date": "studies", "last_update": "studies",
+    "study_type": "studies", "official_title": "studies",
+}
+
+
+def filled_by(tables: Iterable[str]) -> list[str]:
+    """The fields a source carrying these tables fills."""
+    carried = set(tables)
+    return sorted(field for field, table in FIELD_TABLES.items() if table in carried)
 
 
 def csv_lacks(row: dict[str, str]) -> list[str]:
