@@ -450,6 +450,7 @@ def test_assistant_guided_checks_nearby_trials_for_the_patients_own_conditions_f
 
     hits = {"near-exact": hit(["exact"], 5), "near-broader": hit(["broader"], 3), "far-exact": hit(["wider_radius"], 900),
             "unlocated": hit(["exact"], None), "near-no-text": hit(["exact"], 1, criteria=False),
-            "far-broader": hit(["broader"], 400)}
+            "far-broader": hit(["broader"], 400), "near-other": hit(["other"], 2)}
     order = sorted(hits, key=lambda k: check_order(hits[k], 50))
-    assert order == ["near-exact", "near-no-text", "near-broader", "far-exact", "unlocated", "far-broader"]
+    assert order == ["near-exact", "near-no-text", "near-other", "near-broader", "far-exact", "unlocated",
+                     "far-broader"]

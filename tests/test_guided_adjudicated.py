@@ -41,11 +41,9 @@ FAILING: dict[str, str] = {
                                           "NSCLC trial) not shown; broader search is 'adenocarcinoma'",
     "her2_metastatic_breast_detroit": "HR+/HER2- trial first; both HER2+ metastatic trials not_relevant; "
                                       "2 solid-tumour trials not shown",
-    "hfref_boston": "the COPD/chronic heart failure activity trial is not shown (broader search is 'fraction')",
     "mcrpc_philadelphia": "the ADT cardiovascular-care trial is not_relevant; 5 solid-tumour/cancer trials "
                           "not shown while cards go to trials with no located site",
     "relapsing_ms_miami": "the neurological-disorders stem cell trial (35 mi) is not shown",
-    "t2d_ckd_san_antonio": "a COVID-diabetes cohort is first; 4 CKD trials (other condition) not shown",
 }
 
 

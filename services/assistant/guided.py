@@ -157,16 +157,20 @@ def _phase_words(phases: Sequence[str]) -> str:
     return " and ".join(label("phase", p) for p in phases)
 
 
-def check_order(candidate: Mapping[str, Any], radius: float | None) -> tuple[int, int, int, float]:
-    """Sort key of a search hit for matching: a located site within reach first (found by a search for the
-    patient's own conditions before one only the broader search found), then beyond reach or unlocated in the
-    same order; criteria text in our copy before none; then the nearest."""
+_FOR_DIAGNOSIS = frozenset(("exact", "wider_radius", "phase", "intervention"))  # searches made with the diagnosis
+
+
+def check_order(candidate: Mapping[str, Any], radius: float | None) -> tuple[int, int, int, int, float]:
+    """Sort key of a search hit for matching: a located site within reach first; among those, found by a search
+    for the diagnosis, then for another of the patient's conditions, then only by the broader search; then the
+    rest in the same order; criteria text in our copy before none; then the nearest."""
     site = candidate.get("nearest_site") or {}
     miles = site.get("distance_miles")
     near = miles is not None and (radius is None or miles <= radius)
-    broader_only = not set(candidate.get("strategies") or ()) - {"broader"}
-    return (2 * int(not near) + int(broader_only), int(candidate.get("criteria_text") == CRITERIA_MISSING),
-            int(miles is None), float(miles) if miles is not None else math.inf)
+    found = set(candidate.get("strategies") or ())
+    kind = 0 if found & _FOR_DIAGNOSIS else 1 if "other" in found else 2
+    return (int(not near), kind, int(candidate.get("criteria_text") == CRITERIA_MISSING), int(miles is None),
+            float(miles) if miles is not None else math.inf)
 
 
 class GuidedAssistant:
