@@ -70,8 +70,12 @@ def show_detail(d: trials.TrialDetail) -> None:
     tabs = st.tabs(["Summary", "Eligibility", "Arms & interventions", "Outcomes",
                     f"Sites ({len(d.sites):,})", "Dates & sponsors", *(["Results"] if posted else [])])
     with tabs[0]:
-        st.markdown(trialview.registry_markdown(
-            provenance.describe(s.get("brief_summary"), "summary", d.provenance, "No summary given.")))
+        head, whole = trialview.preview(
+            provenance.describe(s.get("brief_summary"), "summary", d.provenance, "No summary given."))
+        st.markdown(trialview.registry_markdown(head))
+        if whole:
+            with st.expander("Read the whole summary"):
+                st.markdown(trialview.registry_markdown(whole))
         if s.get("detailed_description"):
             with st.expander("Detailed description"):
                 st.markdown(trialview.registry_markdown(s["detailed_description"]))

@@ -360,6 +360,18 @@ def registry_markdown(text: str) -> str:
     return inert.md(unescape_markdown(text))
 
 
+PREVIEW_CHARS = 1_500  # a longer summary shows its start and the rest behind "Read the whole summary"
+
+
+def preview(text: str, limit: int = PREVIEW_CHARS) -> tuple[str, str]:
+    """A long text's start (cut at the last space before `limit`, with an ellipsis) and the whole text; a short
+    one whole, with nothing more."""
+    if len(text) <= limit:
+        return text, ""
+    head = text[:limit].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
+    return head + " …", text
+
+
 def criteria_markdown(items: Sequence[Any]) -> str:
     """A numbered Markdown list of parsed criteria, sub-items indented under their criterion."""
     lines = []

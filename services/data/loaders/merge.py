@@ -10,9 +10,12 @@ takes the source's record whatever the dates, still only in the tables it carrie
 
 from __future__ import annotations
 
+import csv
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from services.data.db import SQL_DIR, load_sql
@@ -20,6 +23,7 @@ from services.data.loaders import sources
 from services.data.loaders.bulk import Session
 from services.data.loaders.common import ID_TABLES, REFERENCES
 
+CAPS = Path(__file__).resolve().parents[3] / "data" / "ctgov" / "text_caps.csv"
 MAX_LISTED = 1_000  # studies listed one by one in a report (the counts cover all)
 _SEQUENCE = re.compile(r'^[a-z_][a-z0-9_]*\.("?)[a-z_][a-z0-9_]*\1$')
 SCHEMA_DIR = SQL_DIR / "schema"
@@ -50,6 +54,41 @@ class Outcome:
     counts: dict[str, int]
     studies: tuple[dict[str, Any], ...]
     rows: dict[str, int]
+    cut: dict[str, int] = field(default_factory=dict)  # "table.column" → values cut to their limit
+
+
+@dataclass(frozen=True)
+class TextCap:
+    """The longest text an import stores in one field (data/ctgov/text_caps.csv)."""
+
+    table: str
+    column: str
+    max_chars: int
+
+
+@cache
+def text_caps() -> tuple[TextCap, ...]:
+    """The rows of data/ctgov/text_caps.csv."""
+    with open(CAPS, encoding="utf-8", newline="") as fh:
+        return tuple(TextCap(r["table"], r["column"], int(r["max_chars"])) for r in csv.DictReader(fh))
+
+
+def cut_mark(limit: int) -> str:
+    """What follows a value cut to `limit` characters."""
+    return f" … [cut at {limit:,} characters]"
+
+
+def cap_text(session: Session, carried: dict[str, list[str]]) -> dict[str, int]:
+    """Cut the staged values longer than their limit, with the mark; how many per field."""
+    cut: dict[str, int] = {}
+    for cap in text_caps():
+        if cap.column not in carried.get(cap.table, ()):
+            continue
+        status = session.execute(f'UPDATE "_s_{cap.table}" SET "{cap.column}" = left("{cap.column}", $1) || $2 '
+                                 f'WHERE length("{cap.column}") > $1', cap.max_chars, cut_mark(cap.max_chars))
+        if int(status.split()[-1]):
+            cut[f"{cap.table}.{cap.column}"] = int(status.split()[-1])
+    return cut
 
 
 def layout(session: Session) -> Layout:
@@ -129,6 +168,7 @@ def merge(session: Session, carried: dict[str, list[str]], *, replace: bool,
           progress: Progress | None = None) -> Outcome:
     """Decide per study, then move the staged rows of every carried table (table → the columns the source
     filled) into ctgov and the taken studies' provenance into app.study_sources."""
+    cut = cap_text(session, carried)
     session.execute(load_sql("import_decide"), replace)
     session.execute("ANALYZE _decide")
     for table in carried:
@@ -176,7 +216,7 @@ def merge(session: Session, carried: dict[str, list[str]], *, replace: bool,
     listed = tuple({"nct_id": r["nct_id"], "action": r["action"], "reason": r["reason"],
                     "added": list(r["added"])}
                    for r in session.fetch(load_sql("import_outcome"), MAX_LISTED))
-    return Outcome(counts, listed, rows)
+    return Outcome(counts, listed, rows, cut)
 
 
 def describe(outcome: Outcome) -> list[str]:
@@ -188,6 +228,9 @@ def describe(outcome: Outcome) -> list[str]:
             continue
         added = f"; added {', '.join(s['added'])} (ours had none)" if s["added"] else ""
         lines.append(f"{s['nct_id']}: {s['action']} — {s['reason']}{added}")
+    limits = {f"{c.table}.{c.column}": c.max_chars for c in text_caps()}
+    lines += [f"{n:,} {field} value{'s' if n != 1 else ''} longer than ClinicalTrials.gov's limit of "
+              f"{limits[field]:,} characters, stored cut with a mark" for field, n in outcome.cut.items()]
     shown = len(outcome.studies)
     total = sum(outcome.counts.values())
     if total > shown:
