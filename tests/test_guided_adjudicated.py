@@ -39,8 +39,6 @@ FAILING: dict[str, str] = {
                                     "not_relevant (exact search for the qualified diagnosis finds 0)",
     "egfr_lung_adenocarcinoma_nashville": "1 relevant trial shown as not_relevant, 7 (incl. the EGFR-mutated "
                                           "NSCLC trial) not shown; broader search is 'adenocarcinoma'",
-    "her2_metastatic_breast_detroit": "HR+/HER2- trial first; both HER2+ metastatic trials not_relevant; "
-                                      "2 solid-tumour trials not shown",
     "mcrpc_philadelphia": "the ADT cardiovascular-care trial is not_relevant; 5 solid-tumour/cancer trials "
                           "not shown while cards go to trials with no located site",
     "relapsing_ms_miami": "the neurological-disorders stem cell trial (35 mi) is not shown",

@@ -54,7 +54,7 @@ GUIDED_LABEL = "Guided mode (no API key)"
 MAX_MATCHED = 20  # trials checked criterion by criterion (the cards show at most 20)
 SEXES: tuple[str, ...] = get_args(Sex)
 _MAX_LIST_ITEMS = 25
-MAX_BROADER = 4  # parent headings searched (a polyhierarchy can give several)
+MAX_BROADER = 6  # broader headings searched, nearest level first (a polyhierarchy can give several)
 MAX_OTHER = 5  # other conditions searched
 _ENROLLING = (*DEFAULT_STATUSES, "ENROLLING_BY_INVITATION")  # statuses whose enrollment count is still a plan
 
@@ -279,7 +279,7 @@ class GuidedAssistant:
         diagnosis = p["diagnosis"]
         conditions = form_conditions(diagnosis, p.get("other_conditions") or ())
         calls = [a.SearchQuery(strategy="exact", condition=diagnosis, **near)]
-        # One level up the MeSH tree (every parent heading, by name), never a word cut from the diagnosis.
+        # Up the MeSH tree, a level at a time (every parent heading, by name), never a word cut from the text.
         calls += [a.SearchQuery(strategy="broader", condition=name, **near)
                   for name in broader_names(conditions.diagnosis.headings)[:MAX_BROADER]]
         # The patient's other conditions are searched too: a trial for two of them ranks first.

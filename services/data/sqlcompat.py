@@ -35,7 +35,9 @@ CTGOV_VIEWS = frozenset({
     "v_outcomes",
 })
 CTGOV_FUNCTIONS = frozenset({"ids_for_term", "ids_for_org", "classic_spelling"})
-CTGOV_RELATIONS = frozenset(TABLES) | CTGOV_VIEWS
+# AACT's MeSH vocabulary tables (sql/schema/075_mesh.sql), loaded from data/mesh rather than from an export.
+CTGOV_MESH_TABLES = frozenset({"mesh_terms", "mesh_headings"})
+CTGOV_RELATIONS = frozenset(TABLES) | CTGOV_VIEWS | CTGOV_MESH_TABLES
 
 _EXPLAIN_OPTIONS = {
     "analyze": "bool", "verbose": "bool", "costs": "bool", "buffers": "bool", "wal": "bool", "timing": "bool",

@@ -15,7 +15,8 @@ from services.matching.relevance import Relevance, TrialRecord, reach_rank, rele
 from services.vocab.mesh import Mesh, vocabulary
 from services.vocab.qualifiers import Diagnosis, diagnosis
 
-BROADER_MIN_DEPTH = 3  # one level up stops above grouping headings such as "Neoplasms by Site" (C04.588)
+BROADER_MIN_DEPTH = 3  # going up stops above grouping headings such as "Neoplasms by Site" (C04.588)
+BROADER_LEVELS = 2  # levels up the tree the broader search goes
 
 
 @dataclass(frozen=True)
@@ -38,20 +39,28 @@ def form_conditions(diagnosis_text: str, other_conditions: Iterable[str] = ()) -
     return FormConditions(diagnosis(diagnosis_text), others)
 
 
-def broader_names(headings: Iterable[str], mesh: Mesh | None = None) -> list[str]:
-    """The disease headings one level up from the given ones (every parent: MeSH is a polyhierarchy), by name;
-    not grouping headings at the top of a tree ("Neoplasms by Site") nor ones that say how a disease behaves."""
+def broader_names(headings: Iterable[str], mesh: Mesh | None = None, levels: int = BROADER_LEVELS) -> list[str]:
+    """The disease headings up to `levels` levels above the given ones (every parent: MeSH is a polyhierarchy),
+    nearest level first, by name; not grouping headings at the top of a tree ("Neoplasms by Site") nor ones that
+    say how a disease behaves. Two levels, so a trial filed under the broader disease as a whole ("Lung Cancer"
+    for an NSCLC patient, two levels up) is found too."""
     mesh = mesh or vocabulary()
-    given = set(headings)
-    parents = set()
-    for h in given:
-        for tree in mesh.descriptors[h].trees:
-            up = tree.rsplit(".", 1)[0] if "." in tree else ""
-            parent = mesh.ui_of_tree(up) if up.count(".") + 1 >= BROADER_MIN_DEPTH else None
-            if parent and mesh.in_category(parent) and not mesh.is_attribute(parent):
-                parents.add(parent)
-        parents |= mesh.extra_parents.get(h, set())
-    return sorted(mesh.name(p) for p in parents - given)
+    seen = set(headings)
+    out: list[str] = []
+    level = set(headings)
+    for _ in range(levels):
+        parents: set[str] = set()
+        for h in level:
+            for tree in mesh.descriptors[h].trees:
+                up = tree.rsplit(".", 1)[0] if "." in tree else ""
+                parent = mesh.ui_of_tree(up) if up.count(".") + 1 >= BROADER_MIN_DEPTH else None
+                if parent and mesh.in_category(parent) and not mesh.is_attribute(parent):
+                    parents.add(parent)
+            parents |= mesh.extra_parents.get(h, set())
+        level = parents - seen
+        seen |= level
+        out += sorted(mesh.name(p) for p in level)
+    return out
 
 
 def trial_relevance(conditions: FormConditions, record: TrialRecord, mesh: Mesh | None = None) -> Relevance:

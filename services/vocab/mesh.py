@@ -287,9 +287,10 @@ class Mesh:
         return all(t.startswith(self.attribute_trees) for t in self.descriptors[ui].trees)
 
     def narrowest(self, found: Iterable[str]) -> frozenset[str]:
-        """The headings without a narrower one among them, attributes left out unless they are all there is."""
-        found = set(found)
-        diseases = {u for u in found if not self.is_attribute(u)} or found
+        """The headings without a narrower one among them, attributes ("Disease", "Recurrence") left out: inside a
+        longer text they name no disease ("no such disease anywhere" is no search for the heading Disease); typed
+        alone, the whole-name lookup finds them."""
+        diseases = {u for u in found if not self.is_attribute(u)}
         return frozenset(u for u in diseases if not any(o != u and u in self.broader(o) for o in diseases))
 
     def expand(self, uis: Iterable[str]) -> frozenset[str]:
