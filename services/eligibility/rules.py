@@ -1000,8 +1000,8 @@ def _defined_by(text: str, start: int) -> tuple[int, int]:
 
 
 def _uploaded_keys(facts: PatientFacts) -> set[str]:
-    """The measures judged from the patient's uploaded labs by _lab_finding: every upload-only lab once labs were
-    uploaded, and a measure also read from notes when a value of it was uploaded."""
+    """The measures judged from the patient's uploaded labs by _lab_finding: every upload-only lab once labs
+    were uploaded, and a measure also read from notes when a value of it was uploaded."""
     if not facts.labs:
         return set()
     uploaded = {v.key for v in facts.labs}
@@ -1009,8 +1009,8 @@ def _uploaded_keys(facts: PatientFacts) -> set[str]:
 
 
 def _left_to_upload(key: str, norm: str, start: int, end: int, facts: PatientFacts) -> bool:
-    """Whether a cut-off read with measures.csv is one the uploaded-lab rules read too (then they judge it, so a
-    reason names the uploaded value as uploaded and the limit in the trial's own unit)."""
+    """Whether a cut-off read with measures.csv is one the uploaded-lab rules read too (then they judge it, so
+    a reason names the uploaded value as uploaded and the limit in the trial's own unit)."""
     if key not in _uploaded_keys(facts):
         return False
     return any(m.key == key and m.criterion.search(norm, start, end) for m in _MEASURES + _LAB_MEASURES)
