@@ -1013,7 +1013,9 @@ def _left_to_upload(key: str, norm: str, start: int, end: int, facts: PatientFac
     a reason names the uploaded value as uploaded and the limit in the trial's own unit)."""
     if key not in _uploaded_keys(facts):
         return False
-    return any(m.key == key and m.criterion.search(norm, start, end) for m in _MEASURES + _LAB_MEASURES)
+    return any(m.key == key and (m.criterion.search(norm, start, end)
+                                 or (m.note is not None and m.note.search(norm, start, end)))
+               for m in _MEASURES + _LAB_MEASURES)
 
 
 _OR_BEFORE = re.compile(r"\bor\s+(?:\w+\s+){0,2}$", re.I)
