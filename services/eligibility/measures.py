@@ -17,7 +17,7 @@ from pathlib import Path
 
 from services.eligibility.patient import LabValue, PatientFacts
 from services.eligibility.statements import SYMBOLS, comparison
-from services.healthdata import normalise_unit
+from services.healthdata import BY_KEY, normalise_unit
 
 MEASURES_CSV = Path(__file__).resolve().parents[2] / "data" / "eligibility" / "measures.csv"
 ULN = "xuln"
@@ -158,6 +158,7 @@ class Limit:
     written: str
     span: tuple[int, int]
     name_start: int
+    raw: tuple[tuple[str, str, str], ...] = ()  # (symbol, number, unit) as the trial writes them
 
 
 def _bounds_at(row: MeasureRow, text: str, start: int) -> tuple[list[tuple[str, float, str]], int] | None:
@@ -270,6 +271,7 @@ def limits_in(text: str) -> list[Limit]:
                     break  # a unit it cannot convert, or a limit no one could have ("> 40 mL/sec"): not a parse
                 bounds.append((symbol, std))
             else:
+                unit_written = next((u for _, _, u in reversed(raw) if u), "")
                 limits.append(
                     Limit(
                         row,
@@ -278,6 +280,7 @@ def limits_in(text: str) -> list[Limit]:
                         " ".join(text[name.start() : end].split()),
                         (name.start(), end),
                         name.start(),
+                        tuple((s, f"{n:g}" if n < 1000 else f"{n:,.0f}", unit_written) for s, n, _ in raw),
                     )
                 )
                 break
@@ -292,6 +295,7 @@ class PatientValue:
     uln: bool
     shown: str
     evidence: tuple[int, ...] = ()
+    lab: LabValue | None = None
 
 
 def patient_value(row: MeasureRow, facts: PatientFacts) -> PatientValue | None:
@@ -302,7 +306,7 @@ def patient_value(row: MeasureRow, facts: PatientFacts) -> PatientValue | None:
         std = row.to_standard(lab.value, lab.unit)
         if std is not None and row.low <= std <= row.high:
             return PatientValue(
-                std, False, f"uploaded {row.names[0]} of {lab.value:g} {lab.unit} on {lab.date}"
+                std, False, f"uploaded {row.names[0]} of {lab.value:g} {lab.unit} on {lab.date}", lab=lab
             )
     for sentence in facts.sentences:
         for name in row.pattern.finditer(sentence.text):
@@ -353,8 +357,31 @@ def judge(limit: Limit, facts: PatientFacts, kind: str) -> tuple[bool | None, st
     shown = " and ".join(f"{op} {_fmt(b)}" for op, b in limit.bounds)
     where = "in the range this exclusion describes" if kind == "exclusion" else "within the limit"
     verdict = where if inside else f"not {where}" if kind == "exclusion" else "outside the limit"
+    if value.lab is not None and limit.raw:
+        return inside, _upload_reason(limit, value.lab, inside, kind) + same, value.evidence
     reason = (
         f"{facts.source}: {value.shown} ({_fmt(value.value)} {unit}) is {verdict} "
         f'({row.name} {shown} {unit}, as written: "{limit.written}").{same}'
     )
     return inside, reason, value.evidence
+
+
+def _upload_reason(limit: Limit, lab: LabValue, inside: bool, kind: str) -> str:
+    """An uploaded value's reason in the wording of the uploaded-lab rules (rules.py): the value as uploaded
+    with its date, converted to the limit's unit when that differs, and the limit in the trial's own unit."""
+    row = limit.row
+    spec = BY_KEY.get(lab.key)
+    unit = limit.raw[-1][2]
+    shown = " and ".join(f"{op} {n}" for op, n, _ in limit.raw) + (f" {unit}" if unit else "")
+    converted = ""
+    rule = row.units.get(_unit_key(unit)) if unit else None
+    if rule is not None and _unit_key(unit) != _unit_key(lab.unit):
+        std = row.to_standard(lab.value, lab.unit)
+        if std is not None:
+            converted = f" ({_fmt((std - rule[1]) / rule[0])} {unit})"
+    if kind == "exclusion":
+        verdict = f"is {'' if inside else 'not '}in the range this exclusion describes:"
+    else:
+        verdict = "is within the limit of" if inside else "is outside the limit of"
+    name = spec.name if spec is not None else row.name
+    return f"Your {name} of {_fmt(lab.value)} {lab.unit} on {lab.date}{converted} {verdict} {shown}."

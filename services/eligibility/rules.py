@@ -999,6 +999,25 @@ def _defined_by(text: str, start: int) -> tuple[int, int]:
     return (head + 1 if head else 0, close + 1 if close > 0 else start)
 
 
+def _uploaded_keys(facts: PatientFacts) -> set[str]:
+    """The measures judged from the patient's uploaded labs by _lab_finding: every upload-only lab once labs
+    were uploaded, and a measure also read from notes when a value of it was uploaded."""
+    if not facts.labs:
+        return set()
+    uploaded = {v.key for v in facts.labs}
+    return {m.key for m in _LAB_MEASURES} | {m.key for m in _MEASURES if m.key in uploaded}
+
+
+def _left_to_upload(key: str, norm: str, start: int, end: int, facts: PatientFacts) -> bool:
+    """Whether a cut-off read with measures.csv is one the uploaded-lab rules read too (then they judge it, so
+    a reason names the uploaded value as uploaded and the limit in the trial's own unit)."""
+    if key not in _uploaded_keys(facts):
+        return False
+    return any(m.key == key and (m.criterion.search(norm, start, end)
+                                 or (m.note is not None and m.note.search(norm, start, end)))
+               for m in _MEASURES + _LAB_MEASURES)
+
+
 _OR_BEFORE = re.compile(r"\bor\s+(?:\w+\s+){0,2}$", re.I)
 _OR_AFTER = re.compile(r"^\s*(?:\([^()]*\)\s*)?,?\s*(?:and\s*/\s*)?or\b", re.I)
 
@@ -1008,8 +1027,14 @@ def _measure_findings(text: str, facts: PatientFacts,
     norm = _normalise(text)
     findings: list[_Finding] = []
     spans: list[tuple[int, int]] = []
-    read = {row.key for row in measure_rows()}
+    read = {row.key for row in measure_rows()} - _uploaded_keys(facts)
     for cut in limits_in(norm):
+        if _left_to_upload(cut.row.key, norm, cut.name_start, cut.span[1], facts):
+            # An uploaded lab's limit, judged with the wording of uploaded values below; with its value known,
+            # the number decides the condition it defines ("renal failure (GFR < 30)").
+            if not cut.uln and any(v.key == cut.row.key for v in facts.labs):
+                spans.extend((cut.span, _defined_by(norm, cut.name_start)))
+            continue
         truth, reason, evidence = judge_limit(cut, facts, kind)
         clause = norm[: cut.name_start].split(";")[-1]
         if truth is False and kind == "inclusion" and (
