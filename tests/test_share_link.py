@@ -142,9 +142,13 @@ def test_share_link_reopens_an_sql_query_with_its_parameters(db: Any) -> None:
     at.query_params.update({"sql": sql, "sql.phase": "PHASE2", "sql.n": "3"})
     at.run()
     assert not at.exception and not at.warning
+    # Someone else's link (issue 40) shows the query and its values but runs it only when Run query is pressed.
+    assert not at.dataframe and any("has not run" in i.value for i in at.info)
+    next(b for b in at.button if b.label == "Run query").click().run()
+    assert not at.exception and not any("has not run" in i.value for i in at.info)
     expected = [r["nct_id"] for r in db.fetch_rows(
         "SELECT nct_id FROM ctgov.studies WHERE phase = 'PHASE2' ORDER BY nct_id LIMIT 3")]
-    assert at.dataframe[0].value["nct_id"].tolist() == expected  # opened and run, as a Datasette link is
+    assert at.dataframe[0].value["nct_id"].tolist() == expected  # the link's query with the link's values
     query = _link_query(at)
     assert (query["sql"], query["sql.phase"], query["sql.n"]) == ([sql], ["PHASE2"], ["3"])
     at.text_input(key="sql_param_n").set_value("5").run()

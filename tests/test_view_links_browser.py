@@ -91,11 +91,17 @@ def _view(pg: Any) -> dict[str, Any]:
     return before
 
 
-def _reopened(browser: Any, link: str, original: dict[str, Any]) -> dict[str, Any]:
+def _reopened(browser: Any, link: str, original: dict[str, Any], click_to_run: bool = False) -> dict[str, Any]:
     fresh = _page(browser)
     try:
         fresh.goto(link)
         _finished(fresh)
+        if click_to_run:  # another browser's ?sql= link shows the query and runs it only on a click (issue 40)
+            fresh.get_by_text("This query came with a link and has not run").wait_for()
+            assert not [h for h in _signature(fresh)["headings"] if h.startswith("Result")]
+            fresh.get_by_role("button", name="Run query").click()
+            fresh.get_by_role("heading", name=re.compile(r"^Result")).wait_for()
+            _finished(fresh)
         # Elements may still be arriving on a loaded machine: wait (bounded) until the view matches, else compare.
         deadline = time.monotonic() + LOAD_TIMEOUT_MS / 1000
         while _signature(fresh) != original and time.monotonic() < deadline:
@@ -105,9 +111,9 @@ def _reopened(browser: Any, link: str, original: dict[str, Any]) -> dict[str, An
         fresh.context.close()
 
 
-def _both(browser: Any, pg: Any, link: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def _both(browser: Any, pg: Any, link: str, click_to_run: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
     original = _view(pg)
-    return original, _reopened(browser, link, original)
+    return original, _reopened(browser, link, original, click_to_run)
 
 
 def test_view_links_reopen_each_kind_of_view_in_a_fresh_context(app_url: str, browser: Any, db: Any) -> None:
@@ -166,7 +172,7 @@ def test_view_links_reopen_each_kind_of_view_in_a_fresh_context(app_url: str, br
         pg.wait_for_url(re.compile(r"sql\.phase=PHASE3"))
         settle(pg)
         link = _share_link(pg)
-        seen["sql"] = _both(browser, pg, link)
+        seen["sql"] = _both(browser, pg, link, click_to_run=True)
         assert "Result · 4 rows" in seen["sql"][1]["headings"]
     finally:
         pg.context.close()

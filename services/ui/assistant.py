@@ -93,7 +93,7 @@ def _progress(status: Any) -> Callable[[str], None]:
 def model_turn(session: AssistantSession, user_input: UserInput, shown: str) -> None:
     """Run one model turn with streamed text and progress, save, then redraw from the session."""
     # Counted per browser and network address in the database: a new session or another replica shares it.
-    decision = limits.visitor_limiter().try_acquire(gate.visitor())
+    decision = limits.visitor_limiter().try_acquire(gate.limit_visitor())
     if not decision.allowed:
         st.session_state["asst_error"] = limits.visitor_limiter().message(decision)
         st.rerun()

@@ -103,7 +103,9 @@ def _password_tries() -> access.SharedAttempts:
 
 def _browser_token() -> str:
     with contextlib.suppress(Exception):
-        return access.browser_token(str(st.context.cookies.get(access.XSRF_COOKIE) or ""))
+        cookie = st.context.cookies.get(access.XSRF_COOKIE)
+        # Only a real cookie value: a test double's stand-in object would be a new "browser" on every run.
+        return access.browser_token(cookie if isinstance(cookie, str) else "")
     return ""
 
 
@@ -120,13 +122,9 @@ def _admit_browser() -> None:
     access.admissions.admit(_browser_token())
 
 
-def visitor() -> limits.Visitor:
-    """This browser and its network address, as digests: the keys of the per-visitor limits.
-
-    The browser is known by the token inside Streamlit's XSRF cookie (the same in every tab and every new
-    session of that browser); without the cookie, by the session. The address is the client's as Streamlit
-    sees it, or behind the proxy named by $TRUSTED_PROXY the client's from X-Forwarded-For.
-    """
+def _address() -> str:
+    # The client's address as Streamlit sees it, or behind the proxy named by $TRUSTED_PROXY the client's from
+    # X-Forwarded-For; "unknown" when Streamlit cannot tell.
     address = ""
     with contextlib.suppress(Exception):
         ip = st.context.ip_address
@@ -134,11 +132,31 @@ def visitor() -> limits.Visitor:
         peer = ip if isinstance(ip, str) else "127.0.0.1"
         forwarded = str(st.context.headers.get("X-Forwarded-For") or "")
         address = access.client_address(peer, forwarded, access.trusted_proxies(os.environ))
+    return address or "unknown"
+
+
+def visitor() -> limits.Visitor:
+    """This browser and its network address, as digests: the keys of the wrong-password delays.
+
+    The browser is known by the token inside Streamlit's XSRF cookie (the same in every tab and every new
+    session of that browser); without the cookie, by the session, so one cookie-less client's wrong tries never
+    hold up another behind the same address (the address's flood cap still holds).
+    """
     token = _browser_token()
-    if not token:  # no cookie (a crafted client): its Streamlit session; the address's flood cap still holds
+    if not token:
         ctx = get_script_run_ctx()
         token = "session:" + (ctx.session_id if ctx is not None else os.urandom(16).hex())
-    return limits.Visitor.from_values(token, address or "unknown")
+    return limits.Visitor.from_values(token, _address())
+
+
+def limit_visitor() -> limits.Visitor:
+    """This browser and its network address, as digests: the keys of the per-visitor message limits.
+
+    Like visitor(), but a client without the cookie is known by its address, not its session: a new session
+    (a reload, a fresh connection) must not start its message count again.
+    """
+    address = _address()
+    return limits.Visitor.from_values(_browser_token() or "address:" + address, address)
 
 
 def _password_screen(password: str) -> None:
