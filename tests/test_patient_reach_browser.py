@@ -81,7 +81,9 @@ def test_patient_reach_uploads_judge_a_lab_limit_report_groups_contact_and_forge
 
     page.goto(app_url + "/Assistant")
     settle(page)
-    page.get_by_label("Diagnosis *", exact=True).fill("non-small cell lung cancer")
+    # "lung cancer": the trial's own condition (Lung Neoplasms), so the search for the diagnosis itself finds it
+    page.get_by_label("Diagnosis *", exact=True).fill("lung cancer")
+    page.get_by_label("How far can you travel? (miles)", exact=True).fill("10")
     page.get_by_label("Age *", exact=True).fill("62")
     page.get_by_text("Male", exact=True).click()
     page.get_by_label("Where do you live? *", exact=True).fill("New York, NY")
