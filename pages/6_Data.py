@@ -68,4 +68,7 @@ ClinicalTrials.gov downloads work too: `python -m services import ctgov-json ctg
 `python -m services import ctgov-csv ctg-studies.csv` (CSV site text is geocoded offline).
 """
 )
+st.caption("Conditions are read with Medical Subject Headings 2024, courtesy of the U.S. National Library of "
+           "Medicine (data/mesh/PROVENANCE.md: the files as published, plus the project's small tables for what "
+           "they lack).")
 ui_state.footer()
