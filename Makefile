@@ -6,6 +6,6 @@ run:
 test:
 	pytest
 lint:
-	ruff check . && mypy
+	ruff check . && mypy && vulture
 bench:
 	python -m services bench dashboard --json

@@ -8,6 +8,8 @@ The pages and their navigation are declared in navigation.py; this file serves t
   before Streamlit looks at them; with a gate (password or OIDC) uploads, `/_stcore/metrics`, the agent API
   and WebSocket messages beyond the sign-in form are only for admitted browsers; `/media/…` (downloads, the
   report) goes only to the browser of the session that made it, and not at all once that session forgot it.
+- The URL API (services/ui/api.py): `/api/v1/stats.json`, `trials.json`, `trials.csv`, `trial/NCT….json`,
+  `sql.json` and `openapi.json`, the share link's query string in, JSON or CSV out, behind the same gate.
 - An error in a page shows a short message with a reference; the trace goes to the server's log.
 - At server start, a background thread gets the database and its engine ready and computes the landing
   dashboard (services.ui.health.warm_server), so the first visitor does not wait for them; the health check
@@ -17,6 +19,7 @@ The pages and their navigation are declared in navigation.py; this file serves t
 import asyncio
 import contextlib
 import logging
+import sys
 import threading
 import uuid
 from collections.abc import AsyncIterator
@@ -28,9 +31,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from services.ui import doors
+from services import settings
+from services.ui import apiroutes, doors
 
 _log = logging.getLogger("trial_landscape.app")
+
+try:  # every setting once, before anything starts: a bad value stops the start with its name
+    settings.check()
+except settings.SettingsError as bad:
+    sys.exit(f"Trial Landscape cannot start: {bad}")
 
 
 async def ready(request: Request) -> JSONResponse:
@@ -71,6 +80,7 @@ async def lifespan(_app: st.App) -> AsyncIterator[None]:
     yield
 
 
-app = st.App(str(Path(__file__).with_name("navigation.py")), routes=[Route("/readyz", ready, methods=["GET"])],
+app = st.App(str(Path(__file__).with_name("navigation.py")),
+             routes=[Route("/readyz", ready, methods=["GET"]), *apiroutes.routes()],
              middleware=[Middleware(doors.OriginGate), Middleware(doors.DoorGate)], lifespan=lifespan,
              on_script_error=page_error)

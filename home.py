@@ -1,15 +1,13 @@
 """Trial Landscape — home page (Home in the navigation of navigation.py): what is connected, what is in it, where to go."""
 
-from pathlib import Path
-
 import streamlit as st
 
 from services.dashboard.dbinfo import database_info
-from services.ui import health
+from services.ui import health, pages
 from services.ui import state as ui_state
 
 health.ensure_database()
-filters = ui_state.page_setup("Home", "🧭", sidebar=False)
+filters = ui_state.page_setup("Home", sidebar=False)
 
 st.title("🧭 Trial Landscape")
 st.markdown(
@@ -30,21 +28,10 @@ c4.metric("Newest update", info["freshness"] or "—")
 st.caption(f"Connected to **{info['database']}** ({info['kind']}{', read-only' if info['read_only'] else ''}).")
 
 st.subheader("Where to go")
-PAGES = [
-    ("pages/1_Explore.py", "Explore — charts and funnel", "📊"),
-    ("pages/7_Compare.py", "Compare — two landscapes side by side", "⚖️"),
-    ("pages/2_Map.py", "Map — sites near a place", "🗺️"),
-    ("pages/9_Sites.py", "Sites — where a trial could run", "🏥"),
-    ("pages/8_Timeline.py", "Timeline — dates and planning benchmarks", "📅"),
-    ("pages/3_Trials.py", "Trials — table, details, compare", "📋"),
-    ("pages/4_Assistant.py", "Assistant — find trials for a patient", "💬"),
-    ("pages/5_SQL.py", "SQL — read-only queries", "🧮"),
-    ("pages/6_Data.py", "Data — tables, freshness, loading AACT", "🗄️"),
-]
-present = [p for p in PAGES if (Path(__file__).parent / p[0]).exists()]
-for start in range(0, len(present), 3):
-    for col, (path, text, icon) in zip(st.columns(3), present[start:start + 3], strict=False):
-        col.page_link(path, label=text, icon=icon)
+targets = [page for page in pages.PAGES if page.title != "Home"]
+for start in range(0, len(targets), 3):
+    for col, page in zip(st.columns(3), targets[start:start + 3], strict=False):
+        col.page_link(pages.st_page(page.title), label=f"{page.title} — {page.blurb}", icon=page.icon)
 
 with st.expander("Row counts per table"):
     st.dataframe(

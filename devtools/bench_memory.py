@@ -23,7 +23,7 @@ from devtools.bench import DASHBOARD_FILTERS
 from services.errors import BadInput, TrialLandscapeError
 
 PROJECT = Path(__file__).resolve().parent.parent
-PAGES = ("pages/1_Explore.py", "pages/2_Map.py")
+PAGES = ("app_pages/explore.py", "app_pages/map.py")
 PAGE_TIMEOUT_S = 900  # the first page also loads the facet store
 MEMORY_TARGET_MB = 1024
 

@@ -42,12 +42,6 @@ def wilson_interval(successes: int, total: int, z: float = 1.959964) -> tuple[fl
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def accuracy(gold: Sequence[str], predicted: Sequence[str]) -> float:
-    """Share of positions where the prediction equals the gold label."""
-    _check_lengths(gold, predicted)
-    return sum(g == p for g, p in zip(gold, predicted, strict=True)) / len(gold) if gold else 0.0
-
-
 def per_label_f1(gold: Sequence[str], predicted: Sequence[str], labels: Sequence[str] | None = None) -> dict[str, float]:
     """F1 of each label (0 where precision and recall are both undefined or zero)."""
     _check_lengths(gold, predicted)

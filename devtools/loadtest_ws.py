@@ -48,6 +48,7 @@ class Render:
     bytes: int
     elements: int
     problems: list[str] = field(default_factory=list)
+    references: int = 0  # elements sent as a reference to one the tab already holds
 
 
 class Visitor:
@@ -134,6 +135,8 @@ class Visitor:
                 self._learn_pages(fwd.navigation.app_pages)
             elif kind == "delta":
                 self._read_delta(fwd, render)
+            elif kind == "ref_hash":
+                render.references += 1
             elif kind == "page_not_found":
                 render.problems.append("page not found")
             elif kind == "script_finished":

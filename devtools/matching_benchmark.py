@@ -161,8 +161,9 @@ def run_benchmark(db: Database, queries_path: Path, qrels_path: Path) -> dict[st
     patients: list[dict[str, Any]] = []
     for q in sorted(grades):
         note = queries[q]
-        headings = conditions_from_note(note, mesh).headings
-        judged = [judge(mesh, note, headings, usable[t]) for t in grades[q]]
+        found = conditions_from_note(note, mesh)
+        headings = found.headings
+        judged = [judge(mesh, note, headings, usable[t], prominence=found.prominence) for t in grades[q]]
         judged.sort(key=lambda j: j.key)
         app_order[q] = [j.nct_id for j in judged]
         for j in judged:

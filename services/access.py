@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from services import settings
 from services.errors import TrialLandscapeError
 from services.limits import Visitor, duration
 
@@ -22,9 +23,9 @@ FIRST_DELAY_S = 1.0
 MAX_DELAY_S = 60.0
 
 
-def configured_password(env: Mapping[str, str], secrets: Mapping[str, Any] | None = None) -> str | None:
-    """The app password from the environment, else from Streamlit secrets; None when the app is open."""
-    value = env.get(PASSWORD_KEY, "")
+def configured_password(config: settings.Settings, secrets: Mapping[str, Any] | None = None) -> str | None:
+    """The app password from the settings (APP_PASSWORD), else from Streamlit secrets; None when open."""
+    value = config.app_password.get_secret_value() if config.app_password else ""
     if not value and secrets is not None:
         raw = secrets.get(PASSWORD_KEY)
         value = raw if isinstance(raw, str) else ""
@@ -98,18 +99,10 @@ class Attempts:
         return Verdict(False, delay, f"That password is not right. You can try again in {duration(delay)}.")
 
 
-NETWORK_TRIES_KEY = "APP_PASSWORD_NETWORK_TRIES"
-NETWORK_FREE_TRIES = 30  # wrong tries from one address before it waits too: a flood, not one person's typing
+# wrong tries from one address before it waits too: a flood, not one person's typing
+NETWORK_FREE_TRIES: int = settings.default("APP_PASSWORD_NETWORK_TRIES")
 NETWORK_IDLE_S = 900.0  # an address's count starts again after 15 minutes without a wrong try
 BROWSER_IDLE_S = 86_400.0
-
-
-def network_free_tries(env: Mapping[str, str]) -> int:
-    """$APP_PASSWORD_NETWORK_TRIES (default 30, at least 10): wrong tries per address before it waits."""
-    try:
-        return max(10, int(env.get(NETWORK_TRIES_KEY, "") or NETWORK_FREE_TRIES))
-    except ValueError:
-        return NETWORK_FREE_TRIES
 
 
 class SharedAttempts:
@@ -307,23 +300,6 @@ def browser_token(xsrf_cookie: str) -> str:
             return ""
         return bytes(t ^ mask[i % len(mask)] for i, t in enumerate(masked)).hex()
     return xsrf_cookie or ""
-
-
-TRUSTED_PROXY_KEY = "TRUSTED_PROXY"
-
-
-def trusted_proxies(env: Mapping[str, str]) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
-    """$TRUSTED_PROXY: the reverse proxies (addresses or networks, comma-separated) whose X-Forwarded-For is
-    believed; none by default. An entry that is not an address is left out with a warning."""
-    out = []
-    for item in (env.get(TRUSTED_PROXY_KEY) or "").split(","):
-        if item.strip():
-            try:
-                out.append(ipaddress.ip_network(item.strip(), strict=False))
-            except ValueError:
-                _log.warning("%s: %r is not an address or network; left out", TRUSTED_PROXY_KEY,
-                             item.strip()[:60])
-    return tuple(out)
 
 
 def client_address(peer: str, forwarded_for: str,

@@ -1,4 +1,8 @@
-"""A small thread-safe TTL cache with single flight: concurrent callers of one key share one computation."""
+"""A small thread-safe TTL cache with single flight: concurrent callers of one key share one computation.
+
+Why not Streamlit's caches: the dashboard services below the UI layer (stats, charts, map decks) serve the CLI
+too and may not import Streamlit, and the pages' one cache keys on Filters by Python's hash, not Streamlit's.
+"""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ import datetime as dt
 import decimal
 import hashlib
 import json
-import os
+import math
 import threading
 import time
 import uuid
@@ -28,7 +28,7 @@ from typing import Any
 
 import pandas as pd
 
-from services import consolescope, consolewatch
+from services import consolescope, consolewatch, settings
 from services.dashboard import export
 from services.data import runtime, sqlcompat
 from services.data.db import SQL_DIR, Database, load_sql
@@ -36,19 +36,18 @@ from services.errors import BadInput, ConsoleBusy, QueryTimeout, QueryTooHeavy, 
 from services.sqlguard import DEFAULT_SCHEMA, GuardedQuery, check_query
 from services.sqlguard import MAX_CHARS as MAX_CHARS
 
-DEFAULT_MAX_ROWS = 10_000
-DEFAULT_TIMEOUT_MS = 30_000
+DEFAULT_TIMEOUT_MS: int = settings.default("SQL_TIMEOUT_MS")
 MAX_ROWS_LIMIT = 1_000_000
-DEFAULT_MAX_BYTES = 5_000_000
-DEFAULT_MAX_VALUE_BYTES = 1_000_000
+DEFAULT_MAX_BYTES: int = settings.default("SQL_MAX_BYTES")
+DEFAULT_MAX_VALUE_BYTES: int = settings.default("SQL_MAX_VALUE_BYTES")
 # Console queries run on their own small pool: at most this many per process at once (SQL_CONCURRENT), one
 # per visitor, so slow console queries can never take the connections the pages need.
-DEFAULT_CONCURRENT = 2
+DEFAULT_CONCURRENT: int = settings.default("SQL_CONCURRENT")
 # What one console query may take from the database server (SQL_MAX_MEMORY_MB, SQL_MAX_TEMP_MB): five at once
 # (SQL_CONCURRENT's most) stay within 2.5 GB of memory and 2.5 GB of disk. Each sort or hash gets WORK_MEM (the
 # server's default; a server tuned for big reports may have more) and spills to temporary files past it.
-DEFAULT_MAX_MEMORY_MB = 500
-DEFAULT_MAX_TEMP_MB = 500
+DEFAULT_MAX_MEMORY_MB: int = settings.default("SQL_MAX_MEMORY_MB")
+DEFAULT_MAX_TEMP_MB: int = settings.default("SQL_MAX_TEMP_MB")
 WORK_MEM = "4MB"
 MB = 1024 * 1024
 # Queries a browser ran itself, as digests (ran_before): its own link runs again at once, another's waits.
@@ -159,28 +158,15 @@ class ConsoleResult:
         return export.to_csv_bytes(self.frame(), date_format=None)
 
 
-def _env_int(name: str, default: int, low: int, high: int) -> int:
-    try:
-        value = int(os.environ.get(name, "").strip() or default)
-    except ValueError:
-        return default
-    return max(low, min(high, value))
-
-
 def limits() -> Limits:
     """The console's limits: $SQL_MAX_ROWS (default 10,000) rows, $SQL_TIMEOUT_MS (default 30 s) for the whole
     query, $SQL_MAX_BYTES (default 5 MB) per result, $SQL_MAX_VALUE_BYTES (default 1 MB) per value,
     $SQL_CONCURRENT (default 2) queries at once per process, and on the database server $SQL_MAX_MEMORY_MB
     (default 500) of memory and $SQL_MAX_TEMP_MB (default 500) of temporary files per query."""
-    return Limits(
-        max_rows=_env_int("SQL_MAX_ROWS", DEFAULT_MAX_ROWS, 1, MAX_ROWS_LIMIT),
-        timeout_ms=_env_int("SQL_TIMEOUT_MS", DEFAULT_TIMEOUT_MS, 100, 3_600_000),
-        max_bytes=_env_int("SQL_MAX_BYTES", DEFAULT_MAX_BYTES, 1_000, 1_000_000_000),
-        max_value_bytes=_env_int("SQL_MAX_VALUE_BYTES", DEFAULT_MAX_VALUE_BYTES, 100, 1_000_000_000),
-        concurrent=_env_int("SQL_CONCURRENT", DEFAULT_CONCURRENT, 1, 5),
-        max_memory_mb=_env_int("SQL_MAX_MEMORY_MB", DEFAULT_MAX_MEMORY_MB, 50, 1_000_000),
-        max_temp_mb=_env_int("SQL_MAX_TEMP_MB", DEFAULT_MAX_TEMP_MB, 1, 1_000_000),
-    )
+    s = settings.current()
+    return Limits(max_rows=s.sql_max_rows, timeout_ms=s.sql_timeout_ms, max_bytes=s.sql_max_bytes,
+                  max_value_bytes=s.sql_max_value_bytes, concurrent=s.sql_concurrent,
+                  max_memory_mb=s.sql_max_memory_mb, max_temp_mb=s.sql_max_temp_mb)
 
 
 def _mb(n: int) -> str:
@@ -383,8 +369,8 @@ def run_query(sql: str, params: Mapping[str, Any] | None = None, *, db: Database
     except QueryTimeout as err:
         if watch is not None and watch.stopped:
             raise QueryTooHeavy(
-                f"The query took {watch.peak_bytes / MB:,.0f} MB of the database server's memory, over the "
-                f"console's limit of {configured.max_memory_mb:,} MB, and was stopped.") from err
+                f"The query took {math.ceil(watch.peak_bytes / MB):,} MB of the database server's memory, "
+                f"over the console's limit of {configured.max_memory_mb:,} MB, and was stopped.") from err
         raise QueryTimeout(
             f"The query ran past the console's time limit of {timeout / 1000:g} s and was cancelled.",
             hint="Add a WHERE clause or a LIMIT, aggregate earlier, or check that every join has a join condition.",

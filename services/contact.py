@@ -56,20 +56,39 @@ def choose_contact(nct_id: str, contacts: Sequence[Mapping[str, Any]], nearest_f
                    "no contact in our copy of the registry")
 
 
+ADULT_AGE = 18  # younger patients' parents write for them
+
+
+def _child(profile: Mapping[str, Any]) -> str | None:
+    """'son', 'daughter' or 'child' when the patient is under ADULT_AGE (a parent writes), else None."""
+    age = profile.get("age")
+    if not isinstance(age, int | float) or isinstance(age, bool) or age >= ADULT_AGE:
+        return None
+    return {"female": "daughter", "male": "son"}.get(text(profile.get("sex")).lower(), "child")
+
+
 def _patient_line(profile: Mapping[str, Any]) -> str:
-    """'I am a 62-year-old man with non-small cell lung cancer (stage IV), living near Boston, MA.'"""
+    """'I am a 62-year-old man with non-small cell lung cancer (stage IV), living near Boston, MA.', or for a
+    child 'I am writing about my 9-year-old son, who has … We live near Houston, TX.'"""
     age, sex = profile.get("age"), text(profile.get("sex")).lower()
+    child = _child(profile)
+    diagnosis = text(profile.get("diagnosis"))
+    detail = ", ".join(x for x in (text(profile.get("stage")), text(profile.get("subtype"))) if x)
+    illness = f"{diagnosis}" + (f" ({detail})" if detail else "") if diagnosis else ""
+    place = text(profile.get("location"))
+    if child:
+        sentence = f"I am writing about my {age:g}-year-old {child}"
+        sentence += f", who has {illness}" if illness else ""
+        return sentence + "." + (f" We live near {place}." if place else "")
     person = {"female": "woman", "male": "man"}.get(sex, "person")
     if isinstance(age, int | float) and not isinstance(age, bool):
         sentence = f"I am a {age:g}-year-old {person}"
     else:
         sentence = f"I am a {person}" if person != "person" else "I am writing about myself"
-    diagnosis = text(profile.get("diagnosis"))
-    detail = ", ".join(x for x in (text(profile.get("stage")), text(profile.get("subtype"))) if x)
-    if diagnosis:
-        sentence += f" with {diagnosis}" + (f" ({detail})" if detail else "")
-    if text(profile.get("location")):
-        sentence += f", living near {text(profile['location'])}"
+    if illness:
+        sentence += f" with {illness}"
+    if place:
+        sentence += f", living near {place}"
     return sentence + "."
 
 
@@ -80,14 +99,18 @@ def draft_message(profile: Mapping[str, Any], trial: Mapping[str, Any], contact:
     nct_id = text(trial.get("nct_id"))
     title = text(trial.get("title")) or nct_id
     asked = [one_line(q, 220) for q in (text(q) for q in questions) if q][:MAX_QUESTIONS]
+    child = _child(profile)
+    who = {"son": "he", "daughter": "she", "child": "they"}.get(child or "", "I")
     lines = [f"Dear {contact.name or 'study team'},", "",
              f"{_patient_line(profile)} I found your trial {nct_id}, “{title}”, on ClinicalTrials.gov and would like "
-             "to know whether I could take part."]
+             f"to know whether {who} could take part."]
     if asked:
-        lines += ["", "From the published criteria I could not tell whether these apply to me:"] + [f"- {q}" for q in asked]
+        lines += ["", f"From the published criteria I could not tell whether these apply to "
+                      f"{'my ' + child if child else 'me'}:"] + [f"- {q}" for q in asked]
     site = text(trial.get("site_where"))
-    lines += ["", (f"Is the site nearest to me ({site}) taking new participants, and what would the next steps be?"
-                   if site else "Which site could I join, and what would the next steps be?"),
+    lines += ["", (f"Is the site nearest to {'us' if child else 'me'} ({site}) taking new participants, and "
+                   "what would the next steps be?" if site else
+                   f"Which site could {who} join, and what would the next steps be?"),
               "", "Thank you for your time.", "", "[your name and how to reach you]"]
     body = "\n".join(lines)
     return body if len(body) <= MAX_CHARS else body[:MAX_CHARS - 1] + "…"

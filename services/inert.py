@@ -101,13 +101,26 @@ def ctgov_link(nct_id: str, text: str | None = None) -> str:
     return f"[{md_line(text) if text is not None else nct_id}]({CTGOV_STUDY}{nct_id})"
 
 
-def chat_md(text: object, grounded: Iterable[str] = ()) -> str:
-    """The assistant's words as literal text with **bold** kept; only grounded NCT ids become links."""
+UNCHECKED_MARK = "⚠️ **Not checked:**"
+_SLOT = re.compile("\ue000(\\d+)\ue001")
+
+
+def chat_md(text: object, grounded: Iterable[str] = (), unchecked: Iterable[str] = ()) -> str:
+    """The assistant's words as literal text with **bold** kept; only grounded NCT ids become links. A
+    sentence in `unchecked` (a claim the checks could not confirm) is marked "Not checked" and shown as plain
+    text: no bold, no link, so nothing in it looks confirmed."""
     known = {str(i).upper() for i in grounded}
-    out = _BOLD.sub(lambda m: f"**{m.group(1)}**", md(text))
+    value = _clean(text).replace("\ue000", "").replace("\ue001", "")
+    slots: list[str] = []
+    for sentence in sorted({_clean(s).strip() for s in unchecked} - {""}, key=len, reverse=True):
+        if sentence in value:
+            value = value.replace(sentence, f"\ue000{len(slots)}\ue001")
+            slots.append(sentence)
+    out = _BOLD.sub(lambda m: f"**{m.group(1)}**", md(value))
 
     def link(match: re.Match[str]) -> str:
         nct = match.group(0)
         return ctgov_link(nct) if nct in known else nct
 
-    return _NCT.sub(link, out)
+    out = _NCT.sub(link, out)
+    return _SLOT.sub(lambda m: f"{UNCHECKED_MARK} {md_line(slots[int(m.group(1))])}", out)

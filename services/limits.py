@@ -15,23 +15,17 @@ import contextlib
 import hashlib
 import logging
 import math
-import os
 import threading
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from services import settings
 from services.errors import AssistantUnavailable, TrialLandscapeError
 
 _log = logging.getLogger(__name__)
-DEFAULT_MESSAGE_LIMIT = 20
-DEFAULT_NETWORK_FACTOR = 3
-DEFAULT_GLOBAL_LIMIT = 500
-DEFAULT_MESSAGE_WINDOW_S = 600.0
-DEFAULT_MODEL_CONCURRENCY = 4
-DEFAULT_MODEL_WAIT_S = 30.0
 MAX_TRACKED_KEYS = 10_000
 
 
@@ -133,21 +127,9 @@ class ConcurrencyGate:
             self._semaphore.release()
 
 
-def _number(env: Mapping[str, str], name: str, default: float, minimum: float) -> float:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        return default
-    return value if math.isfinite(value) and value >= minimum else default
-
-
-def gate_from_env(env: Mapping[str, str]) -> ConcurrencyGate:
-    """A model-call gate with the concurrency and wait read from `env` (defaults for missing or bad values)."""
-    return ConcurrencyGate(int(_number(env, "MODEL_CONCURRENCY", DEFAULT_MODEL_CONCURRENCY, 1)),
-                           _number(env, "MODEL_WAIT_S", DEFAULT_MODEL_WAIT_S, 0))
+def gate_from(config: settings.Settings) -> ConcurrencyGate:
+    """A model-call gate with MODEL_CONCURRENCY and MODEL_WAIT_S from the settings."""
+    return ConcurrencyGate(config.model_concurrency, config.model_wait_s)
 
 
 _singletons_lock = threading.Lock()
@@ -159,7 +141,7 @@ def model_gate() -> ConcurrencyGate:
     global _gate
     with _singletons_lock:
         if _gate is None:
-            _gate = gate_from_env(os.environ)
+            _gate = gate_from(settings.current())
         return _gate
 
 
@@ -243,13 +225,11 @@ class SharedLimiter:
 _visitor_limiter: SharedLimiter | None = None
 
 
-def shared_limiter_from_env(env: Mapping[str, str], db_factory: Callable[[], Any]) -> SharedLimiter:
-    """The assistant's shared message limiter with limits read from `env` (defaults for missing or bad values)."""
-    per_browser = int(_number(env, "ASSISTANT_MESSAGE_LIMIT", DEFAULT_MESSAGE_LIMIT, 1))
-    window = _number(env, "ASSISTANT_MESSAGE_WINDOW_S", DEFAULT_MESSAGE_WINDOW_S, 1)
-    per_network = int(_number(env, "ASSISTANT_NETWORK_LIMIT", per_browser * DEFAULT_NETWORK_FACTOR, 1))
-    global_limit = int(_number(env, "ASSISTANT_GLOBAL_LIMIT", DEFAULT_GLOBAL_LIMIT, 1))
-    return SharedLimiter(db_factory, "assistant_message", per_browser, per_network, global_limit, window)
+def shared_limiter_from(config: settings.Settings, db_factory: Callable[[], Any]) -> SharedLimiter:
+    """The assistant's shared message limiter with the ASSISTANT_* limits from the settings."""
+    return SharedLimiter(db_factory, "assistant_message", config.assistant_message_limit,
+                         config.network_limit,
+                         config.assistant_global_limit, config.assistant_message_window_s)
 
 
 def visitor_limiter() -> SharedLimiter:
@@ -259,5 +239,5 @@ def visitor_limiter() -> SharedLimiter:
         if _visitor_limiter is None:
             from services.data import runtime
 
-            _visitor_limiter = shared_limiter_from_env(os.environ, runtime.get_app_db)
+            _visitor_limiter = shared_limiter_from(settings.current(), runtime.get_app_db)
         return _visitor_limiter

@@ -21,7 +21,6 @@ import datetime as dt
 import email.utils
 import http.client
 import json
-import os
 import re
 import socket
 import threading
@@ -34,14 +33,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from services import settings
 from services.data.normalize import ENROLLING_STATUSES, canonical
 from services.errors import TrialLandscapeError
 from services.inert import one_line
 from services.trials import NCT_RE, status_words
 
-DEFAULT_API_URL = "https://clinicaltrials.gov/api/v2"
 MIN_INTERVAL_S = 1.5
-DEFAULT_BUDGET_PER_HOUR = 120
 TIMEOUT_S = 10.0
 MAX_RETRIES = 3  # after the first try, on HTTP 429
 BACKOFF_BASE_S = 1.0
@@ -65,7 +63,6 @@ class LiveStatus:
     nct_id: str
     overall_status: str | None  # API v2 code, e.g. RECRUITING
     last_update_posted: str | None
-    status_verified: str | None
     why_stopped: str | None
     recruiting_sites: int
     sites: int
@@ -81,18 +78,15 @@ class LiveStatus:
 
 
 def live_enabled() -> bool:
-    return os.environ.get("CTGOV_LIVE", "on").strip().lower() not in ("off", "0", "false", "no")
+    return settings.current().ctgov_live
 
 
 def api_url() -> str:
-    return os.environ.get("CTGOV_API_URL", "").strip().rstrip("/") or DEFAULT_API_URL
+    return settings.current().ctgov_api_url
 
 
 def _budget() -> int:
-    try:
-        return max(1, int(os.environ.get("CTGOV_LIVE_BUDGET", DEFAULT_BUDGET_PER_HOUR)))
-    except ValueError:
-        return DEFAULT_BUDGET_PER_HOUR
+    return settings.current().ctgov_live_budget
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -146,14 +140,14 @@ class LiveClient:
         self._cache[nct_id] = (self._clock(), found)
         return found
 
-    def search(self, *, condition: str | None = None, age_years: float | None = None, sex: str | None = None,
+    def search(self, *, condition: str | None = None, age: float | None = None, sex: str | None = None,
                statuses: tuple[str, ...] = (), page_size: int = 50) -> dict[str, Any]:
         """Studies ClinicalTrials.gov finds now (one page): the raw API answer (``studies``, ``totalCount``)."""
         params: dict[str, str] = {"pageSize": str(max(1, min(100, page_size))), "countTotal": "true",
                                   "fields": _FIELDS}
         if condition and condition.strip():
             params["query.cond"] = condition.strip()[:200]
-        term = age_term(age_years)
+        term = age_term(age)
         if term:
             params["query.term"] = term
         if sex:
@@ -189,6 +183,8 @@ class LiveClient:
         finally:
             self._last_end = self._clock()
 
+    # Retries by hand, not urllib3's Retry: every try must take the hourly budget and the 1.5 s spacing, and a
+    # Retry-After over MAX_WAIT_S gives up at once — Retry sleeps inside the pool and can do neither.
     def _get(self, path: str, params: Mapping[str, str], *, not_found: str | None = None) -> dict[str, Any]:
         url = f"{self.base_url}{path}?{urllib.parse.urlencode({**params, 'format': 'json'})}"
         request = urllib.request.Request(url, headers={"Accept": "application/json",
@@ -249,16 +245,16 @@ def _offline_message(err: BaseException) -> str:
             "The app works from its own copy meanwhile.")
 
 
-def age_term(age_years: float | None) -> str | None:
+def age_term(age: float | None) -> str | None:
     """An Essie expression admitting a patient of this age: each age bound holds, or the study gives none.
 
     Studies with no minimum (or no maximum) age are kept: ``AREA[MinimumAge]MISSING`` is the alternative of each range.
     """
-    if age_years is None:
+    if age is None:
         return None
-    if not 0 <= age_years <= 120:
+    if not 0 <= age <= 120:
         raise LiveUnavailable("Age must be between 0 and 120 years for a live search.")
-    years = f"{age_years:g} years"
+    years = f"{age:g} years"
     return (f"(AREA[MinimumAge]RANGE[MIN, {years}] OR AREA[MinimumAge]MISSING) AND "
             f"(AREA[MaximumAge]RANGE[{years}, MAX] OR AREA[MaximumAge]MISSING)")
 
@@ -297,7 +293,7 @@ def parse_status(doc: Mapping[str, Any], nct_id: str | None = None) -> LiveStatu
 
     return LiveStatus(
         nct_id=nct_id, overall_status=code.upper(),
-        last_update_posted=date("lastUpdatePostDateStruct"), status_verified=date("statusVerifiedDate"),
+        last_update_posted=date("lastUpdatePostDateStruct"),
         why_stopped=one_line(str(status["whyStopped"]), 300) if status.get("whyStopped") else None,
         recruiting_sites=sum(1 for loc in sites if loc.get("status") == "RECRUITING"),
         sites=len(sites), checked_at=dt.datetime.now(dt.UTC).replace(microsecond=0))

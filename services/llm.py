@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import operator
-import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, astuple, dataclass, fields
 from typing import Any, Protocol
@@ -11,6 +10,7 @@ from typing import Any, Protocol
 import anthropic
 import httpx2
 
+from services import settings
 from services.errors import AssistantUnavailable
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
@@ -76,7 +76,8 @@ class ModelClient(Protocol):
 
 def api_key_from_env() -> str | None:
     """The configured API key (ANTHROPIC_API_KEY), or None when the assistant must run in guided mode."""
-    return os.environ.get("ANTHROPIC_API_KEY", "").strip() or None
+    key = settings.current().anthropic_api_key
+    return key.get_secret_value() if key else None
 
 
 class LLMClient:
@@ -97,7 +98,7 @@ class LLMClient:
                 "No Anthropic API key is configured (set ANTHROPIC_API_KEY).",
                 hint="Set ANTHROPIC_API_KEY and restart, or use guided mode, which needs no key.",
             )
-        self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com"
+        self.base_url = base_url or settings.current().anthropic_base_url
         self.max_retries = max_retries
         self._client = anthropic.Anthropic(
             api_key=key,

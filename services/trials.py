@@ -8,7 +8,7 @@ assistant's tools and the report read (`details_of` makes one from the other). E
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any, NotRequired, Protocol, TypedDict
@@ -397,9 +397,10 @@ class TrialBackend(Protocol):
     def get_eligibility_criteria(self, nct_id: str) -> EligibilityInfo | None:
         """Eligibility limits and criteria of one trial."""
 
-    def get_matching_record(self, nct_id: str) -> TrialRecord | None:
-        """What trial relevance reads (services.matching.relevance): title, condition names, MeSH rows by type,
-        keywords, inclusion criteria, countries, and whether the record is partial."""
+    def get_matching_records(self, nct_ids: Sequence[str]) -> dict[str, TrialRecord]:
+        """What trial relevance reads (services.matching.relevance) for the given trials that exist, by NCT
+        id: title, condition names, MeSH rows by type, keywords, inclusion criteria, countries, and whether
+        the record is partial."""
 
     def get_trial_locations(self, nct_id: str, origin: tuple[float, float] | None) -> list[Site] | None:
         """All sites of one trial, with distances from origin (lat, lon) when given."""

@@ -6,6 +6,7 @@ import html
 import math
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -243,7 +244,10 @@ class MemoryBackend:
             return None
         return {"nct_id": nct_id, "min_age": t["min_age"], "max_age": t["max_age"], "sex": t["sex"], "healthy_volunteers": False, "inclusion": t["inclusion"], "exclusion": t["exclusion"], "criteria_text": ""}  # fmt: skip
 
-    def get_matching_record(self, nct_id: str) -> TrialRecord | None:
+    def get_matching_records(self, nct_ids: Sequence[str]) -> dict[str, TrialRecord]:
+        return {i: r for i in nct_ids if (r := self._matching_record(i)) is not None}
+
+    def _matching_record(self, nct_id: str) -> TrialRecord | None:
         t = self._find(nct_id)
         if t is None:
             return None

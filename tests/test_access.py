@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from services import access, limits
+from services import access, limits, settings
 
 PASSWORD = "correct horse battery staple ✓"
 PROJECT = Path(__file__).resolve().parent.parent
@@ -17,11 +17,12 @@ PROJECT = Path(__file__).resolve().parent.parent
 # ---- pure logic --------------------------------------------------------------------------------
 def test_access_configured_password_prefers_environment_then_secrets():
     assert [
-        access.configured_password({}, None),
-        access.configured_password({"APP_PASSWORD": ""}, {}),
-        access.configured_password({}, {"APP_PASSWORD": "from-secrets"}),
-        access.configured_password({"APP_PASSWORD": "from-env"}, {"APP_PASSWORD": "from-secrets"}),
-        access.configured_password({}, {"APP_PASSWORD": 1234}),
+        access.configured_password(settings.read({}), None),
+        access.configured_password(settings.read({"APP_PASSWORD": ""}), {}),
+        access.configured_password(settings.read({}), {"APP_PASSWORD": "from-secrets"}),
+        access.configured_password(settings.read({"APP_PASSWORD": "from-env"}),
+                                   {"APP_PASSWORD": "from-secrets"}),
+        access.configured_password(settings.read({}), {"APP_PASSWORD": 1234}),
     ] == [None, None, "from-secrets", "from-env", None]
 
 
@@ -263,7 +264,7 @@ def test_access_oidc_section_uses_streamlit_login_instead_of_the_password(db, mo
     assert [len(at.text_input), len(at.metric)] == [0, 0]
 
 
-@pytest.mark.parametrize("page", ["pages/6_Data.py"])
+@pytest.mark.parametrize("page", ["app_pages/data.py"])
 def test_access_gate_covers_other_pages(db, monkeypatch, page):
     monkeypatch.setenv("APP_PASSWORD", PASSWORD)
     at = AppTest.from_file(str(PROJECT / page), default_timeout=120).run()

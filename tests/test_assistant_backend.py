@@ -16,6 +16,7 @@ from services.dashboard.filters import Filters, where_sql
 from services.data import geo
 from services.eligibility.parser import parse_criteria
 from services.eligibility.rules import criterion_text_for
+from services.report.trial import _site_text
 from services.trials import DEFAULT_STATUSES, MAX_TRIALS
 
 LOMPOC = (34.63915, -120.45794)
@@ -290,7 +291,7 @@ def test_assistant_backend_eligibility_lines_keep_their_short_section_label(back
 
     info = backend.get_eligibility_criteria("NCT00057759") or {}
     line = next(c for c in info.get("inclusion") or [] if c.endswith("18 and over"))
-    assert evaluate(line, "inclusion", PatientProfile(age_years=62, sex="male")).label == Label.MET
+    assert evaluate(line, "inclusion", PatientProfile(age=62, sex="male")).label == Label.MET
 
 
 def test_assistant_backend_details_end_date_is_the_study_completion(backend: DatabaseBackend) -> None:
@@ -357,8 +358,7 @@ def test_nearest_site_prefers_a_site_that_may_enroll_and_says_when_none_may() ->
     assert site_status_note(closed) == "this site is not recruiting (its own status: completed)"
     assert vm.card_view({"nct_id": "NCT00000001", "nearest_site": dict(closed)})["nearest"] == (
         "Closed — about 3 miles away; this site is not recruiting (its own status: completed)")
-    from services import report
 
-    assert report._site_text(dict(closed), None) == (
+    assert _site_text(dict(closed), None) == (
         "Closed", "about 3 miles from you; this site is not recruiting (its own status: completed)")
-    assert report._site_text(dict(far), None) == ("Open", "about 40 miles from you")
+    assert _site_text(dict(far), None) == ("Open", "about 40 miles from you")

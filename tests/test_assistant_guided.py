@@ -22,6 +22,7 @@ from services.assistant.handlers import condition_matches, search_facts, trial_c
 from services.eligibility.labels import Label
 from services.eligibility.patient import PatientProfile
 from services.matching.form import broader_names, form_conditions
+from services.matching.relevance import Relevance
 from services.trials import CRITERIA_MISSING, NCT_RE, search_sentence
 from tests.memory_backend import MemoryBackend
 
@@ -58,12 +59,20 @@ def test_assistant_guided_split_items() -> None:
 
 
 @pytest.mark.parametrize(("diagnosis", "broader"), [
-    ("non-small cell lung cancer", ["Carcinoma, Bronchogenic", "Bronchial Neoplasms", "Lung Neoplasms"]),
-    ("type 2 diabetes", ["Diabetes Mellitus", "Glucose Metabolism Disorders"]),
-    ("Type 2 diabetes mellitus", ["Diabetes Mellitus", "Glucose Metabolism Disorders"]),
-    ("triple negative breast cancer", ["Breast Neoplasms", "Breast Diseases"]),
-    ("heart failure with reduced ejection fraction", ["Heart Failure"]),  # Heart Diseases groups a whole tree
-    ("breast cancer", ["Breast Diseases"]),
+    ("non-small cell lung cancer", ["Carcinoma, Bronchogenic", "Bronchial Neoplasms", "Lung Neoplasms",
+                                    "Bronchial Diseases", "Lung Diseases", "Respiratory Tract Neoplasms",
+                                    "Respiratory Tract Diseases", "Thoracic Neoplasms", "Neoplasms"]),
+    ("type 2 diabetes", ["Diabetes Mellitus", "Endocrine System Diseases", "Glucose Metabolism Disorders",
+                         "Metabolic Diseases", "Nutritional and Metabolic Diseases"]),
+    ("Type 2 diabetes mellitus", ["Diabetes Mellitus", "Endocrine System Diseases",
+                                  "Glucose Metabolism Disorders", "Metabolic Diseases",
+                                  "Nutritional and Metabolic Diseases"]),
+    ("triple negative breast cancer", ["Breast Neoplasms", "Breast Diseases", "Neoplasms", "Skin Diseases",
+                                       "Skin and Connective Tissue Diseases"]),
+    ("heart failure with reduced ejection fraction", ["Heart Failure", "Heart Diseases",
+                                                      "Cardiovascular Diseases"]),
+    ("breast cancer", ["Breast Diseases", "Neoplasms", "Skin Diseases",
+                       "Skin and Connective Tissue Diseases"]),
     ("ejection fraction", []),  # no disease named: no broader search, never a word cut from the text
 ])
 def test_assistant_guided_broader_search_goes_up_the_mesh_tree_a_level_at_a_time(diagnosis: str, broader: list[str]) -> None:
@@ -71,7 +80,7 @@ def test_assistant_guided_broader_search_goes_up_the_mesh_tree_a_level_at_a_time
 
 
 def test_assistant_guided_judge_maps_rule_labels_to_pass_statuses() -> None:
-    patient = PatientProfile(age_years=55, sex="female", conditions=("type 2 diabetes",), ecog=1)
+    patient = PatientProfile(age=55, sex="female", conditions=("type 2 diabetes",), ecog=1)
     info = {"min_age": "18 Years", "max_age": "40 Years", "sex": "ALL", "healthy_volunteers": False,
             "inclusion": ["Diagnosis of type 2 diabetes", "HbA1c between 7% and 10%"],
             "exclusion": ["Type 1 diabetes", "ECOG 3 or worse"]}
@@ -114,14 +123,20 @@ def test_assistant_guided_whole_flow_on_memory_backend() -> None:
     }
     assert [(q.condition, q.radius, q.age, q.sex, q.near) for q in backend.queries] == [
         ("breast cancer", 50, 52, "FEMALE", "42.3601, -71.0589"),
-        ("Breast Diseases", 50, 52, "FEMALE", "42.3601, -71.0589"),  # one level up the MeSH tree
+        # up the MeSH tree a level at a time to the category tops (Neoplasms by Site walked through)
+        *[(name, 50, 52, "FEMALE", "42.3601, -71.0589")
+          for name in ("Breast Diseases", "Neoplasms", "Skin Diseases",
+                       "Skin and Connective Tissue Diseases")],
         ("breast cancer", 12_500, 52, "FEMALE", "42.3601, -71.0589"),
     ]
     assert search.events == [{"type": "phase", "phase": "matching", "previous": "search"}]
     assert {k: v["strategies"] for k, v in session.candidates.items()} == {
-        "NCT00000001": ["exact", "broader", "wider_radius"], "NCT00000002": ["exact", "broader", "wider_radius"]}
+        "NCT00000001": ["exact", "broader", "wider_radius"],
+        "NCT00000002": ["exact", "broader", "wider_radius"],
+        "NCT00000003": ["broader"]}  # its keyword "cancer survivors" is under Neoplasms; its condition is not
     assert [(m["nct_id"], m["fit_score"], m["verdict"]) for m in session.matched_trials] == [
-        ("NCT00000001", 87, "uncertain"), ("NCT00000002", 68, "uncertain")]  # 20 + 80 x 5/6 and 20 + 80 x 3/5
+        ("NCT00000001", 87, "uncertain"), ("NCT00000002", 68, "uncertain"),  # 20 + 80 x 5/6 and 20 + 80 x 3/5
+        ("NCT00000003", None, "not_relevant")]
     first = session.matched("NCT00000001") or {}
     assert [(c["criterion"], c["status"]) for c in first["criteria"]] == [
         ("Sex: any", "met"), ("Age 18 years or older", "met"), ("Age 18 or older", "met"),
@@ -129,12 +144,14 @@ def test_assistant_guided_whole_flow_on_memory_backend() -> None:
     assert first["nearest_site"] == "Harbor Cancer Center, Boston, MA, United States — less than a mile away"
     assert "nausea (60%), anaemia (6%)" in first["summary"]
     assert [e["type"] for e in matching.events] == ["trial_cards", "phase"]
-    assert [c["nct_id"] for c in matching.events[0]["trials"]] == ["NCT00000001", "NCT00000002"]
-    assert statuses[:2] == ["Boston, MA", "Search 1 of 2: exact (breast cancer)"]  # then Breast Diseases
-    assert statuses[-2:] == ["Checking trial 1 of 2: NCT00000001", "Checking trial 2 of 2: NCT00000002"]
+    cards = [c["nct_id"] for c in matching.events[0]["trials"]]
+    assert cards == ["NCT00000001", "NCT00000002", "NCT00000003"]
+    assert statuses[:2] == ["Boston, MA", "Search 1 of 5: exact (breast cancer)"]  # then Breast Diseases …
+    assert statuses[-3:] == ["Checking trial 1 of 3: NCT00000001", "Checking trial 2 of 3: NCT00000002",
+                             "Checking trial 3 of 3: NCT00000003"]
 
-    with pytest.raises(GuidedError, match="not among the assessed trials: NCT00000003"):
-        guide.select(session, ["NCT00000003"])
+    with pytest.raises(GuidedError, match="not among the assessed trials: NCT00000009"):
+        guide.select(session, ["NCT00000009"])
     guide.select(session, ["nct00000002"])
     report = guide.make_report(session)
 
@@ -142,18 +159,20 @@ def test_assistant_guided_whole_flow_on_memory_backend() -> None:
     # Questions by who can answer them, each naming the trial and the criterion; nothing for the reviewer to flag.
     assert [(g["title"], g["questions"]) for g in backend.reports[0].care_team["groups"]] == [
         ("Your oncologist (diagnosis, stage, treatments)", [
-            "NCT00000002 — “Receiving chemotherapy.”: Does my treatment so far match what this trial asks for?",
-            "NCT00000002 — the trial as a whole: Given my treatment so far, would joining NCT00000002 be a reasonable "
-            "option for me?"]),
+            "NCT00000002 — “Receiving chemotherapy.”: I have had surgery: does that count as the treatment "
+            "this line asks for?",
+            "NCT00000002 — the trial as a whole: Given what I have had so far (surgery), would joining "
+            "NCT00000002 be a reasonable option for me?"]),
         ("Your family doctor (other health problems and medicines)", [
-            "NCT00000002 — “Heart condition that limits exercise.”: Could I have anything this trial leaves out?"]),
+            "NCT00000002 — “Heart condition that limits exercise.”: Is there anything in my medical history "
+            "that this line would rule out?"]),
         ("The trial team (visits, travel, consent, pregnancy rules)", [
             "NCT00000002 — nearest site: How often would I need to come to City University Clinic, Cambridge, MA, "
             "United States — about 3 miles away, and is help with travel or costs available?"]),
     ]
     assert backend.reports[0].care_team["review"] == {}
-    assert "Given my treatment so far, would joining NCT00000002 be a reasonable option for me?" in (
-        backend.reports[0].questions_for_doctor)
+    asked = "Given what I have had so far (surgery), would joining NCT00000002 be a reasonable option for me?"
+    assert asked in backend.reports[0].questions_for_doctor
     assert [e["type"] for e in report.events] == ["report_ready", "phase"]
     assert (session.phase, session.flags) == ("followup", dict.fromkeys(session.flags, True))
     assert [e.role for e in session.chat_log()] == ["user", "assistant"] * 5
@@ -270,10 +289,14 @@ def test_assistant_guided_nsclc_ranks_trials_within_reach_first(db: Any, nsclc_s
         assert bool(m["distance_note"]) == (expected is not True), m["nct_id"]
         if expected is False:
             assert m["distance_note"].startswith("Beyond your travel limit")
-    # A trial within 200 miles ranks above any trial outside it with the same or a worse verdict.
+    # A trial within 200 miles ranks above any trial outside it with the same or a worse verdict and a record
+    # of the same kind (a partial record or a broad trial never outranks a full one about the disease:
+    # rank_key).
+    kind = ("partial", "broad", "about_diagnosis")
     for i, a in enumerate(matches):
         for b in matches[i + 1:]:
-            if b["within_reach"] is True and a["within_reach"] is not True:
+            same_kind = all(bool(a.get(k)) == bool(b.get(k)) for k in kind)
+            if same_kind and b["within_reach"] is True and a["within_reach"] is not True:
                 assert _VERDICT_RANK[a["verdict"]] < _VERDICT_RANK[b["verdict"]], (a["nct_id"], b["nct_id"])
 
 
@@ -445,14 +468,19 @@ def test_assistant_guided_calls_the_tools_on_typed_arguments(monkeypatch: pytest
     assert session.report_html
 
 
-def test_assistant_guided_checks_nearby_trials_for_the_patients_own_conditions_first() -> None:
-    def hit(strategies: list[str], miles: float | None, criteria: bool = True) -> dict[str, Any]:
-        return {"strategies": strategies, "nearest_site": {"distance_miles": miles} if miles is not None else None,
+def test_assistant_guided_checks_trials_about_the_patients_conditions_first() -> None:
+    def hit(miles: float | None, criteria: bool = True) -> dict[str, Any]:
+        nearest = {"distance_miles": miles} if miles is not None else None
+        return {"strategies": ["broader"], "nearest_site": nearest,
                 **({} if criteria else {"criteria_text": CRITERIA_MISSING})}
 
-    hits = {"near-exact": hit(["exact"], 5), "near-broader": hit(["broader"], 3), "far-exact": hit(["wider_radius"], 900),
-            "unlocated": hit(["exact"], None), "near-no-text": hit(["exact"], 1, criteria=False),
-            "far-broader": hit(["broader"], 400), "near-other": hit(["other"], 2)}
-    order = sorted(hits, key=lambda k: check_order(hits[k], 50))
-    assert order == ["near-exact", "near-no-text", "near-other", "near-broader", "far-exact", "unlocated",
-                     "far-broader"]
+    about, broad = Relevance(True, "", matched=1, closeness=3), Relevance(True, "", broad=True, matched=1)
+    other = Relevance(False, "")
+    cases = {"near-about": (hit(5), (about, about)), "near-no-text": (hit(1, criteria=False), (about, about)),
+             "near-broad": (hit(3), (broad, broad)), "near-other-condition": (hit(2), (about, other)),
+             "far-about": (hit(900), (about, about)), "unlocated": (hit(None), (about, about)),
+             "near-not-relevant": (hit(1), (other, other)), "no-record": (hit(4), None)}
+    order = sorted(cases, key=lambda k: check_order(cases[k][0], 50, cases[k][1]))
+    assert order == ["near-about", "near-no-text", "near-broad", "no-record", "near-other-condition",
+                     "far-about",
+                     "unlocated", "near-not-relevant"]

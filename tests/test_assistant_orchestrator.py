@@ -199,7 +199,9 @@ def test_orchestrator_warns_about_trial_claim_without_lookup(fake: FakeAnthropic
 
     result = make(fake).run_turn(session, "Anything for me?")
 
-    assert [w.code for w in result.warnings] == ["uncited_claim", "no_lookup"]
+    # "3 trials" is a count no tool result gave, so the claim checks flag it as well
+    assert [w.code for w in result.warnings] == ["uncited_claim", "no_lookup", "unchecked_claim"]
+    assert result.flagged == ["I found 3 trials near you, and you are likely eligible for the first one."]
 
 
 def test_orchestrator_bad_tool_argument_is_returned_and_corrected(fake: FakeAnthropic) -> None:

@@ -15,6 +15,7 @@ import pytest
 
 from services.assistant import AssistantSession
 from services.assistant.store import SessionStore, session_days, storage_key, valid_token
+from services.settings import SettingsError
 from tests.conftest import PROJECT
 
 SCHEMA = PROJECT / "sql" / "schema"
@@ -84,10 +85,15 @@ def test_assistant_store_lifetime_from_env(db: Any, monkeypatch: pytest.MonkeyPa
     assert (store.days, timedelta(days=6, hours=23) < left <= timedelta(days=7)) == (7, True)
 
 
-@pytest.mark.parametrize(("raw", "days"), [("", 30), ("0", 30), ("abc", 30), ("90", 90), ("99999", 30)])
-def test_assistant_store_session_days_reads_env(monkeypatch: pytest.MonkeyPatch, raw: str, days: int) -> None:
+@pytest.mark.parametrize(("raw", "days"), [("", 30), ("0", None), ("abc", None), ("90", 90), ("99999", None)])
+def test_assistant_store_session_days_reads_env(monkeypatch: pytest.MonkeyPatch, raw: str,
+                                                days: int | None) -> None:
     monkeypatch.setenv("ASSISTANT_SESSION_DAYS", raw)
-    assert session_days() == days
+    if days is None:  # a bad value is refused with its name, never replaced by the default
+        with pytest.raises(SettingsError, match="^ASSISTANT_SESSION_DAYS="):
+            session_days()
+    else:
+        assert session_days() == days
 
 
 def test_assistant_store_expired_sessions_are_gone(db: Any) -> None:

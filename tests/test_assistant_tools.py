@@ -255,16 +255,23 @@ def test_tools_phase_changes_check_preconditions() -> None:
 
 
 def match(nct_id: str, verdict: str, statuses: list[str], score: int = 50) -> dict[str, Any]:
+    """A match quoting the trial's own lines (save_matched_trials refuses others); an eligible one judges
+    them all met and leaves nothing unknown, as an eligible verdict must."""
+    trial = next((t for t in TRIALS if t["nct_id"] == nct_id), None)
+    lines = [*trial["inclusion"], *trial["exclusion"]] if trial else ["c0"]
+    if verdict == "eligible" and set(statuses) == {"met"}:
+        statuses = ["met"] * len(lines)
     return {
         "nct_id": nct_id,
         "fit_score": score,
         "verdict": verdict,
         "summary": "A plain summary.",
         "criteria": [
-            {"type": "inclusion", "criterion": f"c{k}", "status": s, "plain": "p"}
+            {"type": "inclusion", "criterion": lines[k % len(lines)], "status": s, "plain": "p"}
             for k, s in enumerate(statuses)
         ],
-        "unknowns": [{"kind": "record", "text": "Bring your pathology report"}],
+        "unknowns": [] if verdict == "eligible"
+        else [{"kind": "record", "text": "Bring your pathology report"}],
     }
 
 
@@ -545,9 +552,12 @@ def test_tools_save_matched_trials_refuses_a_trial_text_naming_an_id_never_looke
         "Nothing saved; fix these and send the whole list again: trials[0]: its texts mention NCT99999999, "
         "NCT12345678, which did not come from any search or lookup in this session; look them up first or leave "
         "them out.")
+    backend = MemoryBackend()  # a trial whose own exclusion line names another trial
+    trial = next(t for t in backend.trials if t["nct_id"] == "NCT00000001")
+    trial["exclusion"] = [*trial["exclusion"], "No prior enrolment in NCT01234567"]
     quoted = match("NCT00000001", "uncertain", ["met"])
     quoted["criteria"][0].update(criterion="No prior enrolment in NCT01234567", plain="You were not in NCT01234567.")
-    saved, _ = run("save_matched_trials", {"trials": [quoted]}, session)
+    saved, _ = run("save_matched_trials", {"trials": [quoted]}, session, backend)
     assert saved["saved"] == ["NCT00000001"]
 
 

@@ -79,8 +79,9 @@ def test_bench_memory_measures_a_fresh_serving_process(db):
 
     result = bench_memory.run(db.url, names=["none", "near Boston, MA 100 mi"], timeout_s=900)
     pages = [(p["filter"], p["page"]) for p in result["pages"]]
-    assert pages == [("none", "pages/1_Explore.py"), ("none", "pages/2_Map.py"),
-                     ("near Boston, MA 100 mi", "pages/1_Explore.py"), ("near Boston, MA 100 mi", "pages/2_Map.py")]
+    assert pages == [("none", "app_pages/explore.py"), ("none", "app_pages/map.py"),
+                     ("near Boston, MA 100 mi", "app_pages/explore.py"),
+                     ("near Boston, MA 100 mi", "app_pages/map.py")]
     assert all(p["errors"] == [] and p["seconds"] > 0 for p in result["pages"])
     assert 0 < result["baseline_rss_mb"] <= result["peak_rss_mb"]
     assert result["final_rss_mb"] <= result["peak_rss_mb"]

@@ -38,12 +38,10 @@ playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright f
 
 
 def _page_paths() -> list[tuple[str, str]]:
-    """(URL path, file) of the home page and every page in pages/ (classic multipage names)."""
-    out = [("/", "home.py")]
-    for path in sorted((PROJECT / "pages").glob("*.py")):
-        name = re.sub(r"^\d+_", "", path.stem)
-        out.append((f"/{name}", f"pages/{path.name}"))
-    return out
+    """(URL path, file) of every page in the pages table (services/ui/pages.py)."""
+    from services.ui import pages
+
+    return [(f"/{page.url_path}", page.path) for page in pages.PAGES]
 
 
 # ---- servers ------------------------------------------------------------------------------------
@@ -155,7 +153,8 @@ def query(pg) -> dict[str, list[str]]:  # noqa: ANN001
 
 
 def goto_nav(pg, label: str) -> None:  # noqa: ANN001
-    pg.locator('[data-testid="stSidebarNav"] a').filter(has_text=re.compile(rf"^\s*{label}\s*$")).click()
+    # The link holds the page's icon and its label, each in an element of its own.
+    pg.locator('[data-testid="stSidebarNav"] a').filter(has=pg.get_by_text(label, exact=True)).click()
     pg.wait_for_url(re.compile(rf"/{label}(\?|$)"))
     settle(pg)
 
@@ -272,7 +271,7 @@ def test_browser_database_down_banner_then_recovers_by_itself(page, browser, scr
         scratch_server.release(scratch_dir)
 
 
-ASSISTANT_PAGE = PROJECT / "pages" / "4_Assistant.py"
+ASSISTANT_PAGE = PROJECT / "app_pages" / "assistant.py"
 
 
 @pytest.mark.skipif(not ASSISTANT_PAGE.exists(), reason="the Assistant page is not there yet")

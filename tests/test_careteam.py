@@ -20,6 +20,14 @@ from tests.fake_anthropic import FakeAnthropic, ScriptedTurn, text_block
 
 # A profile holding every fact kind, each with a value no other kind shares, so a role's input can be searched for
 # what it must not see.
+# Who answers each kind of criterion, written out independently of careteam.PERMISSIONS (which routes them):
+# test_careteam_lab_values_reach_only_pathology_and_the_specialist checks the two agree.
+CATEGORY_ROLE: dict[str, str] = {
+    "disease": "specialist", "treatment": "specialist", "activity": "specialist",
+    "biomarker": "pathology_lab", "lab": "pathology_lab", "imaging": "radiology",
+    "heart": "primary_care", "condition": "primary_care", "medicine": "primary_care",
+    "logistics": "trial_team", "reproductive": "trial_team",
+}
 PROFILE: dict[str, Any] = {
     "diagnosis": "non-small cell lung cancer", "subtype": "adenocarcinoma", "stage": "IVB", "age": 62, "sex": "male",
     "biomarkers": ["EGFR exon 19 deletion", "PD-L1 80%"], "labs": ["ANC 1.9 x10^9/L", "creatinine 1.1 mg/dL"],
@@ -103,7 +111,7 @@ def test_careteam_lab_values_reach_only_pathology_and_the_specialist() -> None:
     assert {r for r in ROLES if "criteria:lab" in PERMISSIONS[r]} == {"pathology_lab"}
     # Every criterion category has exactly one role that may see it, the one it is routed to.
     for category in careteam.CATEGORIES:
-        assert [r for r in ROLES if f"criteria:{category}" in PERMISSIONS[r]] == [careteam.CATEGORY_ROLE[category]]
+        assert [r for r in ROLES if f"criteria:{category}" in PERMISSIONS[r]] == [CATEGORY_ROLE[category]]
 
 
 def test_careteam_each_builder_gets_only_its_scoped_facts(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -131,6 +139,7 @@ def test_careteam_each_builder_gets_only_its_scoped_facts(monkeypatch: pytest.Mo
     ("Adequate organ function", "pathology_lab"),
     ("HbA1c between 7.0% and 10.5%", "pathology_lab"),
     ("Measurable disease per RECIST v1.1", "radiology"),
+    ("One lesion not previously irradiated that qualifies as a RECIST 1.1 target lesion", "radiology"),
     ("Symptomatic CNS metastases", "radiology"),
     ("Stage IIIB or IV disease", "specialist"),
     ("Prior treatment with an EGFR tyrosine kinase inhibitor", "specialist"),
@@ -144,7 +153,7 @@ def test_careteam_each_builder_gets_only_its_scoped_facts(monkeypatch: pytest.Mo
     ("Participation in another interventional trial within 30 days", "trial_team"),
 ])
 def test_careteam_routes_a_criterion_to_who_can_answer_it(text: str, role: str) -> None:
-    assert careteam.CATEGORY_ROLE[careteam.category_of(text)] == role
+    assert CATEGORY_ROLE[careteam.category_of(text)] == role
 
 
 @pytest.mark.parametrize(("diagnosis", "name"), [
@@ -169,22 +178,24 @@ def test_careteam_rules_questions_name_trial_and_criterion() -> None:
             assert found, q.line()
             assert found.group(1) in ("NCT01234567", "NCT07654321")
             for named in q.criteria:  # each quote is an open criterion of that trial, routed to this role
-                assert careteam.CATEGORY_ROLE[careteam.category_of(named)] == group.role and named in [t for _, t, s in CRITERIA if s != "met"]
+                assert CATEGORY_ROLE[careteam.category_of(named)] == group.role
+                assert named in [t for _, t, s in CRITERIA if s != "met"]
     radiology = next(g for g in team.groups if g.role == "radiology")
+    # Worded from data/report/questions.json by the line's kind: the line's own term (RECIST) is named.
     assert [q.line() for q in radiology.questions] == [
-        "NCT01234567 — “Measurable disease per RECIST 1.1”: Can my tumour be measured on scans the way trials need "
-        "(RECIST)?",
-        "NCT01234567 — “Untreated brain metastases”: Do my scans or reports show anything this trial leaves out?",
-        "NCT07654321 — “Measurable disease per RECIST 1.1”: Can my tumour be measured on scans the way trials need "
-        "(RECIST)?",
-        "NCT07654321 — “Untreated brain metastases”: Do my scans or reports show anything this trial leaves out?",
+        "NCT01234567 — “Measurable disease per RECIST 1.1”: Do my latest scans show what this line asks for "
+        "(RECIST), and are they recent enough?",
+        "NCT01234567 — “Untreated brain metastases”: Have my scans shown anything this line leaves out?",
+        "NCT07654321 — “Measurable disease per RECIST 1.1”: Do my latest scans show what this line asks for "
+        "(RECIST), and are they recent enough?",
+        "NCT07654321 — “Untreated brain metastases”: Have my scans shown anything this line leaves out?",
     ]
     team_lines = [q.line() for q in next(g for g in team.groups if g.role == "trial_team").questions]
     assert team_lines[:2] == [
         "NCT01234567 — “Willing and able to comply with scheduled visits”: What does this ask of me in practice: "
         "visits, tests, time and travel?",
-        "NCT01234567 — “Women of childbearing potential must use contraception”: Do the trial's pregnancy and "
-        "birth-control rules apply to me, and what would I need to do?"]
+        "NCT01234567 — “Women of childbearing potential must use contraception”: What would this line's "
+        "pregnancy and birth-control rules ask of me, as a man?"]
     rest = careteam.build(PROFILE, [_match("NCT01234567", [
         ("inclusion", "Other inclusion/exclusion criteria are specified in the protocol", "not_enough_information")])])
     assert [q.line() for g in rest.groups if g.role == "trial_team" for q in g.questions][0] == (
@@ -334,8 +345,8 @@ def test_careteam_model_unreachable_falls_back_to_rules(fake: FakeAnthropic) -> 
     radiology = next(g for g in team.groups if g.role == "radiology")
     assert (radiology.source, radiology.note) == ("rules", "Written by fixed rules: the model could not be reached.")
     assert [q.line() for q in radiology.questions] == [
-        "NCT01234567 — “Measurable disease per RECIST 1.1”: Can my tumour be measured on scans the way trials need "
-        "(RECIST)?"]
+        "NCT01234567 — “Measurable disease per RECIST 1.1”: Do my latest scans show what this line asks for "
+        "(RECIST), and are they recent enough?"]
 
 
 def test_careteam_parse_questions_caps_and_checks_every_entry() -> None:
@@ -401,9 +412,11 @@ def test_careteam_nsclc_report_groups_questions_by_specialist(nsclc: AssistantSe
     assert html.count("Points to check before you go further") == len(flagged)
     shown = unescape(html)
     assert all(f.text in shown for f in team.flags)
-    for m in selected:  # hepatitis B is serious: flagged exactly where the trial's criteria never mention it
-        silent = "hepatitis" in " ".join(c["criterion"] for c in m["criteria"]).lower()
-        assert any(f.nct_id == m["nct_id"] and "“hepatitis B”" in f.text for f in team.flags) != silent
+    for m in selected:  # hepatitis B is serious: every trial says where its criteria name it, or that none do
+        named = "hepatitis" in " ".join(c["criterion"] for c in m["criteria"]).lower()
+        said = [f.text for f in team.flags if f.nct_id == m["nct_id"] and "“hepatitis B”" in f.text]
+        assert len(said) == 1
+        assert ("none of this trial's criteria we checked mention it" in said[0]) != named
 
 
 def test_careteam_report_tool_asks_the_model_per_role_in_claude_mode(fake: FakeAnthropic) -> None:

@@ -16,7 +16,7 @@ from services.dashboard.filters import Filters
 CHROMIUM = "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else shutil.which("chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run"]
-CHARTS = 22  # the funnel and 21 facet charts, each A vs B
+CHARTS = 24  # the funnel and 23 facet charts, each A vs B
 QUERY = "condition=lung%20cancer&status=ANY&b.condition=diabetes&b.phase=PHASE3"
 
 

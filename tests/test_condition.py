@@ -202,7 +202,7 @@ def test_condition_search_tool_pages_hold_only_matching_trials(db: Any) -> None:
 def test_condition_sidebar_says_which_headings_the_condition_resolved_to(db: Any) -> None:
     from streamlit.testing.v1 import AppTest
 
-    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "pages" / "1_Explore.py"),
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app_pages" / "explore.py"),
                            default_timeout=120)
     at.query_params["condition"] = "lung cancer"
     at.run()

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from services.dashboard import dbinfo, engine
+from services.dashboard import dbinfo, engine, facetstore
 from services.ui import state as ui_state
 
-PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "6_Data.py")
+PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "data.py")
 
 
 def _data_page() -> AppTest:
@@ -24,6 +24,9 @@ def test_data_page_names_the_in_process_engine(db):
     at = _data_page()
     text = " ".join(m.value for m in at.markdown)
     assert "**In-process engine.**" in text and "loaded once per start" in text
+    store = facetstore.loaded(db)  # the page loaded it, and says how this start got it
+    how = "mapped from the start cache" if store.from_cache else "loaded from the database"
+    assert f"This start: {store.n:,} studies {how} in" in text
     assert not [w for w in at.warning if "SQL engine" in w.value]
     assert dbinfo.database_info(db)["engine"]["mode"] == "memory"
 
@@ -85,7 +88,13 @@ def test_data_page_and_db_info_list_all_aact_tables(db):
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert cli_main(["db", "info", "--json"]) == 0
-    assert json.loads(out.getvalue())["tables"] == want
+    info = json.loads(out.getvalue())
+    assert info["tables"] == want
+    assert info["server_version"] == db.fetch_value("SHOW server_version")  # which PostgreSQL answers
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli_main(["db", "info"]) == 0
+    assert f"PostgreSQL {info['server_version']}" in out.getvalue().splitlines()[0]
     at = _data_page()
     shown = {row["table"]: row["rows"] for row in at.dataframe[0].value.to_dict("records")}
     assert shown == want
@@ -94,15 +103,22 @@ def test_data_page_and_db_info_list_all_aact_tables(db):
 def test_home_links_every_page_of_the_navigation(db):
     # Home's "Where to go" linked six of the nine pages: Compare, Sites and Timeline were missing, and its intro
     # named only four of the seven pages that share the sidebar's filters.
-    import ast
+    from services.ui import pages
 
-    nav = (Path(PAGE).parent.parent / "navigation.py").read_text(encoding="utf-8")
-    pages = next(ast.literal_eval(node.value) for node in ast.parse(nav).body
-                 if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "PAGES")
     at = AppTest.from_file(str(Path(PAGE).parent.parent / "navigation.py"), default_timeout=120).run()
     assert not at.exception, at.exception
     labels = [link.proto.label for link in at.get("page_link")]
-    assert [label.split(" — ")[0] for label in labels] == [title for path, title in pages if path != "home.py"]
+    assert [label.split(" — ")[0] for label in labels] == [p.title for p in pages.PAGES if p.title != "Home"]
     intro = at.markdown[0].value
     for page in ("Explore", "Compare", "Map", "Sites", "Timeline", "Trials", "Assistant"):
         assert page in intro
+
+
+def test_no_pages_folder_beside_the_navigation() -> None:
+    # A folder called pages/ beside the main script puts a fresh server's first run into Streamlit's older
+    # folder mode, which looks up /SQL as the file "sql" and answers "Page not found" to the first deep link.
+    from services.ui import pages
+
+    project = Path(PAGE).parent.parent
+    assert not (project / "pages").exists()
+    assert all((project / page.path).is_file() for page in pages.PAGES)

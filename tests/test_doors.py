@@ -29,7 +29,7 @@ from streamlit.testing.v1 import AppTest
 from websockets.sync.client import connect
 
 from devtools.commands.bench_load_cmd import stop_process
-from services import access
+from services import access, settings
 from services.ui import doors
 from tests.test_browser import PASSWORD, _env, _start_streamlit
 
@@ -50,7 +50,9 @@ def test_doors_origin_verdict_keeps_this_host_and_loopback_and_refuses_the_rest(
 
 
 def test_doors_client_address_believes_forwarded_for_only_from_a_trusted_proxy():
-    trusted = access.trusted_proxies({"TRUSTED_PROXY": "10.0.0.2, 192.168.0.0/24, not-an-address"})
+    with pytest.raises(settings.SettingsError, match="^TRUSTED_PROXY="):
+        settings.read({"TRUSTED_PROXY": "10.0.0.2, not-an-address"})
+    trusted = settings.read({"TRUSTED_PROXY": "10.0.0.2, 192.168.0.0/24"}).proxies
     assert len(trusted) == 2
     assert [
         access.client_address("203.0.113.9", "198.51.100.1", trusted),              # not from the proxy

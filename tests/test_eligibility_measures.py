@@ -37,14 +37,14 @@ def test_hba1c_in_mmol_per_mol_is_converted() -> None:
     # mmol/mol = 10.929 x (% - 2.15): 58 and 86 mmol/mol are 7.5% and 10.0%.
     (limit,) = limits_in("HbA1c 58-86 mmol/mol")
     assert [round(b, 1) for _, b in limit.bounds] == [7.5, 10.0]
-    woman = PatientProfile(age_years=55, sex="female", conditions=("type 2 diabetes", "HbA1c 8.1%"))
+    woman = PatientProfile(age=55, sex="female", conditions=("type 2 diabetes", "HbA1c 8.1%"))
     assert evaluate("HbA1c 7.5–10.0% (58–86 mmol/mol)", "inclusion", woman).label == Label.MET
     assert evaluate("HbA1c 64 mmol/mol or higher", "inclusion", woman).label == Label.MET
     assert evaluate("HbA1c > 70 mmol/mol", "inclusion", woman).label == Label.NOT_MET
 
 
 def test_bmi_read_in_every_spelling() -> None:
-    man = PatientProfile(age_years=50, sex="male", notes="BMI 31")
+    man = PatientProfile(age=50, sex="male", notes="BMI 31")
     for line in ("BMI ≥ 23.0", "BMI ≥ 23.0 kg/m2", "Body mass index (BMI) of 18.5 to 35 kg/m2", "BMI >= 23"):
         assert evaluate(line, "inclusion", man).label == Label.MET, line
     assert evaluate("BMI > 35 kg/m²", "exclusion", man).label == Label.NOT_MET
@@ -74,7 +74,7 @@ def test_one_limit_for_two_enzymes_reads_both() -> None:
 
 
 def test_unknown_value_is_left_open() -> None:
-    man = PatientProfile(age_years=62, sex="male", conditions=("type 2 diabetes",))
+    man = PatientProfile(age=62, sex="male", conditions=("type 2 diabetes",))
     for kind, line in (
         ("exclusion", "eGFR < 30 mL/min/1.73m2"),
         ("inclusion", "Platelets ≥ 100 x 10^9/L"),
@@ -100,7 +100,7 @@ def test_ckd_stage_row_is_read_as_its_egfr_range(stage: int) -> None:
 
 
 KIDNEY = PatientProfile(
-    age_years=62, sex="male", conditions=("type 2 diabetes", "chronic kidney disease", "eGFR 42")
+    age=62, sex="male", conditions=("type 2 diabetes", "chronic kidney disease", "eGFR 42")
 )
 
 
@@ -145,9 +145,9 @@ _SCOPED = re.compile(
 @pytest.mark.parametrize(
     "patient",
     [
-        PatientProfile(age_years=62, sex="male", conditions=("chronic kidney disease", "eGFR 42")),
+        PatientProfile(age=62, sex="male", conditions=("chronic kidney disease", "eGFR 42")),
         PatientProfile(
-            age_years=62,
+            age=62,
             sex="male",
             conditions=("chronic kidney disease",),
             labs=(LabValue("egfr", 42.0, "mL/min/1.73m2", "2026-11-01"),),
@@ -172,3 +172,27 @@ def test_sample_kidney_cut_offs_follow_egfr_42(patient: PatientProfile) -> None:
             wrong.append((nct, kind, line[:120], judgement.label.value, judgement.reason[:120]))
     assert checked > 50
     assert not wrong, wrong[:10]
+
+
+_NOTE_WITH_CREATININE = (
+    "0. A 70-year-old man comes to clinic with ankle swelling.\n"
+    "1. His serum creatinine is 1.3 mg/dL and his blood pressure is 150/90 mm Hg."
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "kind", "expected"),
+    [
+        ("Serum creatinine > 2 mg/dL", "exclusion", Label.NOT_MET),
+        ("serum creatinine ≥ 177 µmol/L", "exclusion", Label.NOT_MET),
+        ("Creatinine > 1.0 mg/dL", "exclusion", Label.MET),
+        ("Serum creatinine ≤ 1.5 mg/dL", "inclusion", Label.MET),
+    ],
+)
+def test_note_creatinine_is_compared_with_the_cut_off(line: str, kind: str, expected: Label) -> None:
+    assert evaluate(line, kind, _NOTE_WITH_CREATININE).label == expected  # type: ignore[arg-type]
+
+
+def test_creatinine_inside_a_longer_measure_name_is_that_measure() -> None:
+    assert [lim.row.key for lim in limits_in("Creatinine clearance < 30")] == ["egfr"]
+    assert [lim.row.key for lim in limits_in("albumin creatinine ratio > 30 mg/g")] == ["uacr"]

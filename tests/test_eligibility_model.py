@@ -31,7 +31,7 @@ NOTE = (
     "1. She takes metformin 1000 mg twice daily.\n"
     "2. Her HbA1c last month was 8.1%."
 )
-PROFILE = PatientProfile(age_years=55, sex="female", conditions=("type 2 diabetes",), treatments=("metformin",))
+PROFILE = PatientProfile(age=55, sex="female", conditions=("type 2 diabetes",), treatments=("metformin",))
 HBA1C = "HbA1c between 7.0% and 10.5% at screening"
 
 

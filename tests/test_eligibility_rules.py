@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import csv
 import os
+import re
 import subprocess
 import sys
 import time
@@ -14,7 +16,18 @@ from services.eligibility.labels import Label
 from services.eligibility.model import CombinedEvaluator, judge_criteria
 from services.eligibility.parser import Criterion, parse_criteria
 from services.eligibility.patient import PatientProfile, facts_from_note, split_note
-from services.eligibility.rules import AgeRange, Judgement, evaluate, parse_age_range
+from services.eligibility.rules import (
+    CRITERIA_REFERENCES_CSV,
+    GENERIC_WORDS_CSV,
+    NOT_SEXUALLY_ACTIVE_CSV,
+    SEX_ORGANS_CSV,
+    WEIGHT_FLOOR_CSV,
+    AgeRange,
+    Judgement,
+    evaluate,
+    parse_age_range,
+    weight_floor,
+)
 from services.errors import BadInput
 
 NOTE = """0. A 67-year-old woman presents with shortness of breath and a productive cough.
@@ -91,19 +104,19 @@ def test_eligibility_rules_age_inside_and_outside() -> None:
 ])
 def test_eligibility_rules_an_age_of_the_relatives_is_not_the_patients(text: str) -> None:
     """A 62-year-old is not "outside the range under 40" of an exclusion about relatives who died young."""
-    j = evaluate(text, "exclusion", PatientProfile(age_years=62, sex="male"))
+    j = evaluate(text, "exclusion", PatientProfile(age=62, sex="male"))
     assert j.label == Label.NOT_ENOUGH_INFO and "Age 62" not in j.reason
 
 
 def test_eligibility_rules_whole_years_at_upper_bound() -> None:
-    seventeen_and_a_half = PatientProfile(age_years=17.5)
+    seventeen_and_a_half = PatientProfile(age=17.5)
     assert label("Aged 1 to 17 years", "inclusion", seventeen_and_a_half) == Label.MET
     assert label("Under 17 years", "inclusion", seventeen_and_a_half) == Label.NOT_MET
 
 
 def test_eligibility_rules_age_in_months_for_an_infant() -> None:
     infant = "0. A 6-month-old male infant has a urine output of less than 0.2 mL/kg/hr after surgery."
-    assert facts_from_note(infant).age_years == 0.5
+    assert facts_from_note(infant).age == 0.5
     assert label("Age 2 months to 20 years", "inclusion", infant) == Label.MET
     assert label("Age 1 to 5 years", "inclusion", infant) == Label.NOT_MET
 
@@ -130,7 +143,7 @@ def test_eligibility_rules_sex() -> None:
 
 def test_eligibility_rules_sex_read_from_pronouns() -> None:
     facts = facts_from_note("0. A 10 year old child has a cough.\n1. His mother says he has had a fever.")
-    assert (facts.sex, facts.age_years) == ("male", 10.0)
+    assert (facts.sex, facts.age) == ("male", 10.0)
 
 
 # --- Pregnancy -----------------------------------------------------------------------------------------
@@ -163,7 +176,7 @@ def test_eligibility_rules_pregnancy_known() -> None:
     )
     assert label("Pregnant, with gestational age <8 weeks", "inclusion", PREGNANT) == Label.NOT_MET
     assert label("Pregnant", "inclusion", BOY) == Label.NOT_MET
-    assert label("Pregnant women", "exclusion", PatientProfile(sex="female", age_years=30, pregnant=False)) == (
+    assert label("Pregnant women", "exclusion", PatientProfile(sex="female", age=30, pregnant=False)) == (
         Label.NOT_MET
     )
 
@@ -184,7 +197,7 @@ def test_eligibility_rules_negated_pregnancy_detail_is_not_a_negated_pregnancy(n
 def test_eligibility_rules_not_pregnant_settles_only_half_of_pregnant_or_breastfeeding() -> None:
     """"Pregnant or breastfeeding" is met by either; a patient who says only that she is not pregnant has not said
     whether she breastfeeds (it was 'not met: The patient is not pregnant.', even for a note saying she breastfeeds)."""
-    profile = PatientProfile(sex="female", age_years=30, pregnant=False)
+    profile = PatientProfile(sex="female", age=30, pregnant=False)
     open_reason = "The patient is not pregnant, but whether they are breastfeeding is not known."
     assert evaluate("Pregnant or breastfeeding women", "exclusion", profile) == Judgement(Label.NOT_ENOUGH_INFO,
                                                                                           open_reason)
@@ -293,13 +306,13 @@ def test_eligibility_rules_qualified_condition() -> None:
     # In a complete case summary, hypertension not described as uncontrolled does not trigger the exclusion.
     assert label("Uncontrolled hypertension", "exclusion", NOTE) == Label.NOT_MET
     # A profile is not a complete record: the doctor has to judge whether it is uncontrolled.
-    profile = PatientProfile(age_years=67, sex="female", conditions=("hypertension",))
+    profile = PatientProfile(age=67, sex="female", conditions=("hypertension",))
     assert label("Uncontrolled hypertension", "exclusion", profile) == Label.NEEDS_DISCUSSION
 
 
 def test_eligibility_rules_unmentioned_exclusion_in_note_versus_profile() -> None:
     assert evaluate("Known HIV infection", "exclusion", NOTE).label == Label.NOT_MET
-    profile = PatientProfile(age_years=67, sex="female", conditions=("hypertension",))
+    profile = PatientProfile(age=67, sex="female", conditions=("hypertension",))
     assert evaluate("History of stroke", "exclusion", profile) == Judgement(
         Label.NOT_ENOUGH_INFO, "Your profile does not mention stroke."
     )
@@ -352,7 +365,7 @@ def test_eligibility_rules_measurements() -> None:
 
 def test_eligibility_rules_profile() -> None:
     profile = PatientProfile(
-        age_years=58, sex="male", conditions=("type 2 diabetes", "COPD"), treatments=("metformin",), ecog=1
+        age=58, sex="male", conditions=("type 2 diabetes", "COPD"), treatments=("metformin",), ecog=1
     )
     assert evaluate("Diabetes mellitus", "inclusion", profile) == Judgement(
         Label.MET, "Your profile shows diabetes.", ()
@@ -365,7 +378,7 @@ def test_eligibility_rules_profile() -> None:
 def test_eligibility_rules_contraception_line_names_the_profile_not_a_note() -> None:
     # A patient who answered questions wrote no note; the reason must not say "the note".
     line = "Women of childbearing potential must agree to use adequate contraception during the study"
-    profile = PatientProfile(age_years=30, sex="female", conditions=("asthma",))
+    profile = PatientProfile(age=30, sex="female", conditions=("asthma",))
     assert evaluate(line, "inclusion", profile) == Judgement(
         Label.NOT_ENOUGH_INFO, "This line asks something of people of the patient's sex (such as agreeing to "
         "contraception) that your profile does not say."
@@ -423,7 +436,7 @@ def test_reason_naming_excepted_conditions_does_not_depend_on_the_hash_seed() ->
     """The conditions a criterion leaves out are named in the order written, the same in every process."""
     script = (
         "from services.eligibility.rules import evaluate, PatientProfile\n"
-        "p = PatientProfile(age_years=70, sex='female', conditions=('breast cancer',))\n"
+        "p = PatientProfile(age=70, sex='female', conditions=('breast cancer',))\n"
         "print(evaluate('No other prior malignancy is allowed except for the following: lobular carcinoma in-situ of "
         "the breast (LCIS), or any other cancer from which the patient has been disease-free for 5 years.', "
         "'exclusion', p).reason)\n"
@@ -471,13 +484,13 @@ def test_eligibility_rules_an_over_long_line_is_left_open_at_once() -> None:
 def test_eligibility_rules_a_cancer_on_record_is_not_a_metastatic_one() -> None:
     """"Metastatic" was read as just "cancer", so any cancer met it: 'Metastatic breast cancer' was met by a profile
     saying 'breast cancer'.  Whether it has spread is now a detail the record must say."""
-    profile = PatientProfile(age_years=55, sex="female", conditions=("breast cancer",))
+    profile = PatientProfile(age=55, sex="female", conditions=("breast cancer",))
     assert evaluate("Metastatic breast cancer", "inclusion", profile) == Judgement(
         Label.NEEDS_DISCUSSION, "Your profile shows cancer and breast cancer, but not whether the details in the "
         "criterion (metastatic) apply.")
     assert label("Metastatic disease", "exclusion", profile) == Label.NEEDS_DISCUSSION
     assert label("Metastatic disease", "exclusion", "0. A 55-year-old woman with breast cancer.") == Label.NOT_MET
-    spread = PatientProfile(age_years=55, sex="female", conditions=("metastatic breast cancer",))
+    spread = PatientProfile(age=55, sex="female", conditions=("metastatic breast cancer",))
     assert label("Metastatic breast cancer", "inclusion", spread) == Label.MET
     assert label("Metastatic breast cancer", "inclusion", "0. A woman with breast cancer and liver metastases.") == (
         Label.MET)
@@ -495,7 +508,7 @@ def test_eligibility_rules_a_limit_written_after_an_age_group_is_the_limit(text:
     the trial never wrote."""
     assert parse_age_range(text)[0] == expected
     if expected.high == 12:
-        assert evaluate(text, "exclusion", PatientProfile(age_years=14)) == Judgement(
+        assert evaluate(text, "exclusion", PatientProfile(age=14)) == Judgement(
             Label.NOT_MET, "Age 14 years is outside the range under 12 years.")
 
 
@@ -515,14 +528,14 @@ def test_eligibility_rules_performance_bound_written_after_the_number(criterion:
 def test_eligibility_rules_one_item_of_an_exclusion_list_that_does_not_hold_settles_nothing() -> None:
     """'ECOG >= 2 or heart failure' keeps out a patient with heart failure at ECOG 1; it was 'not met' because the
     ECOG item failed (and the condition named after it was taken as part of the ECOG wording)."""
-    heart = PatientProfile(age_years=55, sex="female", conditions=("heart failure",), ecog=1)
+    heart = PatientProfile(age=55, sex="female", conditions=("heart failure",), ecog=1)
     assert evaluate("ECOG >= 2 or heart failure", "exclusion", heart) == Judgement(
         Label.MET, "Your profile shows heart failure.")
     assert label("ECOG >= 2 or heart failure", "exclusion", "0. A 55-year-old woman with heart failure. ECOG 1.") == (
         Label.MET)
     # With the condition unknown the line stays open for a profile; a complete case summary that does not
     # mention it settles it.
-    asthma = PatientProfile(age_years=55, sex="female", conditions=("asthma",), ecog=1)
+    asthma = PatientProfile(age=55, sex="female", conditions=("asthma",), ecog=1)
     assert evaluate("ECOG >= 2 or heart failure", "exclusion", asthma) == Judgement(
         Label.NOT_ENOUGH_INFO, "Your profile does not mention heart failure.")
     assert label("ECOG >= 2 or heart failure", "exclusion", "0. A 55-year-old woman with asthma. ECOG 1.") == (
@@ -559,3 +572,94 @@ def test_eligibility_rules_a_word_starting_with_no_is_not_a_negation(condition: 
 def test_eligibility_rules_none_of_and_no_still_negate() -> None:
     assert label("No asthma", "inclusion", PatientProfile(conditions=("asthma",))) == Label.NOT_MET
     assert label("Non-smoker", "inclusion", PatientProfile(conditions=("smoker",))) == Label.NOT_MET
+
+
+_GENERIC_ROWS = list(csv.DictReader(GENERIC_WORDS_CSV.open(encoding="utf-8")))
+
+
+@pytest.mark.parametrize("row", _GENERIC_ROWS, ids=[r["word"] for r in _GENERIC_ROWS])
+def test_generic_words_csv_row_is_not_read_as_a_detail(row: dict[str, str]) -> None:
+    # Each row's example line holds its word, which asks nothing a note has to repeat.
+    assert re.search(rf"\b{row['word']}\b", row["example"], re.I) and row["source"].strip()
+    note = f"0. A 60-year-old patient comes to clinic.\n1. {row['note']}"
+    assert evaluate(row["example"], row["kind"], note).label == Label(row["expected"])
+
+
+_REFERENCE_ROWS = list(csv.DictReader(CRITERIA_REFERENCES_CSV.open(encoding="utf-8")))
+
+
+@pytest.mark.parametrize("row", _REFERENCE_ROWS, ids=[r["example"][:40] for r in _REFERENCE_ROWS])
+def test_criteria_references_csv_row_is_read_as_a_line_about_the_criteria(row: dict[str, str]) -> None:
+    note = "0. A 45-year-old man has had diarrhea for two days.\n1. He takes no medicines."
+    assert re.search(row["cue"], row["example"], re.I) and row["source"].strip()
+    assert row["means"] in ("other_criteria", "no_criteria")
+    assert evaluate(row["example"], row["kind"], note).label == Label(row["expected"])
+
+
+def test_meeting_diagnostic_criteria_is_not_a_reference_to_the_trials_criteria() -> None:
+    note = "0. A 45-year-old man has had diarrhea for two days.\n1. He takes no medicines."
+    assert evaluate("Meeting criteria for severe depression", "exclusion", note).label == Label.NOT_MET
+    label = evaluate("Does not meet criteria for severe depression", "inclusion", note).label
+    assert label != Label.NOT_ENOUGH_INFO
+
+
+_INACTIVE_ROWS = list(csv.DictReader(NOT_SEXUALLY_ACTIVE_CSV.open(encoding="utf-8")))
+
+
+@pytest.mark.parametrize("row", _INACTIVE_ROWS, ids=[r["cue"][:30] for r in _INACTIVE_ROWS])
+def test_not_sexually_active_csv_row_sets_contraception_lines_aside(row: dict[str, str]) -> None:
+    assert re.search(row["cue"], row["example_note"], re.I) and row["source"].strip()
+    note = "0. A 19-year-old woman comes for a check-up."
+    told = f"{note}\n1. {row['example_note']}"
+    assert evaluate(row["example"], row["kind"], told).label == Label(row["expected"])
+    # Without the sentence the line stays open: the note does not say whether she uses contraception.
+    assert evaluate(row["example"], row["kind"], note).label == Label.NOT_ENOUGH_INFO
+
+
+_FLOOR_ROWS = list(csv.DictReader(WEIGHT_FLOOR_CSV.open(encoding="utf-8")))
+
+
+@pytest.mark.parametrize("row", _FLOOR_ROWS, ids=[r["age_months"] for r in _FLOOR_ROWS])
+def test_weight_floor_csv_row_settles_a_lower_weight_limit(row: dict[str, str]) -> None:
+    months, kg = int(row["age_months"]), float(row["kg"])
+    assert row["source"].strip() and weight_floor(months / 12) == kg
+    age = f"{months}-month-old" if months < 24 else f"{months // 12}-year-old"
+    note = f"0. A {age} girl is brought to clinic with a cough."
+    below, above = f"{kg - 0.5:g}", f"{kg + 1:g}"
+    assert evaluate(f"Weight ≥ {below} kg", "inclusion", note).label == Label.MET
+    assert evaluate(f"Body weight < {below} kg", "exclusion", note).label == Label.NOT_MET
+    # A limit above the floor, or one the floor would settle against the patient, stays open.
+    assert evaluate(f"Weight ≥ {above} kg", "inclusion", note).label == Label.NOT_ENOUGH_INFO
+    assert evaluate(f"Weight ≤ {below} kg", "inclusion", note).label == Label.NOT_ENOUGH_INFO
+
+
+_ORGAN_ROWS = list(csv.DictReader(SEX_ORGANS_CSV.open(encoding="utf-8")))
+
+
+@pytest.mark.parametrize("row", _ORGAN_ROWS, ids=[r["organ"] for r in _ORGAN_ROWS])
+def test_sex_organs_csv_row_is_met_only_when_the_record_keeps_the_organ(row: dict[str, str]) -> None:
+    assert row["source"].strip() and row["organ"] in row["example"]
+    own, other = ("woman", "man") if row["sex"] == "female" else ("man", "woman")
+    note = f"0. A 45-year-old {own} comes to clinic for a check-up."
+    assert evaluate(row["example"], "inclusion", note).label == Label.MET
+    removed = row["removed_by"].split("|")[0]
+    assert evaluate(row["example"], "inclusion", f"{note}\n1. A {removed} was done in 2010.").label == (
+        Label.NEEDS_DISCUSSION)
+    # Never counted against the other sex: the wording may be chosen to include transgender people.
+    other_note = f"0. A 45-year-old {other} comes to clinic for a check-up."
+    assert evaluate(row["example"], "inclusion", other_note).label == Label.NEEDS_DISCUSSION
+
+
+@pytest.mark.parametrize(
+    ("line", "note_sentence"),
+    [
+        ("Maintenance hemodialysis after kidney transplant failure", "His kidney transplant failed in 2015."),
+        ("Patients undergoing surgery for colon cancer", "He has colon cancer."),
+        ("Patients scheduled for elective surgery", "He has colon cancer."),
+    ],
+)
+def test_a_procedure_a_complete_note_omits_is_not_met_for_any_reason(line: str, note_sentence: str) -> None:
+    # The words saying why or after what ("after kidney transplant failure") are not the procedure itself:
+    # a note naming them but not the procedure shows the patient is not going through it.
+    note = f"0. A 60-year-old man comes to clinic.\n1. {note_sentence}"
+    assert evaluate(line, "inclusion", note).label == Label.NOT_MET

@@ -30,7 +30,7 @@ _OTHER_SUBJECT = re.compile(
 
 @pytest.mark.parametrize(
     "patient",
-    [PatientProfile(age_years=62, sex="male"), PatientProfile(age_years=35, sex="female")],
+    [PatientProfile(age=62, sex="male"), PatientProfile(age=35, sex="female")],
     ids=["man-62", "woman-35"],
 )
 def test_sample_consent_lines_never_count_against_the_patient(patient: PatientProfile) -> None:
@@ -60,7 +60,7 @@ _AGE_OR_SCORE = r"\b(?:age[ds]?|years? old|year-old|years? of age|Karnofsky|KPS|
 
 @pytest.mark.parametrize(
     "patient",
-    [PatientProfile(age_years=9, sex="male"), PatientProfile(age_years=62, sex="female")],
+    [PatientProfile(age=9, sex="male"), PatientProfile(age=62, sex="female")],
     ids=["boy-9", "woman-62"],
 )
 def test_sample_reasons_state_no_impossible_range(patient: PatientProfile) -> None:

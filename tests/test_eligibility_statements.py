@@ -113,7 +113,8 @@ def test_biomarker_status_words(criterion: str, kind: str, expected: Label) -> N
     ],
 )
 def test_pd_l1_result_written_as_a_bound(result: str, criterion: str, expected: Label) -> None:
-    patient = PatientProfile(age_years=60, sex="male", conditions=("non-small cell lung cancer",), biomarkers=(result,))
+    patient = PatientProfile(age=60, sex="male", conditions=("non-small cell lung cancer",),
+                             biomarkers=(result,))
     assert evaluate(criterion, "inclusion", patient).label == expected
 
 
@@ -289,18 +290,26 @@ def test_rule_for_men_applies_to_a_man() -> None:
 
 
 def test_a_woman_only_trial_still_rules_out_a_man() -> None:
-    profile = PatientProfile(age_years=60, sex="male")
+    profile = PatientProfile(age=60, sex="male")
     assert evaluate("Female patients aged 18 or older", "inclusion", profile).label == Label.NOT_MET
 
 
 @pytest.mark.parametrize(
     "criterion",
-    ["Patients with treated, stable brain metastases may be included.", "Prior adjuvant chemotherapy is allowed.",
-     "Other protocol-defined inclusion/exclusion criteria may apply"],
+    ["Patients with treated, stable brain metastases may be included.", "Prior adjuvant chemotherapy is "
+                                                                        "allowed."],
 )
 def test_permissive_sentences_are_not_requirements(criterion: str) -> None:
     assert _label(criterion, "inclusion") == Label.NOT_APPLICABLE
     assert _label(criterion, "exclusion") == Label.NOT_APPLICABLE
+
+
+def test_more_criteria_elsewhere_are_an_open_question() -> None:
+    # More criteria exist than the record lists: the trial team checks them, so the line is open, not "no
+    # rule".
+    for kind in ("inclusion", "exclusion"):
+        line = "Other protocol-defined inclusion/exclusion criteria may apply"
+        assert _label(line, kind) == Label.NOT_ENOUGH_INFO
 
 
 def test_rules_for_a_group_the_patient_is_not_in() -> None:
@@ -360,7 +369,7 @@ def test_at_least_one_of_the_following_stays_one_criterion() -> None:
 def test_reasons_for_a_profile_name_the_profile_not_a_note(criterion: str, biomarkers: tuple[str, ...],
                                                             said: str) -> None:
     """A patient who answered questions (no note) is told what their profile says; a note's wording stays."""
-    profile = PatientProfile(age_years=60, sex="male", conditions=("non-small cell lung cancer",),
+    profile = PatientProfile(age=60, sex="male", conditions=("non-small cell lung cancer",),
                              biomarkers=biomarkers)
     reason = evaluate(criterion, "inclusion", profile).reason
     assert said in reason and "The note" not in reason
@@ -387,5 +396,6 @@ def test_reasons_for_a_profile_name_the_profile_not_a_note(criterion: str, bioma
     ],
 )
 def test_pd_l1_criterion_with_two_limits_or_a_range(result: str, criterion: str, expected: Label) -> None:
-    patient = PatientProfile(age_years=60, sex="male", conditions=("non-small cell lung cancer",), biomarkers=(result,))
+    patient = PatientProfile(age=60, sex="male", conditions=("non-small cell lung cancer",),
+                             biomarkers=(result,))
     assert evaluate(criterion, "inclusion", patient).label == expected

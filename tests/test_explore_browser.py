@@ -16,7 +16,7 @@ from services.dashboard.filters import Filters
 CHROMIUM = "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else shutil.which("chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run"]
-CHARTS = 22  # the funnel and 21 facet charts
+CHARTS = 24  # the funnel and 23 facet charts (therapeutic areas and stop categories since issue 38)
 
 
 _WIDENED_MARGINS = """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(gd => ['l', 'r', 't', 'b']

@@ -15,7 +15,7 @@ from services.dashboard.filters import Filters
 from services.ui import state as ui_state
 
 PROJECT = Path(__file__).resolve().parent.parent
-EXPLORE = "pages/1_Explore.py"
+EXPLORE = "app_pages/explore.py"
 
 
 def _app(params: dict[str, str] | None = None) -> AppTest:
@@ -79,7 +79,7 @@ def test_explore_filters_survive_a_page_switch(db):
     assert at.session_state["filters"] == want
     kpis = _kpis(at)
     assert kpis == _want_kpis(stats.dashboard(want, db=db))
-    for page in ("pages/6_Data.py", "home.py", EXPLORE):
+    for page in ("app_pages/data.py", "home.py", EXPLORE):
         at.switch_page(page).run()
         assert not at.exception, at.exception
         assert at.session_state["filters"] == want

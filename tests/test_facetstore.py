@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from services.dashboard import engine, facetstore, sitemap, stats
@@ -181,3 +182,52 @@ def test_warm_up_failure_is_logged_not_raised(caplog):
     with caplog.at_level("WARNING", logger="services.dashboard.facetstore"):
         facetstore.warm_up(gone)
     assert not facetstore.is_loaded(gone) and "warm-up failed" in caplog.text
+
+
+def test_map_of_every_trial_is_computed_once_per_store_and_handed_out_as_copies(db, store, monkeypatch):
+    computed = []
+    compute = facetstore._map_frames
+    monkeypatch.setattr(facetstore, "_map_frames", lambda *a, **k: computed.append(a[1]) or compute(*a, **k))
+    monkeypatch.setattr(store, "_world", {})
+    args = {"only_in_area": True, "point_limit": 30, "nearest_limit": 10, "grid_steps": sitemap.GRID_STEPS}
+    every, _ = Filters.from_query({"status": "ANY"})
+    first = facetstore.map_frames(store, every, db, **args)
+    first.points.loc[0, "sites"] = -1  # a caller changing its copy changes nobody else's
+    again = facetstore.map_frames(store, every, db, **args)
+    assert computed == [every] and again.points["sites"].min() > 0
+    assert again.summary == compute(store, every, db, **args).summary
+    default = facetstore.map_frames(store, Filters(), db, **args)
+    assert facetstore.map_frames(store, Filters(), db, **args).summary == default.summary
+    japan, _ = Filters.from_query({"country": "Japan", "status": "ANY"})
+    facetstore.map_frames(store, japan, db, **args)
+    facetstore.map_frames(store, japan, db, **args)
+    assert computed == [every, Filters(), japan, japan]  # a filtered map is counted afresh (stored cells)
+
+
+def test_grid_cells_stored_once_equal_cells_computed_per_request(store):
+    assert sorted(store.loc_grid) == sorted(repr(step) for step in sitemap.GRID_STEPS)
+    for step in sitemap.GRID_STEPS:
+        cells, bound = store.loc_cells(step)
+        keys, fresh_bound = facetstore._cell_keys(store.loc_lat[:-1], store.loc_lon[:-1], step)
+        assert bound == fresh_bound and np.array_equal(cells[:-1], keys) and cells[-1] == bound
+    other, other_bound = store.loc_cells(0.3)  # a step the map does not use is computed on request
+    assert other_bound == facetstore._cell_keys(store.loc_lat[:-1], store.loc_lon[:-1], 0.3)[1] and other.size
+
+
+@pytest.mark.parametrize("query", [{"status": "ANY"}, {"status": "RECRUITING"}, {"condition": "lung cancer"}],
+                         ids=str)
+def test_export_table_rows_equal_the_per_trial_query(db, store, monkeypatch, query):
+    from services.dashboard import export, search
+
+    f, _ = Filters.from_query(query)
+    direct = search.matching_trials(f, limit=search.EXPORT_CAP, db=db, engine=engine.SqlEngine(db))
+    monkeypatch.setattr(search, "EXPORT_TABLE_ROWS", 1)
+    assert store.export is not None and store.export.num_rows == store.n
+    calls = []
+    rows_of = facetstore.export_rows
+    monkeypatch.setattr(facetstore, "export_rows", lambda *a: calls.append(len(a[1])) or rows_of(*a))
+    memory = search.matching_trials(f, limit=search.EXPORT_CAP, db=db, engine=engine.MemoryEngine(db))
+    assert calls == [len(direct)] and len(direct) > 0
+    pd.testing.assert_frame_equal(memory, direct)
+    for fmt in export.FORMATS:
+        assert export.to_bytes(memory, fmt) == export.to_bytes(direct, fmt)

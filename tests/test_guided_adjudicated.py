@@ -12,10 +12,11 @@ Assistant page's intake → search → matching) on the test database. A form fa
   remove it when the typed search exposes one;
 - the first card is a trial judged not relevant.
 
-The matcher is being rebuilt (issue 36) and today's fails most forms. So that CI stays green meanwhile, each
-form that fails now is marked ``xfail(strict=True)`` with what fails: when the matcher is fixed the form
-passes, the strict mark turns the test red, and the mark must be removed. Never loosen a judgement to make a
-form pass; re-judge only for a new sample, judging before running the matcher.
+A form the matcher fails is marked ``xfail(strict=True)`` in FAILING with what fails (none today: the last
+four passed with issue 36's search up the MeSH tree, relevance-first check order, site/umbrella relevance
+rules and the oncogenic-driver check): when the matcher is fixed the form passes, the strict mark turns the
+test red, and the mark must be removed. Never loosen a judgement to make a form pass; re-judge only for a new
+sample, judging before running the matcher.
 """
 
 from __future__ import annotations
@@ -34,15 +35,7 @@ from services.trials import DEFAULT_STATUSES
 FORMS = Path(__file__).parent / "fixtures" / "guided_forms"
 
 # form file stem -> what fails on the current matcher (the strict xfail's reason)
-FAILING: dict[str, str] = {
-    "child_relapsed_b_all_houston": "5 relevant leukaemia trials, two for relapsed paediatric B-ALL, shown as "
-                                    "not_relevant (exact search for the qualified diagnosis finds 0)",
-    "egfr_lung_adenocarcinoma_nashville": "1 relevant trial shown as not_relevant, 7 (incl. the EGFR-mutated "
-                                          "NSCLC trial) not shown; broader search is 'adenocarcinoma'",
-    "mcrpc_philadelphia": "the ADT cardiovascular-care trial is not_relevant; 5 solid-tumour/cancer trials "
-                          "not shown while cards go to trials with no located site",
-    "relapsing_ms_miami": "the neurological-disorders stem cell trial (35 mi) is not shown",
-}
+FAILING: dict[str, str] = {}
 
 
 def _forms() -> list[Any]:

@@ -15,7 +15,7 @@ from services.assistant.store import storage_key
 from tests.conftest import PROJECT
 from tests.test_assistant_page import _click, _fill_guided_form, _ok
 
-PAGE = str(PROJECT / "pages" / "4_Assistant.py")
+PAGE = str(PROJECT / "app_pages" / "assistant.py")
 LABS = (b"date,name,value,unit\n"
         b"2026-10-02,HbA1c,8.1,%\n"
         b"2026-03-02,HbA1c,9.4,%\n"

@@ -20,7 +20,7 @@ LABS = (
     LabValue("bilirubin", 0.8, "mg/dL", "2026-09-30", "csv", "Total bilirubin"),
     LabValue("hba1c", 7.0, "%", "2026-09-01", "csv", "HbA1c"),
 )
-PATIENT = PatientProfile(age_years=62, sex="male", conditions=("non-small cell lung cancer",), labs=LABS)
+PATIENT = PatientProfile(age=62, sex="male", conditions=("non-small cell lung cancer",), labs=LABS)
 
 
 @pytest.mark.parametrize(("kind", "criterion", "label", "reason"), [
@@ -72,10 +72,13 @@ def test_health_rules_judge_lab_limits_from_the_latest_upload(kind: str, criteri
 
 
 def test_health_rules_without_uploads_are_unchanged() -> None:
-    bare = PatientProfile(age_years=62, sex="male", conditions=("non-small cell lung cancer",))
+    bare = PatientProfile(age=62, sex="male", conditions=("non-small cell lung cancer",))
     judgement = evaluate("Creatinine ≤ 1.5 mg/dL", "inclusion", bare)
+    # Creatinine is a row of measures.csv, read like bilirubin and ALT: the reason names the missing value.
     assert (judgement.label, judgement.reason) == (
-        Label.NOT_ENOUGH_INFO, "Your answers and uploaded health records do not give this test result.")
+        Label.NOT_ENOUGH_INFO,
+        "The trial asks for Creatinine <= 1.5 mg/dL; your profile gives no serum creatinine value.",
+    )
     # A note still reads its own values, and an upload does not reach a note.
     note = "0. A 62-year-old man with lung cancer.\n1. Hemoglobin 8.1 g/dL."
     assert evaluate("Hemoglobin ≥ 9.0 g/dL", "inclusion", note).label == Label.NOT_MET
@@ -100,7 +103,7 @@ def test_health_rules_reach_the_guided_check() -> None:
     assert GuidedAssistant(MemoryBackend()).patient(session).labs == ()
 
 
-WELL = PatientProfile(age_years=62, sex="male", conditions=("non-small cell lung cancer",), labs=(
+WELL = PatientProfile(age=62, sex="male", conditions=("non-small cell lung cancer",), labs=(
     LabValue("hemoglobin", 13.1, "g/dL", "2026-10-03", "apple-health", "Hemoglobin"),
     LabValue("anc", 3.2, "×10^9/L", "2026-10-02", "csv", "ANC"),
     LabValue("platelets", 210.0, "×10^9/L", "2026-10-02", "csv", "Platelets"),
@@ -129,9 +132,9 @@ def test_health_rules_every_limit_of_a_list_checked_names_each_value() -> None:
                          "g/dL, creatinine ≤ 1.5 mg/dL", "inclusion", WELL)
     assert inclusion.label == Label.MET  # the four limits are the whole line
     assert inclusion.reason.count("Your ") == 4 and "creatinine of 0.9 mg/dL on 2026-10-02" in inclusion.reason
-    low = PatientProfile(age_years=62, sex="male", labs=(LabValue("platelets", 80.0, "×10^9/L", "2026-10-02"),))
+    low = PatientProfile(age=62, sex="male", labs=(LabValue("platelets", 80.0, "×10^9/L", "2026-10-02"),))
     # One value inside an excluded range decides, whatever the other limits say or lack.
     for labs in (low.labs, low.labs + WELL.labs[:2]):
-        out = evaluate(MARROW, "exclusion", PatientProfile(age_years=62, sex="male", labs=labs))
+        out = evaluate(MARROW, "exclusion", PatientProfile(age=62, sex="male", labs=labs))
         assert (out.label, out.reason) == (Label.MET, "Your platelet count of 80 ×10^9/L on 2026-10-02 is in the range "
                                                       "this exclusion describes: < 100 × 10^9/L.")

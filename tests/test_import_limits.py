@@ -19,6 +19,7 @@ import pytest
 
 from services.data.loaders import guard
 from services.data.loaders.common import STUDY_TABLES
+from services.errors import BadInput
 
 PROJECT = Path(__file__).resolve().parent.parent
 RSS_LIMIT_KB = 300 * 1024
@@ -143,3 +144,17 @@ def test_import_limits_guard_passes_ordinary_lines_and_counts_them() -> None:
     assert reader.read() == data and budget.used == len(data)
     with pytest.raises(guard.BadInput, match=r"x: line 1001 is longer than 4,000 bytes"):
         io.BufferedReader(guard.GuardedReader(io.BytesIO(data), "x", guard.Budget(10_000), 4000)).read()
+
+
+def test_import_limits_precheck_refuses_a_bomb_member_and_passes_folders(tmp_path: Path) -> None:
+    # The import command refuses a zip bomb before it opens the database: a CI run saw the refusing
+    # child peak at 408 MB because opening the database had loaded the MeSH vocabulary first.
+    ok = tmp_path / "ok.zip"
+    with zipfile.ZipFile(ok, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("export/", "")
+        zf.writestr("export/studies.txt", "nct_id|brief_title\nNCT00000001|A title\n")
+    guard.precheck(ok)
+    bomb = tmp_path / "bomb.zip"
+    _zeros_zip(bomb, "NCT00000001.json", 64 * 1024**2)
+    with pytest.raises(BadInput, match="zip bomb"):
+        guard.precheck(bomb)

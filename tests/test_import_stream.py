@@ -12,8 +12,10 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import pytest
 
+from services.data.db import run_sync
 from services.data.loaders import jsonstream
 from services.data.loaders.ctgov_json import read_studies
 from services.errors import BadInput
@@ -39,17 +41,25 @@ def test_import_stream_interrupted_import_leaves_nothing(db: Any, scratch_dir: P
                                                         sig: signal.Signals) -> None:
     export = _big_export(scratch_dir / "big.zip", 20_000)
     before = db.fetch_value("SELECT count(*) FROM ctgov.studies")
-    command = [sys.executable, "-m", "services", "import", "aact", str(export), "--no-start-cache"]
-    child = subprocess.Popen(command, cwd=PROJECT, env=dict(os.environ, DATABASE_URL=db.url),
-                             stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, text=True)
-    assert child.stderr is not None
-    for line in child.stderr:  # wait until studies.txt is in its staging table and facilities.txt is copying
-        if "copied studies: 20,000" in line:
-            break
-    else:
-        pytest.fail(f"the import ended before copying studies.txt (exit {child.wait()})")
-    child.send_signal(sig)
+    # Another session holds a SHARE lock on ctgov.studies: the import stages every file but cannot write its
+    # merge until we let go, so it is still running when the signal comes, however slowly this process reads
+    # its output (on a machine whose cores were busy, the import once ended before the signal was sent).
+    holder = run_sync(asyncpg.connect(db.url))
+    run_sync(holder.execute("BEGIN; LOCK TABLE ctgov.studies IN SHARE MODE"))
+    try:
+        command = [sys.executable, "-m", "services", "import", "aact", str(export), "--no-start-cache"]
+        child = subprocess.Popen(command, cwd=PROJECT, env=dict(os.environ, DATABASE_URL=db.url),
+                                 stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, text=True)
+        assert child.stderr is not None
+        for line in child.stderr:  # wait until studies.txt is staged and facilities.txt is copying
+            if "copied studies: 20,000" in line:
+                break
+        else:
+            pytest.fail(f"the import ended before copying studies.txt (exit {child.wait()})")
+        child.send_signal(sig)
+    finally:
+        run_sync(holder.close())  # the merge may go on now: it never commits, the import was interrupted
     assert child.wait(timeout=120) != 0
     assert db.fetch_value("SELECT count(*) FROM ctgov.studies") == before
     assert db.fetch_value("SELECT count(*) FROM ctgov.facilities WHERE nct_id LIKE 'NCT097%'") == 0

@@ -159,3 +159,10 @@ def test_rank_unknown_relevance_below_a_trial_about_the_disease(mesh: Mesh) -> N
     about = relevance(mesh, patient, trial_headings(mesh, TrialRecord("NCT2", mesh_list=("Heart Failure",))))
     assert unknown.relevant and not unknown.matched  # not called not relevant without evidence
     assert rank_key("uncertain", about, reach=2) < rank_key("uncertain", unknown, reach=0, fit_score=100)
+
+
+def test_relevance_title_naming_a_narrower_heading_is_about_the_patient(mesh: Mesh) -> None:
+    # the trial files itself under its outcome (Chronic Pain); its title names the kind of hernia
+    trial = {"mesh_list": ("Chronic Pain",), "title": "Mesh fixation in inguinal hernia surgery"}
+    assert _judge(mesh, ["Hernia"], **trial)[0]
+    assert not _judge(mesh, ["Hernia, Hiatal"], **trial)[0]  # a sibling is not named

@@ -28,6 +28,8 @@ def names(mesh, uis):
     ("type II diabetes", "Diabetes Mellitus, Type 2"),
     ("Alzheimer's Disease", "Alzheimer Disease"),
     ("alzheimers disease", "Alzheimer Disease"),
+    ("Early Alzheimer´s Disease", "Alzheimer Disease"),  # an acute accent as the apostrophe
+    ("Alzheimer’s disease", "Alzheimer Disease"),
     ("heart failure with preserved ejection fraction", "Heart Failure, Diastolic"),
     ("HFpEF", "Heart Failure, Diastolic"),
     ("leukaemia", "Leukemia"),
@@ -104,3 +106,26 @@ def test_mesh_extra_parent_row_links_the_descriptor_under_its_parent(mesh, row):
     assert row["source"] and child in mesh.narrower(parent) and parent in mesh.broader(child)
     assert not any(t.startswith(p + ".") for t in mesh.descriptors[child].trees
                    for p in mesh.descriptors[parent].trees)  # MeSH itself lacks the link, or the row is not needed
+
+
+@pytest.mark.parametrize("row", read("eponym_heads.csv"), ids=lambda r: r["head"])
+def test_mesh_eponym_head_row_lets_the_possessive_alone_name_the_descriptor(mesh, row):
+    assert row["source"]
+    assert names(mesh, mesh.resolve(row["example"])) == [row["descriptor"]]
+    found = {m.ui for m in mesh.mentions(f"History of {row['example']} since 2015")}
+    assert names(mesh, found) == [row["descriptor"]]
+
+
+def test_mesh_an_eponym_alone_is_its_disease_as_a_whole_name_but_needs_the_possessive_in_running_text(mesh):
+    assert mesh.resolve("Alzheimer") == mesh.resolve("alzheimers") == mesh.resolve("Alzheimer's Disease")
+    assert mesh.mentions("Seen by Dr Parkinson today") == []  # a surname in running text names no disease
+    assert names(mesh, {m.ui for m in mesh.mentions("Mother had Parkinson's.")}) == ["Parkinson Disease"]
+
+
+@pytest.mark.parametrize("typed", [
+    "Kaposi's",  # Kaposi's sarcoma and Kaposi's disease (xeroderma pigmentosum): MeSH gives two
+    "Addison's",  # Addison's disease and Addison's anemia
+    "Cushing's",  # Cushing's syndrome and Cushing's disease
+])
+def test_mesh_an_eponym_with_several_meanings_or_no_possessive_names_nothing(mesh, typed):
+    assert mesh.resolve(typed) == frozenset()

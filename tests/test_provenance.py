@@ -49,7 +49,7 @@ def _plain(text: str) -> str:
 
 
 def test_provenance_describe_tells_copy_gaps_from_registry_silence() -> None:
-    prov = provenance.Provenance("NCT00000001", "ctgov-csv", lacks=frozenset({"ages"}))
+    prov = provenance.Provenance("NCT00000001", lacks=frozenset({"ages"}))
     assert provenance.describe(None, "ages", prov, "Any age") == provenance.NOT_IN_COPY
     assert provenance.describe("", "sex", prov, "Not stated") == "Not stated"  # the source carried sex: none given
     assert provenance.describe("18 Years", "ages", prov, "Any age") == "18 Years"
@@ -59,7 +59,7 @@ def test_provenance_describe_tells_copy_gaps_from_registry_silence() -> None:
 
 
 def test_provenance_trial_page_says_criteria_ages_and_sex_are_not_in_this_copy(csv_study: dict[str, Any]) -> None:
-    at = AppTest.from_file(str(PROJECT / "pages/3_Trials.py"), default_timeout=120)
+    at = AppTest.from_file(str(PROJECT / "app_pages/trials.py"), default_timeout=120)
     at.query_params["nct"] = csv_study["nct_id"]
     at.run()
     assert not at.exception, at.exception
@@ -72,7 +72,7 @@ def test_provenance_trial_page_says_criteria_ages_and_sex_are_not_in_this_copy(c
 
 
 def test_provenance_trial_page_of_a_full_record_has_no_copy_note(full_study: str) -> None:
-    at = AppTest.from_file(str(PROJECT / "pages/3_Trials.py"), default_timeout=120)
+    at = AppTest.from_file(str(PROJECT / "app_pages/trials.py"), default_timeout=120)
     at.query_params["nct"] = full_study
     at.run()
     assert not at.exception, at.exception

@@ -28,6 +28,16 @@ def test_qualifier_check_reads_the_patient_once_per_name():
     ("No HER2-positive disease", "inclusion", None),
     ("Patients without HER2 amplification", "inclusion", None),
     ("HER2-negative unless previously treated with trastuzumab", "inclusion", None),
+    # an "or" that joins no two results ("primary or metastatic" sample) does not make HER2- one of two
+    # choices;
+    # a later sentence's "with or without" does not turn the first one
+    ("Histologically confirmed HR+/ HER2- breast cancer from the most recent tumour sample (primary or "
+     "metastatic) per the ASCO/CAP guideline. To fulfil the requirement of HR+ disease, a breast cancer must "
+     "express ER with or without co-expression of progesterone receptor.", "inclusion", Label.NOT_MET),
+    ("HER2-positive or HER2-low metastatic breast cancer", "inclusion", Label.MET),
+    # a biomarker result deep in the line still names the disease
+    ("Histologically confirmed Stage II or III unilateral or bilateral primary invasive TNBC or hormone "
+     "receptor-low/HER2-negative breast cancer", "inclusion", Label.NOT_MET),
     ("Measurable disease per RECIST 1.1", "inclusion", None),
 ])
 def test_qualifier_check_decides_only_plain_lines(text, kind, label):

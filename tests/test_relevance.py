@@ -213,7 +213,7 @@ def test_assistant_search_without_a_condition_keeps_its_order(db):
 
 # ---- the Trials page --------------------------------------------------------------------------------
 def _page(**params: str) -> AppTest:
-    at = AppTest.from_file(str(PROJECT / "pages/3_Trials.py"), default_timeout=120)
+    at = AppTest.from_file(str(PROJECT / "app_pages/trials.py"), default_timeout=120)
     for key, value in params.items():
         at.query_params[key] = value
     at.run()

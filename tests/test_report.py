@@ -40,6 +40,7 @@ from services.report import (
     side_effects,
     trial_inputs,
 )
+from services.report.words import shorten
 from services.trials import ReportRequest
 from tests.html_check import check_html, element_texts, tables
 
@@ -50,7 +51,7 @@ SHOTS = Path("/tmp/shots")
 # takes only people 65 or older.
 SELECTED = ("NCT04886388", "NCT03119584", "NCT01252810")
 PATIENT = PatientProfile(
-    age_years=55, sex="female", conditions=("type 2 diabetes",), treatments=("metformin",), ecog=1
+    age=55, sex="female", conditions=("type 2 diabetes",), treatments=("metformin",), ecog=1
 )
 INJECTION = "<script>alert(1)</script>"
 DAY = date(2026, 3, 2)
@@ -109,17 +110,21 @@ def test_report_parses_as_balanced_html(case: SimpleNamespace) -> None:
 def test_report_sections_cover_the_selected_trials_in_order(case: SimpleNamespace) -> None:
     titles = [m["title"] for m in case.matches]
     assert element_texts(case.html, "h2") == [
+        "What this report could and could not see",
         "Summary",
         "About you",
         "The trials side by side",
-        *[f"Trial {i}: {t}" for i, t in enumerate(titles, start=1)],
+        *[f"Trial {i}: {shorten(t, 120, at_sentence=False)}" for i, t in enumerate(titles, start=1)],
         "Questions for your doctor",
-        "Words used in this report",
-        "References",
         "Please read",
+        "Appendix",
     ]
-    assert element_texts(case.html, "h3") == [
-        "In plain words", "Eligibility checklist", "Still to find out", "What to expect",
+    appendix = case.html.split('<section id="appendix">')[1]
+    assert element_texts(appendix, "h3") == [
+        *[f"A{i}. Trial {i} in full: {t}" for i, t in enumerate(titles, start=1)],
+        "Words used in this report", "References"]
+    assert element_texts(appendix, "h4") == [
+        "In plain words", "Eligibility checklist", "What to expect",
         "Side effects reported in the trial's results", "Nearest site", "A message to the study team",
     ] * 3
 
@@ -179,7 +184,7 @@ def test_report_checklist_rows_match_the_saved_criteria(case: SimpleNamespace) -
         def wording(c: dict[str, Any]) -> str:
             plain, full = " ".join(c["plain"].split()), " ".join(c["criterion"].split())
             same = plain.lower().rstrip(". ") == full.lower().rstrip(". ")  # a tidied full stop is not a rewrite
-            return plain if same else f"{plain}Trial's wording: {report._shorten(full, 400)}"
+            return plain if same else f"{plain}Trial's wording: {shorten(full, 400)}"
 
         expected = [
             [wording(c), "Needed to join" if c["type"] == "inclusion" else "Keeps people out",
@@ -326,7 +331,7 @@ def test_report_pdf_chromium_makes_no_outbound_request(monkeypatch: pytest.Monke
         for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy"):
             monkeypatch.setenv(name, url)  # Chromium on Linux sends everything through the environment's proxy
         with monkeypatch.context() as plain:
-            plain.setattr(report, "OFFLINE_FLAGS", ())
+            plain.setattr(report.pdf, "OFFLINE_FLAGS", ())
             render_pdf(page)
         # The control: without the flags Chromium asked Google for the time (and for updates), through the proxy.
         assert any("google" in request for request in seen), seen
@@ -599,7 +604,8 @@ def test_report_groups_questions_by_who_can_answer_them_and_shows_review_points(
     team["groups"][1]["source"], team["groups"][1]["note"] = "model", "1 of the model's questions could not be used."
     request = ReportRequest(
         session_id="s" * 43, patient_profile=profile, intake_answers={}, trials=trials_, summary="S",
-        questions_for_doctor=("Can my tumour be measured on scans the way trials need (RECIST)?",
+        questions_for_doctor=("Do my latest scans show what this line asks for (RECIST), and are they recent "
+                              "enough?",
                               "Should I <i>wait</i> before choosing?"),
         glossary=(), question_groups=(("Old topic", ("Old question?",)),), care_team=team)
     html = render_report(request, generated_on=DAY)
@@ -611,13 +617,15 @@ def test_report_groups_questions_by_who_can_answer_them_and_shows_review_points(
         "Pathology and laboratory (tumour tests, biomarkers, blood tests)",
         "The trial team (visits, travel, consent, pregnancy rules)", "More questions"]
     items = element_texts(questions, "li")
-    assert "NCT00000001 — “Measurable disease per RECIST 1.1”: Can my tumour be measured on scans the way trials need " \
-           "(RECIST)?" in items
-    assert ("NCT00000002 — “Absolute neutrophil count ≥ 1.5 x 10^9/L”: Are my recent blood test results within the "
-            "trial's limits, and can I have copies to bring?") in items
+    assert ("NCT00000001 — “Measurable disease per RECIST 1.1”: Do my latest scans show what this line asks "
+            "for (RECIST), and are they recent enough?") in items
+    assert ("NCT00000002 — “Absolute neutrophil count ≥ 1.5 x 10^9/L”: Does my latest Absolute neutrophil "
+            "count result meet “Absolute neutrophil count ≥ 1.5 x 10^9/L”, and is it recent enough for this "
+            "trial?") in items
     # The flat list adds only what the groups do not ask already; the old topic groups give way to the care team.
     assert items[-1] == "Should I <i>wait</i> before choosing?" and "&lt;i&gt;wait&lt;/i&gt;" in questions
-    assert "Old topic" not in html and items.count("Can my tumour be measured on scans the way trials need (RECIST)?") == 0
+    assert "Old topic" not in html and items.count(
+        "Do my latest scans show what this line asks for (RECIST), and are they recent enough?") == 0
     assert "Worded by the AI assistant from this part of your answers only. 1 of the model's questions could not be " \
            "used." in element_texts(questions, "p")
     # The reviewer's points stand under the trial they are about; a trial with none has no such heading.

@@ -33,7 +33,7 @@ def child_main(data_dir: str) -> None:
     path = Path(data_dir)
     scratch_server.prepare(path, studies=60)
     out: dict[str, object] = {}
-    at = AppTest.from_file(str(PROJECT / "pages" / "6_Data.py"), default_timeout=120).run()
+    at = AppTest.from_file(str(PROJECT / "app_pages" / "data.py"), default_timeout=120).run()
     out["before"] = _snapshot(at)
 
     scratch_server.stop_server(path)

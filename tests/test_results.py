@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from services import results
 
-PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "3_Trials.py")
+PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "trials.py")
 
 
 def _richest(db) -> str:  # noqa: ANN001

@@ -8,12 +8,40 @@ import re
 from functools import cache
 from pathlib import Path
 
-from services.data.privacy import contact_keys, find_contacts
+from services.data.privacy import EMAIL_RE, PHONE_RE, _phone_like, contact_keys
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 # A line can only hold a contact key if one of these appears in it (parsing only those lines keeps the scan fast).
 KEY_HINTS = tuple(f'"{k}"' for k in ("centralContacts", "contacts", "investigatorFullName", "oldNameTitle", "phone",
                                      "phoneExt", "email", "overallOfficials", "pointOfContact"))
+
+
+# Cheap anchors every match contains, each found by a fast scan; the full patterns only run around them.
+_DIGIT_ANCHOR_RE = re.compile(r"\d[\s.-]\d{4}(?!\d)")
+_LITERAL_ANCHORS = ("@", "+", "1-8")
+
+
+def _anchors(text: str) -> list[int]:
+    found = [m.start() for m in _DIGIT_ANCHOR_RE.finditer(text)]
+    for literal in _LITERAL_ANCHORS:
+        i = text.find(literal)
+        while i >= 0:
+            found.append(i)
+            i = text.find(literal, i + 1)
+    return sorted(found)
+
+
+def find_contacts(text: str) -> list[str]:
+    """Phone numbers and e-mail addresses in a text, in order of appearance (privacy.scrub_text's anchors)."""
+    spans: dict[tuple[int, int], str] = {}
+    for at in _anchors(text):
+        lo, hi = max(0, at - 80), min(len(text), at + 120)
+        for pattern in (EMAIL_RE, PHONE_RE):
+            for m in pattern.finditer(text, lo, hi):
+                if m.start() <= at < m.end() and (m.end() < hi or hi == len(text)) \
+                        and (pattern is EMAIL_RE or _phone_like(m)):
+                    spans[m.span()] = m.group(0)
+    return [spans[k] for k in sorted(spans)]
 
 
 @cache

@@ -13,8 +13,8 @@ from services import inert
 from services.assistant import ACTIVITY_LEVELS
 from services.dashboard.filters import Filters
 
-PAGES = Path(__file__).resolve().parent.parent / "pages"
-ASSISTANT = str(PAGES / "4_Assistant.py")
+PAGES = Path(__file__).resolve().parent.parent / "app_pages"
+ASSISTANT = str(PAGES / "assistant.py")
 PATIENT_KEYS = {"condition", "age", "sex", "near", "radius", "unit"}
 
 
@@ -60,7 +60,7 @@ def test_share_link_leaves_guided_intake_answers_out_unless_ticked(db: Any, monk
         assert word in captions.split("Left out:", 1)[1]
 
     # The same holds on another page of the same visit.
-    at.switch_page(str(PAGES / "1_Explore.py")).run()
+    at.switch_page(str(PAGES / "explore.py")).run()
     assert at.session_state["filters"] == answers
     assert not PATIENT_KEYS & set(_link_query(at))
     assert not PATIENT_KEYS & set(at.query_params)
@@ -82,7 +82,7 @@ def test_share_link_leaves_guided_intake_answers_out_unless_ticked(db: Any, monk
 
 
 def test_share_link_says_what_it_contains(db: Any) -> None:
-    at = AppTest.from_file(str(PAGES / "1_Explore.py"), default_timeout=240)
+    at = AppTest.from_file(str(PAGES / "explore.py"), default_timeout=240)
     at.query_params.update({"condition": "asthma", "phase": "PHASE2"})
     at.run()
     caption = next(c.value for c in at.sidebar.caption if "Copy share link" in c.value)
@@ -92,7 +92,7 @@ def test_share_link_says_what_it_contains(db: Any) -> None:
 
 
 def test_share_link_reopens_map_mode_and_layers(db: Any) -> None:
-    at = AppTest.from_file(str(PAGES / "2_Map.py"), default_timeout=240)
+    at = AppTest.from_file(str(PAGES / "map.py"), default_timeout=240)
     at.query_params.update({"country": "France"})
     at.run()
     at.radio(key="map_mode").set_value("countries").run()
@@ -101,7 +101,7 @@ def test_share_link_reopens_map_mode_and_layers(db: Any) -> None:
     query = _link_query(at)
     assert {k: query[k] for k in ("map", "colour", "area")} == {"map": ["countries"], "colour": ["sites"],
                                                                  "area": ["0"]}
-    fresh = AppTest.from_file(str(PAGES / "2_Map.py"), default_timeout=240)
+    fresh = AppTest.from_file(str(PAGES / "map.py"), default_timeout=240)
     fresh.query_params.update({k: v[0] for k, v in query.items()})
     fresh.run()
     assert not fresh.exception and not fresh.warning
@@ -111,7 +111,7 @@ def test_share_link_reopens_map_mode_and_layers(db: Any) -> None:
 
 
 def test_share_link_reopens_trials_sort_and_page_and_keeps_them_across_a_detail_visit(db: Any) -> None:
-    at = AppTest.from_file(str(PAGES / "3_Trials.py"), default_timeout=240)
+    at = AppTest.from_file(str(PAGES / "trials.py"), default_timeout=240)
     at.query_params.update({"condition": "diabetes"})
     at.run()
     at.selectbox(key="trials_sort").set_value("title").run()
@@ -129,7 +129,7 @@ def test_share_link_reopens_trials_sort_and_page_and_keeps_them_across_a_detail_
     assert (at.selectbox(key="trials_sort").value, at.number_input(key="trials_page").value) == ("title", 2)
     assert at.dataframe[0].value["nct_id"].tolist() == shown
 
-    fresh = AppTest.from_file(str(PAGES / "3_Trials.py"), default_timeout=240)
+    fresh = AppTest.from_file(str(PAGES / "trials.py"), default_timeout=240)
     fresh.query_params.update({k: v[0] for k, v in query.items()})
     fresh.run()
     assert not fresh.exception
@@ -138,7 +138,7 @@ def test_share_link_reopens_trials_sort_and_page_and_keeps_them_across_a_detail_
 
 def test_share_link_reopens_an_sql_query_with_its_parameters(db: Any) -> None:
     sql = "SELECT nct_id FROM ctgov.studies WHERE phase = :phase ORDER BY nct_id LIMIT :n"
-    at = AppTest.from_file(str(PAGES / "5_SQL.py"), default_timeout=240)
+    at = AppTest.from_file(str(PAGES / "sql.py"), default_timeout=240)
     at.query_params.update({"sql": sql, "sql.phase": "PHASE2", "sql.n": "3"})
     at.run()
     assert not at.exception and not at.warning
@@ -156,8 +156,8 @@ def test_share_link_reopens_an_sql_query_with_its_parameters(db: Any) -> None:
 
 
 @pytest.mark.parametrize(("page", "param", "value"), [
-    ("2_Map.py", "map", "globe"), ("3_Trials.py", "sort", "zzz"), ("8_Timeline.py", "colour_by", "rainbow"),
-    ("9_Sites.py", "rank", "best"), ("7_Compare.py", "bars", "pies")])
+    ("map.py", "map", "globe"), ("trials.py", "sort", "zzz"), ("timeline.py", "colour_by", "rainbow"),
+    ("sites.py", "rank", "best"), ("compare.py", "bars", "pies")])
 def test_share_link_a_view_setting_that_is_not_used_is_said_on_the_page_it_opens(
         db: Any, page: str, param: str, value: str) -> None:
     # A link's view setting that a page cannot use was dropped without a word on Map, Trials, Timeline and Sites:
@@ -179,7 +179,7 @@ def test_share_link_an_sql_query_longer_than_the_console_takes_is_refused_not_cu
 
     head = "SELECT count(*) AS n FROM ctgov.studies WHERE true "
     sql = head + " " * (console.MAX_CHARS - len(head)) + "AND phase = 'PHASE9'"
-    at = AppTest.from_file(str(PAGES / "5_SQL.py"), default_timeout=240)
+    at = AppTest.from_file(str(PAGES / "sql.py"), default_timeout=240)
     at.query_params.update({"sql": sql})
     at.run()
     assert not at.exception
@@ -191,10 +191,18 @@ def test_share_link_an_sql_query_longer_than_the_console_takes_is_refused_not_cu
 
 def test_share_link_a_sites_place_longer_than_a_place_is_refused_with_a_notice(db: Any) -> None:
     # ?from= of any length was cut to 200 characters without a word and looked up as a place.
-    at = AppTest.from_file(str(PAGES / "9_Sites.py"), default_timeout=240)
+    at = AppTest.from_file(str(PAGES / "sites.py"), default_timeout=240)
     at.query_params.update({"from": "Boston " * 100})
     at.run()
     assert not at.exception
     assert at.text_input(key="sites_from").value == ""
     warnings = " ".join(w.value for w in at.warning)
     assert inert.md_line("Ignored from: it is longer than 200 characters.") in warnings
+
+
+def test_no_filter_parameter_shares_its_name_with_a_view_parameter() -> None:
+    # The therapeutic-area filter was "area", the Map's "only in the area" setting too: a shared map link
+    # with area=0 came back with a warning that "0" is not a therapeutic area.
+    from services.dashboard import filters
+
+    assert not set(filters.PARAMS) & filters.VIEW_PARAMS

@@ -22,7 +22,7 @@ def _shown(markdown: str) -> str:
     return re.sub(r"\\(.)", r"\1", markdown).replace("\u2060", "")
 
 PROJECT = Path(__file__).resolve().parent.parent
-PAGE = "pages/5_SQL.py"
+PAGE = "app_pages/sql.py"
 CHROMIUM = "/usr/bin/chromium"
 SLOW = "SELECT count(*) FROM ctgov.facilities a, ctgov.facilities b, ctgov.facilities c"
 

@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 
-from services.dashboard import condition, engine, stats
+from services.dashboard import condition, engine, sponsorname, stats
 from services.dashboard.filters import Filters
+from services.data import geo
 from services.errors import QueryTimeout
 
 EARTH_RADIUS_MILES = 3958.7613
@@ -50,6 +51,8 @@ class Study:
     enrollment: int | None
     start_year: int | None
     intervention_types: set[str] = field(default_factory=set)
+    # (country, point) of each site
+    site_places: list[tuple[str | None, tuple[float, float] | None]] = field(default_factory=list)
 
 
 def _age_years(text: str | None) -> float | None:
@@ -92,6 +95,8 @@ def _v2(doc: dict[str, Any]) -> Study:
         start_year=_year((status.get("startDateStruct") or {}).get("date")),
         intervention_types={i["type"] for i in (ps.get("armsInterventionsModule") or {}).get("interventions") or []
                             if i.get("type")},
+        site_places=[(loc.get("country"), (loc["geoPoint"]["lat"], loc["geoPoint"]["lon"])
+                      if (loc.get("geoPoint") or {}).get("lat") is not None else None) for loc in locations],
     )
 
 
@@ -153,7 +158,9 @@ def _csv(row: dict[str, Any]) -> Study:
     maxs = [_GROUP_MAX[a] for a in groups if a in _GROUP_MAX]
     locations = _csv_locations(g("Locations"))
     points = []
+    site_places: list[tuple[str | None, tuple[float, float] | None]] = []
     for parts in locations:
+        site_places.append((_csv_country(parts), None))
         if parts[-1] != "United States" or len(parts) < 3:
             continue
         has_zip = bool(re.search(r"\d", parts[-2])) and len(parts[-2]) <= 12
@@ -162,6 +169,7 @@ def _csv(row: dict[str, Any]) -> Study:
             point = _us_point(rest[-2], rest[-1], zip_code)
             if point:
                 points.append(point)
+                site_places[-1] = (site_places[-1][0], point)
     enrollment = g("Enrollment")
     interventions = [i for i in g("Interventions").split("|") if i.strip()]
     return Study(
@@ -177,6 +185,7 @@ def _csv(row: dict[str, Any]) -> Study:
         enrollment=int(float(enrollment)) if re.fullmatch(r"\d+(\.\d+)?", enrollment) else None,
         start_year=_year(g("Start Date")),
         intervention_types={i.split(":", 1)[0].strip() for i in interventions if ":" in i},
+        site_places=site_places,
     )
 
 
@@ -240,10 +249,17 @@ def expected(all_studies: list[Study], f: Filters) -> dict[str, Any]:
     def site_bucket(n: int) -> str:
         return buckets[0 if n == 0 else 1 if n == 1 else 2 if n <= 5 else 3 if n <= 20 else 4 if n <= 100 else 5]
 
+    kpis = {"matching_trials": len(m), "recruiting": sum(s.status == "RECRUITING" for s in m),
+            "sites": sum(s.n_sites for s in m),
+            "countries": len({geo.country_display(c) for s in m for c in s.countries}),  # one per ISO code
+            "planned_enrollment": sum(s.enrollment or 0 for s in m)}
+    place = f.place()
+    if f.country or place is not None:  # with a place filter: the sites in the area and their countries
+        inside = [(c, p) for s in m for c, p in s.site_places if (not f.country or c in f.country) and (
+            place is None or (p is not None and _miles((place.lat, place.lon), p) <= f.radius_miles()))]
+        kpis.update(sites=len(inside), countries=len({geo.country_display(c) for c, _ in inside if c}))
     return {
-        "kpis": {"matching_trials": len(m), "recruiting": sum(s.status == "RECRUITING" for s in m),
-                 "sites": sum(s.n_sites for s in m), "countries": len(set().union(*(s.countries for s in m))),
-                 "planned_enrollment": sum(s.enrollment or 0 for s in m)},
+        "kpis": kpis,
         "phase": dict(phase),
         "status": _counts([s.status for s in m]),
         "study_type": _counts([s.study_type for s in m]),
@@ -253,8 +269,10 @@ def expected(all_studies: list[Study], f: Filters) -> dict[str, Any]:
         "intervention_types": _counts([t for s in m for t in s.intervention_types]),
         "sites_per_trial": _counts([site_bucket(s.n_sites) for s in m]),
         "outcome": _counts([s.status for s in closed]),
-        "countries": _counts([c for s in m for c in s.countries]),
-        "lead_sponsors": _counts([s.lead for s in m if s.lead]),
+        # one country per ISO code, sponsors folded (issue 38: geo.country_display, sponsorname's rule and
+        # data)
+        "countries": _counts([c for s in m for c in {geo.country_display(c) for c in s.countries}]),
+        "lead_sponsors": dict(sponsorname.merged(Counter(s.lead for s in m if s.lead).items())),
     }
 
 
@@ -298,8 +316,8 @@ def test_stats_dashboard_matches_raw_sample(db, studies, name, mode):
                   "outcome"):
         assert _as_counts(d.facets[facet]) == exp[facet], facet
     assert _as_counts(d.facets["sites_per_trial"], "label") == exp["sites_per_trial"]
-    _check_top(d.facets["countries"], exp["countries"], stats.FACETS["countries"]["top"])
-    _check_top(d.facets["lead_sponsors"], exp["lead_sponsors"], stats.FACETS["lead_sponsors"]["top"])
+    _check_top(d.facets["countries"], exp["countries"], stats.COUNTRY_BARS)
+    _check_top(d.facets["lead_sponsors"], exp["lead_sponsors"], stats.TOP)
     assert d.funnel[-1]["count"] == exp["kpis"]["matching_trials"]
 
 
@@ -313,7 +331,8 @@ def test_stats_funnel_narrows_stage_by_stage(db, studies):
              replace(base, condition=f.condition, status=f.status, age=f.age, sex=f.sex), f]
     want = [sum(matches(s, step) for s in studies) for step in steps]
     assert [s["count"] for s in d.funnel] == want
-    assert [s["key"] for s in d.funnel] == ["base", "condition", "status", "age", "sex", "near"]
+    assert [s["key"] for s in d.funnel] == ["base", "condition", "status", "age", "sex", "place"]
+    assert d.funnel[-1]["stage"] == "Place: ≤ 300 mi of Boston, MA"
     assert all(s["active"] for s in d.funnel)
     assert want == sorted(want, reverse=True) and want[-1] == d.kpis["matching_trials"]
 
@@ -392,7 +411,9 @@ def test_stats_real_statement_timeout_is_reported(db):
     ("lead_sponsors", "Pfizer", {"sponsor": "Pfizer"}),
     ("collaboration", "Mayo Clinic", {"sponsor": "Mayo Clinic"}),
     ("interventions", "metformin", {"intervention": "metformin"}),
-    ("age_groups", "ADULT", {}),
+    ("age_groups", "ADULT", {"age_group": ("ADULT",)}),
+    ("age_groups", "TEEN", {}),
+    ("intervention_types", "DEVICE", {"intervention_type": ("DEVICE",)}),
     ("duration", 2, {}),
     ("study_type", None, {}),
 ])

@@ -28,6 +28,19 @@ QUERIES = [
     {"condition": "no such disease anywhere", "status": "ANY"},
     {"fda": "yes", "status": "ANY"},
     {"fda": "no", "phase": "PHASE3", "status": "ANY"},
+    # Issue 38: the date ranges, age group, intervention type, facility name and include=… (records a filter
+    # cannot judge let in).
+    {"posted_from": "2018", "posted_to": "2020", "status": "ANY"},
+    {"updated_from": "2024", "condition": "asthma"},
+    {"completion_from": "2020", "completion_to": "2022", "include": "completion", "status": "ANY"},
+    {"age_group": "child", "status": "ANY"},
+    {"age_group": ["adult", "older_adult"], "condition": "diabetes"},
+    {"intervention_type": "DEVICE", "status": "ANY"},
+    {"facility": "mayo clinic", "status": "ANY"},
+    {"condition": "alzheimer", "start_from": "2015", "include": "start", "status": "ANY"},
+    {"enroll_min": "100", "include": "enrollment"},
+    {"phase": "PHASE2", "include": "phase"},
+    {"country": "Germany", "include": "sites"},
 ]
 
 
@@ -80,6 +93,21 @@ def test_engines_sequential_baseline_same_numbers(db):
     a = stats.dashboard(f, db=db, engine=engine.SqlEngine(db), sequential=True, timeout_ms=60_000)
     b = stats.dashboard(f, db=db, engine=engine.MemoryEngine(db))
     assert a.errors == {} and a.as_dict() == b.as_dict()
+
+
+@pytest.mark.parametrize("query", [{"country": "Germany"},
+                                   {"near": "Boston, MA", "radius": "50", "status": "ANY"},
+                                   {"age_group": "older_adult", "intervention_type": "DRUG",
+                                    "state": "Texas"}])
+def test_engines_same_dashboard_with_a_place_or_new_filter(db, query):
+    """The whole dashboard (area KPIs, the place stage of the funnel, every facet) is the same from both
+    engines."""
+    f, _ = Filters.from_query(query)
+    a = stats.dashboard(f, db=db, engine=engine.SqlEngine(db), timeout_ms=60_000)
+    b = stats.dashboard(f, db=db, engine=engine.MemoryEngine(db))
+    assert a.errors == {} and a.as_dict() == b.as_dict()
+    last = a.funnel[-1]
+    assert last["key"] == "place" and last["active"] and last["stage"].startswith("Place: ")
 
 
 def test_trials_page_sorted_rows_follow_the_engine_order(db):

@@ -12,7 +12,7 @@ from services.dashboard import planning, timeline
 from services.dashboard.filters import Filters
 
 PROJECT = Path(__file__).resolve().parent.parent
-PAGE = "pages/8_Timeline.py"
+PAGE = "app_pages/timeline.py"
 
 
 def _page(params: dict[str, str] | None = None) -> AppTest:

@@ -1,4 +1,5 @@
-"""Tests for the Trials page (pages/3_Trials.py), its shaping (services/dashboard/trialview.py) and exports (services/dashboard/export.py)."""
+"""Tests for the Trials page (pages/trials.py), its shaping (services/dashboard/trialview.py) and exports
+(services/dashboard/export.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from services.dashboard import export, search, trialview
 from services.dashboard.filters import Filters
 
 PROJECT = Path(__file__).resolve().parent.parent
-PAGE = str(PROJECT / "pages/3_Trials.py")
+PAGE = str(PROJECT / "app_pages/trials.py")
 KOWA = "NCT05923281"
 
 

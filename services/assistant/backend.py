@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from services import report
+from services.assistant.arguments import SEX_CODES
 from services.dashboard.engine import as_cte, engine_for
 from services.dashboard.filters import MAX_RADIUS_MILES, Filters, near_sql
 from services.data import geo, provenance, runtime
@@ -16,7 +17,9 @@ from services.eligibility.rules import criterion_text_for
 from services.errors import TrialLandscapeError
 from services.matching.relevance import TrialRecord
 from services.matching.store import trial_cases
+from services.report.coverage import CopyCoverage
 from services.trials import (
+    DEFAULT_STATUSES,
     MAX_TRIALS,
     AdverseEvent,
     AdverseEvents,
@@ -173,9 +176,8 @@ class DatabaseBackend:
         info.update(provenance.tool_fields(provenance.lookup(self.db, str(r["nct_id"]))))  # type: ignore[typeddict-item]
         return info
 
-    def get_matching_record(self, nct_id: str) -> TrialRecord | None:
-        case = trial_cases(self.db, [nct_id]).get(nct_id)
-        return case.record if case is not None else None
+    def get_matching_records(self, nct_ids: Sequence[str]) -> dict[str, TrialRecord]:
+        return {i: case.record for i, case in trial_cases(self.db, nct_ids).items()}
 
     def get_trial_locations(self, nct_id: str, origin: tuple[float, float] | None) -> list[Site] | None:
         """Every site of one trial with its distance from origin (miles) when an origin is given."""
@@ -246,7 +248,26 @@ class DatabaseBackend:
 
     # ------------------------------------------------------------------ report
 
+    def copy_coverage(self, profile: Mapping[str, Any]) -> CopyCoverage:
+        """Our copy's size and update dates, and how many open trials for the patient's diagnosis (of their
+        age and sex, when known) have no site with coordinates: every search limited by distance misses those.
+        """
+        age, sex = profile.get("age"), SEX_CODES.get(str(profile.get("sex") or "").lower())
+        condition = str(profile.get("diagnosis") or "").strip()
+        f = Filters(condition=condition or None, status=DEFAULT_STATUSES, sex=sex,
+                    age=float(age) if isinstance(age, int | float) and not isinstance(age, bool) else None)
+        matched, params = engine_for(self.db).matched_select(f)
+        row = self.db.fetch_rows(as_cte(matched) + "\n" + load_sql("report_copy_coverage"), params,
+                                 timeout_ms=SEARCH_TIMEOUT_MS)[0]
+        return {"studies": int(row["studies"]), "newest_update": row["newest_update"],
+                "oldest_update": row["oldest_update"], "condition": condition,
+                "matching": int(row["matching"]) if condition else 0,
+                "without_located_site": int(row["without_located_site"]) if condition else 0,
+                "for_patient": f.age is not None or f.sex is not None}
+
     def generate_report(self, request: ReportRequest) -> ReportOutput:
-        """Render the report for the selected trials with services.report (details, side effects, nearest sites)."""
+        """Render the report for the selected trials with services.report (details, side effects, nearest
+        sites, and what our copy could not show)."""
         return {"html": report.render_report(
-            request, **report.trial_inputs(self, request.patient_profile, request.trials))}
+            request, **report.trial_inputs(self, request.patient_profile, request.trials),
+            coverage=self.copy_coverage(request.patient_profile))}

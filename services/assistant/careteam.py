@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from services.assistant import asking
 from services.eligibility.match import OPEN_CRITERION_STATUSES
 from services.eligibility.model import reply_text
 from services.eligibility.plain import (
@@ -145,14 +146,6 @@ _MEDICINE = re.compile(r"\b(anticoagula\w*|warfarin|heparin|steroids?|corticoste
                        r"immunosuppress\w*|CYP\w*|inducers?|herbal|supplements?|concomitant|concurrent (?:use|medication)|"
                        r"medications?|live (?:attenuated )?vaccin\w*)\b", re.I)
 
-CATEGORY_ROLE: dict[str, Role] = {
-    "disease": "specialist", "treatment": "specialist", "activity": "specialist",
-    "biomarker": "pathology_lab", "lab": "pathology_lab", "imaging": "radiology",
-    "heart": "primary_care", "condition": "primary_care", "medicine": "primary_care",
-    "logistics": "trial_team", "reproductive": "trial_team",
-}
-
-
 def category_of(text: str) -> str:
     """The kind of fact a criterion is about (one of CATEGORIES), from its wording."""
     topic = topic_of(text)
@@ -164,6 +157,8 @@ def category_of(text: str) -> str:
         return "logistics"
     if topic == "Your daily activity":
         return "activity"
+    if _MEASURABLE.search(text):  # a RECIST lesion "not previously irradiated" is still about scans
+        return "imaging"
     if topic == "Treatments you have had":
         return "medicine" if _MEDICINE.search(text) else "treatment"
     if _OTHER_STUDY.search(text):
@@ -174,7 +169,7 @@ def category_of(text: str) -> str:
         return "heart"
     if _LAB.search(text) or _LAB_VALUE.search(text) or _ORGAN_FUNCTION.search(text):
         return "lab"
-    if _IMAGING.search(text) or _MEASURABLE.search(text):
+    if _IMAGING.search(text):
         return "imaging"
     if topic == "Your diagnosis and tumour tests":
         return "disease"
@@ -335,16 +330,15 @@ class CareTeam:
 Builder = Callable[[RoleFacts], list[Question]]
 
 
-_EMBEDDED_QUOTE = re.compile(r"\s*—\s*“[^”]*”\s*\?$")
+def _question_for(item: CriterionItem, profile: Mapping[str, Any]) -> Question | None:
+    """The line's question worded from data (services.assistant.asking), for the facts this role may see; a
+    line the shared patient question sets aside (consent, age or sex limits) gets none."""
+    if patient_question(item.criterion, "exclusion" if item.kind == "exclusion" else "inclusion") is None:
+        return None
+    asked = asking.question(item.category, item.kind, item.criterion, profile)
+    return Question(item.nct_id, (item.plain,), asked) if asked else None
 
 
-def _question_for(item: CriterionItem) -> Question | None:
-    asked = patient_question(item.criterion, "exclusion" if item.kind == "exclusion" else "inclusion")
-    # The line names the criterion already; the question need not quote it a second time.
-    return Question(item.nct_id, (item.plain,), _EMBEDDED_QUOTE.sub("?", asked.text)) if asked else None
-
-
-_BLOOD_TESTS = "Are my recent blood test results within the trial's limits, and can I have copies to bring?"
 
 
 def _from_items(facts: RoleFacts, first: Callable[[CriterionItem], str | None] | None = None,
@@ -354,7 +348,7 @@ def _from_items(facts: RoleFacts, first: Callable[[CriterionItem], str | None] |
     out: list[Question] = []
     for item in facts.items:
         own = first(item) if first is not None else None
-        question = Question(item.nct_id, (item.plain,), own) if own else _question_for(item)
+        question = Question(item.nct_id, (item.plain,), own) if own else _question_for(item, facts.profile)
         if question is None and fallback is not None and (text := fallback(item)):
             question = Question(item.nct_id, (item.plain,), text)
         if question is not None:
@@ -374,14 +368,16 @@ def _dedupe(questions: Sequence[Question]) -> list[Question]:
 
 def rules_specialist(facts: RoleFacts) -> list[Question]:
     """Disease, stage, treatment and activity questions; last, whether each trial is a reasonable option at all."""
+    had = asking.slots("", facts.profile)["my_treatments"]
+    so_far = f"what I have had so far ({had})" if had else "my treatment so far"
     return _from_items(facts)[: MAX_PER_ROLE - 1] + [
-        Question(t, (), f"Given my treatment so far, would joining {t} be a reasonable option for me?",
+        Question(t, (), f"Given {so_far}, would joining {t} be a reasonable option for me?",
                  "the trial as a whole") for t in facts.trials]
 
 
 def rules_pathology_lab(facts: RoleFacts) -> list[Question]:
     """Questions about tumour tests, biomarkers and blood-test limits."""
-    return _from_items(facts, lambda i: _BLOOD_TESTS if i.category == "lab" else None)
+    return _from_items(facts)
 
 
 def _whole_list(item: CriterionItem) -> str | None:

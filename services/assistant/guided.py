@@ -9,7 +9,6 @@ NCT id, condition check, phase rules and report apply, and scores criteria with 
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -27,6 +26,7 @@ from services.assistant.tools import build_registry
 from services.dashboard.filters import MAX_RADIUS_MILES
 from services.data.normalize import PHASES, label
 from services.data.provenance import FIELDS, NOT_IN_COPY, copy_note
+from services.eligibility import driver_check
 from services.eligibility.labels import Label
 from services.eligibility.match import criterion_status, structured_criteria
 from services.eligibility.parser import CriterionKind
@@ -37,6 +37,7 @@ from services.eligibility.rules import evaluate
 from services.eligibility.scoring import CriterionResult, gap_checklist, trial_verdict
 from services.errors import BadInput
 from services.matching.form import broader_names, form_conditions, ranking_fields, trial_relevance
+from services.matching.relevance import Relevance
 from services.trials import (
     CRITERIA_MISSING,
     DEFAULT_STATUSES,
@@ -54,8 +55,9 @@ GUIDED_LABEL = "Guided mode (no API key)"
 MAX_MATCHED = 20  # trials checked criterion by criterion (the cards show at most 20)
 SEXES: tuple[str, ...] = get_args(Sex)
 _MAX_LIST_ITEMS = 25
-MAX_BROADER = 6  # broader headings searched, nearest level first (a polyhierarchy can give several)
+MAX_BROADER = 16  # broader headings searched, nearest level first, up to the top of the category
 MAX_OTHER = 5  # other conditions searched
+MAX_CRITERIA = 60  # criteria saved per match (services.assistant.arguments.Match)
 _ENROLLING = (*DEFAULT_STATUSES, "ENROLLING_BY_INVITATION")  # statuses whose enrollment count is still a plan
 
 StatusCallback = Callable[[str], None]
@@ -157,20 +159,28 @@ def _phase_words(phases: Sequence[str]) -> str:
     return " and ".join(label("phase", p) for p in phases)
 
 
-_FOR_DIAGNOSIS = frozenset(("exact", "wider_radius", "phase", "intervention"))  # searches made with the diagnosis
+def capped(criteria: list[dict[str, Any]], most: int) -> list[dict[str, Any]]:
+    """At most `most` criteria in their order, every one not met among them (the verdict rests on those)."""
+    keep = sorted(range(len(criteria)), key=lambda i: (criteria[i]["status"] != "not_met", i))[:most]
+    return [criteria[i] for i in sorted(keep)]
 
 
-def check_order(candidate: Mapping[str, Any], radius: float | None) -> tuple[int, int, int, int, float]:
-    """Sort key of a search hit for matching: a located site within reach first; among those, found by a search
-    for the diagnosis, then for another of the patient's conditions, then only by the broader search; then the
-    rest in the same order; criteria text in our copy before none; then the nearest."""
+def check_order(candidate: Mapping[str, Any], radius: float | None,
+                judged: tuple[Relevance, Relevance] | None = None) -> tuple[int, ...]:
+    """Sort key of a search hit for matching, from its MeSH relevance (judged: to all of the patient's
+    conditions, to the diagnosis alone; None when the record is missing): about one of the patient's
+    conditions first; then a located site within reach; about the diagnosis before only another condition; a
+    full record about the disease before a broad or partial one; criteria text in our copy before none; then
+    the nearest."""
     site = candidate.get("nearest_site") or {}
     miles = site.get("distance_miles")
     near = miles is not None and (radius is None or miles <= radius)
-    found = set(candidate.get("strategies") or ())
-    kind = 0 if found & _FOR_DIAGNOSIS else 1 if "other" in found else 2
-    return (int(not near), kind, int(candidate.get("criteria_text") == CRITERIA_MISSING), int(miles is None),
-            float(miles) if miles is not None else math.inf)
+    every, own = judged if judged is not None else (None, None)
+    relevant = every is None or every.relevant
+    about = every is not None and not every.broad and every.matched > 0
+    return (int(not relevant), int(not near), int(own is not None and not own.relevant), int(not about),
+            int(candidate.get("criteria_text") == CRITERIA_MISSING), int(miles is None),
+            round(float(miles)) if miles is not None else 1 << 30)
 
 
 class GuidedAssistant:
@@ -268,9 +278,10 @@ class GuidedAssistant:
         self._call(session, "update_session_phase", a.PhaseChange(phase=phase, reason=reason), step)
 
     def strategies(self, session: AssistantSession) -> list[a.SearchQuery]:
-        """The search calls for this patient, in order: exact (the diagnosis's MeSH headings and narrower ones),
-        broader (each heading one level up), the other conditions, intervention (any distance, nearest first),
-        phase (wider radius is added while running when too few trials are found)."""
+        """The search calls for this patient, in order: exact (the diagnosis's MeSH headings and narrower
+        ones), broader (every heading above them, a level at a time up to the top of the category), the other
+        conditions, intervention (any distance, nearest first), phase (the search at any distance is added
+        while running)."""
         p = session.patient_profile
         base: dict[str, Any] = {"latitude": p["latitude"], "longitude": p["longitude"], "age": p["age"],
                                 "sex": p["sex"], "statuses": list(DEFAULT_STATUSES), "limit": MAX_TRIALS}
@@ -309,8 +320,15 @@ class GuidedAssistant:
                                f"{' + ' + call.intervention if call.intervention else ''})")
             result = self._call(session, "search_trials", call, step)
             first_more = first_more or (i == 1 and result["more_pages"])
-            done.append(f"{strategy} ({within_words(call.radius_miles)}): "
-                        f"{plural(result['returned'], 'trial')} ({result['new_this_session']} new)")
+            returned, new = result["returned"], result["new_this_session"]
+            # within the travel limit, every page: a trial filed under a broad heading may be the 30th nearest
+            while (call.radius_miles is not None and result["more_pages"]
+                   and result["page"] < MAX_SEARCH_PAGES):
+                call = call.model_copy(update={"page": result["page"] + 1})
+                result = self._call(session, "search_trials", call, step)
+                returned, new = returned + result["returned"], new + result["new_this_session"]
+            done.append(f"{strategy} ({within_words(call.radius_miles)}): {plural(returned, 'trial')} ({new} "
+                        "new)")
         # Every open trial for the diagnosis that admits the patient, at any distance, nearest first: the search
         # checks the condition before it limits, so page after page this is the whole list.
         radius = session.patient_profile.get("travel_radius_miles")
@@ -369,10 +387,16 @@ class GuidedAssistant:
         step = StepResult("")
         session.phase = "matching"
         patient = self.patient(session)
-        # Which trials to check first: found by a search for the patient's own conditions (not only the broader
-        # one), with criteria text in our copy, with a located site within reach, nearest first.
+        # Which trials to check first: about one of the patient's conditions by the trial's own MeSH headings
+        # (services.matching.relevance), within reach, about the diagnosis, full records, nearest first.
         radius = session.patient_profile.get("travel_radius_miles")
-        ordered = sorted(session.candidates, key=lambda i: check_order(session.candidates[i], radius))
+        p = session.patient_profile
+        every = form_conditions(p.get("diagnosis", ""), p.get("other_conditions") or ())
+        own = form_conditions(p.get("diagnosis", ""))
+        records = self.backend.get_matching_records(list(session.candidates))
+        judged = {i: (trial_relevance(every, r), trial_relevance(own, r)) for i, r in records.items()}
+        ordered = sorted(session.candidates,
+                         key=lambda i: check_order(session.candidates[i], radius, judged.get(i)))
         ids = ordered[:MAX_MATCHED]
         matches = []
         for i, nct_id in enumerate(ids, start=1):
@@ -420,7 +444,7 @@ class GuidedAssistant:
         results, criteria = self.judge(info, patient)
         # Relevance from the trial's own MeSH headings against every condition the patient named.
         p = session.patient_profile
-        record = self.backend.get_matching_record(nct_id)
+        record = self.backend.get_matching_records([nct_id]).get(nct_id)
         conditions = form_conditions(p.get("diagnosis", ""), p.get("other_conditions") or ())
         judged = trial_relevance(conditions, record) if record is not None else None
         about_diagnosis = (record is not None and
@@ -458,7 +482,7 @@ class GuidedAssistant:
             "distance_miles": miles,
             "verdict": verdict.verdict.value,
             "summary": truncate(" ".join(summary_bits), 700),
-            "criteria": criteria[:60],
+            "criteria": capped(criteria, MAX_CRITERIA),
             "unknowns": unknowns[:20],
             "what_to_expect": truncate(self._what_to_expect(details), 900),
             "nearest_site": nearest_text,
@@ -510,10 +534,24 @@ class GuidedAssistant:
             add("inclusion", FULL_CRITERIA, Label.NOT_ENOUGH_INFO,
                 "Our copy of the registry does not have this trial's criteria text; read them on ClinicalTrials.gov.",
                 "Check the full list of who can join on ClinicalTrials.gov.")
-        own = patient_polarities([*patient.conditions, *patient.biomarkers])
+        said = [*patient.conditions, *patient.biomarkers]
+        own = patient_polarities(said)
+        mine = driver_check.patient_drivers(said, patient.conditions)
+        variants = driver_check.patient_variants(said)
         for kind, text in listed:
+            # the rules know "an EGFR mutation", not which ones a class word ("sensitising") covers
+            classed = driver_check.variant_check(text, kind, variants)  # type: ignore[arg-type]
+            if classed is not None:
+                add(kind, text, classed.label, classed.reason)  # type: ignore[arg-type]
+                continue
             judgement = evaluate(text, kind, patient)  # type: ignore[arg-type]
-            decided = check(text, kind, own) if not judgement.label.is_known else None  # type: ignore[arg-type]
+            stated = check(text, kind, own)  # type: ignore[arg-type]
+            # A line is met only when every result it names is the patient's: "HR+/HER2-" read as met for its
+            # HR+ part is not met for a HER2-positive patient.
+            clash = (stated is not None and kind == "inclusion" and judgement.label is Label.MET
+                     and stated.label is Label.NOT_MET)
+            decided = (stated or driver_check.check(text, kind, mine)  # type: ignore[arg-type]
+                       if clash or not judgement.label.is_known else None)
             if decided is not None:
                 add(kind, text, decided.label, decided.reason)  # type: ignore[arg-type]
             else:

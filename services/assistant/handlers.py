@@ -12,7 +12,7 @@ from datetime import date
 from typing import Any, TypeVar
 
 from services.assistant import arguments as a
-from services.assistant import careteam
+from services.assistant import careteam, match_check
 from services.assistant.arguments import (
     ACTIVITY_LEVELS,
     MAX_SITES,
@@ -82,7 +82,7 @@ def compact_trial(trial: Mapping[str, Any], today: date | None = None) -> dict[s
         "sponsor": truncate(trial.get("sponsor"), 80),
         "enrollment": trial.get("enrollment"),
         "start_date": trial.get("start_date"),
-        "ages": _ages(trial.get("min_age"), trial.get("max_age")),
+        "ages": match_check.age_range(trial.get("min_age"), trial.get("max_age")),
         "sex": trial.get("sex"),
         "site_count": trial.get("site_count"),
         "nearest_site": trial.get("nearest_site"),
@@ -95,12 +95,6 @@ def compact_trial(trial: Mapping[str, Any], today: date | None = None) -> dict[s
     if stale:
         out["status_note"] = stale
     return out
-
-
-def _ages(min_age: str | None, max_age: str | None) -> str:
-    low = min_age if min_age and min_age.upper() != "N/A" else "no minimum"
-    high = max_age if max_age and max_age.upper() != "N/A" else "no maximum"
-    return f"{low} to {high}"
 
 
 def nearest_sites(sites: list[Site], limit: int) -> list[Site]:
@@ -227,13 +221,10 @@ def get_eligibility_criteria(args: a.TrialId, ctx: ToolContext) -> dict[str, Any
     nct_id = _nct_arg(args.nct_id)
     info = _found(nct_id, ctx.backend.get_eligibility_criteria(nct_id))
     lacks = set(info.get("not_in_this_copy") or ())  # our copy lacks these: say so, never "no limit"
-    no_ages = info.get("min_age") is None and info.get("max_age") is None
     out: dict[str, Any] = {
         "nct_id": nct_id,
-        "ages": _ages(info.get("min_age"), info.get("max_age")) if "ages" not in lacks
-        else NOT_IN_COPY if no_ages else f"{_ages(info.get('min_age'), info.get('max_age'))} (the edges of its age "
-        "groups; the exact limits are not in this copy — see ClinicalTrials.gov)",
-        "sex": info.get("sex") or (NOT_IN_COPY if "sex" in lacks else None),
+        "ages": match_check.ages_shown(info),
+        "sex": match_check.sex_shown(info),
         "healthy_volunteers": NOT_IN_COPY if info.get("healthy_volunteers") is None and "healthy_volunteers" in lacks
         else info.get("healthy_volunteers"),
     }
@@ -513,23 +504,12 @@ def save_matched_trials(args: a.Matches, ctx: ToolContext) -> dict[str, Any]:
                 problems.append(f"trials[{i}]: its texts mention {', '.join(invented)}, which did not come from any "
                                 "search or lookup in this session; look them up first or leave them out.")
                 continue
-            statuses = {c["status"] for c in match["criteria"]}
-            if match["verdict"] == "eligible" and not statuses & {"met", "not_met"}:
-                problems.append(
-                    f"trials[{i}]: verdict 'eligible' with no criterion judged (none is 'met'); a trial can only be "
-                    "called eligible when its criteria were checked. Use 'uncertain'"
-                    + (" (its criteria text is missing from this copy)"
-                       if session.candidates.get(nct_id, {}).get("criteria_text") == CRITERIA_MISSING else "") + "."
-                )
-                continue
-            if match["verdict"] in ("eligible", "uncertain") and "not_met" in statuses:
-                problems.append(f"trials[{i}]: verdict '{match['verdict']}' but a criterion is 'not_met'; use "
-                                "'excluded' or fix the criterion.")
-                continue
-            if match["verdict"] == "excluded" and "not_met" not in statuses:
-                problems.append(
-                    f"trials[{i}]: verdict 'excluded' needs at least one criterion marked 'not_met'."
-                )
+            info = ctx.backend.get_eligibility_criteria(nct_id)  # the trial's own lines, as rules read them
+            missing = session.candidates.get(nct_id, {}).get("criteria_text") == CRITERIA_MISSING
+            problem = (match_check.criteria_problem(match, info)
+                       or match_check.verdict_problem(match, info, criteria_missing=missing))
+            if problem:
+                problems.append(f"trials[{i}]: {problem}")
                 continue
             candidate = session.candidates.get(nct_id, {})
             match.setdefault("title", candidate.get("title"))

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from services.assistant.arguments import ACTIVITY_LEVELS
+from services.assistant.claims import check_claims, warning_text
 from services.assistant.grounding import LOOKUP_PHASES, GroundingWarning, check_answer
 from services.assistant.prompts import build_system
 from services.assistant.registry import ToolContext, ToolOutcome
@@ -68,6 +69,7 @@ class TurnResult:
     model_calls: int = 0
     usage: dict[str, int] = field(default_factory=dict)
     error: str | None = None
+    flagged: list[str] = field(default_factory=list)  # sentences whose claims could not be checked
 
 
 class Orchestrator:
@@ -159,12 +161,17 @@ class Orchestrator:
         answer = "\n\n".join(texts)
         phase = start_phase if start_phase in LOOKUP_PHASES else session.phase
         warnings = check_answer(answer, session.seen_nct_ids, phase=phase, tool_calls=lookups) + warnings
+        # Verdicts, places, distances and numbers must agree with the saved checks and the tool results.
+        flags = check_claims(answer, session) if answer else []
+        if flags:
+            warnings.append(GroundingWarning("unchecked_claim", warning_text(flags)))
         events = _coalesce_filters(events)
         session.touch()
         if self.callbacks.on_event:
             for event in events:
                 self.callbacks.on_event(event)
-        return TurnResult(answer, events, warnings, calls, usage.as_dict(), error)
+        return TurnResult(answer, events, warnings, calls, usage.as_dict(), error,
+                          list(dict.fromkeys(f.sentence for f in flags)))
 
     # ---------------------------------------------------------------- input
 

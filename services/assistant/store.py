@@ -11,19 +11,17 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
-import os
 import re
 import threading
 import time
 from dataclasses import dataclass
 
+from services import settings
 from services.assistant.session import AssistantSession
 from services.data import runtime
 from services.data.db import Database, load_sql
 from services.errors import BadInput
 
-DEFAULT_DAYS = 30
-MAX_DAYS = 3650
 EXPIRE_EVERY_S = 3600.0
 TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{43,128}")
 # JSON's escape for the NUL character, which PostgreSQL's jsonb cannot store (only when the backslash
@@ -37,12 +35,7 @@ _expire_lock = threading.Lock()
 
 def session_days() -> int:
     """How long an unused session is kept: ASSISTANT_SESSION_DAYS (1-3650), default 30."""
-    raw = os.environ.get("ASSISTANT_SESSION_DAYS", "").strip()
-    try:
-        days = int(raw) if raw else DEFAULT_DAYS
-    except ValueError:
-        return DEFAULT_DAYS
-    return days if 1 <= days <= MAX_DAYS else DEFAULT_DAYS
+    return settings.current().assistant_session_days
 
 
 def valid_token(token: str | None) -> bool:

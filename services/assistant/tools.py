@@ -16,8 +16,9 @@ def build_registry() -> ToolRegistry:
             "search_trials",
             "Search the trial database. Runs on the registry copy in our database, not the web. "
             "Defaults to recruiting and not-yet-recruiting trials. Returns at most 15 trials (nearest site "
-            "first when latitude/longitude are given), all about the condition (names, MeSH terms and keywords, with "
-            "synonyms, abbreviations and narrower MeSH terms); ask for page 2, 3, … while more_pages is true. "
+            "first when latitude/longitude are given) whose condition names, MeSH terms or keywords match "
+            "the condition (with synonyms, abbreviations and narrower MeSH terms); a hit is a candidate to "
+            "check, not a match. Ask for page 2, 3, … while more_pages is true. "
             "Results are deduplicated by NCT id across calls in this session.",
             a.SearchQuery,
             handlers.search_trials,
@@ -88,8 +89,11 @@ def build_registry() -> ToolRegistry:
         Tool(
             "save_matched_trials",
             "Save eligibility assessments (one entry per trial; repeated calls update by NCT id). Each "
-            "criterion gets a status and a plain-language version; fit_score is an integer 0-100. Only "
-            "trials returned by a search or lookup in this session can be saved.",
+            "criterion quotes one of the trial's own lines as get_eligibility_criteria gave it (or "
+            "'Ages: …' / 'Sex: …' for its registry limits) and gets a status and a plain-language version. "
+            "Refused when a criterion is not the trial's own line or the verdict does not follow from the "
+            "statuses ('eligible' needs every line met and nothing unknown). Only trials returned by a "
+            "search or lookup in this session can be saved.",
             a.Matches,
             handlers.save_matched_trials,
             barrier=True,

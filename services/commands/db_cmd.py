@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import os
 from typing import Any
 
+from services import settings
 from services.cli import print_result
 from services.dashboard.dbinfo import database_info
 from services.data import embedded, runtime
@@ -29,7 +29,8 @@ def register(sub: Any) -> None:
 
 
 def _info_text(info: dict[str, Any]) -> str:
-    lines = [f"database: {info['database']} ({info['kind']}{', read-only' if info['read_only'] else ''})",
+    lines = [f"database: {info['database']} ({info['kind']}, PostgreSQL {info['server_version']}"
+             f"{', read-only' if info['read_only'] else ''})",
              f"studies: {info['studies']:,} ({info['full_records']:,} full records, {info['partial_records']:,} "
              f"partial, {info['partial_with_criteria_added']:,} of them with criteria text added)",
              f"sites: {info['sites']:,} ({info['sites_with_coordinates']:,} with coordinates)",
@@ -52,7 +53,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_reset(args: argparse.Namespace) -> int:
-    if os.environ.get("DATABASE_URL", "").strip():
+    if settings.current().database_url:
         raise BadInput("db reset only resets the embedded database; unset DATABASE_URL (an external database "
                        "is never wiped by this command).")
     if not args.yes:

@@ -11,6 +11,7 @@ from typing import Any
 from services.cli import print_result
 from services.dashboard import stats
 from services.data import loaders, runtime
+from services.data.loaders import guard
 from services.errors import BadInput
 
 _IMPORTERS = {
@@ -71,6 +72,7 @@ def _progress(phase: str, count: int) -> None:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    guard.precheck(args.path)  # a zip bomb is refused before the database and its vocabulary are loaded
     db = runtime.get_db()
     if db.read_only:
         raise BadInput(f"{db.label} is read-only; import into the embedded database (unset DATABASE_URL) "

@@ -51,7 +51,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_search(args: argparse.Namespace) -> int:
     if not live.live_enabled():
         raise live.LiveUnavailable("Live look-ups are switched off (CTGOV_LIVE=off).")
-    found = live.client().search(condition=args.condition, age_years=args.age,
+    found = live.client().search(condition=args.condition, age=args.age,
                                  sex=args.sex.upper() if args.sex else None, statuses=tuple(args.status),
                                  page_size=args.page_size)
     studies = [live.parse_status(s) for s in found.get("studies") or [] if isinstance(s, dict)]

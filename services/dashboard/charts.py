@@ -19,6 +19,7 @@ import plotly.graph_objects as go
 
 from services import inert
 from services.cache import SingleFlightCache
+from services.dashboard.chartimage import captioned
 from services.dashboard.stats import FACETS
 
 NOT_GIVEN = "#A7AFBC"  # grey for "Not given", "Unknown", "No sites listed": never a real category colour
@@ -104,7 +105,13 @@ CHARTS: tuple[ChartSpec, ...] = (
               "A Phase 1/Phase 2 trial counts in both phases."),
     ChartSpec("status", "Recruitment status", "hbar", "status", "No matching trials."),
     ChartSpec("conditions", "Top conditions", "hbar", None,
-              "No matching trial lists a condition.", "Condition names as registered (top 15)."),
+              "No matching trial names a MeSH heading.",
+              "MeSH headings of the trials' conditions, spellings folded into one (top 15); a click searches "
+              "the heading and its narrower ones."),
+    ChartSpec("therapeutic_areas", "Therapeutic areas (MeSH categories)", "hbar", None,
+              "No matching trial names a MeSH heading.",
+              "A trial counts in every area one of its MeSH headings lies in (C04 Neoplasms = Oncology, …; "
+              "data/mesh/therapeutic_areas.csv)."),
     ChartSpec("lead_sponsors", "Top lead sponsors", "hbar", None,
               "No matching trial names a lead sponsor.", "Top 15 by number of trials."),
     ChartSpec("funder_class", "Funder class (lead sponsor)", "hbar", "funder_class",
@@ -115,14 +122,16 @@ CHARTS: tuple[ChartSpec, ...] = (
     ChartSpec("sex", "Sex eligibility", "bar", "sex", "No matching trials.",
               "A click sets the patient's sex filter (trials open to everyone still match)."),
     ChartSpec("age_groups", "Age groups accepted", "bar", "age_group",
-              "No matching trials.", "A trial open to several age groups counts in each. "
-              + _no_click("the filters take a patient's age in years (sidebar → Patient), not an age group")),
+              "No matching trials.", "As ClinicalTrials.gov defines them: child 0–17, adult 18–64, older "
+                                     "adult "
+              "65+, from the trial's minimum and maximum age. A trial open to several age groups counts in "
+              "each; a click sets the age-group filter."),
     ChartSpec("duration", "Trial duration", "bar", None, "No matching trials.",
               "From start to primary completion: planned for running trials, actual for finished ones. "
               + _no_click("there is no duration filter")),
     ChartSpec("intervention_types", "Intervention types", "hbar", "intervention_type",
-              "No matching trial lists an intervention.", "A trial with several types counts in each. "
-              + _no_click("there is no intervention-type filter; Intervention in the sidebar takes a name")),
+              "No matching trial lists an intervention.", "A trial with several types counts in each; a "
+              "click sets the intervention-type filter."),
     ChartSpec("interventions", "Top interventions", "hbar", None,
               "No matching trial lists an intervention.", "Placebo left out; top 15."),
     ChartSpec("start_year", "Start year", "timeline", None,
@@ -140,6 +149,11 @@ CHARTS: tuple[ChartSpec, ...] = (
               "No closed trial that matches gives a reason for stopping.",
               _CLOSED_NOTE + " " + _no_click("reasons are free text, and there is no filter on them"),
               sentence_case=True),
+    ChartSpec("stop_categories", "Why trials stopped (grouped)", "hbar", None,
+              "No closed trial that matches gives a reason for stopping.",
+              _CLOSED_NOTE + " Each reason in one category by its cue words (data/ctgov/stop_reasons.csv: "
+                             "the first category whose cue it contains; none: Other). "
+              + _no_click("there is no filter on them")),
     ChartSpec("results_by_year", "Results reported, by completion year", "rate", None,
               "No completed or terminated trial matching the other filters has a completion date.",
               "Bars: completed or terminated trials; line: share with results posted. " + _CLOSED_NOTE + " "
@@ -412,17 +426,18 @@ _BUILDERS = {"bar": bar_figure, "hbar": hbar_figure, "timeline": timeline_figure
              "enrollment": enrollment_figure, "rate": rate_figure}
 
 
-def facet_figure(facet: str, rows: Sequence[Mapping[str, Any]] | None) -> go.Figure:
-    """The figure of one facet; an explained empty frame when it has no rows."""
+def facet_figure(facet: str, rows: Sequence[Mapping[str, Any]] | None, caption: str = "") -> go.Figure:
+    """The figure of one facet, with `caption` (the filters) under its title; an explained empty frame when it
+    has no rows."""
     spec = CHART_BY_FACET[facet]
     if not rows:
-        return empty_figure(spec.title, spec.empty)
+        return captioned(empty_figure(spec.title, spec.empty), caption)
     if spec.max_rows and len(rows) > spec.max_rows:
         rows = list(rows)[: spec.max_rows]
-    return _BUILDERS[spec.style](spec, rows)
+    return captioned(_BUILDERS[spec.style](spec, rows), caption)
 
 
-def funnel_figure(funnel: Sequence[Mapping[str, Any]]) -> go.Figure:
+def funnel_figure(funnel: Sequence[Mapping[str, Any]], caption: str = "") -> go.Figure:
     """The narrowing funnel: each stage adds one filter (condition → status → age → sex → place)."""
     if not funnel:
         return empty_figure("How the filters narrow the trials", "No funnel to show.")
@@ -440,9 +455,9 @@ def funnel_figure(funnel: Sequence[Mapping[str, Any]]) -> go.Figure:
         connector={"fillcolor": "#EDF1F6", "line": {"color": "#D5DCE5", "width": 1}},
         hovertemplate="%{y}: <b>%{x:,}</b> trials<extra></extra>",
     )
-    return _figure([funnel_trace], "How the filters narrow the trials", 300, {
+    return captioned(_figure([funnel_trace], "How the filters narrow the trials", 300, {
         "margin": {"l": max(label_px(lab, HBAR_TICK_PX) for lab in labels) + TICK_PAD_PX},
-        "yaxis": {"type": "category"}})
+        "yaxis": {"type": "category"}}), caption)
 
 
 FIGURE_CACHE_TTL_S = 600
@@ -481,14 +496,16 @@ def _shared(kind: str, rows: Sequence[Mapping[str, Any]] | None, build: Callable
     return _figure_cache.get_or_compute((kind, digest), lambda: _share(build()))
 
 
-def shared_facet_figure(facet: str, rows: Sequence[Mapping[str, Any]] | None) -> go.Figure:
-    """facet_figure(facet, rows) shared across visitors and reruns (same rows → same object): do not change it."""
-    return _shared(facet, rows, lambda: facet_figure(facet, rows))
+def shared_facet_figure(facet: str, rows: Sequence[Mapping[str, Any]] | None, caption: str = "") -> go.Figure:
+    """facet_figure(facet, rows, caption) shared across visitors and reruns (same rows → same object): do not
+    change it."""
+    return _shared(f"{facet}\0{caption}", rows, lambda: facet_figure(facet, rows, caption))
 
 
-def shared_funnel_figure(funnel: Sequence[Mapping[str, Any]]) -> go.Figure:
-    """funnel_figure(funnel) shared across visitors and reruns (same stages → same object): do not change it."""
-    return _shared("__funnel__", funnel, lambda: funnel_figure(funnel))
+def shared_funnel_figure(funnel: Sequence[Mapping[str, Any]], caption: str = "") -> go.Figure:
+    """funnel_figure(funnel, caption) shared across visitors and reruns (same stages → same object): do not
+    change it."""
+    return _shared(f"__funnel__\0{caption}", funnel, lambda: funnel_figure(funnel, caption))
 
 
 def clicked_values(fig: go.Figure, selection: Mapping[str, Any] | None) -> list[Any]:
@@ -586,8 +603,11 @@ def compare_style(section: str) -> str:
 
 
 def shared_compare_figure(title: str, section: str, rows: Sequence[Any], measure: str,
-                          names: Mapping[str, str]) -> go.Figure:
-    """compare_figure shared across visitors and reruns (same rows, measure and names → same object)."""
-    key = [asdict(r) for r in rows] + [{"measure": measure, "names": tuple(sorted(names.items())), "title": title}]
+                          names: Mapping[str, str], caption: str = "") -> go.Figure:
+    """compare_figure (with `caption` under its title) shared across visitors and reruns (same rows, measure,
+    names and caption → same object)."""
+    key = [asdict(r) for r in rows] + [{"measure": measure, "names": tuple(sorted(names.items())),
+                                        "title": title, "caption": caption}]
+    style = compare_style(section)
     return _shared(f"__compare_{section}__", key,
-                   lambda: compare_figure(title, compare_style(section), rows, measure, names))
+                   lambda: captioned(compare_figure(title, style, rows, measure, names), caption))

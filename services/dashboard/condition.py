@@ -19,6 +19,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from services.dashboard import boolquery
+from services.data import studymesh
+from services.vocab import areas as area_vocab
 from services.vocab import mesh as mesh_vocab
 
 MAX_WORDS = 12  # words of a typed condition that count
@@ -132,14 +135,58 @@ class Concept:
 
 
 @lru_cache(maxsize=1024)
-def expand(text: str) -> Concept:
+def expand(text: str, narrower: bool = True) -> Concept:
     """The concept of a typed condition (cached; the vocabulary loads once per process)."""
     typed = tuple(dict.fromkeys(words(text)))[:MAX_WORDS]
     if not typed:
         return Concept(text, (), frozenset(), ())
     m = mesh_vocab.vocabulary()
-    named = m.resolve(text[:400])
-    return Concept(text, tuple(sorted(named)), m.expand(named), typed)
+    area = area_vocab.named_by(text[:400])  # "oncology", "cardiology": the area's MeSH heading
+    named = frozenset((area.root(),)) if area else m.resolve(text[:400])
+    # narrower=False: the named headings alone, without the ones below them (the sidebar's switch)
+    return Concept(text, tuple(sorted(named)), m.expand(named) if narrower else frozenset(named), typed)
+
+
+def parsed(text: str) -> boolquery.Node | None:
+    """The typed condition as an expression (services/dashboard/boolquery.py), "lung OR breast cancer" read as
+    "lung cancer" OR "breast cancer" (a one-word term that names no heading shares the longer term's last
+    words)."""
+    return boolquery.share_heads(boolquery.parse(text), lambda t: bool(expand(t).named))
+
+
+def caption(text: str) -> str | None:
+    """What the sidebar says of a typed condition: one term's headings, or an expression as read with each
+    term's."""
+    if not boolquery.is_compound(text):
+        return expand(text).caption()
+    node = parsed(text)
+    if node is None:
+        return None
+    parts = [c for t in boolquery.terms(node)[:boolquery.MAX_TERMS] if (c := expand(t.text).caption())]
+    return f"Read as {boolquery.describe(node)}: " + "; ".join(parts)
+
+
+def area_select_sql(names: Iterable[str], params: dict[str, Any], *, stored: bool) -> str:
+    """SELECT of the NCT ids in any of the named therapeutic areas: a MeSH descriptor of the study
+    (app.study_mesh, else the base tables as the condition filter reads them) lies under the area's tree
+    number."""
+    found = [a for a in (area_vocab.by_name(n) for n in names) if a is not None]
+    roots = tuple(sorted({a.root() for a in found}))
+    concept = Concept(", ".join(a.name for a in found), roots, mesh_vocab.vocabulary().expand(roots), ())
+    nothing = "SELECT NULL::varchar AS nct_id WHERE FALSE"
+    return ids_sql(concept, params, stored=stored, prefix="area") or nothing
+
+
+def select_sql(text: str, params: dict[str, Any], *, stored: bool, prefix: str = "cond",
+               narrower: bool = True) -> str | None:
+    """SELECT of the NCT ids a typed condition finds — one term (ids_sql), or AND / OR / NOT of terms, each
+    term resolved on its own. None when the text selects nothing."""
+    if not boolquery.is_compound(text):
+        return ids_sql(expand(text, narrower), params, stored=stored, prefix=prefix)
+    return boolquery.ids_sql(parsed(text), params,
+                             lambda t, p, pre: ids_sql(expand(t.text, narrower), p, stored=stored,
+                                                     prefix=pre),
+                             prefix, "SELECT st.nct_id FROM ctgov.studies st")
 
 
 # ---- SQL ----------------------------------------------------------------------------------------------------
@@ -164,9 +211,10 @@ def ids_sql(concept: Concept, params: dict[str, Any], *, stored: bool, prefix: s
     else AACT's base tables only."""
     if not concept.searchable:
         return None
-    if concept.named and stored:
+    table = "app.study_mesh" if stored else studymesh.console_view()
+    if concept.named and table:
         params[f"{prefix}_uis"] = sorted(concept.descriptors)
-        return f"SELECT sm.nct_id FROM app.study_mesh sm WHERE sm.descriptor_ui = ANY(CAST(:{prefix}_uis AS text[]))"
+        return f"SELECT sm.nct_id FROM {table} sm WHERE sm.descriptor_ui = ANY(CAST(:{prefix}_uis AS text[]))"
     names = ("SELECT c.nct_id FROM ctgov.conditions c WHERE "
              + term_match_sql("c.downcase_name", concept, params, prefix, heading=False))
     if not concept.named:

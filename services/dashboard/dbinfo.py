@@ -30,6 +30,7 @@ def database_info(db: Database | None = None) -> dict[str, Any]:
         "database": src.description,
         "kind": src.kind,
         "read_only": src.read_only,
+        "server_version": db.health().server_version,  # PostgreSQL's own version string, e.g. "18.1"
         "studies": int(row["studies"]),
         "sites": int(row["sites"]),
         "sites_with_coordinates": int(row["sites_with_coordinates"]),

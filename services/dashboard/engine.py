@@ -13,7 +13,6 @@ Two implementations answer the same `Engine` protocol with the same numbers:
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Mapping
@@ -23,10 +22,12 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
+from services import settings
 from services.dashboard import facetstore, landing, relevance
 from services.dashboard.facetstore import DETAIL_COLUMNS, GROUP_COLUMNS, TOP_DETAILS, MapFrames, SiteFrames
 from services.dashboard.filters import (
     FUNNEL_FIELDS,
+    FUNNEL_STAGES,
     Filters,
     SqlParts,
     age_years_sql,
@@ -36,16 +37,18 @@ from services.dashboard.filters import (
     near_sql,
     where_sql,
 )
-from services.data import geo, studymesh
+from services.data import geo, sitename, studymesh
 from services.data.db import Database, load_sql
 from services.errors import QueryTimeout, TrialLandscapeError
+from services.vocab import areas as area_vocab
+from services.vocab import mesh as mesh_vocab
 
 _log = logging.getLogger(__name__)
 
 ENGINE_SETTING = "TRIAL_LANDSCAPE_ENGINE"  # "sql" or "memory"; unset: memory when the derived tables are built
 # Facets about how trials ended describe closed trials, so they ignore the status filter (the default filter
 # keeps open trials only, which would leave them empty); every other filter applies.
-CLOSED_FACETS = ("outcome", "why_stopped", "results_by_year")
+CLOSED_FACETS = ("outcome", "why_stopped", "stop_categories", "results_by_year")
 PAGE_TIMEOUT_MS = 60_000
 COUNT_TIMEOUT_MS = 60_000
 
@@ -210,8 +213,15 @@ def area_params(f: Filters, *, only_in_area: bool = True) -> dict[str, Any]:
         min_lat, max_lat, min_lon, max_lon = geo.bounding_box(place.lat, place.lon, radius)
         params.update({"area_r": radius, "area_min_lat": min_lat, "area_max_lat": max_lat,
                        "area_min_lon": min_lon, "area_max_lon": max_lon})
-    params.update(area_countries=list(f.country) or None, area_states=list(f.state) or None)
+    params.update(area_countries=geo.country_spellings(f.country) or None, area_states=list(f.state) or None)
     return params
+
+
+def country_params() -> dict[str, list[str]]:
+    """Bound parameters of dashboard_kpis.sql / dashboard_area_kpis.sql: each country spelling and its one
+    name (geo.country_renames), so the Countries KPI counts one country per ISO code."""
+    renames = geo.country_renames()
+    return {"country_spellings": list(renames), "country_names": list(renames.values())}
 
 
 # ---- SQL over the base tables -----------------------------------------------------------------------
@@ -241,6 +251,7 @@ class SqlEngine:
     def __init__(self, db: Database, reason: str = "missing") -> None:
         self.db = db
         self.reason = reason
+        studymesh.detect(db)  # the condition filter and the MeSH facets read app.study_mesh wherever built
 
     def describe(self) -> dict[str, str]:
         return {"mode": self.kind, "title": SQL_TITLE, "text": SQL_TEXT.get(self.reason, SQL_TEXT["missing"])}
@@ -315,14 +326,7 @@ class SqlEngine:
     # ---- the dashboard
     def dashboard_frames(self, f: Filters, specs: Mapping[str, Mapping[str, Any]], facets: list[str] | None, *,
                          timeout_ms: int, sequential: bool = False) -> DashboardFrames:
-        # Every query of the dashboard, by name: KPIs, funnel, one per facet (closed facets without status).
-        cte, params = base_cte(f)
-        queries: dict[str, tuple[str, dict[str, Any] | None]] = {
-            "funnel": funnel_query(f), "kpis": (f"{cte}\n{load_sql('dashboard_kpis')}", params)}
-        queries.update(facet_queries(f, specs, [n for n in specs if facets is None or n in facets]))
-        if f.status:
-            closed = [n for n in CLOSED_FACETS if n in specs and (facets is None or n in facets)]
-            queries.update(facet_queries(replace(f, status=()), specs, closed))
+        queries = dashboard_queries(f, specs, facets)  # with a place, "kpis" counts the sites in its area
         if sequential:  # the benchmark's straightforward baseline: one query after another
             results: dict[str, pd.DataFrame | TrialLandscapeError] = {}
             for name, (sql, bound) in queries.items():
@@ -354,7 +358,7 @@ class SqlEngine:
             params = dict(params, **area_params(f))
             sites = f"SELECT a.site_id FROM ({load_sql('map_area')}) a"
             in_area = f" AND k.facility_id IN ({sites})"
-        keyed = (f"{cte}, keyed AS (SELECT k.facility_id, k.group_key FROM ({load_sql('site_keys')}) k "
+        keyed = (f"{cte}, keyed AS (SELECT k.facility_id, k.group_key FROM ({sitename.site_keys_sql()}) k "
                  f"WHERE k.nct_id IN (SELECT nct_id FROM m){in_area})")
         p = dict(params, near_lat=place.lat if place else None, near_lon=place.lon if place else None,
                  earth_miles=geo.EARTH_RADIUS_MILES, limit=max(0, int(limit)))
@@ -423,6 +427,29 @@ class SqlEngine:
                          frame("country_values", "countries"), frame("state_values", "states"), errors)
 
 
+def dashboard_queries(f: Filters, specs: Mapping[str, Mapping[str, Any]], facets: list[str] | None = None
+                      ) -> dict[str, tuple[str, dict[str, Any] | None]]:
+    """Every query of the dashboard on the base tables, by name: "kpis", "funnel" and one per facet named in
+    `specs` (all when `facets` is None; closed facets without the status filter). The SQL engine runs them;
+    "Show the SQL" (services/dashboard/showsql.py) shows them."""
+    cte, params = base_cte(f)
+    kpis = f"{cte}\n{load_sql('dashboard_kpis')}"
+    kpi_params = {**params, **country_params()}
+    if f.country or f.state or f.near:  # Sites and Countries: the sites inside the place filter's area
+        kpi_params = {**kpi_params, **area_params(f, only_in_area=True)}
+        kpis = (f"{cte}, area AS ({load_sql('map_area')}),\nk AS ({load_sql('dashboard_kpis')}),\n"
+                f"a AS ({load_sql('dashboard_area_kpis')})\n"
+                "SELECT k.matching_trials, k.recruiting, a.sites, a.countries, k.planned_enrollment "
+                "FROM k, a")
+    queries: dict[str, tuple[str, dict[str, Any] | None]] = {
+        "funnel": funnel_query(f), "kpis": (kpis, kpi_params)}
+    queries.update(facet_queries(f, specs, [n for n in specs if facets is None or n in facets]))
+    if f.status:
+        closed = [n for n in CLOSED_FACETS if n in specs and (facets is None or n in facets)]
+        queries.update(facet_queries(replace(f, status=()), specs, closed))
+    return queries
+
+
 def facet_queries(f: Filters, specs: Mapping[str, Mapping[str, Any]], names: list[str]
                   ) -> dict[str, tuple[str, dict[str, Any] | None]]:
     """SQL text and parameters of each named facet query for a filter, on the base tables."""
@@ -437,8 +464,28 @@ def facet_queries(f: Filters, specs: Mapping[str, Mapping[str, Any]], names: lis
         p = dict(params)
         if "top" in spec:
             p["top"] = spec["top"]
-        out[name] = (f"{cte}{extra}\n{load_sql(spec['sql'])}", p)
+        query = spec["sql"]
+        # The MeSH charts read app.study_mesh through the ctgov views when this database has it (issue 38),
+        # also while "Show the SQL" keeps the filters on the base tables: the SQL console reads those views.
+        if name in MESH_FACETS and studymesh.built():
+            query = MESH_FACETS[name]
+        elif name == "therapeutic_areas":
+            _area_heads(p)
+            query = "facet_therapeutic_areas_base"
+        out[name] = (f"{cte}{extra}\n{load_sql(query)}", p)
     return out
+
+
+# The facets that count MeSH headings → their query over ctgov.study_mesh_terms (else stats.FACETS' own).
+MESH_FACETS = {"conditions": "facet_conditions_mesh", "therapeutic_areas": "facet_therapeutic_areas"}
+
+
+def _area_heads(params: dict[str, Any]) -> None:
+    """facet_therapeutic_areas_base.sql's parameters: each area's headings in lower case, with the area's name
+    (a database without app.study_mesh, such as a read-only AACT)."""
+    m = mesh_vocab.vocabulary()
+    pairs = [(ui, a.name) for a in area_vocab.areas() for ui in sorted(a.descriptors())]
+    params.update(area_heads=[m.name(u).lower() for u, _ in pairs], area_names=[n for _, n in pairs])
 
 
 def funnel_query(f: Filters) -> tuple[str, dict[str, Any]]:
@@ -458,9 +505,10 @@ def funnel_query(f: Filters) -> tuple[str, dict[str, Any]]:
     inner = [f"{count(base)} AS base"]
     outer = ["base"]
     so_far, latest = list(base), "base"
-    for stage in FUNNEL_FIELDS:
-        if stage in clauses:  # a stage without a filter keeps the count of the stage before it
-            so_far.append(f"({clauses[stage]})")
+    for stage, names in FUNNEL_STAGES.items():
+        added = [f"({clauses[n]})" for n in names if n in clauses]
+        if added:  # a stage without a filter keeps the count of the stage before it
+            so_far.extend(added)
             inner.append(f"{count(so_far)} AS {stage}")
             latest = stage
         outer.append(f"{latest} AS {stage}" if latest != stage else stage)
@@ -482,6 +530,10 @@ class MemoryEngine:
 
     def describe(self) -> dict[str, str]:
         title, text = MEMORY_TEXT
+        store = facetstore.loaded(self.db)
+        if store is not None:  # how this start got its arrays: the start cache's files, or the database
+            how = "mapped from the start cache" if store.from_cache else "loaded from the database"
+            text += f" This start: {store.n:,} studies {how} in {store.load_seconds:.1f} s."
         return {"mode": self.kind, "title": title, "text": text}
 
     def _ready(self) -> Any:
@@ -489,6 +541,14 @@ class MemoryEngine:
         if not self.serve_sql_while_loading:
             return facetstore.store_for(self.db)
         return facetstore.ready_store(self.db)
+
+    def export_rows(self, f: Filters, ids: list[str]) -> pd.DataFrame | None:
+        """trials_page.sql's rows of the trials from the store's export table, when it has one and the filter
+        no place (the distances stay the database's); else None and the caller reads them by SQL."""
+        store = self._ready()
+        if store is None or f.place() is not None:
+            return None
+        return facetstore.export_rows(store, ids)
 
     def count(self, f: Filters) -> int:
         store = self._ready()
@@ -659,8 +719,7 @@ def derived_available(db: Database) -> bool:
 def choose(db: Database) -> Engine:
     """The engine a database gets: `TRIAL_LANDSCAPE_ENGINE` when set, else in-process when the derived tables
     are built, else SQL over the base tables."""
-    studymesh.detect(db)  # the condition filter reads app.study_mesh wherever it is built
-    setting = os.environ.get(ENGINE_SETTING, "").strip().lower()
+    setting = settings.current().engine
     if setting == "sql":
         return SqlEngine(db, reason="setting")
     if derived_available(db):

@@ -31,20 +31,24 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Executor, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pa_csv
 
+from services import settings
 from services.dashboard import facetcopy
-from services.dashboard.filters import FILTER_DEFS, FUNNEL_FIELDS, Filters
+from services.dashboard.filters import FILTER_DEFS, FUNNEL_FIELDS, FUNNEL_STAGES, Filters
 from services.data import geo, startup
 from services.data.db import Database, load_sql
 from services.data.normalize import CLOSED_OUTCOMES
 from services.errors import TrialLandscapeError
+from services.vocab import areas as area_vocab
 
 _log = logging.getLogger(__name__)
 
@@ -57,10 +61,22 @@ SITE_EDGES = np.array([0, 1, 5, 20, 100], dtype=np.int64)
 COLLAB_EDGES = np.array([0, 1, 3], dtype=np.int64)
 AGE_GROUPS = ("CHILD", "ADULT", "OLDER_ADULT")
 LOC_CELL_CACHE_MAX = 1_000_000  # positions up to which grid cells are kept per step (4 MB a step)
+# The map's grid cell sizes (degrees), tried in order; cells_0 … cells_6 of map_summary.sql count each.
+# The coarsest has at most 18 × 36 = 648 cells, so some step always fits a point limit of 648 or more. Each
+# position's cell at each step is computed once per load and kept in the start cache (FacetStore.loc_grid).
+GRID_STEPS: tuple[float, ...] = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
+WORLD_MAPS_KEPT = 8  # maps of every trial and of the default filters kept per store (per limits asked for)
 CELL_SAMPLE_SIZE = 50_000  # positions a map's grid step is first tried on (a lower bound of its cells)
 DENSE_COUNTS_MAX = 4_000_000  # (group, label) pairs up to which a mode is counted in a table (32 MB)
 SITE_SLICE_ROWS = 400_000  # sites read per COPY while loading (bounds the text held at once)
 SITE_TEXT = ("country", "state", "city", "shown_status")
+# The export table's columns (facetstore_export.sql) and types; an export adds nearest_miles after countries.
+EXPORT_TYPES: dict[str, pa.DataType] = {
+    "nct_id": pa.string(), "title": pa.string(), "phase": pa.string(), "status": pa.string(),
+    "conditions": pa.string(), "lead_sponsor": pa.string(), "funder_class": pa.string(),
+    "enrollment": pa.int64(), "enrollment_type": pa.string(), "start_date": pa.date32(),
+    "primary_completion_date": pa.date32(),
+    "sites": pa.int64(), "countries": pa.string(), "study_type": pa.string(), "has_results": pa.bool_()}
 # Trials table sorts by text → the rank column of facetstore_studies.sql (ranked in the database's collation).
 SORT_RANKS = {"title": "title_rank", "phase": "phase_rank", "status": "status_rank", "lead_sponsor": "sponsor_rank"}
 
@@ -314,7 +330,7 @@ class FacetStore:
         loaders = {"facetstore_studies": self._load_studies, "facetstore_dates": self._load_dates,
                    "facetstore_lists": self._load_lists, "facetstore_conditions": self._load_conditions,
                    "facetstore_interventions": self._load_interventions,
-                   "facetstore_collaboration": self._load_collaboration}
+                   "facetstore_collaboration": self._load_collaboration, "facetstore_mesh": self._load_areas}
 
         # One table at a time (the sites, the largest, in slices), handing freed memory back after each: the
         # load's peak stays near the size of the arrays plus one table's text, not every table's text at once.
@@ -322,6 +338,8 @@ class FacetStore:
             load(db.copy_csv(load_sql(name), timeout_ms=LOAD_TIMEOUT_MS))
             _release_memory()
         self._load_sites(db)  # needs the studies' NCT ids
+        _release_memory()
+        self.export = self._load_export(db)
         _release_memory()
         self.load_seconds = time.perf_counter() - started
         _log.info("facet store loaded %d studies and %d sites in %.1f s", self.n, len(self.site_row),
@@ -400,6 +418,16 @@ class FacetStore:
         self.collab_leads = lead.labels
         self.collab_collaborators = collab.labels
 
+    def _load_areas(self, buffer: io.BufferedReader) -> None:
+        """Each study's therapeutic areas as bits (bit k: areas.areas()[k]) from its MeSH descriptors."""
+        df = _read(buffer, ["descriptor_ui"], {"i": np.int32})
+        ui = _coded(df["descriptor_ui"])
+        bits = np.zeros(ui.size, dtype=np.int64)
+        for k, area in enumerate(area_vocab.areas()):
+            bits[ui.lut(area.descriptors().__contains__)] |= 1 << k
+        self.area_bits = np.zeros(self.n, dtype=np.int64)
+        np.bitwise_or.at(self.area_bits, df["i"].to_numpy(np.int32), bits[ui.codes])
+
     def _load_sites(self, db: Database) -> None:
         """Every site in site-id order, read in slices of ids so that only one slice's text is held at a time."""
         span = db.fetch_rows(load_sql("facetstore_site_span"), timeout_ms=LOAD_TIMEOUT_MS)[0]
@@ -433,6 +461,9 @@ class FacetStore:
         self.site_loc, self.loc_lat, self.loc_lon = _locations(np.concatenate(parts.pop("lat")),
                                                                np.concatenate(parts.pop("lon")))
         self._loc_cells: dict[float, tuple[np.ndarray, int]] = {}
+        self._world: dict[tuple[Any, ...], MapFrames] = {}
+        # Each position's grid cell at every map step, once (and in the start cache): a map then only counts.
+        self.loc_grid = {repr(step): self._grid_cells(step) for step in GRID_STEPS}
         coded = {name: words[name].finish(np.concatenate(parts.pop(name))) for name in SITE_TEXT}
         self.site_country: Coded = coded["country"]
         self.site_state: Coded = coded["state"]
@@ -443,6 +474,19 @@ class FacetStore:
         self.site_pair_first = _first_of_pairs(self.site_group, self.site_row, self.n)
         recruiting = _recruiting(self.site_status)[self.site_status.codes]
         self.site_pair_recruiting = _first_of_pairs(np.where(recruiting, self.site_group, -1), self.site_row, self.n)
+
+    def _load_export(self, db: Database) -> pa.Table | None:
+        """The export table: one row per study (in row order) with the columns of trials_page.sql but the
+        distance; None when its rows are not exactly the studies' (a study with two lead sponsors)."""
+        buffer = db.copy_csv(load_sql("facetstore_export"), timeout_ms=LOAD_TIMEOUT_MS)
+        table = pa_csv.read_csv(buffer, convert_options=pa_csv.ConvertOptions(
+            column_types=EXPORT_TYPES, null_values=["\\N"], strings_can_be_null=True,
+            quoted_strings_can_be_null=False, true_values=["t"], false_values=["f"]))
+        if table.num_rows != self.n or not np.array_equal(
+                np.asarray(table.column("nct_id").to_numpy(zero_copy_only=False), dtype="S16"), self.nct):
+            _log.warning("the export table's rows are not one per study; exports are read by SQL")
+            return None
+        return table
 
     # ---- filters ----------------------------------------------------------------------------------
     def _positions(self, nct_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -507,11 +551,21 @@ class FacetStore:
 
     def loc_cells(self, step: float) -> tuple[np.ndarray, int]:
         """Grid cell (floor(lat/step), floor(lon/step)) of every position as one int32 key below the returned
-        bound (the last position, "no coordinates", gets the bound itself). Kept per step when positions are
-        few (AACT's city-level coordinates); recomputed per call (tens of ms) when nearly every site has its own."""
+        bound (the last position, "no coordinates", gets the bound itself). The map's steps (GRID_STEPS) were
+        computed at load; another step is kept when positions are few (AACT's city-level coordinates), else
+        recomputed per call (tens of ms when nearly every site has its own)."""
+        stored = self.loc_grid.get(repr(float(step)))
+        if stored is not None:
+            return stored
         cached = self._loc_cells.get(step)
         if cached is not None:
             return cached
+        cells, bound = self._grid_cells(step)
+        if self.nloc <= LOC_CELL_CACHE_MAX:
+            self._loc_cells[step] = (cells, bound)
+        return cells, bound
+
+    def _grid_cells(self, step: float) -> tuple[np.ndarray, int]:
         if self.nloc:
             keys, bound = _cell_keys(self.loc_lat[:-1], self.loc_lon[:-1], step)
             cells = np.empty(keys.size + 1, dtype=np.int64 if bound >= 2**31 else np.int32)
@@ -520,8 +574,6 @@ class FacetStore:
             del keys
         else:
             cells, bound = np.zeros(1, dtype=np.int32), 0
-        if self.nloc <= LOC_CELL_CACHE_MAX:
-            self._loc_cells[step] = (cells, bound)
         return cells, bound
 
     def clause_masks(self, f: Filters, db: Database) -> dict[str, np.ndarray]:
@@ -595,14 +647,22 @@ class FacetStore:
         kpis = {"matching_trials": int(idx.size),
                 "recruiting": int(status_n[recruiting]) if recruiting >= 0 else 0,
                 "sites": int(self.n_sites[idx].sum()),
-                "countries": int(np.count_nonzero(country_n[:-1])),
+                "countries": _countries_among(country, country_n[:-1] > 0),
                 "planned_enrollment": int(np.nansum(self.enrollment[idx]))}
+        if f.country or f.state or f.near:  # Sites and Countries count the sites in the area (map_area.sql)
+            chosen = mask[self.site_row]
+            _in_area(self, f, chosen)
+            kpis["sites"] = int(np.count_nonzero(chosen))
+            seen = np.zeros(self.site_country.size, dtype=bool)
+            seen[self.site_country.codes[chosen]] = True
+            kpis["countries"] = _countries_among(self.site_country, seen[:-1])
         base = self._all(masks, skip=FUNNEL_FIELDS)
         funnel = {"base": int(np.count_nonzero(base))}
         so_far = base
-        for stage in FUNNEL_FIELDS:
-            if stage in masks:
-                so_far = so_far & masks[stage]
+        for stage, names in FUNNEL_STAGES.items():
+            for name in names:
+                if name in masks:
+                    so_far = so_far & masks[name]
             funnel[stage] = int(np.count_nonzero(so_far))
 
         raw["phase"] = _groups(self.phase_raw, count(self.phase_raw))
@@ -639,11 +699,18 @@ class FacetStore:
         raw["outcome"] = _groups(self.status, np.where(keep, closed_status, 0))
         raw["why_stopped"] = _top(self.why_stopped.labels, count(self.why_stopped, closed),
                                   tops["why_stopped"])
+        raw["stop_categories"] = _top(self.why_stopped.labels, count(self.why_stopped, closed),
+                                      tops["stop_categories"])
         finish = self.finish_year[closed]
         done = ~np.isnan(finish)
         raw["results_by_year"] = _int_groups(finish[done].astype(np.int64),
                                              with_results=self.has_results[closed][done].astype(np.float64))
         raw["conditions"] = self.conditions.top(mask, tops["conditions"])
+        area_n = [int(np.count_nonzero(self.area_bits[idx] & (1 << k)))
+                  for k in range(len(area_vocab.areas()))]
+        raw["therapeutic_areas"] = pd.DataFrame({"value": [a.name for a, n in zip(area_vocab.areas(), area_n,
+                                                                                  strict=True) if n],
+                                                 "n": [n for n in area_n if n]})
         raw["interventions"] = self.interventions.top(mask, tops["interventions"])
         pair_n = np.bincount(self.collab_pair[mask[self.collab_rows]], minlength=len(self.collab_pair_lead))
         top = _top_codes(pair_n, tops["collaboration"], keep_null=True)
@@ -654,15 +721,17 @@ class FacetStore:
         return kpis, funnel, raw
 
 # ---- the start cache: the arrays on disk, memory-mapped at start ------------------------------------
-CACHE_SETTING = "TRIAL_LANDSCAPE_FACET_CACHE"  # "0" turns the start cache off (always load by COPY)
-CACHE_FORMAT = 5  # bump when the store's attributes change shape (2: the timeline's dates and their marks; 3: the Sites
-# page's site group and pair flags, before the merge; 4: both; 5: collaboration pairs as codes, not names)
-_TRANSIENT = ("_loc_cells", "load_seconds", "from_cache")  # per process, never written
+# Bump CACHE_FORMAT when the store's attributes change shape (2: the timeline's dates and their marks; 3: the
+# Sites page's site group and pair flags, before the merge; 4: both; 5: collaboration pairs as codes, not
+# names; 6: conditions as MeSH headings, therapeutic areas; 7: each position's map grid cells, loc_grid;
+# 8: the export table).
+CACHE_FORMAT = 8
+_TRANSIENT = ("_loc_cells", "_world", "load_seconds", "from_cache")  # per process, never written
 
 
 def cache_enabled() -> bool:
     """False when TRIAL_LANDSCAPE_FACET_CACHE=0 asks for a load by COPY on every start."""
-    return os.environ.get(CACHE_SETTING, "").strip().lower() not in ("0", "false", "no", "off")
+    return settings.current().facet_cache
 
 
 def cache_root(db: Database) -> Path:
@@ -714,6 +783,12 @@ def _save_value(value: Any, folder: Path, name: str, files: dict[str, int]) -> A
         return {"t": "dict", "items": {k: _save_value(v, folder, f"{name}.{k}", files) for k, v in value.items()}}
     if isinstance(value, tuple):
         return {"t": "tuple", "items": [_save_value(v, folder, f"{name}.{i}", files) for i, v in enumerate(value)]}
+    if isinstance(value, pa.Table):  # Arrow's file format: memory-mapped back without decoding its text
+        path = folder / f"{name}.arrow"
+        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, value.schema) as writer:
+            writer.write_table(value)
+        files[path.name] = path.stat().st_size
+        return {"t": "arrow", "file": path.name}
     if value is None or isinstance(value, (bool, int, float, str)):
         return {"t": "value", "value": value}
     raise TypeError(f"{name}: {type(value).__name__} cannot be cached")
@@ -743,6 +818,11 @@ def _load_value(entry: Any, folder: Path, files: dict[str, int]) -> Any:
         return {k: _load_value(v, folder, files) for k, v in entry["items"].items()}
     if kind == "tuple":
         return tuple(_load_value(v, folder, files) for v in entry["items"])
+    if kind == "arrow":
+        path = folder / entry["file"]
+        if path.stat().st_size != files[entry["file"]]:
+            raise ValueError(f"{path.name} has the wrong size")
+        return pa.ipc.open_file(pa.memory_map(str(path))).read_all()
     if kind == "value":
         return entry["value"]
     raise ValueError(f"unknown cache entry {kind!r}")
@@ -800,6 +880,7 @@ def read_cache(root: Path, stamp: str) -> FacetStore | None:
         shutil.rmtree(folder, ignore_errors=True)
         return None
     store._loc_cells = {}
+    store._world = {}
     store.from_cache = True
     store.load_seconds = time.perf_counter() - started
     _log.info("facet store mapped %d studies and %d sites from %s in %.2f s", store.n, len(store.site_row), folder,
@@ -871,11 +952,13 @@ def build_cache_in_child(db: Database, root: Path, stamp: str) -> bool:
     interpreter and a core while the first visitor's page was drawn from the landing view; in a child at lower
     priority the browser and the server come first, and the load's garbage never enters the server.
     """
-    cmd = [sys.executable, "-m", "services.dashboard.facetstore", "--build-cache", str(root), stamp, str(os.getpid())]
+    cmd = [sys.executable, "-m", "services.dashboard.facetstore", "--build-cache", str(root), stamp,
+           str(os.getpid()), f"--nice={BUILD_NICE}"]
     if db.read_only:
         cmd.append("--read-only")
     try:
-        subprocess.run(cmd, cwd=PROJECT_DIR, env={**os.environ, BUILD_URL_ENV: db.url}, capture_output=True,
+        subprocess.run(cmd, cwd=PROJECT_DIR, env=settings.child_environment(**{BUILD_URL_ENV: db.url}),
+                       capture_output=True,
                        timeout=BUILD_TIMEOUT_S, check=True)
     except (OSError, subprocess.SubprocessError) as err:
         detail = getattr(err, "stderr", b"") or b""
@@ -886,16 +969,21 @@ def build_cache_in_child(db: Database, root: Path, stamp: str) -> bool:
 
 
 def _build_cache_main(args: list[str]) -> int:
-    """The child of build_cache_in_child: `--build-cache ROOT STAMP PARENT_PID [--read-only]`, its database in
-    BUILD_URL_ENV. It ends with its parent (a stopped server leaves no build running)."""
+    """The child of build_cache_in_child: `--build-cache ROOT STAMP PARENT_PID [--nice=N] [--read-only]`, its
+    database in BUILD_URL_ENV. It ends with its parent (a stopped server leaves no build running) and runs at
+    the parent's BUILD_NICE."""
     import signal
 
     _libc().prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
     if os.getppid() != int(args[2]):  # the parent ended before the line above
         return 1
-    os.nice(BUILD_NICE)
+    os.nice(next((int(a.split("=", 1)[1]) for a in args[3:] if a.startswith("--nice=")), BUILD_NICE))
     root, stamp = Path(args[0]), args[1]
-    db = Database(os.environ[BUILD_URL_ENV], read_only="--read-only" in args[3:], label="facet start cache build")
+    url = settings.current().cache_build_url
+    if url is None:
+        return 1
+    db = Database(url.get_secret_value(), read_only="--read-only" in args[3:],
+                  label="facet start cache build")
     _load(db, stamp, root=root)  # the copy fetched, else loaded by COPY, written and published, as in a server
     return 0
 
@@ -982,9 +1070,9 @@ def ready_store(db: Database) -> FacetStore | None:
     return None
 
 
-def loaded_store(db: Database) -> FacetStore | None:
-    """This process's store of the current generation when it holds one; never loads (None until then)."""
-    return _current(db, generation(db))
+def loaded(db: Database) -> FacetStore | None:
+    """The store this process holds for the database, whatever its generation; None before the first load."""
+    return _stores.get(db.url)
 
 
 def is_loaded(db: Database) -> bool:
@@ -1111,6 +1199,13 @@ def _distinct_per_group(groups: np.ndarray, rows: np.ndarray, ngroups: int) -> n
     return np.bincount(pairs // width, minlength=ngroups)
 
 
+def _countries_among(coded: Coded, present: np.ndarray) -> int:
+    """How many countries the labels flagged in `present` (one flag per label but NULL) name, one per ISO
+    code: a spelling of geo.country_renames counts as its country's one name (as dashboard_kpis.sql)."""
+    renames = geo.country_renames()
+    return len({renames.get(str(label), str(label)) for label in coded.labels[:-1][present]})
+
+
 def _count_distinct(values: np.ndarray, bound: int) -> int:
     """How many distinct values there are among non-negative integers below `bound` (study rows, cell keys),
     by marking a table instead of sorting."""
@@ -1145,6 +1240,22 @@ def _distinct_cells(store: FacetStore, positions: np.ndarray, step: float) -> in
     return int(_distinct_sorted(keys, in_place=True).size)
 
 
+def export_rows(store: FacetStore, ids: list[str]) -> pd.DataFrame | None:
+    """trials_page.sql's rows of the given trials, in their order, from the export table (no place: no
+    distances); None without an export table. Typed as db.fetch_df types the query's rows."""
+    table = getattr(store, "export", None)
+    if table is None:
+        return None
+    pos, known = store._positions(np.array(ids, dtype="S16"))
+    part = table.take(pa.array(pos[known]))
+    columns: dict[str, list[Any]] = {}
+    for name in part.column_names:
+        columns[name] = part.column(name).to_pylist()
+        if name == "countries":  # trials_page.sql's place for the distance
+            columns["nearest_miles"] = [None] * part.num_rows
+    return pd.DataFrame(columns)
+
+
 @dataclass
 class MapFrames:
     """The raw frames of one map, shaped as the map_*.sql queries return them."""
@@ -1156,6 +1267,8 @@ class MapFrames:
     countries: pd.DataFrame
     states: pd.DataFrame
     errors: dict[str, str] = field(default_factory=dict)  # a part that failed (SQL engine), by name
+    # The shaped frames (sitemap) of a map kept per store: every copy handed out shares this one dict.
+    shaped: dict[str, pd.DataFrame] = field(default_factory=dict)
 
 
 def _in_area(store: FacetStore, f: Filters, chosen: np.ndarray) -> np.ndarray | None:
@@ -1176,7 +1289,26 @@ def _in_area(store: FacetStore, f: Filters, chosen: np.ndarray) -> np.ndarray | 
 
 def map_frames(store: FacetStore, f: Filters, db: Database, *, only_in_area: bool, point_limit: int,
                nearest_limit: int, grid_steps: tuple[float, ...]) -> MapFrames:
-    """Summary, points or grid cells, nearest sites and country/state values of a filter's sites."""
+    """Summary, points or grid cells, nearest sites and country/state values of a filter's sites. The map of
+    every trial and the first visitor's (the default filters) are computed once per store (one generation of
+    the data) and then handed out as copies."""
+    if not f.is_default() and (any(d.is_set(f) for d in FILTER_DEFS) or f.place() is not None):
+        return _map_frames(store, f, db, only_in_area=only_in_area, point_limit=point_limit,
+                           nearest_limit=nearest_limit, grid_steps=grid_steps)
+    key = (f, only_in_area, point_limit, nearest_limit, grid_steps)
+    world = store._world.get(key)
+    if world is None:
+        world = _map_frames(store, f, db, only_in_area=only_in_area, point_limit=point_limit,
+                            nearest_limit=nearest_limit, grid_steps=grid_steps)
+        if len(store._world) >= WORLD_MAPS_KEPT:
+            store._world.clear()
+        store._world[key] = world
+    return replace(world, summary=dict(world.summary), points=world.points.copy(),
+                   countries=world.countries.copy(), states=world.states.copy(), errors=dict(world.errors))
+
+
+def _map_frames(store: FacetStore, f: Filters, db: Database, *, only_in_area: bool, point_limit: int,
+                nearest_limit: int, grid_steps: tuple[float, ...]) -> MapFrames:
     mask = store.mask(f, db)
     place = f.place()
     chosen = mask[store.site_row]  # a site is on the map when its trial matches (and it lies in the area)

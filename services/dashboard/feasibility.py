@@ -107,8 +107,10 @@ def shape(db: Database, frames: SiteFrames, unit: str = "mi") -> pd.DataFrame:
         point = sites.loc[int(g["point_id"])] if g["point_id"] is not None and g["point_id"] == g["point_id"] else None
         miles = g["miles"]
         rows.append({
-            "rank": rank, "facility": text(rep["facility"]), "city": text(rep["city"]), "state": text(rep["state"]),
-            "country": text(rep["country"]), "trials": int(g["trials"]), "recruiting": int(g["recruiting"]),
+            "rank": rank, "facility": text(sitename.institution_name(rep["facility"], rep["city"])),
+            "city": text(rep["city"]), "state": text(rep["state"]),
+            "country": text(geo.country_display(rep["country"]) if rep["country"] else rep["country"]),
+            "trials": int(g["trials"]), "recruiting": int(g["recruiting"]),
             "distance": None if miles is None or miles != miles else round(float(miles) * factor, 1),
             "phases": _phase_text(phases.get(int(g["site_id"]))),
             "sponsors": _top_text(sponsors.get(int(g["site_id"]))),

@@ -15,10 +15,11 @@ from urllib.parse import quote, urlencode
 
 import numpy as np
 
-from services.dashboard import condition
+from services.dashboard import boolquery, condition, filterplus, textsearch
 from services.data import geo, studymesh
 from services.data.normalize import (
     FUNDER_CLASSES,
+    LABELS,
     OPEN_STATUSES,
     PHASES,
     STATUSES,
@@ -31,6 +32,7 @@ from services.data.normalize import (
     sql_study_type,
 )
 from services.inert import one_line
+from services.vocab import areas as area_vocab
 
 MAX_TEXT = 200  # longest free-text filter value we accept (a condition name is far shorter)
 MAX_VALUES = 50  # most values in one multi-valued filter
@@ -47,6 +49,14 @@ PARAMS: dict[str, str] = {
     "near": "near", "radius": "radius", "unit": "unit", "age": "age", "sex": "sex", "healthy": "healthy_volunteers",
     "start_from": "start_from", "start_to": "start_to", "enroll_min": "enrollment_min", "enroll_max": "enrollment_max",
     "results": "has_results", "fda": "fda_regulated",
+    # issue 38, MeSH terms: therapeutic area, free text over titles, summaries, keywords and outcomes
+    "therapeutic_area": "area", "text": "text", "narrower": "narrower",
+    # Issue 38: more filters, and the records a filter cannot judge let in on request
+    # (services/dashboard/filterplus.py)
+    "posted_from": "posted_from", "posted_to": "posted_to", "updated_from": "updated_from",
+    "updated_to": "updated_to", "completion_from": "completion_from", "completion_to": "completion_to",
+    "age_group": "age_group", "intervention_type": "intervention_type", "facility": "facility",
+    "include": "include_missing",
 }
 FIELD_PARAM = {v: k for k, v in PARAMS.items()}
 
@@ -76,6 +86,21 @@ class Filters:
     enrollment_max: int | None = None
     has_results: bool | None = None
     fda_regulated: bool | None = None  # an FDA-regulated drug or device (unknown in the registry: neither)
+    # issue 38, MeSH terms: therapeutic areas (data/mesh/therapeutic_areas.csv) and the free-text search
+    area: tuple[str, ...] = ()
+    text: str | None = None
+    narrower: bool = True  # the condition's narrower MeSH headings included (False: the named headings alone)
+    posted_from: int | None = None  # first posted on ClinicalTrials.gov, year range
+    posted_to: int | None = None
+    updated_from: int | None = None  # last update posted, year range
+    updated_to: int | None = None
+    completion_from: int | None = None  # primary completion (actual or anticipated), year range
+    completion_to: int | None = None
+    age_group: tuple[str, ...] = ()  # CHILD, ADULT, OLDER_ADULT (filterplus.AGE_GROUPS): open to any of them
+    intervention_type: tuple[str, ...] = ()  # DRUG, DEVICE, … (normalize.LABELS["intervention_type"])
+    facility: str | None = None  # a site's name contains this text
+    # filterplus.MISSING keys: let in the records those filters cannot judge
+    include_missing: tuple[str, ...] = ()
     # The place `near` names, already found (the assistant's geocoded place, the patient's coordinates): used
     # as it is instead of looking the name up again. Not a URL parameter: a link carries the name.
     origin: geo.Place | None = None
@@ -102,6 +127,13 @@ class Filters:
         if f.start_from is not None and f.start_to is not None and f.start_from > f.start_to:
             notices.append("Start years were reversed; swapped them.")
             f = replace(f, start_from=f.start_to, start_to=f.start_from)
+        for lo, hi, what in (("posted_from", "posted_to", "First-posted years"),
+                             ("updated_from", "updated_to", "Last-update years"),
+                             ("completion_from", "completion_to", "Primary completion years")):
+            a, b = getattr(f, lo), getattr(f, hi)
+            if a is not None and b is not None and a > b:
+                notices.append(f"{what} were reversed; swapped them.")
+                f = replace(f, **{lo: b, hi: a})
         if f.enrollment_min is not None and f.enrollment_max is not None and f.enrollment_min > f.enrollment_max:
             notices.append("Enrollment range was reversed; swapped it.")
             f = replace(f, enrollment_min=f.enrollment_max, enrollment_max=f.enrollment_min)
@@ -227,6 +259,25 @@ class Filters:
             lines.append("Has results" if self.has_results else "No results posted")
         if self.fda_regulated is not None:
             lines.append("FDA-regulated drug or device" if self.fda_regulated else "Not FDA-regulated")
+        if self.area:
+            lines.append("Therapeutic area: " + ", ".join(self.area))
+        if self.text:
+            lines.append(f"Text: {self.text}")
+        if self.condition and not self.narrower:
+            lines.append("Condition: the named MeSH headings only (narrower ones left out)")
+        for lo, hi, title in (("posted_from", "posted_to", "First posted"), ("updated_from", "updated_to",
+                              "Last update"), ("completion_from", "completion_to", "Primary completion")):
+            if getattr(self, lo) is not None or getattr(self, hi) is not None:
+                lines.append(f"{title}: {getattr(self, lo) or '…'}–{getattr(self, hi) or '…'}")
+        if self.age_group:
+            lines.append("Age group: " + ", ".join(filterplus.AGE_GROUP_LABELS[g] for g in self.age_group))
+        if self.intervention_type:
+            lines.append("Intervention type: " + ", ".join(label("intervention_type", v)
+                                                           for v in self.intervention_type))
+        if self.facility:
+            lines.append(f"Facility name: {self.facility}")
+        lines.extend(f"Including trials {filterplus.MISSING_BY_KEY[k].without}" for k in self.include_missing
+                     if filterplus.MISSING_BY_KEY[k] in filterplus.active_missing(self))
         return lines
 
 
@@ -316,6 +367,11 @@ def _names(items: Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _countries(items: Sequence[str]) -> tuple[str, ...]:
+    """Country names, each as its one name per ISO code ("Korea, Republic of" → "South Korea")."""
+    return tuple(dict.fromkeys(geo.country_display(n) for n in _names(items)))
+
+
 def _states(items: Sequence[str]) -> tuple[str, ...]:
     out: list[str] = []
     for item in _names(items):
@@ -396,6 +452,37 @@ def _sex(items: Sequence[str]) -> str | None:
     return aliases[value]
 
 
+def _areas(items: Sequence[str]) -> tuple[str, ...]:
+    out: list[str] = []
+    for item in _names(items):
+        area = area_vocab.by_name(item)
+        if area is None:
+            raise ValueError(f"“{one_line(item, 30)}” is not a therapeutic area (allowed: "
+                             f"{', '.join(area_vocab.names()[:6])}, …).")
+        if area.name not in out:
+            out.append(area.name)
+    return tuple(out)
+
+
+def _choices(aliases: Mapping[str, str], what: str) -> Any:
+    """Parser of several values from a fixed list (any case; `aliases` maps upper-case words to values)."""
+    def parse(items: Sequence[str]) -> tuple[str, ...]:
+        out: list[str] = []
+        for part in (p.strip() for item in items for p in item.split(",")):
+            if not part:
+                continue
+            value = aliases.get(part.upper().replace(" ", "_").replace("-", "_"))
+            if value is None:
+                raise ValueError(f"unknown {what} “{one_line(part, 20)}”; allowed: "
+                                 f"{', '.join(dict.fromkeys(aliases.values()))}.")
+            if value not in out:
+                out.append(value)
+        if not out:
+            raise ValueError("it was empty.")
+        return tuple(out)
+    return parse
+
+
 def _bool(items: Sequence[str]) -> bool:
     value = _one(items).lower()
     if value in ("yes", "true", "1", "y"):
@@ -408,11 +495,19 @@ def _bool(items: Sequence[str]) -> bool:
 _PARSERS: dict[str, Any] = {
     "condition": _text, "intervention": _text, "sponsor": _text, "near": _text,
     "status": _status, "phase": _multi(PHASES, "phase"), "study_type": _multi(STUDY_TYPES, "study_type"),
-    "funder_class": _multi(FUNDER_CLASSES, "funder_class"), "country": _names, "state": _states,
+    "funder_class": _multi(FUNDER_CLASSES, "funder_class"), "country": _countries, "state": _states,
     "radius": _radius, "unit": _unit, "age": _number(0, 120, "age"), "sex": _sex, "healthy_volunteers": _bool,
     "start_from": _integer(1900, 2100, "the start year"), "start_to": _integer(1900, 2100, "the start year"),
     "enrollment_min": _integer(0, 100_000_000, "enrollment"), "enrollment_max": _integer(0, 100_000_000, "enrollment"),
     "has_results": _bool, "fda_regulated": _bool,
+    "area": _areas, "text": _text, "narrower": _bool,
+    **dict.fromkeys(("posted_from", "posted_to", "updated_from", "updated_to", "completion_from",
+                     "completion_to"),
+                    _integer(1900, 2100, "the year")),
+    "age_group": _choices(filterplus.AGE_GROUP_ALIASES, "age group"),
+    "intervention_type": _multi(LABELS["intervention_type"], "intervention_type"),
+    "facility": _text,
+    "include_missing": _choices({m.key.upper(): m.key for m in filterplus.MISSING}, "include"),
 }
 
 
@@ -441,11 +536,12 @@ def _word_match(column: str, tokens: list[str], prefix: str, params: dict[str, A
     return " AND ".join(parts)
 
 
-def condition_sql(text: str, params: dict[str, Any], prefix: str = "cond") -> str | None:
+def condition_sql(text: str, params: dict[str, Any], prefix: str = "cond",
+                  narrower: bool = True) -> str | None:
     """SQL (on s.nct_id) for a condition search: the studies carrying one of its MeSH descriptors or a narrower one
     (app.study_mesh when this database has it, else the base tables), or, for a text naming no heading, the
     condition names with every typed word (services/dashboard/condition.py)."""
-    sub = condition.ids_sql(condition.expand(text), params, stored=studymesh.stored(), prefix=prefix)
+    sub = condition.select_sql(text, params, stored=studymesh.stored(), prefix=prefix, narrower=narrower)
     return None if sub is None else f"s.nct_id IN ({sub})"
 
 
@@ -477,7 +573,12 @@ def distance_sql(alias: str = "f") -> str:
             f"power(sin(radians(({alias}.longitude::float8 - :near_lon) / 2)), 2)))))")
 
 
-FUNNEL_FIELDS = ("condition", "status", "age", "sex", "near")
+# The funnel's stages after "base" (every other filter), each the filters it adds: the place stage is every
+# place filter (countries, US states, a radius), so a country alone is a named stage, not "Place (not set)".
+FUNNEL_STAGES: dict[str, tuple[str, ...]] = {
+    "condition": ("condition",), "status": ("status",), "age": ("age",),
+                                             "sex": ("sex",), "place": ("country", "state", "near")}
+FUNNEL_FIELDS = tuple(name for names in FUNNEL_STAGES.values() for name in names)
 
 
 def where_sql(f: Filters) -> SqlParts:
@@ -515,7 +616,7 @@ def _in_database(select: Callable[[Filters, dict[str, Any]], str | None]) -> Mas
 
 
 def _condition_sql(f: Filters, params: dict[str, Any]) -> str:
-    return condition_sql(str(f.condition), params) or "FALSE"
+    return condition_sql(str(f.condition), params, narrower=f.narrower) or "FALSE"
 
 
 def _intervention_sql(f: Filters, params: dict[str, Any]) -> str:
@@ -566,7 +667,7 @@ def _sponsor_mask(store: Any, f: Filters, db: Any) -> np.ndarray:
 
 
 def _country_sql(f: Filters, params: dict[str, Any]) -> str:
-    params["country"] = list(f.country)
+    params["country"] = geo.country_spellings(f.country)  # one country per ISO code, every era's spelling
     return ("EXISTS (SELECT 1 FROM ctgov.countries co WHERE co.nct_id = s.nct_id "
             "AND co.removed IS NOT TRUE AND co.name = ANY(CAST(:country AS text[])))")
 
@@ -654,7 +755,7 @@ _enroll_max = _bound("enrollment_max", "enroll_max", "s.enrollment", "enrollment
 
 FILTER_DEFS: tuple[FilterDef, ...] = (
     FilterDef("condition", lambda f: bool(f.condition), _condition_sql,
-              _in_database(lambda f, p: condition_terms_sql(str(f.condition), p))),
+              _in_database(lambda f, p: condition_terms_sql(str(f.condition), p, narrower=f.narrower))),
     FilterDef("intervention", lambda f: bool(f.intervention), _intervention_sql,
               _in_database(lambda f, p: intervention_ids_sql(str(f.intervention), p))),
     FilterDef("status", lambda f: bool(f.status), _status_sql,
@@ -665,7 +766,7 @@ FILTER_DEFS: tuple[FilterDef, ...] = (
     FilterDef("funder_class", lambda f: bool(f.funder_class), _funder_sql, _funder_mask),
     FilterDef("sponsor", lambda f: bool(f.sponsor), _sponsor_sql, _sponsor_mask),
     FilterDef("country", lambda f: bool(f.country), _country_sql,
-              lambda store, f, db: store.any_in_list("country", f.country)),
+              lambda store, f, db: store.any_in_list("country", tuple(geo.country_spellings(f.country)))),
     FilterDef("state", lambda f: bool(f.state), _state_sql, lambda store, f, db: store.any_in_list("state", f.state)),
     FilterDef("near", lambda f: f.place() is not None, _near_sql,
               lambda store, f, db: near_mask(store, cast(geo.Place, f.place()), f.radius_miles())),
@@ -681,7 +782,57 @@ FILTER_DEFS: tuple[FilterDef, ...] = (
               lambda store, f, db: store.has_results == f.has_results),
     FilterDef("fda_regulated", lambda f: f.fda_regulated is not None, _fda_sql,
               _in_database(lambda f, p: f"SELECT s.nct_id FROM ctgov.studies s WHERE {_fda_sql(f, p)}")),
+    # issue 38, MeSH terms: both decided in the database, so the two engines run the same SELECT
+    FilterDef("area", lambda f: bool(f.area), lambda f, p: f"s.nct_id IN ({area_ids_sql(f.area, p)})",
+              _in_database(lambda f, p: area_ids_sql(f.area, p, stored=True))),
+    FilterDef("text", lambda f: bool(f.text), lambda f, p: textsearch.where_sql(str(f.text), p) or "FALSE",
+              _in_database(lambda f, p: textsearch.ids_sql(str(f.text), p))),
 )
+
+
+# ---- issue 38: more filters (services/dashboard/filterplus.py) ---------------------------------------------
+def _year_def(name: str, column: str, op: str) -> FilterDef:
+    """A year bound on a date column of ctgov.studies; the database decides the mask (no store column)."""
+    sql, _ = _bound(name, name, f"extract(year FROM s.{column})", "", op)
+    return FilterDef(name, lambda f: getattr(f, name) is not None, sql,
+                     _in_database(lambda f, p: f"SELECT s.nct_id FROM ctgov.studies s WHERE {sql(f, p)}"))
+
+
+FILTER_DEFS += (
+    _year_def("posted_from", "study_first_posted_date", ">="),
+    _year_def("posted_to", "study_first_posted_date", "<="),
+    _year_def("updated_from", "last_update_posted_date", ">="),
+    _year_def("updated_to", "last_update_posted_date", "<="),
+    _year_def("completion_from", "primary_completion_date", ">="),
+    _year_def("completion_to", "primary_completion_date", "<="),
+    FilterDef("age_group", lambda f: bool(f.age_group),
+              lambda f, p: filterplus.age_group_sql(f, p, age_years_sql), filterplus.age_group_mask),
+    FilterDef("intervention_type", lambda f: bool(f.intervention_type), filterplus.intervention_type_sql,
+              filterplus.intervention_type_mask),
+    FilterDef("facility", lambda f: bool(f.facility), filterplus.facility_sql,
+              _in_database(filterplus.facility_select)),
+)
+
+
+def _or_missing(d: FilterDef) -> FilterDef:
+    """The filter, letting in the records it cannot judge when `include=` asks for them (filterplus.MISSING).
+    """
+    missing = filterplus.MISSING_OF_FIELD.get(d.name)
+    if missing is None:
+        return d
+    key, none_sql, none_mask = missing.key, missing.sql, missing.mask
+
+    def sql(f: Filters, params: dict[str, Any]) -> str:
+        clause = d.sql(f, params)
+        return f"({clause}) OR ({none_sql})" if key in f.include_missing else clause
+
+    def mask(store: Any, f: Filters, db: Any) -> np.ndarray:
+        found = d.mask(store, f, db)
+        return found | none_mask(store, db) if key in f.include_missing else found
+    return FilterDef(d.name, d.is_set, sql, mask)
+
+
+FILTER_DEFS = tuple(_or_missing(d) for d in FILTER_DEFS)
 
 
 def filter_clauses(f: Filters, params: dict[str, Any]) -> dict[str, str]:
@@ -694,17 +845,31 @@ HAS_RESULTS_SQL = ("s.results_first_posted_date IS NOT NULL OR EXISTS (SELECT 1 
 
 
 def intervention_ids_sql(text: str, params: dict[str, Any]) -> str | None:
-    """SELECT of the NCT ids whose intervention names or MeSH terms contain the text's first word (None: no word)."""
+    """SELECT of the NCT ids whose intervention names or MeSH terms have every word of a term, the terms
+    combined by AND / OR / NOT (services/dashboard/boolquery.py). None: no word."""
+    if not boolquery.is_compound(text):
+        return _intervention_term_sql(text, params, "iv_")
+    return boolquery.ids_sql(boolquery.parse(text), params,
+                             lambda t, p, pre: _intervention_term_sql(t.text, p, pre + "_"),
+                             "iv", "SELECT st.nct_id FROM ctgov.studies st")
+
+
+def _intervention_term_sql(text: str, params: dict[str, Any], prefix: str) -> str | None:
     tokens = list(dict.fromkeys(condition.words(text)))[:condition.MAX_WORDS]
     if not tokens:
         return None
-    m1 = _word_match("lower(x.name)", tokens, "iv_", params)
-    m2 = _word_match("x.downcase_mesh_term", tokens, "iv_", params)
+    m1 = _word_match("lower(x.name)", tokens, prefix, params)
+    m2 = _word_match("x.downcase_mesh_term", tokens, prefix, params)
     return (f"SELECT x.nct_id FROM ctgov.interventions x WHERE {m1} "
             f"UNION SELECT x.nct_id FROM ctgov.browse_interventions x WHERE {m2}")
 
 
-def condition_terms_sql(text: str, params: dict[str, Any]) -> str | None:
+def condition_terms_sql(text: str, params: dict[str, Any], narrower: bool = True) -> str | None:
     """SELECT of the NCT ids the condition search finds, for the in-process engine (which runs only on a database
     with the derived tables, app.study_mesh among them). None when the text selects nothing."""
-    return condition.ids_sql(condition.expand(text), params, stored=True)
+    return condition.select_sql(text, params, stored=True, narrower=narrower)
+
+
+def area_ids_sql(names: Sequence[str], params: dict[str, Any], *, stored: bool | None = None) -> str:
+    """SELECT of the NCT ids in any of the therapeutic areas (condition.area_select_sql)."""
+    return condition.area_select_sql(names, params, stored=studymesh.stored() if stored is None else stored)

@@ -36,7 +36,9 @@ RAW_COLUMNS = ("whole", "phase", *COUNT_COLUMNS[:4], "enroll_q", *COUNT_COLUMNS[
                "sites_none", "sites_q", "rate_n", "rate_q", "closed", "terminated")
 METHOD = ("Medians and interquartile ranges (25th–75th percentile, interpolated as PostgreSQL's percentile_cont). "
           "A date or an enrollment counts as actual unless it is marked estimated or anticipated (AACT's own rule "
-          "for its actual duration). Enrollment: actual enrollment. Duration: start → primary completion with "
+          "for its actual duration), so a trial whose enrollment or date type is not given at all counts as "
+          "actual "
+          "too (older records). Enrollment: actual enrollment. Duration: start → primary completion with "
           f"actual dates, in months of {DAYS_PER_MONTH} days. Sites: trials listing at least one site. Enrolled per "
           "site per month: actual enrollment ÷ sites ÷ actual duration in months, for trials with all three and a "
           "duration over 0 days. Terminated: share of closed trials (completed, terminated, withdrawn or "
@@ -56,12 +58,6 @@ class Planning:
 
 
 # ---- percentiles, as PostgreSQL computes them ------------------------------------------------------
-def quantiles(values: np.ndarray) -> list[float] | None:
-    """percentile_cont(ARRAY[0.25, 0.5, 0.75]) of the values (NaN ignored; None when there are none): the same
-    float arithmetic as PostgreSQL (lo + p × (hi − lo) between the ranks floor and ceil of q × (n − 1))."""
-    return _sorted_quantiles(np.sort(values[~np.isnan(values)]))
-
-
 def _sorted_quantiles(x: np.ndarray) -> list[float] | None:
     if x.size == 0:
         return None

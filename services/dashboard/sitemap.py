@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import Path
@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from services.dashboard import facetstore
 from services.dashboard.engine import Engine, engine_for
 from services.dashboard.filters import Filters
 from services.data import geo, runtime
@@ -26,9 +27,7 @@ GEO_DIR = Path(__file__).resolve().parents[2] / "data" / "geo"
 # responsive and the page payload stays a few megabytes.
 POINT_LIMIT = 10_000
 NEAREST_LIMIT = 200
-# Grid cell sizes (degrees) tried in order; the columns cells_0 … cells_6 of map_summary.sql count each.
-# The coarsest has at most 18 × 36 = 648 cells, so some step always fits a point limit of 648 or more.
-GRID_STEPS: tuple[float, ...] = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
+GRID_STEPS = facetstore.GRID_STEPS  # grid cell sizes (degrees), tried in order
 MAP_TIMEOUT_MS = 30_000
 TITLE_CHARS = 90
 
@@ -90,7 +89,8 @@ def map_data(f: Filters, only_in_area: bool = True, point_limit: int = POINT_LIM
     engine = engine or engine_for(db or runtime.get_db())
     frames = engine.map_frames(f, only_in_area=only_in_area, point_limit=point_limit, nearest_limit=nearest_limit,
                                grid_steps=GRID_STEPS, timeout_ms=timeout_ms)
-    points = shape_cells(frames.points) if frames.cell is not None else shape_sites(frames.points, f.unit)
+    points = (_shaped(frames, "cells", shape_cells, frames.points) if frames.cell is not None
+              else shape_sites(frames.points, f.unit))
     s = frames.summary
     summary = MapSummary(sites=s["sites"], located=s["located"], trials=s["trials"],
                          trials_located=s["trials_located"], aggregated=frames.cell is not None,
@@ -100,9 +100,20 @@ def map_data(f: Filters, only_in_area: bool = True, point_limit: int = POINT_LIM
     return MapData(
         filters=f, only_in_area=only_in_area, summary=summary, points=points,
         nearest=shape_sites(nearest, f.unit) if len(nearest) else nearest,
-        countries=country_values(frames.countries), states=state_values(frames.states), place=place,
+        countries=_shaped(frames, "countries", country_values, frames.countries),
+        states=_shaped(frames, "states", state_values, frames.states), place=place,
         radius_miles=f.radius_miles() if place is not None else None, errors=dict(frames.errors),
     )
+
+
+def _shaped(frames: facetstore.MapFrames, name: str, shape: Callable[[pd.DataFrame], pd.DataFrame],
+            raw: pd.DataFrame) -> pd.DataFrame:
+    """shape(raw), kept in the frames' `shaped` (shared by the copies of a map the engine keeps per
+    generation, the map of every trial: its 6,000 cells' tooltips are shaped once), handed out as a copy."""
+    kept = frames.shaped.get(name)
+    if kept is None:
+        kept = frames.shaped[name] = shape(raw)
+    return kept.copy()
 
 
 # ---- shaping --------------------------------------------------------------------------------------

@@ -15,11 +15,11 @@ from typing import Any
 import pandas as pd
 
 from services.cache import CacheStats, SingleFlightCache
-from services.dashboard import facetstore, landing
+from services.dashboard import boolquery, condition, facetstore, filterplus, landing, sponsorname, stopreason
 from services.dashboard.engine import Engine, engine_for
 from services.dashboard.engine import prepare_after_import as prepare_engine
-from services.dashboard.filters import FUNNEL_FIELDS, Filters
-from services.data import runtime
+from services.dashboard.filters import FUNNEL_STAGES, Filters
+from services.data import geo, runtime
 from services.data.db import Database
 from services.data.normalize import CLOSED_OUTCOMES, PHASES, canonical, label, phase_list
 
@@ -31,29 +31,38 @@ FACETS: dict[str, dict[str, Any]] = {
     "phase": {"sql": "facet_phase", "title": "Phase", "filter": "phase", "kind": "phase"},
     "status": {"sql": "facet_status", "title": "Recruitment status", "filter": "status", "kind": "status"},
     "conditions": {"sql": "facet_conditions", "title": "Top conditions", "filter": "condition", "top": TOP},
-    "lead_sponsors": {"sql": "facet_lead_sponsors", "title": "Top lead sponsors", "filter": "sponsor", "top": TOP},
+    "therapeutic_areas": {"sql": "facet_therapeutic_areas", "title": "Therapeutic areas", "filter": "area"},
+    # every spelling read, folded into sponsors (sponsorname.py), then the first TOP kept (shape_facet)
+    "lead_sponsors": {"sql": "facet_lead_sponsors", "title": "Top lead sponsors", "filter": "sponsor",
+                      "top": 1_000_000},
     "funder_class": {"sql": "facet_funder_class", "title": "Funder class", "filter": "funder_class",
                      "kind": "funder_class"},
     "study_type": {"sql": "facet_study_type", "title": "Study type", "filter": "study_type", "kind": "study_type"},
     "enrollment": {"sql": "facet_enrollment", "title": "Enrollment size (actual vs anticipated)",
                    "filter": "enrollment"},
     "sex": {"sql": "facet_sex", "title": "Sex eligibility", "filter": "sex", "kind": "sex"},
-    "age_groups": {"sql": "facet_age_groups", "title": "Age groups accepted"},
+    "age_groups": {"sql": "facet_age_groups", "title": "Age groups accepted", "filter": "age_group"},
     "intervention_types": {"sql": "facet_intervention_types", "title": "Intervention types",
-                           "kind": "intervention_type"},
+                           "kind": "intervention_type", "filter": "intervention_type"},
     "interventions": {"sql": "facet_interventions", "title": "Top interventions", "filter": "intervention", "top": TOP},
     "duration": {"sql": "facet_duration", "title": "Trial duration (start → primary completion)"},
     "start_year": {"sql": "facet_start_year", "title": "Start year", "filter": "start_year"},
     "sites_per_trial": {"sql": "facet_sites_per_trial", "title": "Sites per trial"},
-    "countries": {"sql": "facet_countries", "title": "Countries", "filter": "country", "top": 25},
+    # Every spelling is read (top 400), then one bar per ISO code and the first COUNTRY_BARS kept
+    # (shape_facet).
+    "countries": {"sql": "facet_countries", "title": "Countries", "filter": "country", "top": 400},
     "us_states": {"sql": "facet_us_states", "title": "US states", "filter": "state"},
     "outcome": {"sql": "facet_status", "title": "How closed trials ended", "filter": "status", "kind": "status"},
     "why_stopped": {"sql": "facet_why_stopped", "title": "Top reasons for stopping", "top": 10},
+    # every reason read (the query's LIMIT), then grouped by services/dashboard/stopreason.py's cue words
+    "stop_categories": {"sql": "facet_why_stopped", "title": "Why trials stopped", "top": 1_000_000},
     "results_by_year": {"sql": "facet_results_by_year", "title": "Results reported, by completion year"},
     "collaboration": {"sql": "facet_collaboration", "title": "Top sponsor collaborations", "filter": "sponsor",
                       "top": 12},
     "collaboration_mix": {"sql": "facet_collaboration_mix", "title": "Collaborators per trial"},
 }
+
+COUNTRY_BARS = 25
 
 BUCKETS = {
     "enrollment": ["Not given", "1–49", "50–99", "100–249", "250–499", "500–999", "1,000–4,999", "5,000+"],
@@ -66,7 +75,21 @@ AGE_GROUP_LABELS = {"CHILD": "Children (under 18)", "ADULT": "Adults (18–64)",
 ENROLLMENT_RANGES: dict[int, tuple[int, int | None]] = {
     1: (0, 49), 2: (50, 99), 3: (100, 249), 4: (250, 499), 5: (500, 999), 6: (1000, 4999), 7: (5000, None)}
 FUNNEL_LABELS = {"base": "All trials (other filters)", "condition": "Condition", "status": "Status",
-                 "age": "Age", "sex": "Sex", "near": "Place"}
+                 "age": "Age", "sex": "Sex", "place": "Place"}
+PLACE_LABEL_CHARS = 40  # the place stage's label names the place, shortened beyond this
+
+
+def stage_label(f: Filters, key: str) -> str:
+    """A funnel stage's label; the place stage names its place ("Place: Germany", "Place: ≤ 100 mi of
+    Boston")."""
+    if key != "place":
+        return FUNNEL_LABELS[key]
+    radius = [f"≤ {f.radius:g} {f.unit} of {f.near}"] if f.near and f.place() else []
+    parts = [*f.country, *f.state] + radius
+    if not parts:
+        return FUNNEL_LABELS[key]
+    text = ", ".join(parts)
+    return "Place: " + (text if len(text) <= PLACE_LABEL_CHARS else text[:PLACE_LABEL_CHARS - 1] + "…")
 
 
 @dataclass
@@ -126,12 +149,42 @@ def dashboard(f: Filters, *, db: Database | None = None, facets: list[str] | Non
     frames = eng.dashboard_frames(f, FACETS, facets, timeout_ms=timeout_ms, sequential=sequential)
     funnel = []
     if frames.funnel is not None:
-        funnel = [{"stage": FUNNEL_LABELS[k], "key": k, "count": int(frames.funnel[k]),
-                   "active": k == "base" or bool(f.place() if k == "near" else getattr(f, k))}
-                  for k in ("base", *FUNNEL_FIELDS)]
+        funnel = [{"stage": stage_label(f, k), "key": k, "count": int(frames.funnel[k]),
+                   "active": k == "base" or any(f.place() if n == "near" else getattr(f, n) for n in names)}
+                  for k, names in {"base": (), **FUNNEL_STAGES}.items()]
     out_facets = {name: shape_facet(name, frames.raw[name]) for name in FACETS
                   if name in frames.raw and (facets is None or name in facets)}
     return Dashboard(f, frames.kpis, funnel, out_facets, dict(frames.errors), mode=frames.engine or eng.kind)
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """Records a set filter cannot judge (filterplus.MISSING): how many it leaves out, or lets in when asked.
+    """
+
+    key: str  # the include=… value
+    without: str  # "without a start date"
+    names: str  # the filters that leave them out, in words ("start year")
+    count: int
+    included: bool
+
+
+def left_out(f: Filters, *, db: Database | None = None, engine: Engine | None = None) -> list[LeftOut]:
+    """For each kind of record the set filters cannot judge, how many of the trials that pass every other
+    filter they leave out (or, with include=…, let in): the difference of two counts, so both engines agree.
+    """
+    eng = engine or engine_for(db or runtime.get_db())
+    kinds = filterplus.active_missing(f)
+    if not kinds:
+        return []
+    here = eng.count(f)
+    out = []
+    for m in kinds:
+        included = m.key in f.include_missing
+        other = tuple(k for k in f.include_missing if k != m.key) if included else (*f.include_missing, m.key)
+        left_out = abs(eng.count(replace(f, include_missing=other)) - here)
+        out.append(LeftOut(m.key, m.without, m.names, left_out, included))
+    return out
 
 
 def shape_facet(name: str, df: pd.DataFrame) -> list[dict[str, Any]]:
@@ -140,6 +193,13 @@ def shape_facet(name: str, df: pd.DataFrame) -> list[dict[str, Any]]:
     if df.empty:
         return []
     df = df.astype(object).where(df.notna(), None)
+    if name == "countries":
+        return _countries(df)
+    if name == "stop_categories":
+        return _stop_categories(df)
+    if name == "lead_sponsors":
+        folded = sponsorname.merged((str(v), int(n)) for v, n in zip(df["value"], df["n"], strict=True) if v)
+        return [{"value": v, "label": v, "count": n} for v, n in folded[:TOP]]
     if name == "phase":
         counts: dict[str, int] = defaultdict(int)
         for value, n in zip(df["value"], df["n"], strict=True):
@@ -192,6 +252,48 @@ def shape_facet(name: str, df: pd.DataFrame) -> list[dict[str, Any]]:
             for v, lab, n in zip(df["value"], df[label_col], df["n"], strict=True)]
 
 
+def expansion_note(f: Filters, db: Database | None = None) -> str | None:
+    """"“breast cancer”: 120 trials from the named headings + 31 from 8 narrower headings (Include narrower
+    headings)": what the condition's expansion through the MeSH tree adds, counted with every other filter.
+    None without a condition or without narrower headings to add."""
+    if not f.condition:
+        return None
+    node = condition.parsed(f.condition)
+    concepts = [condition.expand(t.text) for t in boolquery.terms(node)]
+    more = sum(len(c.descriptors) - len(c.named) for c in concepts if c.named)
+    if not more:
+        return None
+    eng = engine_for(db or runtime.get_db())
+    strict = eng.count(replace(f, narrower=False))
+    if not f.narrower:
+        return (f"“{f.condition}”: {strict:,} trials from the named headings; {more:,} narrower headings "
+                "left out (switch on Include narrower headings to add them).")
+    added = eng.count(f) - strict
+    return (f"“{f.condition}”: {strict:,} trials from the named headings + {added:,} from {more:,} narrower "
+            "headings (switch off Include narrower headings to leave them out).")
+
+
+def _countries(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """One bar per ISO code: the spellings of one country ("Korea, Republic of", "South Korea") summed. A
+    record names a country once, in its era's spelling, so no study is counted twice (tests/test_terms.py
+    checks it)."""
+    merged: dict[str, int] = defaultdict(int)
+    for value, n in zip(df["value"], df["n"], strict=True):
+        if value is not None:
+            merged[geo.country_display(str(value))] += int(n)
+    ranked = sorted(merged.items(), key=lambda kv: (-kv[1], kv[0]))[:COUNTRY_BARS]
+    return [{"value": v, "label": v, "count": c} for v, c in ranked]
+
+
+def _stop_categories(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """Closed trials per category of their reason for stopping (stopreason.py), in the categories' order."""
+    merged: dict[str, int] = defaultdict(int)
+    for value, n in zip(df["value"], df["n"], strict=True):
+        if value is not None and str(value).strip():
+            merged[stopreason.category(str(value))] += int(n)
+    return [{"value": c, "label": c, "count": merged[c]} for c in stopreason.categories() if merged[c]]
+
+
 def filter_for_click(f: Filters, facet: str, value: Any) -> Filters:
     """The filter after a click on one bar/slice of a facet (unchanged when that facet is not clickable)."""
     spec = FACETS.get(facet, {})
@@ -210,8 +312,9 @@ def filter_for_click(f: Filters, facet: str, value: Any) -> Filters:
         v = str(value).upper()
         new = f.with_value("sex", v) if v in ("FEMALE", "MALE") else f
     else:  # the phase facet's NONE (no phase) is no phase the link accepts: the check below keeps f
-        new = f.with_value(target, value if target in ("phase", "status", "funder_class", "study_type", "country",
-                                                       "state") else str(value))
+        kept = target in ("phase", "status", "funder_class", "study_type", "country", "state", "age_group",
+                         "intervention_type")
+        new = f.with_value(target, value if kept else str(value))
     # The selection comes from the browser: a value the share link would refuse (too long, control characters, an
     # unknown status, a year out of range) changes nothing.
     before = f.to_query()
@@ -221,6 +324,13 @@ def filter_for_click(f: Filters, facet: str, value: Any) -> Filters:
 
 DASHBOARD_CACHE_TTL_S = 600
 _dashboard_cache: SingleFlightCache[Dashboard] = SingleFlightCache(DASHBOARD_CACHE_TTL_S, max_entries=512)
+_left_out_cache: SingleFlightCache[list[LeftOut]] = SingleFlightCache(DASHBOARD_CACHE_TTL_S, max_entries=512)
+
+
+def cached_left_out(f: Filters, *, db: Database | None = None) -> list[LeftOut]:
+    """left_out(f) shared by every thread and user for ten minutes (per database and data generation)."""
+    db = db or runtime.get_db()
+    return _left_out_cache.get_or_compute((db.url, data_generation(db), f), lambda: left_out(f, db=db))
 
 
 def data_generation(db: Database | None = None) -> str | None:
@@ -248,6 +358,7 @@ def cached_dashboard(f: Filters, *, db: Database | None = None) -> Dashboard:
 def clear_cache() -> None:
     """Forget every cached dashboard (the next call computes it again)."""
     _dashboard_cache.clear()
+    _left_out_cache.clear()
 
 
 def dashboard_cache_stats() -> CacheStats:

@@ -113,10 +113,17 @@ def gantt_figure(bars: pd.DataFrame, color_by: str, group_by: str, today: dt.dat
     notes = [*labels, {"text": "today", "xref": "x", "x": str(today), "yref": "paper", "y": 0, "yanchor": "top",
                        "showarrow": False, "font": {"size": 10, "color": "#C8323C"}}]
     height = max(300, 150 + ROW_PX * n_rows)
+    # The axis spans the bars drawn (and today), a month either side: left to autorange, plotly also counted
+    # each bar's length as a date since 1970 (a 30-year trial "ended" in 2000), and the axis ran far past the
+    # trials.
+    ends = [pd.to_datetime(bars["start"]).min(), pd.to_datetime(bars["end"]).max(), pd.Timestamp(today)]
+    month = pd.Timedelta(days=31)
+    x_range = [str((min(ends) - month).date()), str((max(ends) + month).date())]
     return go.Figure(data=[*traces, *legend], layout={
         "height": height, "barmode": "overlay", "dragmode": False, "clickmode": "event+select",
         "hoverlabel": {"namelength": -1}, "margin": {"l": LABEL_PX, "r": 8, "t": 120, "b": 24},
-        "xaxis": {"type": "date", "side": "top", "fixedrange": True, "gridcolor": "#E5E9F0"},
+        "xaxis": {"type": "date", "side": "top", "fixedrange": True, "gridcolor": "#E5E9F0", "range": x_range,
+                  "autorange": False},
         "yaxis": {"showticklabels": False, "showgrid": False, "zeroline": False, "range": [n_rows - 0.5, -0.5],
                   "fixedrange": True},
         "shapes": shapes, "annotations": notes, "showlegend": True,

@@ -111,6 +111,22 @@ def load_sql(name: str) -> str:
     return (SQL_DIR / "queries" / f"{name}.sql").read_text(encoding="utf-8")
 
 
+_BIND_NAME = re.compile(r"(?<![:\w\x5c]):(\w+)(?!:)")  # SQLAlchemy's reading of `:name` in text()
+
+
+def with_literals(sql: str, params: Mapping[str, Any]) -> str:
+    """The statement with each `:name` replaced by its value as a PostgreSQL literal (SQLAlchemy's own
+    quoting; lists as text arrays), to show and copy ("Show the SQL"). Never for running: queries bind."""
+    from sqlalchemy import Text, bindparam
+    from sqlalchemy.dialects import postgresql
+
+    named = set(_BIND_NAME.findall(sql))  # the names text() reads, as when the statement runs
+    binds = [bindparam(k, v, type_=postgresql.ARRAY(Text)) if isinstance(v, (list, tuple))
+             else bindparam(k, v) for k, v in params.items() if k in named]
+    statement = text(sql).bindparams(*binds)
+    return str(statement.compile(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True}))
+
+
 def schema_files() -> list[Path]:
     """Schema DDL files in the order they are applied."""
     return sorted((SQL_DIR / "schema").glob("*.sql"))
@@ -539,17 +555,6 @@ class Database:
         conn = await self._get_engine().connect()
         raw = await conn.get_raw_connection()
         return conn, raw.driver_connection
-
-    def reserve_ids(self, table: str, count: int) -> list[int]:
-        """Take `count` fresh ids from a table's serial sequence (for rows that reference each other)."""
-        schema, name = _split_table(table)
-        if count <= 0:
-            return []
-        rows = self.fetch_rows(
-            "SELECT nextval(pg_get_serial_sequence(:t, 'id')) AS id FROM generate_series(1, :n)",
-            {"t": f"{schema}.{name}", "n": count},
-        )
-        return [int(r["id"]) for r in rows]
 
     def health(self) -> Health:
         """Ping the server outside the pages' pool: version, read-only flag and round-trip time; never raises."""

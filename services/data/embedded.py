@@ -18,6 +18,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from services import settings
 from services.errors import DatabaseUnavailable
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
@@ -31,7 +32,7 @@ warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
 
 def data_dir() -> Path:
     """Where embedded data lives: $TRIAL_LANDSCAPE_DATA_DIR or <project>/.data."""
-    return Path(os.environ.get("TRIAL_LANDSCAPE_DATA_DIR", str(DEFAULT_DATA_DIR))).expanduser().resolve()
+    return (settings.current().data_dir or DEFAULT_DATA_DIR).expanduser().resolve()
 
 
 def pid_alive(pid: int) -> bool:

@@ -19,6 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from services import settings
 from services.errors import BadInput
 
 _log = logging.getLogger(__name__)
@@ -246,6 +247,43 @@ def aact_country_name(text: str | None) -> str | None:
     return _COUNTRIES[iso][0] if iso else None
 
 
+def country_display(text: str) -> str:
+    """One name per ISO 3166 code for any spelling ("Korea, Republic of" and "South Korea" → "South Korea"):
+    AACT's spelling in data/geo/countries.csv, or its Natural Earth name where AACT's is an inverted ISO name
+    with a comma or brackets; the text, trimmed, when unknown."""
+    iso = country_code(text)
+    if iso is None:
+        return text.strip()
+    aact, natural_earth, _ = _COUNTRIES[iso]
+    inverted = "," in aact or "(" in aact
+    return natural_earth if inverted and natural_earth and "." not in natural_earth else aact
+
+
+@lru_cache(maxsize=1)
+def country_renames() -> dict[str, str]:
+    """Each spelling in data/geo/countries.csv whose one name (country_display) differs from it → that name
+    ("Korea, Republic of" → "South Korea"): what SQL joins to count one country per ISO code."""
+    return {
+        spelling: shown
+        for aact, natural_earth, others in _COUNTRIES.values()
+        for spelling in dict.fromkeys((aact, *others, *([natural_earth] if natural_earth else [])))
+        if (shown := country_display(spelling)) != spelling
+    }
+
+
+def country_spellings(names: Iterable[str]) -> list[str]:
+    """Every spelling of each named country in data/geo/countries.csv (AACT holds both eras' spellings), the
+    names themselves first: what a country filter matches."""
+    names = list(names)
+    out = dict.fromkeys(names)
+    for name in names:
+        iso = country_code(name)
+        if iso is not None:
+            aact, natural_earth, others = _COUNTRIES[iso]
+            out.update(dict.fromkeys([aact, *others, *([natural_earth] if natural_earth else [])]))
+    return list(out)
+
+
 def natural_earth_name(aact_country: str) -> str:
     """Name of the country's outline in countries-110m.geojson; the input, trimmed, when there is none."""
     exact = AACT_TO_NATURAL_EARTH.get(aact_country)
@@ -394,15 +432,15 @@ def _gazetteer() -> _Gazetteer:
     return _GAZETTEER
 
 
-CACHE_DIR_ENV = "TRIAL_LANDSCAPE_CACHE_DIR"
 
 
 def cache_dir() -> Path:
     """Files derived only from installed packages, shared by every data folder and process of this user:
     $TRIAL_LANDSCAPE_CACHE_DIR, else $XDG_CACHE_HOME/trial-landscape, else ~/.cache/trial-landscape."""
-    if os.environ.get(CACHE_DIR_ENV):
-        return Path(os.environ[CACHE_DIR_ENV])
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "trial-landscape"
+    config = settings.current()
+    if config.cache_dir:
+        return config.cache_dir
+    return (config.xdg_cache_home or settings.home() / ".cache") / "trial-landscape"
 
 
 def gazetteer_cache_path() -> Path:

@@ -38,34 +38,6 @@ def _phone_like(match: re.Match[str]) -> bool:
     return digits >= 8 or match.group(0)[-1].isalpha()
 
 
-# Cheap anchors every match contains, each found by a fast scan; the full patterns only run around them.
-_DIGIT_ANCHOR_RE = re.compile(r"\d[\s.-]\d{4}(?!\d)")
-_LITERAL_ANCHORS = ("@", "+", "1-8")
-
-
-def _anchors(text: str) -> list[int]:
-    found = [m.start() for m in _DIGIT_ANCHOR_RE.finditer(text)]
-    for literal in _LITERAL_ANCHORS:
-        i = text.find(literal)
-        while i >= 0:
-            found.append(i)
-            i = text.find(literal, i + 1)
-    return sorted(found)
-
-
-def find_contacts(text: str) -> list[str]:
-    """Phone numbers and e-mail addresses in a text, in order of appearance."""
-    spans: dict[tuple[int, int], str] = {}
-    for at in _anchors(text):
-        lo, hi = max(0, at - 80), min(len(text), at + 120)
-        for pattern in (EMAIL_RE, PHONE_RE):
-            for m in pattern.finditer(text, lo, hi):
-                if m.start() <= at < m.end() and (m.end() < hi or hi == len(text)) \
-                        and (pattern is EMAIL_RE or _phone_like(m)):
-                    spans[m.span()] = m.group(0)
-    return [spans[k] for k in sorted(spans)]
-
-
 def scrub_text(text: str) -> str:
     """Replace every e-mail address and phone number in a text."""
     text = EMAIL_RE.sub(EMAIL_REPLACEMENT, text)

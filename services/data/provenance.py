@@ -52,12 +52,10 @@ FIELDS: dict[str, str] = {
 
 @dataclass(frozen=True)
 class Provenance:
-    """Where one study's record came from and which fields that source did not carry (none: a full record, or one
-    we know nothing about)."""
+    """Which fields one study's source did not carry (none: a full record, or one we know nothing about) and
+    where its criteria text came from; the source itself is in app.study_sources."""
 
     nct_id: str
-    source_kind: str = "full"
-    source_name: str | None = None
     lacks: frozenset[str] = frozenset()
     criteria_source: str | None = None
     criteria_format: str | None = None
@@ -199,9 +197,8 @@ def available(db: Database) -> bool:
 
 
 def _row(r: dict[str, Any]) -> Provenance:
-    return Provenance(str(r["nct_id"]), str(r["source_kind"]), r.get("source_name"),
-                      frozenset(r.get("lacks") or ()), r.get("criteria_source"), r.get("criteria_format"),
-                      r.get("criteria_as_of"))
+    return Provenance(str(r["nct_id"]), frozenset(r.get("lacks") or ()), r.get("criteria_source"),
+                      r.get("criteria_format"), r.get("criteria_as_of"))
 
 
 def fetch(db: Database, nct_ids: list[str] | tuple[str, ...]) -> dict[str, Provenance]:

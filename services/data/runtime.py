@@ -13,7 +13,7 @@ import functools
 import gzip
 import hashlib
 import logging
-import os
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,10 +21,11 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from services import settings
 from services.data import embedded, sitename, studymesh
-from services.data.db import DEFAULT_TIMEOUT_MS, Database, schema_files
+from services.data.db import Database, schema_files
 from services.data.startup import PROGRESS
-from services.errors import BadInput, QueryFailed
+from services.errors import QueryFailed
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 # In this order: the CSV-only studies' upgrades replace their CSV rows, then criteria text is attached to the
@@ -50,29 +51,13 @@ class Source:
     read_only: bool
 
 
-def _whole_number(name: str, default: int) -> int:
-    """The setting `name` from the environment as a whole number, `default` when unset; BadInput for other text, so
-    a mistyped setting stops the start with its name rather than quietly becoming the default."""
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise BadInput(f"{name}={raw[:40]!r} is not a whole number; unset it for the default of {default}.") from None
-
-
 def _timeout() -> int:
-    """STATEMENT_TIMEOUT_MS; 0 would switch PostgreSQL's time limit off and a negative value fail every query."""
-    ms = _whole_number("STATEMENT_TIMEOUT_MS", DEFAULT_TIMEOUT_MS)
-    if ms < 1:
-        raise BadInput(f"STATEMENT_TIMEOUT_MS must be at least 1 ms (it is {ms}): every query needs a time limit. "
-                       f"Unset it for the default of {DEFAULT_TIMEOUT_MS} ms.")
-    return ms
+    """STATEMENT_TIMEOUT_MS (at least 1: 0 would switch PostgreSQL's time limit off)."""
+    return settings.current().statement_timeout_ms
 
 
 def _pool_size() -> int:
-    return max(1, min(5, _whole_number("DB_POOL_SIZE", 5)))
+    return settings.current().db_pool_size
 
 
 def apply_schema(db: Database) -> None:
@@ -200,7 +185,7 @@ def get_db() -> Database:
     with _lock:
         if "main" in _state:
             return _state["main"]
-        url = os.environ.get("DATABASE_URL", "").strip()
+        url = settings.current().database_url
         if url:
             connect = functools.partial(Database, url, statement_timeout_ms=_timeout(), pool_size=_pool_size())
             db = connect()
@@ -233,7 +218,7 @@ def get_app_db() -> Database:
         if not main.read_only:
             _state["app"] = main
             return main
-        url = os.environ.get("APP_DATABASE_URL", "").strip() or embedded_url()
+        url = settings.current().app_database_url or embedded_url()
         app_db = Database(url, statement_timeout_ms=_timeout(), pool_size=2)
         apply_schema(app_db)
         _state["app"] = app_db
@@ -243,8 +228,16 @@ def get_app_db() -> Database:
 def source() -> Source:
     """Describe the connected trial database without a password."""
     db = get_db()
-    kind = "external" if os.environ.get("DATABASE_URL", "").strip() else "embedded"
-    return Source(kind, db.label, db.read_only)
+    kind = "external" if settings.current().database_url else "embedded"
+    return Source(kind, public_label(db.label), db.read_only)
+
+
+def public_label(label: str) -> str:
+    """A database's label fit for every visitor: a local socket's folder (a path on the server) is left out.
+    """
+    if not label.startswith("socket /"):
+        return label
+    return re.sub(r"^socket /\S*?(?=/[^/]*$)", "local socket", label)
 
 
 def reset() -> None:

@@ -35,8 +35,10 @@ CTGOV_VIEWS = frozenset({
     "v_outcomes",
 })
 CTGOV_FUNCTIONS = frozenset({"ids_for_term", "ids_for_org", "classic_spelling"})
-# AACT's MeSH vocabulary tables (sql/schema/075_mesh.sql), loaded from data/mesh rather than from an export.
-CTGOV_MESH_TABLES = frozenset({"mesh_terms", "mesh_headings"})
+# AACT's MeSH vocabulary tables (sql/schema/075_mesh.sql), loaded from data/mesh rather than from an
+# export, and the views of the app's MeSH mapping (each study's descriptors, each therapeutic area's) the
+# console reads.
+CTGOV_MESH_TABLES = frozenset({"mesh_terms", "mesh_headings", "study_mesh_terms", "therapeutic_area_terms"})
 CTGOV_RELATIONS = frozenset(TABLES) | CTGOV_VIEWS | CTGOV_MESH_TABLES
 
 _EXPLAIN_OPTIONS = {

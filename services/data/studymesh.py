@@ -8,6 +8,10 @@ MeSH descriptors), built from the shipped vocabulary (services/vocab/mesh.py, da
   heading = the category's name, subcategory = a descriptor under it. Only the categories whose names the shipped
   files carry (data/mesh/top_headings.csv: diseases C and psychiatry/psychology F); AACT's own file lists the
   headings new in one year, which the reshaped files cannot tell.
+- app.area_descriptors: each therapeutic area's descriptors (services/vocab/areas.py), loaded with the MeSH
+  tables.
+- ctgov.study_mesh_terms and ctgov.therapeutic_area_terms: views of the two app tables in the schema the SQL
+  console reads (sql/schema/075_mesh.sql), so the MeSH charts' SQL runs there.
 - app.study_mesh: a study's descriptors from its browse_conditions rows (mesh-list, mesh-ancestor; heading by name)
   and from each condition name resolved by Mesh.resolve (source 'name': partial CSV records have names only).
 
@@ -19,19 +23,22 @@ rebuilt when the derived tables' generation (app.meta 'facets_refreshed_at') or 
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from services.data.db import Database
 from services.data.startup import PROGRESS, wait_until_quiet
 from services.errors import TrialLandscapeError
+from services.vocab import areas as area_vocab
 from services.vocab import mesh as mesh_vocab
 
 RULE = "study_mesh v1: browse by name (then entry term), names by Mesh.resolve (diseases)"
 _FILES = ("descriptors.tsv.gz", "terms.tsv.gz", "top_headings.csv", "project_terms.csv", "spellings.csv",
-          "attribute_trees.csv")
+          "attribute_trees.csv", "therapeutic_areas.csv", "extra_parents.csv", "eponym_heads.csv")
 
 
 def _version() -> str:
@@ -46,10 +53,38 @@ _ready: set[str] = set()  # databases (by URL) of this process whose app.study_m
 _lock = threading.Lock()
 
 
+# Set while SQL is written for the console ("Show the SQL"), which reads schema ctgov only: filters then read
+# the base tables as they do on a read-only AACT.
+_base_only: contextvars.ContextVar[bool] = contextvars.ContextVar("study_mesh_base_only", default=False)
+
+
+def built() -> bool:
+    """Whether this process's trial database has app.study_mesh built, whatever base_tables_only() says: the
+    MeSH charts then read it through the ctgov views (sql/queries/facet_conditions_mesh.sql), which the SQL
+    console reads too."""
+    return bool(_ready)
+
+
+def console_view() -> str | None:
+    """Within base_tables_only() on a database whose app.study_mesh is built, its ctgov view that the SQL
+    console may read (ctgov.study_mesh_terms): a condition filter's shown SQL finds what the page finds."""
+    return "ctgov.study_mesh_terms" if _base_only.get() and _ready else None
+
+
 def stored() -> bool:
     """Whether this process's trial database has app.study_mesh (the condition filter reads it; else it matches on
     the base tables: a read-only AACT without the app schema)."""
-    return bool(_ready)
+    return bool(_ready) and not _base_only.get()
+
+
+@contextlib.contextmanager
+def base_tables_only() -> Iterator[None]:
+    """Within the block, stored() is False: SQL written meanwhile reads AACT's base tables only."""
+    token = _base_only.set(True)
+    try:
+        yield
+    finally:
+        _base_only.reset(token)
 
 
 def detect(db: Database) -> bool:
@@ -93,6 +128,12 @@ def mesh_heading_rows(m: mesh_vocab.Mesh) -> list[tuple[str, str, str]]:
     return [(q, names[q], sub) for q, sub in sorted(rows)]
 
 
+def area_descriptor_rows() -> list[tuple[str, str, str]]:
+    """app.area_descriptors rows (area, tree_number, descriptor_ui): each area's heading and every narrower
+    descriptor, as the in-process engine and the area filter read them (Area.descriptors)."""
+    return [(a.name, a.tree_number, ui) for a in area_vocab.areas() for ui in sorted(a.descriptors())]
+
+
 def _meta_sql(key: str, value_sql: str) -> str:
     return (f"INSERT INTO app.meta (key, value) VALUES ('{key}', {value_sql}) "
             "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()")
@@ -101,15 +142,23 @@ def _meta_sql(key: str, value_sql: str) -> str:
 def ensure_mesh_tables(db: Database) -> bool:
     """Load ctgov.mesh_terms and ctgov.mesh_headings unless this MeSH version is loaded; True when it loaded."""
     current = db.fetch_value("SELECT value FROM app.meta WHERE key = 'mesh_tables_version'", timeout_ms=10_000)
-    if current == MESH_VERSION:
+    # app.mesh_descriptors and app.area_descriptors came later (issue 38): a database loaded before gets
+    # them now.
+    named = db.fetch_value("SELECT EXISTS (SELECT 1 FROM app.mesh_descriptors) "
+                           "AND EXISTS (SELECT 1 FROM app.area_descriptors)", timeout_ms=10_000)
+    if current == MESH_VERSION and named:
         return False
     with PROGRESS.stage("Loading MeSH 2024 into ctgov.mesh_terms and ctgov.mesh_headings"):
         m = mesh_vocab.vocabulary()
         db.replace_rows({}, {
             "ctgov.mesh_terms": (("qualifier", "tree_number", "description", "mesh_term", "downcase_mesh_term"),
                                  mesh_term_rows(m)),
-            "ctgov.mesh_headings": (("qualifier", "heading", "subcategory"), mesh_heading_rows(m))},
-            before=["TRUNCATE ctgov.mesh_terms, ctgov.mesh_headings RESTART IDENTITY"],
+            "ctgov.mesh_headings": (("qualifier", "heading", "subcategory"), mesh_heading_rows(m)),
+            "app.mesh_descriptors": (("descriptor_ui", "name"),
+                                     sorted((d.ui, d.name) for d in m.descriptors.values())),
+            "app.area_descriptors": (("area", "tree_number", "descriptor_ui"), area_descriptor_rows())},
+            before=["TRUNCATE ctgov.mesh_terms, ctgov.mesh_headings, app.mesh_descriptors, "
+                    "app.area_descriptors RESTART IDENTITY"],
             after=[_meta_sql("mesh_tables_version", f"'{MESH_VERSION}'"),
                    "ANALYZE ctgov.mesh_terms", "ANALYZE ctgov.mesh_headings"])
     return True

@@ -244,7 +244,14 @@ _SPELLINGS = (
 )
 
 
+# A comparison in words with its symbol in brackets, "greater than or equal to (>=) 27.0": the symbol says it.
+_WORDS_THEN_SYMBOL = re.compile(
+    r"\b(?:(?:greater|more|higher|less|lower)\s+than(?:\s+or\s+equal(?:\s+to)?)?|equal\s+to)\s*"
+    r"\(\s*(>=|<=|>|<|≥|≤)\s*\)", re.I)
+
+
 def _spelled(text: str) -> str:
+    text = _WORDS_THEN_SYMBOL.sub(lambda m: m.group(1).ljust(len(m.group(0))), text)
     for pattern, symbol in _SPELLINGS:
         text = pattern.sub(lambda m, s=symbol: s.ljust(len(m.group(0))), text)  # type: ignore[misc]
     return text
@@ -255,9 +262,19 @@ def limits_in(text: str) -> list[Limit]:
     left out, so the line stays to the other rules)."""
     text = _spelled(text)
     limits = _stage_limits(text)
+    # A name inside a longer name of another measure belongs to that one ("creatinine clearance").
+    names = [(m.span(), row) for row in measure_rows() for m in row.pattern.finditer(text)]
     for row in measure_rows():
         for name in row.pattern.finditer(text):
             if any(lim.row is row and lim.span[0] <= name.start() < lim.span[1] for lim in limits):
+                continue
+            if any(
+                other is not row
+                and a <= name.start()
+                and name.end() <= b
+                and b - a > name.end() - name.start()
+                for (a, b), other in names
+            ):
                 continue
             read = _bounds_at(row, text, name.end())
             if read is None:

@@ -71,12 +71,12 @@ def _yes_no(value: bool | None) -> str:
 
 def describe_patient(facts: PatientFacts) -> str:
     """The patient as the model sees them: structured facts, record type, and numbered statements."""
-    if facts.age_years is None:
+    if facts.age is None:
         age = "not stated"
-    elif facts.age_years < 2:
-        age = f"{round(facts.age_years * 12)} months"
+    elif facts.age < 2:
+        age = f"{round(facts.age * 12)} months"
     else:
-        age = f"{facts.age_years:g} years"
+        age = f"{facts.age:g} years"
     if facts.from_note:
         record = "complete clinical summary (a condition it does not mention can be taken as absent)"
     else:

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from services.eligibility.scope import label_meaning
+
 CriterionKind = Literal["inclusion", "exclusion"]
 
 # Registry text (API v2) is markdown, so characters such as "<", ">=", "*" and "1." arrive escaped.
@@ -33,7 +35,7 @@ _BULLET = re.compile(
 _REDUNDANT_NUMBER = re.compile(r"^\d{1,3}\\?[.)]\s+")
 
 _KIND_WORD = re.compile(r"\b(non[- ]?inclusion|inclusions?|exclusions?|ineligibility)\b", re.I)
-_CRITERIA_WORD = re.compile(r"\b(criteri(?:a|on|as|um)|requirements?)\b", re.I)
+_CRITERIA_WORD = re.compile(r"\b(criti?eri(?:a|on|as|um)|requirements?)\b", re.I)
 # Words that make a line a sentence about criteria rather than a heading over them.
 _SENTENCE_WORD = re.compile(
     r"\b(meets?|met|fulfil+s?|satisf(?:y|ies)|apply|applies|may|must|will|should|would|can|is|are|"
@@ -46,14 +48,14 @@ _BARE_HEADING = re.compile(
     re.I,
 )
 _INLINE_HEADING = re.compile(
-    r"^(?P<head>(?:[\w/()-]+\s+){0,4}?(?:non[- ]?inclusion|inclusion|exclusion)\s+criteri(?:a|on|as)\b"
+    r"^(?P<head>(?:[\w/()-]+\s+){0,4}?(?:non[- ]?inclusion|inclusion|exclusion)\s+criti?eri(?:a|on|as)\b"
     r"[^:.]{0,60}?)\s*:\s*(?P<rest>\S.*)$",
     re.I,
 )
 # An unbulleted line that opens with "Inclusion criteria for ..." is a heading however long it is.
 _LEADING_HEADING = re.compile(
     r"^(?:(?:key|main|major|other|general|additional|specific|patient|participant|subject)\s+)?"
-    r"(?:non[- ]?inclusion|inclusion|exclusion)\s+criteri(?:a|on|as)\b"
+    r"(?:non[- ]?inclusion|inclusion|exclusion)\s+criti?eri(?:a|on|as)\b"
     r"(?!\s+(?:is|are|was|were|will|must|may|apply|applies|can|should|do|does)\b)",
     re.I,
 )
@@ -251,7 +253,8 @@ class _Item:
 
 # Some records arrive as one run-on line: "Inclusion Criteria:- item- item Exclusion Criteria:- item".
 _MIDLINE_HEADING = re.compile(
-    r"(?<=[.;:)\w])\s*(?=(?:Key |Main )?(?:Inclusion|Exclusion|INCLUSION|EXCLUSION) (?:Criteria|CRITERIA)\s*:)"
+    r"(?<=[.;:)\w])\s*(?=(?:Key |Main )?(?:Inclusion|Exclusion|INCLUSION|EXCLUSION) "
+    r"(?:Criteria|CRITERIA|Critieria|CRITIERIA)\s*:)"
 )
 _RUN_ON_DASH = re.compile(r"(?:(?<=\s)|(?<=[\w.)]))-\s+(?=[A-Z(])")
 
@@ -271,6 +274,23 @@ def _split_run_on(line: str) -> list[str]:
         else:
             out.append(piece)
     return out
+
+
+# An item that ends by announcing exceptions or examples; the flat list after it belongs to it.
+_SUBLIST_OPENER = re.compile(r"\b(?:with (?:the )?exception of|except(?: for)?|other than|excluding|include|"
+                             r"includes)\s*:$", re.I)
+SUBLIST_WORDS = 25
+
+
+def _opens_sublist(item: _Item) -> bool:
+    return bool(_SUBLIST_OPENER.search(item.parts[-1].rstrip()))
+
+
+def _scope_heading(rest: str, later: Sequence[str]) -> bool:
+    """Whether the words after "Inclusion Criteria:" name a part of the trial (a cohort, arm, healthy
+    volunteers) over the list that follows, rather than being the first criterion."""
+    following = next((line.strip() for line in later if line.strip()), "")
+    return bool(following) and _BULLET.match(following) is not None and label_meaning(rest) is not None
 
 
 def parse_criteria(text: str | None) -> ParsedCriteria:
@@ -311,10 +331,13 @@ def parse_criteria(text: str | None) -> ParsedCriteria:
             # A heading that names a group ("Inclusion criteria for participation in R3") labels what follows.
             title = _clean(heading.title)
             named_group = len(title.split()) > 3 and not _BARE_HEADING.match(title)
-            section = title if named_group and not re.fullmatch(r"(?i)[\w ]*criteri\w*", title) else None
+            section = title if named_group and not re.fullmatch(r"(?i)[\w ]*criti?eri\w*", title) else None
             base_indent, current = None, None
             previous_blank = True
-            if rest and re.fullmatch(r"\d{1,3}\\?[.)]", rest) is None:
+            if rest and _scope_heading(rest, lines[index + 1:]):
+                # "Inclusion Criteria: Urothelial Bladder Cancer Expansion Cohort" over a list: whom it is for
+                section = _clean(rest).rstrip(":.")
+            elif rest and re.fullmatch(r"\d{1,3}\\?[.)]", rest) is None:
                 if rest.endswith(":") or (_PREAMBLE.search(rest) and len(rest) <= 150):
                     ignored.append(_clean(rest))
                 else:
@@ -328,6 +351,11 @@ def parse_criteria(text: str | None) -> ParsedCriteria:
                 continue
             if current is not None and base_indent is not None and indent > base_indent:
                 current.add_bullet(body, indent)
+            elif (current is not None and _opens_sublist(current) and len(body.split()) <= SUBLIST_WORDS
+                  and not body.rstrip().endswith(".")):
+                # "... with the exception of:" or "Effective methods include:" over a flat list: its items
+                # (short, unpunctuated ones; a sentence starts the next criterion) are exceptions or examples
+                current.add_bullet(body, indent + 1)
             else:
                 base_indent = indent if base_indent is None else min(base_indent, indent)
                 current = _Item(kind, indent, [body], section, [])
@@ -353,7 +381,9 @@ def parse_criteria(text: str | None) -> ParsedCriteria:
         following = next((later for later in lines[index + 1 :] if later.strip()), "")
         follows_list = bool(following) and _BULLET.match(following.strip()) is not None
         label_like = stripped.endswith(":") or (
-            follows_list and len(stripped.split()) <= 6 and not re.search(r"[.;]$", stripped)
+            follows_list and not re.search(r"[.;]$", stripped)
+            and (len(stripped.split()) <= 6
+                 or (len(stripped.split()) <= 15 and label_meaning(stripped) is not None))
         )
         if label_like:
             label = _clean(unescape_markdown(stripped).rstrip(":").strip())

@@ -30,7 +30,7 @@ class LabValue:
 class PatientProfile:
     """Facts a patient (or the assistant's intake) gave us; unknown fields stay None or empty."""
 
-    age_years: float | None = None
+    age: float | None = None
     sex: Sex | None = None
     conditions: tuple[str, ...] = ()
     biomarkers: tuple[str, ...] = ()
@@ -48,7 +48,7 @@ class PatientProfile:
         conditions = [answers.get(k) or "" for k in ("diagnosis", "stage", "subtype")]
         conditions += list(answers.get("other_conditions") or [])
         return cls(
-            age_years=float(answers["age"]) if answers.get("age") is not None else None,
+            age=float(answers["age"]) if answers.get("age") is not None else None,
             sex=answers.get("sex"),
             conditions=tuple(c for c in conditions if c),
             biomarkers=tuple(answers.get("biomarkers") or ()),
@@ -61,8 +61,8 @@ class PatientProfile:
     def __post_init__(self) -> None:
         if self.sex not in (None, "male", "female"):
             raise BadInput(f"sex must be 'male', 'female' or unknown, not {self.sex!r}")
-        if self.age_years is not None and not 0 <= self.age_years < 130:
-            raise BadInput(f"age {self.age_years} years is outside 0-130")
+        if self.age is not None and not 0 <= self.age < 130:
+            raise BadInput(f"age {self.age} years is outside 0-130")
         if self.ecog is not None and self.ecog not in range(0, 6):
             raise BadInput(f"ECOG performance status must be 0-5, not {self.ecog}")
 
@@ -85,7 +85,7 @@ class PatientFacts:
     """
 
     sentences: tuple[Sentence, ...]
-    age_years: float | None
+    age: float | None
     sex: Sex | None
     pregnant: bool | None
     gestation_weeks: float | None
@@ -293,7 +293,7 @@ def facts_from_note(note: str) -> PatientFacts:
         healthy = False  # a note that records an illness or symptom is not about a healthy volunteer
     return PatientFacts(
         sentences=sentences,
-        age_years=age,
+        age=age,
         sex=sex,
         pregnant=pregnant,
         gestation_weeks=gestation,
@@ -325,7 +325,7 @@ def facts_from_profile(profile: PatientProfile) -> PatientFacts:
         sentences += [Sentence(len(sentences) + s.id, s.text) for s in split_note(profile.notes)]
     return PatientFacts(
         sentences=tuple(sentences),
-        age_years=profile.age_years,
+        age=profile.age,
         sex=profile.sex,
         pregnant=profile.pregnant,
         gestation_weeks=None,

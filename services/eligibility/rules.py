@@ -15,14 +15,17 @@ structured profile is not a complete record, so there an unmentioned condition s
 
 from __future__ import annotations
 
+import csv
 import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Protocol
 
 from services import healthdata
 from services.eligibility.labels import Label, check_kind
+from services.eligibility.limit_context import limit_role
 from services.eligibility.measures import judge as judge_limit
 from services.eligibility.measures import limits_in, measure_rows
 from services.eligibility.parser import Criterion, CriterionKind, criterion_sentences, unescape_markdown
@@ -37,6 +40,7 @@ from services.eligibility.patient import (
     is_boilerplate,
     karnofsky_to_ecog,
 )
+from services.eligibility.scope import label_meaning, outside_scope, own_disease_named, split_label
 from services.eligibility.statements import (
     SYMBOLS,
     comparison,
@@ -51,6 +55,7 @@ from services.eligibility.statements import (
     permissive_sentences,
     sex_scope,
 )
+from services.eligibility.therapy_lines import therapy_lines
 from services.eligibility.vocabulary import ConceptMatch, ancestors, concept_index, find_concepts
 from services.errors import BadInput
 
@@ -105,6 +110,15 @@ _WORD = re.compile(r"[a-z][a-z0-9'’]*|\d+(?:[.,]\d+)?")
 _NUMBER_TOKEN = "#"
 
 # Words that carry no requirement of their own.
+GENERIC_WORDS_CSV = Path(__file__).resolve().parents[2] / "data" / "eligibility" / "generic_words.csv"
+
+
+def csv_rows(path: Path) -> list[dict[str, str]]:
+    """The rows of a data file (read when the module loads)."""
+    with path.open(encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
 _GENERIC = frozenset(
     """
     a an the of in on for at by to from as is are was were be been being do does did and or nor also either both
@@ -128,16 +142,18 @@ _GENERIC = frozenset(
     hospital time inclusion exclusion eligible ineligible based if then when
     dsm dsm-iv iv dsm-5 icd nos gold who whom
     """.split()
-)
+) | frozenset(row["word"] for row in csv_rows(GENERIC_WORDS_CSV))  # who set a plan, what it is called
 _UNIT_WORDS = frozenset(
     """
     mg dl kg mm hg ml min m2 mmol umol ul mcg ng iu celsius fahrenheit degree degrees percent cm ms msec bpm
+    kilogram kilograms gram grams milligram milligrams microgram micrograms square metre metres meter meters
     """.split()
 )
 # Words that belong to an age or sex requirement once that requirement has been read.
 _AGE_SEX_WORDS = frozenset(
     """
-    age aged ages old year years yrs months month weeks days inclusive onward onwards life adult adults child children
+    age aged ages old year years yrs months month weeks days inclusive onward onwards older younger
+    life adult adults child children
     infant infants minor minors male males female females man men woman women boy boys girl girls gender genders sex sexes
     """.split()
 )
@@ -211,7 +227,7 @@ def _content_words(text: str) -> list[str]:
         lowered = pattern.sub(replacement, lowered)
     words = []
     for w in _WORD.findall(lowered):
-        w = w.rstrip("'’")
+        w = re.sub(r"['’]s$", "", w).rstrip("'’")  # the possessive: "physician's" is "physician"
         if w[0].isdigit():
             words.append(_NUMBER_TOKEN)
         elif w not in _GENERIC and w not in _UNIT_WORDS and len(w) > 1:
@@ -239,7 +255,7 @@ class _Finding:
 
 
 _UNIT = r"(?P<{n}>years?|yrs?|y\.?o\.?|months?|mos?|weeks?|wks?|days?)"
-_NUM = r"(?P<{n}>\d{{1,3}}(?:\.\d+)?)"
+_NUM = r"(?<![A-Za-z0-9.])(?P<{n}>\d{{1,3}}(?:\.\d+)?)"  # "CD22+" and "1.5" hold no age
 _DURATION_BEFORE = re.compile(
     r"\b(for|within|since|past|last|prior|history|ago|after|before|during|duration|lasting|period|least\s+\w+\s+of|"
     r"interval|every|each|per|from diagnosis|follow-?up|survival|expectancy|remission|stable)\s*$",
@@ -467,6 +483,12 @@ _RELATIVES_AFTER = re.compile(r"^\W*(?:of age\W*)?(?:in|among|of)\s+(?:a\s+|any\
 _FAMILY_BEFORE = re.compile(r"\bfamily (?:history|member)|\brelatives?\b", re.I)
 
 
+# An age followed by what people of that age must do: the age says whom the rule is for, it sets no limit.
+_AGE_AS_SUBJECT = re.compile(r"^[^.;]{0,30}?\b(?:must|should|need to|needs to|are required|is required|"
+                             r"have to|"
+                             r"has to|will need)\b", re.I)
+
+
 def _age_finding(text: str, facts: PatientFacts) -> tuple[_Finding | None, list[tuple[int, int]]]:
     age_range, spans = parse_age_range(text)
     if age_range is None:
@@ -475,13 +497,22 @@ def _age_finding(text: str, facts: PatientFacts) -> tuple[_Finding | None, list[
     clause = re.split(r"[;.]", text[:start])[-1]
     if _RELATIVES_AFTER.search(text[end:end + 60]) or _FAMILY_BEFORE.search(clause):
         return None, []  # the age is the relatives', not the patient's
-    if facts.age_years is None:
+    if _AGE_AS_SUBJECT.match(text[end:].split(";")[0]):
+        return None, []  # "Pediatric patients less than 16 years of age must decline ...": whom a rule is for
+    if facts.age is None:
         return _Finding("age", None, f"The trial asks for age {age_range.describe()}, and the age is not known.",
                         descriptor=True, open_question=True), spans
-    inside = age_range.contains(facts.age_years)
+    inside = age_range.contains(facts.age)
+    each = [r for r in (parse_age_range(part)[0] for part in criterion_sentences(text)) if r is not None]
+    if len({r.describe() for r in each}) > 1 and len({r.contains(facts.age) for r in each}) > 1:
+        # "Subjects aged <= 30. First 2 enrolled subjects: age >= 18": different limits for different people
+        limits = "; ".join(r.describe() for r in each)
+        return _Finding("age", None, f"The line sets different age limits ({limits}) for different people; "
+                        "ask the trial team which applies.", descriptor=True,
+                        discuss=True, open_question=True), spans
     verdict = "within" if inside else "outside"
     limits = f"the limits {age_range.describe()}" if age_range.either else f"the range {age_range.describe()}"
-    return _Finding("age", inside, f"Age {_age_text(facts.age_years)} is {verdict} {limits}.",
+    return _Finding("age", inside, f"Age {_age_text(facts.age)} is {verdict} {limits}.",
                     facts.evidence(facts.age_evidence), descriptor=True), spans
 
 
@@ -549,6 +580,11 @@ _BREASTFEEDING = re.compile(r"\b(breast[- ]?feed\w*|lactat\w*|nursing)\b", re.I)
 _CHILDBEARING_AGE = (10.0, 60.0)  # outside this range a woman is taken as unable to be pregnant
 
 
+# Words that make a pregnancy-prevention line ask something of men as well ("subjects of child-fathering
+# potential").
+_MEN_TOO = re.compile(r"\b(?:males?|men|(?:child-?)?fathering|sperm)\b", re.I)
+
+
 def _pregnancy_finding(text: str, kind: CriterionKind, facts: PatientFacts) -> tuple[_Finding | None, list[tuple[int, int]]]:
     words = list(_PREGNANCY_WORDS.finditer(text))
     if re.search(r"\b(premature(?:ly)?|preterm|pre-term|born|birth weight)\b", text, re.I) and not re.search(
@@ -564,11 +600,14 @@ def _pregnancy_finding(text: str, kind: CriterionKind, facts: PatientFacts) -> t
     conditional = bool(_CONDITIONAL_PREGNANCY.search(text))
     negated = bool(_NOT_PREGNANT.search(text))
     cannot = facts.sex == "male" or (
-        facts.sex == "female" and facts.age_years is not None
-        and not _CHILDBEARING_AGE[0] <= facts.age_years < _CHILDBEARING_AGE[1]
+        facts.sex == "female" and facts.age is not None
+        and not _CHILDBEARING_AGE[0] <= facts.age < _CHILDBEARING_AGE[1]
     )
+    if facts.sex == "male" and _MEN_TOO.search(text) and _PREGNANCY_AVOIDED.search(text):
+        return _Finding("pregnancy", None, "This line also asks something of men (such as contraception); "
+                        "the trial team checks it with you.", open_question=True), spans
     if cannot:
-        who = "a man" if facts.sex == "male" else f"a woman aged {facts.age_years:g}"
+        who = "a man" if facts.sex == "male" else f"a woman aged {facts.age:g}"
         if kind == "inclusion" and not conditional and not negated and not _PREGNANCY_AVOIDED.search(text):
             return _Finding("pregnancy", False, f"The trial is for pregnant women and this patient is {who}.",
                             facts.evidence(facts.sex_evidence + facts.age_evidence)), spans
@@ -781,8 +820,8 @@ def _consent_reading(text: str, facts: PatientFacts, concepts: list[ConceptMatch
     if facts.from_note:
         return _Finding("consent", not refusal, "The note says the patient will give consent and follow the "
                         "study plan.", facts.evidence(facts.consent_evidence))
-    return _Finding("consent", not refusal, "This is about being willing to consent and take part, which you "
-                    "decide at the screening visit.")
+    # A profile: whether someone consents, is willing or is able to is settled with the trial team.
+    return _Finding("consent", None, _TEAM_CHECKS, open_question=True)
 
 
 # --- Measurements --------------------------------------------------------------------------------
@@ -1029,6 +1068,9 @@ def _measure_findings(text: str, facts: PatientFacts,
     spans: list[tuple[int, int]] = []
     read = {row.key for row in measure_rows()} - _uploaded_keys(facts)
     for cut in limits_in(norm):
+        if limit_role(norm, cut.name_start, cut.span[1]):
+            spans.append(cut.span)  # a condition for another limit or a change, not the patient's level
+            continue
         if _left_to_upload(cut.row.key, norm, cut.name_start, cut.span[1], facts):
             # An uploaded lab's limit, judged with the wording of uploaded values below; with its value known,
             # the number decides the condition it defines ("renal failure (GFR < 30)").
@@ -1054,6 +1096,9 @@ def _measure_findings(text: str, facts: PatientFacts,
             continue  # read from measures.csv above
         lab = max((v for v in facts.labs if v.key == measure.key), key=lambda v: v.date, default=None)  # the latest
         m = measure.criterion.search(norm)
+        if m and limit_role(norm, m.start(), m.start("n")):
+            spans.append(m.span())
+            continue
         bounds: list[tuple[str, float, str]] = []  # (operator, limit, number as written)
         unit_written = ""
         if m:
@@ -1106,6 +1151,19 @@ def _measure_findings(text: str, facts: PatientFacts,
             upper = SYMBOLS.get(bounds[0][0].lower()) in ("<", "≤")
             findings.append(_Finding("measure", upper, f"{facts.source} says there is no fever, so the temperature is below "
                                      f"the limit ({written}).", facts.evidence(ids)))
+            continue
+        floor = weight_floor(facts.age) if measure.key == "weight" and observed is None else None
+        signs = [SYMBOLS.get(op.lower(), op) for op, _, _ in bounds]
+        lowest = [floor is not None and floor >= bound and sign in (">", "≥", "<", "≤")
+                  for sign, (_, bound, _) in zip(signs, bounds, strict=True)]
+        above = all(sign in (">", "≥") for sign in signs)
+        if floor is not None and all(lowest) and above == (kind == "inclusion"):
+            # Almost no one of the patient's age weighs less than the floor (WHO -3 SD), which is above every
+            # limit; read only in the patient's favour, as a rare child may weigh less.
+            age = _age_text(facts.age or 0)
+            findings.append(_Finding("measure", above, f"No weight is recorded, but at {age} of age a person "
+                                     f"weighs {floor:g} kg or more (WHO growth standards, -3 SD), above "
+                                     f"the limit ({written}).", facts.evidence(facts.age_evidence)))
             continue
         if observed is None:
             # A measurement a note does not give is unknown, not normal: notes do not list every value.
@@ -1420,6 +1478,10 @@ def _split_units(plain: str, concepts: list[ConceptMatch], ignore: frozenset[str
     return units
 
 
+_MODIFIER_END = re.compile(r"\b(?:of|with|in|for|to|by|from|on|at|as|than|and|or|nor|the|a|an|any|no|not|"
+                           r"without|who|which|that|is|are|has|have|had)\b|[,;:()/.]", re.I)
+
+
 def _concept_finding(
     text: str, kind: CriterionKind, facts: PatientFacts, consumed: list[tuple[int, int]], ignore: frozenset[str]
 ) -> tuple[_Finding | None, list[str]]:
@@ -1483,6 +1545,11 @@ def _concept_finding(
     first_named = min((c.start for c in concepts), default=len(plain))
     shared_severity = [w for w in _content_words(plain[:first_named])
                        if w in _SEVERITY or w in ("concomitant", "concurrent", "current", "ongoing", "recent")]
+    # The words right before it that name a kind ("Burkitt lymphoma and leukemia", "Mixed small-cell and NSCLC
+    # histology", "drug-induced ILD or ... steroids") qualify every item of the list too.
+    kind_words = _MODIFIER_END.split(plain[:first_named])[-1]
+    shared_severity += [w for w in _content_words(kind_words)
+                        if w != _NUMBER_TOKEN and w not in shared_severity]
     results: list[tuple[_Unit, _Status, str]] = []
     whole_window = _has_window(plain)
     advanced_setting = _ADVANCED_SETTING.search(plain) is not None
@@ -1666,6 +1733,12 @@ def evaluate(criterion_text: str | None, kind: CriterionKind, patient: Patient) 
             return Judgement(Label.NOT_MET, "The exclusion criterion is empty, so it rules no one out.")
         return Judgement(Label.NOT_APPLICABLE, "The criterion is empty.")
 
+    labelled = split_label(text)
+    if labelled is not None:
+        outside = outside_scope(labelled[0], facts)
+        if outside is not None:
+            return Judgement(Label.NOT_APPLICABLE, outside)
+        text = labelled[1]
     group = _GROUP_LABEL.match(text)
     if group:
         scoped_group = _group_scope(group.group("label"), facts)
@@ -1683,13 +1756,30 @@ def evaluate(criterion_text: str | None, kind: CriterionKind, patient: Patient) 
         if other_sex:
             text = " ".join(kept)
         if sex_scope(text) == facts.sex and _SCOPED_AGREEMENT.search(text):
+            inactive = _not_sexually_active(facts)
+            agreement_only = not _PREGNANCY_WORDS.search(_SCOPED_AGREEMENT.sub(" ", text))
+            if inactive is not None and agreement_only:
+                return Judgement(Label.NOT_APPLICABLE, f"{facts.source} says the patient is not sexually "
+                                 "active, so a rule about contraception does not concern the patient.",
+                                 facts.evidence([inactive]))
             method = _contraception_in(facts)
             if method is not None and kind == "inclusion":
                 return Judgement(Label.MET, f"{facts.source} says the patient uses {method[0]}, a highly effective method "
                                  "of contraception.", facts.evidence([method[1]]))
             return Judgement(Label.NOT_ENOUGH_INFO, "This line asks something of people of the patient's sex "
                              f"(such as agreeing to contraception) that {facts.source.lower()} does not say.")
+    about_criteria = next((means for means, cue in _CRITERIA_REFERENCES if cue.search(text)), None)
+    if about_criteria == "no_criteria" and kind == "exclusion":
+        return Judgement(Label.NOT_MET, "This line says the trial has no such criteria; it rules no one out.")
+    if about_criteria == "no_criteria":
+        return Judgement(Label.NOT_APPLICABLE, "This line says the trial has no such criteria.")
+    if about_criteria is not None:
+        return Judgement(Label.NOT_ENOUGH_INFO, "This line points back at the trial's other criteria; "
+                         "those lines decide, not this one.")
     stripped = _strip_non_requirements(text)
+    if stripped is None and _MORE_CRITERIA.search(text):
+        return Judgement(Label.NOT_ENOUGH_INFO, "The trial has more criteria than the ones listed here; "
+                         "the trial team checks them.")
     if stripped is None:
         return Judgement(Label.NOT_APPLICABLE, "This line is a note about the criteria, not a criterion.")
     text = stripped
@@ -1711,17 +1801,18 @@ def evaluate(criterion_text: str | None, kind: CriterionKind, patient: Patient) 
                              f"(\"{permissive[0][:160]}\"); ask whether they cover the patient.", inner.evidence_sentence_ids)
         return inner
 
-    current = _current_treatment(text, kind, facts)
+    current = _current_treatment(text, kind, facts) or _sex_organ(text, kind, facts)
     if current is not None:
         return current
 
-    scoped = _scoped_to_absent_condition(text, facts) or _washout_without_treatment(text, facts)
+    scoped = (_scoped_to_absent_condition(text, facts) or _washout_without_treatment(text, facts)
+              or _limit_scope(text, facts, kind))
     if scoped is not None:
         return scoped
 
     findings: list[_Finding] = []
     consumed: list[tuple[int, int]] = []
-    for reader in (measurable_disease, life_expectancy, pd_l1, nyha_class):
+    for reader in (measurable_disease, life_expectancy, pd_l1, nyha_class, therapy_lines):
         reading = reader(text, facts)
         if reading is not None:
             findings.append(_Finding(reader.__name__, reading.truth, reading.reason, reading.evidence,
@@ -1778,13 +1869,27 @@ def evaluate(criterion_text: str | None, kind: CriterionKind, patient: Patient) 
     if organ is not None and findings and all(f.aspect == "measure" for f in findings):
         leftover = []  # a line about organ function and its lab limits only: the limits are the whole criterion
     alternatives = bool(re.search(r"\bor\b", _PARENS.sub(" ", text), re.I))
+    if not findings and not facts.complete_record:
+        # Nothing else read: a line that only names a disease the profile has ("Diagnosed with CF") is met.
+        own = own_disease_named(text, facts)
+        if own is not None and not _content_words(_PARENS.sub(" ", own[1])):
+            return Judgement(Label.MET, f"Your profile names {own[0]}, the condition this line is about.")
     return _combine(findings, leftover, kind, facts, alternatives=alternatives)
 
 
+# Lines about the criteria themselves (criteria_references.csv): "Subjects who do not meet the inclusion
+# criteria" restates the other criteria ("other_criteria"); "This study has no exclusion criteria" says there
+# are none ("no_criteria").
+CRITERIA_REFERENCES_CSV = GENERIC_WORDS_CSV.with_name("criteria_references.csv")
+_CRITERIA_REFERENCES = tuple((row["means"], re.compile(row["cue"], re.I))
+                             for row in csv_rows(CRITERIA_REFERENCES_CSV))
+# "Other protocol-defined inclusion/exclusion criteria apply": more criteria exist than the record lists.
+_MORE_CRITERIA = re.compile(r"\b(?:other|additional)\b[^.;]{0,60}\bcriteria (?:may )?apply\b", re.I)
 # Phrases that say when or how something is assessed, not what is required.
 _ASSESSMENT_PHRASE = re.compile(
     r"\b(?:as|when)\s+(?:determined|assessed|judged|evidenced|confirmed|documented|measured|defined|evaluated|"
-    r"verified|established)\s+by\b[^.;]*|\bat the time of (?:signing|giving|obtaining)?\s*(?:the\s+)?(?:written\s+)?"
+    r"verified|established)\s+by\b[^.;]*|\bat (?:the )?time of (?:signing|giving|obtaining)?\s*(?:the\s+)?"
+    r"(?:written\s+)?"
     r"(?:informed\s+)?consent(?:\s+form)?\b|\b(?:other|additional) (?:protocol[- ]defined |study[- ]specific )?"
     r"(?:inclusion/exclusion |inclusion |exclusion |eligibility )?criteria (?:may )?apply\b[^.;]*|"
     r"\bplease contact the (?:study )?(?:investigator|team|site)[^.;]*",
@@ -1813,7 +1918,9 @@ def _current_treatment(text: str, kind: CriterionKind, facts: PatientFacts) -> J
     m = _CURRENT_TREATMENT.search(text)
     if m is None or kind != "inclusion" or not facts.complete_record:
         return None
-    described = re.split(r"[.;]|\(", text[m.start("state"):])[0]
+    # What the patient goes through, without why or after what ("hemodialysis after catheterization").
+    rest = re.split(r"[.;]|\(", text[m.end("state"):])[0]
+    described = m.group("state") + _STATE_REASON.split(rest)[0]
     if any(_concept_status(c.key, facts).state != "absent" for c in find_concepts(described)):
         return None
     words = {_stem(w) for w in _content_words(described) if w not in _QUALIFIERS and w not in _STATE_WORDS}
@@ -1826,6 +1933,34 @@ def _current_treatment(text: str, kind: CriterionKind, facts: PatientFacts) -> J
                      "the patient is taken not to be going through it.")
 
 
+SEX_ORGANS_CSV = GENERIC_WORDS_CSV.with_name("sex_organs.csv")
+_SEX_ORGANS = {r["organ"]: (r["sex"], re.compile(rf"\b(?:{r['removed_by']})\b", re.I))
+               for r in csv_rows(SEX_ORGANS_CSV)}
+_HAS_ORGAN = re.compile(
+    r"^\W*(?:(?:patients?|subjects?|participants?|women|men|individuals?|people)\s+)?(?:who\s+)?(?:must\s+)?"
+    r"(?:are\s+)?(?:have|has|having|with)\s+(?:an?\s+|the(?:ir)?\s+|both\s+)?(?:intact\s+|a\s+)?(?P<organ>"
+    + "|".join(_SEX_ORGANS) + r")(?:\s+(?:in place|intact))?\W*$", re.I)
+
+
+def _sex_organ(text: str, kind: CriterionKind, facts: PatientFacts) -> Judgement | None:
+    """"Have a cervix", "women with an intact uterus" (sex_organs.csv): met for a patient of the organ's sex
+    whose record names no operation removing it; anything else is left open (the wording may be chosen to
+    include transgender people), never counted against the patient."""
+    m = _HAS_ORGAN.match(text)
+    if m is None or kind != "inclusion" or facts.sex is None:
+        return None
+    organ = m.group("organ").lower()
+    sex, removed = _SEX_ORGANS[organ]
+    said = [s.id for s in facts.sentences if removed.search(s.text)]
+    if sex != facts.sex or said or not facts.complete_record:
+        article = "" if organ.endswith("s") else "a "
+        return Judgement(Label.NEEDS_DISCUSSION, f"Whether the patient has {article}{organ} is not "
+                         "clear from the record.", facts.evidence(said))
+    return Judgement(Label.MET, f"{facts.source} describes a {facts.sex} patient and names no operation "
+                     f"removing the {organ}.", facts.evidence(facts.sex_evidence))
+
+
+_STATE_REASON = re.compile(r"\s(?:after|following|for|due to|because of|secondary to)\s", re.I)
 _STATE_WORDS = frozenset("undergoing undergo scheduled planned awaiting elective open patients who are currently".split())
 
 
@@ -1836,6 +1971,27 @@ _EFFECTIVE_CONTRACEPTION = re.compile(
     r"tubal ligation|(?:surgically )?sterili[sz]ed|vasectomi[sz]ed partner|partner (?:has had|had) a vasectomy)\b",
     re.I,
 )
+
+
+NOT_SEXUALLY_ACTIVE_CSV = GENERIC_WORDS_CSV.with_name("not_sexually_active.csv")
+_NOT_SEXUALLY_ACTIVE = re.compile(
+    r"\b(?:" + "|".join(f"(?:{r['cue']})" for r in csv_rows(NOT_SEXUALLY_ACTIVE_CSV)) + r")\b", re.I)
+
+
+def _not_sexually_active(facts: PatientFacts) -> int | None:
+    """The id of a note sentence saying the patient has no sexual partners (not_sexually_active.csv)."""
+    return next((s.id for s in facts.sentences if _NOT_SEXUALLY_ACTIVE.search(s.text)), None)
+
+
+WEIGHT_FLOOR_CSV = GENERIC_WORDS_CSV.with_name("weight_floor_by_age.csv")
+_WEIGHT_FLOOR = tuple((float(r["age_months"]) / 12, float(r["kg"])) for r in csv_rows(WEIGHT_FLOOR_CSV))
+
+
+def weight_floor(age: float | None) -> float | None:
+    """The least a person of this age (in years) weighs, from weight_floor_by_age.csv (None when unknown)."""
+    if age is None:
+        return None
+    return max((kg for years, kg in _WEIGHT_FLOOR if years <= age), default=None)
 
 
 def _contraception_in(facts: PatientFacts) -> tuple[str, int] | None:
@@ -1923,6 +2079,21 @@ def _washout_without_treatment(text: str, facts: PatientFacts) -> Judgement | No
         names = ", ".join(dict.fromkeys(concept_index()[c.key].name for c in named))
         return Judgement(Label.NOT_APPLICABLE, f"{facts.source} shows no {names}, so the waiting time after it does "
                          "not concern the patient.")
+    return None
+
+
+def _limit_scope(text: str, facts: PatientFacts, kind: CriterionKind) -> Judgement | None:
+    """"For participants with eGFR >= 45, potassium must be ...": a one-clause rule whose condition on a
+    measure the patient's own value shows false does not concern them (data/eligibility/limit_context.csv)."""
+    norm = _normalise(text)
+    if ";" in norm:
+        return None
+    conditions = [cut for cut in limits_in(norm)
+                  if limit_role(norm, cut.name_start, cut.span[1]) == "condition"]
+    truths = [judge_limit(cut, facts, kind) for cut in conditions]
+    if conditions and all(truth is False for truth, _, _ in truths):
+        return Judgement(Label.NOT_APPLICABLE, f"This rule is only for people with {conditions[0].written}; "
+                         f"{truths[0][1]}", truths[0][2])
     return None
 
 
@@ -2032,6 +2203,6 @@ def _combine(findings: list[_Finding], leftover: list[str], kind: CriterionKind,
 def criterion_text_for(criterion: Criterion) -> str:
     """The text to judge for a parsed criterion: sub-items included, and a short section label ("Age") prefixed."""
     text = criterion.full_text
-    if criterion.section and len(criterion.section.split()) <= 3:
+    if criterion.section and (len(criterion.section.split()) <= 3 or label_meaning(criterion.section)):
         return f"{criterion.section}: {text}"
     return text

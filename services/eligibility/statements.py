@@ -382,6 +382,8 @@ def own_sex_sentences(text: str, sex: str) -> tuple[list[str], bool]:
 
 
 _PERMISSIVE = re.compile(
+    # (not in a relative clause: "subjects who are eligible but have not ...", "a product that is acceptable")
+    r"(?<!\bwho )(?<!\bthat )(?<!\bwhich )"
     r"\b(?:(?:may|can|could|will)\s+(?:also\s+)?(?:be\s+)?(?:included|enrolled|eligible|allowed|permitted|accepted|"
     r"considered|participate|enter|join)|(?:is|are|will be|remain|also)\s+(?:also\s+)?(?:allowed|permitted|"
     r"acceptable|eligible|included|not excluded)|(?:is|are) not (?:an? )?(?:exclusion|excluded|contraindicat\w*)|"
@@ -399,12 +401,21 @@ _WHOLE_POPULATION = re.compile(r"\b(?:genders?|sex(?:es)?|men|women|males?|femal
 _REQUIRING = re.compile(r"\b(?:must|required?|requires|need(?:s|ed)? to|should|shall|have to|has to)\b", re.I)
 
 
+# Where a sentence turns from a rule to an allowance: "... > Grade 1, however alopecia is acceptable",
+# "... HIV with the following exception: individuals who are HIV positive are eligible", "... Note: ... may be
+# included". Each side is classified on its own.
+_CLAUSE_TURN = re.compile(r"(?:[,;]\s*|\s)(?=\b(?:however|but)\b)|(?<=\bexception:)\s|(?<=\bexceptions:)\s|"
+                          r"\s(?=\bNote:)", re.I)
+
+
 def permissive_sentences(text: str) -> tuple[list[str], list[str]]:
     """The criterion's sentences split into permissive ones ("Patients with treated brain metastases may be
     included") and the rest (requirements, prohibitions, plain descriptions)."""
     permissive: list[str] = []
     rest: list[str] = []
-    for sentence in criterion_sentences(text.strip()):
+    pieces = [p for sentence in criterion_sentences(text.strip())
+              for p in _CLAUSE_TURN.split(sentence) if p.strip()]
+    for sentence in pieces:
         main = re.sub(r"\([^()]*\)|\[[^\[\]]*\]", " ", sentence)
         if (_PERMISSIVE.search(main) and not _PROHIBITIVE.search(main) and not _REQUIRING.search(main)
                 and not _WHOLE_POPULATION.search(main)):
@@ -506,11 +517,15 @@ def nyha_class(text: str, facts: PatientFacts) -> Reading | None:
         return None  # "40% or lower for patients in NYHA II": the class only selects which limit applies
     if text[: m.start()].count("(") > text[: m.start()].count(")"):
         return None  # "chronic heart failure (NYHA II-III)": the class defines one listed item
-    first = _ROMAN[m.group("a").lower()]
-    last = _ROMAN[(m.group("c") or m.group("b") or m.group("a")).lower()]
-    op = (m.group("op") or "").replace("≥", ">=").replace("≤", "<=").lower()
-    allowed = grades_allowed(op, first, last, range(1, 5))
-    spans = (m.span(),)
+    allowed: set[int] = set()
+    found = [m] + [x for x in _NYHA_CRITERION.finditer(text, m.end())
+                   if text[: x.start()].count("(") <= text[: x.start()].count(")")]
+    for each in found:  # "NYHA Class II ... or NYHA Class III subjects ...": every class the line names
+        first = _ROMAN[each.group("a").lower()]
+        last = _ROMAN[(each.group("c") or each.group("b") or each.group("a")).lower()]
+        op = (each.group("op") or "").replace("≥", ">=").replace("≤", "<=").lower()
+        allowed |= set(grades_allowed(op, first, last, range(1, 5)))
+    spans = tuple(each.span() for each in found)
     for sid, sentence in _sentences(facts):
         seen = _NYHA_NOTE.search(sentence)
         if seen:

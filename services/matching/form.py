@@ -8,15 +8,24 @@ every other condition the patient named, searched too.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import csv
+from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 
 from services.matching.relevance import Relevance, TrialRecord, reach_rank, relevance, trial_headings
 from services.vocab.mesh import Mesh, vocabulary
 from services.vocab.qualifiers import Diagnosis, diagnosis
 
-BROADER_MIN_DEPTH = 3  # going up stops above grouping headings such as "Neoplasms by Site" (C04.588)
-BROADER_LEVELS = 2  # levels up the tree the broader search goes
+GROUPING_PATH = Path(__file__).resolve().parents[2] / "data" / "vocab" / "grouping_headings.csv"
+
+
+@cache
+def grouping_trees() -> frozenset[str]:
+    """Tree numbers of headings that only group others (data/vocab/grouping_headings.csv): never searched."""
+    with open(GROUPING_PATH, encoding="utf-8", newline="") as fh:
+        return frozenset(r["tree_number"].strip() for r in csv.DictReader(fh))
 
 
 @dataclass(frozen=True)
@@ -39,27 +48,23 @@ def form_conditions(diagnosis_text: str, other_conditions: Iterable[str] = ()) -
     return FormConditions(diagnosis(diagnosis_text), others)
 
 
-def broader_names(headings: Iterable[str], mesh: Mesh | None = None, levels: int = BROADER_LEVELS) -> list[str]:
-    """The disease headings up to `levels` levels above the given ones (every parent: MeSH is a polyhierarchy),
-    nearest level first, by name; not grouping headings at the top of a tree ("Neoplasms by Site") nor ones that
-    say how a disease behaves. Two levels, so a trial filed under the broader disease as a whole ("Lung Cancer"
-    for an NSCLC patient, two levels up) is found too."""
+def broader_names(headings: Iterable[str], mesh: Mesh | None = None) -> list[str]:
+    """Every disease heading above the given ones, up to the top of its category (every parent: MeSH is a
+    polyhierarchy), nearest level first, by name; not headings that only group others ("Neoplasms by Site")
+    nor ones that say how a disease behaves. A trial filed under a broader disease as a whole ("Leukemia" for
+    a child with B-ALL, "Nervous System Diseases" for MS, "Neoplasms" for a solid-tumour basket) is about the
+    patient too, however far up it is filed."""
     mesh = mesh or vocabulary()
+    grouping = {u for t in grouping_trees() if (u := mesh.ui_of_tree(t))}
     seen = set(headings)
     out: list[str] = []
     level = set(headings)
-    for _ in range(levels):
-        parents: set[str] = set()
-        for h in level:
-            for tree in mesh.descriptors[h].trees:
-                up = tree.rsplit(".", 1)[0] if "." in tree else ""
-                parent = mesh.ui_of_tree(up) if up.count(".") + 1 >= BROADER_MIN_DEPTH else None
-                if parent and mesh.in_category(parent) and not mesh.is_attribute(parent):
-                    parents.add(parent)
-            parents |= mesh.extra_parents.get(h, set())
+    while level:  # a grouping heading is walked through (its parents are the next level) but never searched
+        parents = {p for h in level for p in mesh.parents(h)
+                   if mesh.in_category(p) and not mesh.is_attribute(p)}
         level = parents - seen
         seen |= level
-        out += sorted(mesh.name(p) for p in level)
+        out += sorted(mesh.name(p) for p in level if p not in grouping)
     return out
 
 
@@ -67,15 +72,6 @@ def trial_relevance(conditions: FormConditions, record: TrialRecord, mesh: Mesh 
     """Whether the trial is about one of the patient's conditions (services.matching.relevance)."""
     mesh = mesh or vocabulary()
     return relevance(mesh, conditions.headings, trial_headings(mesh, record))
-
-
-def record_of(nct_id: str, *, title: str, conditions: Sequence[str], mesh_list: Sequence[str],
-              mesh_ancestors: Sequence[str], keywords: Sequence[str], inclusion: Sequence[str],
-              countries: Sequence[str], partial: bool) -> TrialRecord:
-    """A TrialRecord from the fields a backend gives."""
-    return TrialRecord(nct_id=nct_id, title=title, conditions=tuple(conditions), mesh_list=tuple(mesh_list),
-                       mesh_ancestors=tuple(mesh_ancestors), countries=tuple(countries),
-                       inclusion=tuple(inclusion), keywords=tuple(keywords), partial=partial)
 
 
 def ranking_fields(judged: Relevance, about_diagnosis: bool, record: TrialRecord, patient_country: str | None,

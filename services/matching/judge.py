@@ -3,7 +3,7 @@ as they are: services/eligibility), and the key the list is ordered by."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,9 +74,12 @@ def judge(
     within_reach: bool | None = None,
     patient_country: str | None = None,
     miles: float | None = None,
+    prominence: Mapping[str, int] | None = None,
 ) -> Judged:
     """Relevance first (a trial about another condition is not_relevant whatever its criteria say), then every
-    criterion by the rules (a note is read as a complete record: what it does not mention is absent)."""
+    criterion by the rules (a note is read as a complete record: what it does not mention is absent). With a
+    note's `prominence` (heading → role rank), a trial about the presenting problem ranks before one about a
+    comorbidity."""
     judged = relevance(mesh, headings, trial_headings(mesh, case.record))
     facts = patient_facts(patient)
     criteria = [
@@ -94,6 +97,7 @@ def judge(
         judged,
         partial=case.record.partial,
         reach=reach,
+        prominence=min((prominence.get(u, 0) for u in judged.about), default=0) if prominence else 0,
         fit_score=fit.score,
         miles=miles,
         nct_id=case.record.nct_id,

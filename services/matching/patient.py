@@ -4,15 +4,20 @@ list."""
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable
-from dataclasses import dataclass
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from services.errors import BadInput
 from services.matching.context import Assertion, Context, context
 from services.vocab.mesh import DISEASES, Mesh, vocabulary
 
-GENERAL_PATH = Path(__file__).resolve().parents[2] / "data" / "vocab" / "general_headings.csv"
+VOCAB_DIR = Path(__file__).resolve().parents[2] / "data" / "vocab"
+GENERAL_PATH = VOCAB_DIR / "general_headings.csv"
+_SENTENCE = re.compile(r".+?(?:[.;!?](?=\s|$)|\n|$)", re.S)  # a decimal point ends no sentence
+_WORD = re.compile(r"[^\W_]+")
 
 
 @cache
@@ -33,13 +38,44 @@ def is_general(mesh: Mesh, ui: str) -> bool:
     )
 
 
+@cache
+def note_roles() -> tuple[dict[str, int], tuple[tuple[tuple[str, ...], str], ...]]:
+    """Each role's rank (data/vocab/note_roles.csv) and the cue words that give a sentence its role
+    (note_role_cues.csv), longest cue first."""
+    with open(VOCAB_DIR / "note_roles.csv", encoding="utf-8", newline="") as fh:
+        ranks = {r["role"]: int(r["rank"]) for r in csv.DictReader(fh)}
+    with open(VOCAB_DIR / "note_role_cues.csv", encoding="utf-8", newline="") as fh:
+        cues = [(tuple(_WORD.findall(r["cue"].lower())), r["role"]) for r in csv.DictReader(fh)]
+    unknown = {role for _, role in cues} - set(ranks)
+    if unknown or not {"presenting", "finding"} <= set(ranks):
+        raise BadInput(f"note_role_cues.csv: roles {sorted(unknown)} are not in note_roles.csv")
+    return ranks, tuple(sorted(cues, key=lambda c: -len(c[0])))
+
+
+def sentence_role(note: str, at: int) -> str:
+    """The role of the sentence holding character `at`: presenting (the note's first sentence), else the best
+    ranked role a cue in it gives (diagnosis, history), else finding."""
+    ranks, cues = note_roles()
+    spans = [m for m in _SENTENCE.finditer(note) if m.group().strip()]
+    where = next((i for i, m in enumerate(spans) if m.start() <= at < m.end()), 0)
+    if where == 0:
+        return "presenting"
+    words = _WORD.findall(spans[where].group().lower())
+    found = {
+        role for cue, role in cues if any(tuple(words[i:i + len(cue)]) == cue for i in range(len(words)))
+    }
+    return min(found, key=lambda r: ranks[r], default="finding")
+
+
 @dataclass(frozen=True)
 class Finding:
-    """One condition named in the text: its heading, the words, and what the text says about it."""
+    """One condition named in the text: its heading, the words, what the text says about it and the role of
+    its sentence (presenting, diagnosis, finding, history)."""
 
     ui: str
     text: str
     assertion: Assertion
+    role: str = "presenting"
 
 
 @dataclass(frozen=True)
@@ -49,6 +85,8 @@ class PatientConditions:
 
     headings: frozenset[str]
     findings: tuple[Finding, ...] = ()
+    # each affirmed heading's best role rank (0 presenting or diagnosed … 2 history); empty for a typed list
+    prominence: Mapping[str, int] = field(default_factory=dict, compare=False, hash=False)
 
     def set_aside(self) -> tuple[Finding, ...]:
         """The findings that are not the patient's own."""
@@ -58,16 +96,18 @@ class PatientConditions:
 def conditions_from_note(
     note: str, mesh: Mesh | None = None, ctx: Context | None = None
 ) -> PatientConditions:
-    """Every disease, sign or symptom heading the note names, with its assertion; the affirmed ones are the
-    patient's (a heading both affirmed and negated somewhere counts as affirmed), except general processes."""
+    """Every disease, sign or symptom heading the note names, with its assertion and its sentence's role; the
+    affirmed ones are the patient's (a heading both affirmed and negated somewhere counts as affirmed), except
+    general processes, each with the best rank of the sentences that affirm it."""
     mesh = mesh or vocabulary()
     ctx = ctx or context()
-    findings = tuple(Finding(m.ui, m.text, ctx.assertion(note, m.start, m.end)) for m in mesh.mentions(note))
-    affirmed = {f.ui for f in findings if f.assertion == "affirmed" and not is_general(mesh, f.ui)}
-    return PatientConditions(frozenset(affirmed), findings)
-
-
-def conditions_from_names(names: Iterable[str], mesh: Mesh | None = None) -> PatientConditions:
-    """The headings of condition names typed one per field (a diagnosis, other conditions)."""
-    mesh = mesh or vocabulary()
-    return PatientConditions(frozenset(ui for name in names if name.strip() for ui in mesh.resolve(name)))
+    findings = tuple(
+        Finding(m.ui, m.text, ctx.assertion(note, m.start, m.end), sentence_role(note, m.start))
+        for m in mesh.mentions(note)
+    )
+    ranks = note_roles()[0]
+    prominence: dict[str, int] = {}
+    for f in findings:
+        if f.assertion == "affirmed" and not is_general(mesh, f.ui):
+            prominence[f.ui] = min(prominence.get(f.ui, ranks[f.role]), ranks[f.role])
+    return PatientConditions(frozenset(prominence), findings, prominence)

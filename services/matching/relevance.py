@@ -18,11 +18,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from services.eligibility.scoring import VERDICT_ORDER
 from services.matching.context import context
+from services.matching.umbrella import open_headings, set_aside
 from services.vocab.mesh import Mesh
 
 BROAD_MIN_BRANCHES = 5  # unrelated second-level tree branches that make a trial broad (a registry, a basket)
@@ -59,6 +60,7 @@ class TrialHeadings:
     named: frozenset[str] = frozenset()  # what its inclusion criteria require or its title and keywords name
     excluded: frozenset[str] = frozenset()
     broad: bool = False
+    opened: frozenset[str] = frozenset()  # headings of names such as "Other Solid Tumors" (umbrella.py)
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,7 @@ class Relevance:
     closeness: int = (
         0  # 3 the same heading, 2 the trial's is narrower, 1 broader or only through its ancestors
     )
+    about: frozenset[str] = frozenset()  # the patient headings the trial is about
 
 
 def _excluded_phrase(mesh: Mesh, phrase: str, heads: Sequence[str]) -> frozenset[str]:
@@ -144,6 +147,7 @@ def trial_headings(mesh: Mesh, trial: TrialRecord) -> TrialHeadings:
         named=frozenset(named - set(excluded)),
         excluded=excluded,
         broad=_branches(mesh, own) >= BROAD_MIN_BRANCHES,
+        opened=open_headings(mesh, names[:-1]),
     )
 
 
@@ -157,12 +161,15 @@ def _names(mesh: Mesh, uis: Iterable[str], limit: int = 3) -> str:
 
 
 def _closeness(mesh: Mesh, patient: str, trial: TrialHeadings) -> int:
+    """3 the trial's own heading; 2 a narrower one of its own; 1 a broader one of its own, or the heading or
+    a narrower one named by its title, keywords or inclusion criteria ("Inguinal Hernia Repair": hernia)."""
     if patient in trial.own:
         return 3
-    general = len(mesh.narrower(patient)) > TOO_GENERAL_NARROWER
-    if not general and any(t in mesh.narrower(patient) for t in trial.own | trial.ancestors):
+    narrower = frozenset() if len(mesh.narrower(patient)) > TOO_GENERAL_NARROWER else mesh.narrower(patient)
+    if narrower & (trial.own | trial.ancestors):
         return 2
-    if any(patient in mesh.narrower(t) for t in trial.own) or patient in trial.named:
+    named = patient in trial.named or bool(narrower & trial.named)
+    if named or any(patient in mesh.narrower(t) for t in trial.own):
         return 1
     return 0
 
@@ -183,6 +190,9 @@ def relevance(mesh: Mesh, patient_headings: Iterable[str], trial: TrialHeadings)
         )
     if not trial.own and not trial.named:
         return Relevance(True, "This trial's record names no condition we recognise.", trial.broad)
+    foreign = set_aside(mesh, patient, trial.own, trial.opened)  # another disease's umbrella (umbrella.py)
+    if foreign:
+        trial = replace(trial, own=trial.own - foreign, named=trial.named - foreign)
     close = {p: c for p in patient if (c := _closeness(mesh, p, trial))}
     if not close:
         return Relevance(
@@ -199,6 +209,7 @@ def relevance(mesh: Mesh, patient_headings: Iterable[str], trial: TrialHeadings)
         trial.broad,
         len(close),
         max(close.values()),
+        frozenset(close),
     )
 
 
@@ -221,18 +232,21 @@ def rank_key(
     *,
     partial: bool = False,
     reach: int = 1,
+    prominence: int = 0,
     fit_score: int | None = None,
     miles: float | None = None,
     nct_id: str = "",
 ) -> tuple[float | int | str, ...]:
     """Sort key: verdict; then full records about the patient's disease before broad trials, partial records
-    and trials whose relevance is unknown; then reach; then more of the patient's conditions and a closer
-    heading; then fit; then distance; then id."""
+    and trials whose relevance is unknown; then reach; then how prominent the matched condition is in a note
+    (0 presenting or diagnosed, 1 a finding, 2 history: services.matching.patient); then more of the patient's
+    conditions and a closer heading; then fit; then distance; then id."""
     about = not (judged.broad or partial or judged.matched == 0)
     return (
         VERDICT_ORDER.get(verdict, len(VERDICT_ORDER)),
         int(not about),
         reach,
+        prominence,
         -judged.matched,
         -judged.closeness,
         -(fit_score if fit_score is not None else -1),

@@ -33,6 +33,7 @@ def start_fresh() -> None:
     """A new, empty session with a clean page."""
     clear_form_state()
     st.session_state["asst_session"], st.session_state["asst_events"], st.session_state["asst_error"], st.session_state["asst_warnings"] = AssistantSession(), [], None, []
+    st.session_state["asst_flagged"] = []
     if "session" in st.query_params:
         del st.query_params["session"]
 
@@ -125,6 +126,7 @@ def model_turn(session: AssistantSession, user_input: UserInput, shown: str) -> 
     apply_events(turn.events)
     st.session_state["asst_error"] = turn.error
     st.session_state["asst_warnings"] = [w.message for w in turn.warnings]
+    st.session_state["asst_flagged"] = turn.flagged  # marked in the answer's bubble as "Not checked"
     st.rerun()
 
 

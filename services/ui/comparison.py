@@ -54,7 +54,7 @@ def write_url(fb: Filters) -> None:
 
 
 def _b_changed() -> None:
-    fb, notices = ui_state.filters_from_widgets(PREFIX)
+    fb, notices = ui_state.filters_from_widgets(PREFIX, current_b())
     set_b(fb, ["Filter set B: " + n for n in notices])
 
 

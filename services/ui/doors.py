@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
@@ -26,7 +25,7 @@ from streamlit import config, url_util
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from services import access
+from services import access, settings
 
 _log = logging.getLogger(__name__)
 
@@ -46,16 +45,26 @@ def _base() -> str:
     return f"/{base}/" if base else "/"
 
 
+def base_path() -> str:
+    """The server's base URL path ("/" or "/<server.baseUrlPath>/")."""
+    return _base()
+
+
+def secrets() -> dict[str, Any]:
+    """Streamlit's secrets as a dict ({} without a secrets file); raises when the file cannot be read."""
+    return st.secrets.to_dict() if st.secrets.load_if_toml_exists() else {}
+
+
 def gated() -> bool:
     """Whether this instance has a gate: a password (environment or secrets) or an OIDC [auth] section."""
-    if access.admissions.active or os.environ.get(access.PASSWORD_KEY):
+    if access.admissions.active or settings.current().app_password:
         return True
     try:
-        secrets = st.secrets.to_dict() if st.secrets.load_if_toml_exists() else {}
+        secrets_ = secrets()
     except Exception:  # noqa: BLE001 - an unreadable secrets file locks the pages; the doors stay shut too
         return True
-    return (access.configured_password({}, secrets) is not None
-            or access.oidc_config(secrets.get("auth")) is not None)
+    return (access.configured_password(settings.read({}), secrets_) is not None
+            or access.oidc_config(secrets_.get("auth")) is not None)
 
 
 def _token(scope: Scope) -> str:

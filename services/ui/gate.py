@@ -9,7 +9,7 @@ from typing import Any
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from services import access, limits
+from services import access, limits, settings
 from services.data import runtime
 
 _ACCESS_KEY = "access_key"
@@ -23,24 +23,12 @@ def _secrets() -> dict[str, Any]:
     return st.secrets.to_dict()
 
 
-def _use_app_navigation() -> None:
-    # While a server process has not yet run navigation.py (which declares the navigation: Home, Explore, …), Streamlit
-    # serves a deep link such as /Explore in its older pages/-folder mode, whose navigation names the first page
-    # after the file ("app"). Leave that mode and run again: navigation.py then resolves the same page by its address.
-    from streamlit.runtime.pages_manager import PagesManager
-
-    if PagesManager.uses_pages_directory:
-        PagesManager.uses_pages_directory = False
-        st.rerun()
-
-
 def require_access() -> None:
     """Stop the page behind a login when the instance is protected, before anything else renders.
 
     An [auth] section in Streamlit secrets → Streamlit's own OIDC login (st.login / st.user);
     else APP_PASSWORD (environment or secrets) → a password form; else the app is open.
     """
-    _use_app_navigation()
     _bind_media()
     try:
         secrets = _secrets()
@@ -55,7 +43,7 @@ def require_access() -> None:
             st.stop()
         _admit_browser()
         return
-    password = access.configured_password(os.environ, secrets)
+    password = access.configured_password(settings.current(), secrets)
     if password is None:
         return
     access.admissions.active = True
@@ -98,7 +86,8 @@ def _check_password(password: str) -> None:
 @st.cache_resource(show_spinner=False)
 def _password_tries() -> access.SharedAttempts:
     # One per process; the delays themselves live in the app database, shared by every process.
-    return access.SharedAttempts(runtime.get_app_db, network_tries=access.network_free_tries(os.environ))
+    tries = settings.current().app_password_network_tries
+    return access.SharedAttempts(runtime.get_app_db, network_tries=tries)
 
 
 def _browser_token() -> str:
@@ -131,7 +120,7 @@ def _address() -> str:
         # None for a loopback peer (or a test double): a local proxy must still be recognised as trusted.
         peer = ip if isinstance(ip, str) else "127.0.0.1"
         forwarded = str(st.context.headers.get("X-Forwarded-For") or "")
-        address = access.client_address(peer, forwarded, access.trusted_proxies(os.environ))
+        address = access.client_address(peer, forwarded, settings.current().proxies)
     return address or "unknown"
 
 

@@ -12,16 +12,12 @@ import pandas as pd
 import streamlit as st
 
 from services import inert
-from services.cache import SingleFlightCache
 from services.dashboard import savedviews
 from services.data import runtime
 from services.errors import BadInput, TrialLandscapeError
+from services.ui import pages
 from services.ui import state as ui_state
 
-# navigation.py's page files, by label (a test checks they agree).
-PAGE_FILES = {"Explore": "pages/1_Explore.py", "Compare": "pages/7_Compare.py", "Map": "pages/2_Map.py",
-              "Sites": "pages/9_Sites.py", "Timeline": "pages/8_Timeline.py", "Trials": "pages/3_Trials.py",
-              "Assistant": "pages/4_Assistant.py"}
 REPORT_KEY = "saved_view_report"  # the change report of the view just opened
 _SWITCH_KEY = "saved_view_switch"  # the page to go to after opening a view
 _CONFIRM_KEY = "saved_view_confirm_delete"
@@ -30,15 +26,15 @@ SHARED_NOTE = "Saved views are shared by everyone using this database."
 PRIVACY_NOTE = ("A view keeps the filters and the page, never a patient's answers (diagnosis, age, sex, place …), "
                 "like the share link.")
 SHOWN_VIEWS = 30  # views listed in the sidebar
-_state_cache: SingleFlightCache[savedviews.SnapshotState] = SingleFlightCache(10, max_entries=1)
 
 
 def _dbs() -> tuple[Any, Any]:
     return runtime.get_db(), runtime.get_app_db()
 
 
+@st.cache_resource(ttl=10, max_entries=1, show_spinner=False)
 def _snapshot_state() -> savedviews.SnapshotState:
-    return _state_cache.get_or_compute("state", lambda: savedviews.snapshot_state(runtime.get_db()))
+    return savedviews.snapshot_state(runtime.get_db())
 
 
 def view_report(view: savedviews.SavedView, latest: int | None, current: bool) -> savedviews.ChangeReport:
@@ -54,7 +50,7 @@ def _open(view_id: int) -> None:
         st.session_state[REPORT_KEY] = None
         return
     # The report is taken before the baseline moves: it is what changed since the view was last opened.
-    _state_cache.clear()
+    _snapshot_state.clear()
     st.session_state[REPORT_KEY] = savedviews.change_report(db, view, app_db=app_db)
     savedviews.mark_opened(db, view, app_db=app_db)
     params = view.view_params()
@@ -72,7 +68,8 @@ def _save() -> None:
     view_params = ui_state.view_query_params()
     country = s.get(_K + "country") or None
     try:
-        view = savedviews.save_view(db, s.get(_K + "name", ""), f, page=page if page in PAGE_FILES else "Explore",
+        page = page if page in savedviews.PAGES else "Explore"
+        view = savedviews.save_view(db, s.get(_K + "name", ""), f, page=page,
                                     view_params=view_params, watch_country=country,
                                     without=ui_state.patient_fields(f), app_db=app_db)
     except BadInput as err:
@@ -108,8 +105,8 @@ def switch_if_opened(current_page: str) -> None:
     if target is None:
         return
     page, params = target
-    if page != current_page and page in PAGE_FILES:
-        st.switch_page(PAGE_FILES[page], query_params={**ui_state.current_filters().to_query(), **params})
+    if page != current_page and page in savedviews.PAGES:
+        st.switch_page(pages.st_page(page), query_params={**ui_state.current_filters().to_query(), **params})
 
 
 def render_panel(sidebar: Any) -> None:

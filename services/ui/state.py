@@ -16,14 +16,14 @@ from urllib.parse import quote
 import streamlit as st
 
 from services import inert
-from services.cache import SingleFlightCache
-from services.dashboard import compare, condition, stats
+from services.dashboard import chartimage, compare, condition, stats
 from services.dashboard.filters import COMPARE_PARAM_PREFIX, STATE_VALUES, Filters, is_view_param
 from services.data import runtime
 from services.data.normalize import FUNDER_CLASSES, LABELS, PHASES, STATUSES, STUDY_TYPES
 from services.errors import TrialLandscapeError
-from services.ui import health
+from services.ui import health, morefilters
 from services.ui.gate import require_access
+from services.vocab import areas as area_vocab
 
 T = TypeVar("T")
 CACHE_TTL_S = 600
@@ -130,10 +130,14 @@ def read_url_once() -> None:
         st.session_state["notices"] = notices
 
 
-def page_setup(title: str, icon: str = "🧭", *, sidebar: bool = True) -> Filters:
-    """Common start of every page: config, state, URL, notices, sidebar; returns the filters."""
+def page_setup(title: str, *, sidebar: bool = True) -> Filters:
+    """Common start of every page (`title` names it in services/ui/pages.py): config, state, URL, notices,
+    sidebar; returns the filters."""
+    from services.ui import pages
+
     with contextlib.suppress(st.errors.StreamlitAPIException):
-        st.set_page_config(page_title=f"{title} · Trial Landscape", page_icon=icon, layout="wide")
+        st.set_page_config(page_title=f"{title} · Trial Landscape", page_icon=pages.spec(title).icon,
+                           layout="wide")
     require_access()
     if st.session_state.get("sidebar_page") != title:
         # Another page's sidebar widgets are new widgets to Streamlit: seed them from the filters again.
@@ -193,6 +197,8 @@ def _widget_values(f: Filters) -> dict[str, Any]:
         "age": f.age, "sex": f.sex or "ANY", "healthy": _yes_no(f.healthy_volunteers),
         "start_from": f.start_from, "start_to": f.start_to, "enroll_min": f.enrollment_min,
         "enroll_max": f.enrollment_max, "results": _yes_no(f.has_results), "fda": _yes_no(f.fda_regulated),
+        "area": list(f.area), "text": f.text or "", "narrower": f.narrower,  # issue 38, MeSH terms
+        **morefilters.widget_values(f),
     }
 
 
@@ -212,14 +218,17 @@ def _from_widgets() -> None:
     set_filters(f, notices)
 
 
-def filters_from_widgets(prefix: str) -> tuple[Filters, list[str]]:
-    """The filters a filter panel's widgets (keys `prefix` + name) hold, with notices for what was not used."""
+def filters_from_widgets(prefix: str, before: Filters | None = None) -> tuple[Filters, list[str]]:
+    """The filters a filter panel's widgets (keys `prefix` + name) hold, with notices for what was not used;
+    `before` is the panel's filters before the edit (default: the sidebar's)."""
     # A widget the page did not create this session (a crafted client can send any widget's state) reads as
     # the
     # current filters' value, instead of a KeyError.
     s = {**{prefix + k: v for k, v in _widget_values(current_filters()).items()},
          **{k: st.session_state[k] for k in st.session_state if str(k).startswith(prefix)}}
     params: dict[str, Any] = {}
+    before = before or current_filters()
+    morefilters.hold_reversed(s, prefix, before)
 
     def put(key: str, value: Any) -> None:
         if value not in (None, "", []):
@@ -227,6 +236,10 @@ def filters_from_widgets(prefix: str) -> tuple[Filters, list[str]]:
 
     put("condition", s[prefix + "condition"].strip())
     put("intervention", s[prefix + "intervention"].strip())
+    put("text", s[prefix + "text"].strip())
+    put("area", s[prefix + "area"])
+    if not s[prefix + "narrower"]:
+        params["narrower"] = ["no"]
     status = s[prefix + "status"]
     params["status"] = status if status else ["ANY"]
     put("phase", s[prefix + "phase"])
@@ -244,6 +257,7 @@ def filters_from_widgets(prefix: str) -> tuple[Filters, list[str]]:
         value = s[prefix + key]
         if value != "ANY":  # the choice boxes' "Any"; the flags go into the URL as yes/no
             put(key, value.lower() if key in ("healthy", "results", "fda") else value)
+    morefilters.widget_params(s, prefix, params, before)
     return Filters.from_query(params)
 
 
@@ -265,7 +279,7 @@ def _condition_expansion(where: Any, text: str | None) -> None:
     """Say which MeSH headings the typed condition resolved to (vocabulary names only; plain text)."""
     if not text:
         return
-    caption = condition.expand(text).caption()
+    caption = condition.caption(text)
     if caption:
         where.text(caption)
 
@@ -293,14 +307,29 @@ def render_sidebar() -> Filters:
 def filter_widgets(where: Any, prefix: str, f: Filters, on_change: Callable[[], None]) -> None:
     """Every filter's widget (keys `prefix` + name) in a container (the sidebar, or a page's second filter set);
     `on_change` runs after any edit (read the panel with filters_from_widgets(prefix))."""
+    morefilters.range_notice(where, prefix)
     where.text_input("Condition", key=prefix + "condition", on_change=on_change, max_chars=200,
                   placeholder="e.g. lung cancer, T2D, Ewing sarcoma",
                   help="Matches condition names, MeSH terms and keywords, in any word order; spelling variants, "
-                       "abbreviations and narrower MeSH terms are included.")
+                       "abbreviations and narrower MeSH terms are included. AND, OR, NOT (in capitals), "
+                       "brackets "
+                       "and \"quotes\" combine conditions: lung OR breast cancer; cancer NOT breast cancer. "
+                       "An area name (oncology, cardiology) means its MeSH category.")
     _condition_expansion(where, f.condition)
+    where.checkbox("Include narrower headings", key=prefix + "narrower", on_change=on_change,
+                   help="On: a condition also finds the MeSH headings below it (breast cancer → its 8 "
+                        "kinds). Off: the named headings alone. Explore shows how many trials each adds.")
+    where.multiselect("Therapeutic area", list(area_vocab.names()), key=prefix + "area", on_change=on_change,
+                      help="MeSH 2024 disease categories (C04 Neoplasms = oncology, C14 = cardiology, …): a "
+                           "trial is in an area when one of its MeSH headings or condition names lies there.")
+    where.text_input("Text", key=prefix + "text", on_change=on_change, max_chars=200,
+                     placeholder='e.g. "quality of life" AND pain',
+                     help="Full-text search (PostgreSQL, English stemming) of titles, brief summaries, "
+                          "keywords and outcome measures. AND, OR, NOT in capitals; \"quotes\" for a phrase.")
     where.text_input("Intervention", key=prefix + "intervention", on_change=on_change, max_chars=200,
                   placeholder="e.g. pembrolizumab, metformin")
-    where.multiselect("Status", list(STATUSES), key=prefix + "status", on_change=on_change,
+    morefilters.status_control(where, prefix, on_change)
+    where.multiselect("Statuses", list(STATUSES), key=prefix + "status", on_change=on_change,
                    format_func=_label("status"),
                    help="Empty = any status. Default: trials open or still running (also active, not recruiting).")
     # A section is open while one of its filters is set, so no filter in force is hidden.
@@ -347,6 +376,7 @@ def filter_widgets(where: Any, prefix: str, f: Filters, on_change: Callable[[], 
                                             "NO": "Not FDA-regulated"}[v],
                      help="The registry's flags for a drug or device regulated by the US FDA; trials that give "
                           "neither flag (older records, CSV rows) are left out of both answers.")
+    morefilters.extra_widgets(where, prefix, f, on_change)
 
 
 # ---- the view in the URL and the share link -------------------------------------------------------
@@ -470,20 +500,32 @@ def render_share_link() -> None:
 def cached(fn: Callable[..., T], *args: Any) -> T:
     """Call a service function through the pages' one cache (same function and args → one computation).
 
-    Arguments must be hashable values (Filters, strings, numbers). Every visitor and rerun gets the same object:
-    nothing is pickled or copied on a hit (for the Map's thousands of sites copying was a large part of each
-    render), so a page must not change what it receives. Errors are not kept. While this process still loads the
-    in-process facet engine (once per start; ~20 s for all of AACT), a spinner says so instead of a blank page.
+    Arguments must be values Streamlit can hash (Filters, strings, numbers, tuples). Every visitor and
+    rerun gets the same object: nothing is pickled or copied on a hit (for the Map's thousands of sites
+    copying was a large part of each render), so a page must not change what it receives. Errors are not
+    kept. While this process still loads the in-process facet engine (once per start; ~20 s for all of
+    AACT), a spinner says so instead of a blank page.
     """
     with facets_loading_notice():
-        key = (fn.__module__, fn.__qualname__, args, stats.data_generation(runtime.get_db()))  # after an import: anew
-        return _results.get_or_compute(key, lambda: fn(*args))  # type: ignore[no-any-return]
+        generation = stats.data_generation(runtime.get_db())  # after an import: anew
+        name = f"{fn.__module__}.{fn.__qualname__}"
+        return _result(name, args, generation, fn)  # type: ignore[no-any-return]
+
+
+# st.cache_resource: shared by every session, single flight per key, no copy on a hit, errors not kept.
+# Filters are keyed by their repr (exact: a dataclass of scalars and tuples), cheaper than Streamlit's
+# field-by-field hash.
+@st.cache_resource(ttl=CACHE_TTL_S, max_entries=512, show_spinner=False, hash_funcs={Filters: repr})
+def _result(name: str, args: tuple[Any, ...], generation: str | None, _fn: Callable[..., Any]) -> Any:
+    del name, generation  # only the cache key
+    return _fn(*args)
 
 
 def clear_cache() -> None:
     """Forget every cached result (the next render queries the database again)."""
-    for cache in (_results, _countries, _fresh):
-        cache.clear()
+    _result.clear()
+    _country_names.clear()
+    _freshness.clear()
     stats.clear_cache()
 
 
@@ -498,29 +540,31 @@ def facets_loading_notice() -> Iterator[None]:
         yield
 
 
-_results: SingleFlightCache[Any] = SingleFlightCache(CACHE_TTL_S, max_entries=512)
-_countries: SingleFlightCache[list[str]] = SingleFlightCache(3600, max_entries=1)
+
+@st.cache_data(ttl=3600, max_entries=1, show_spinner=False)
+def _country_names() -> list[str]:
+    from services.dashboard.search import country_names
+
+    return country_names()
 
 
 def country_options() -> list[str]:
     """Country names present in the database, for the sidebar ([] while it is down, and not cached so)."""
-    from services.dashboard.search import country_names
-
     try:
-        return _countries.get_or_compute("countries", country_names)
+        return _country_names()
     except TrialLandscapeError:
         return []
 
 
 FRESHNESS_TTL_S = 60
-_fresh: SingleFlightCache[str | None] = SingleFlightCache(FRESHNESS_TTL_S, max_entries=1)
 
 
+@st.cache_data(ttl=FRESHNESS_TTL_S, max_entries=1, show_spinner=False)
 def _freshness() -> str | None:
     # One query per minute for every visitor instead of one per render: it scans the studies' update dates.
     from services.dashboard.dbinfo import freshness
 
-    return _fresh.get_or_compute("freshness", freshness)
+    return freshness()
 
 
 def footer() -> None:
@@ -553,3 +597,12 @@ def update_filters(*, from_patient: bool = False, **changes: Any) -> Filters:
     st.session_state["widget_sync"] = None
     set_filters(f)
     return f
+
+
+def image_format(where: Any, key: str) -> str:
+    """The format the charts' camera button downloads on this page (PNG or SVG), chosen with a control."""
+    chosen = where.segmented_control(
+        "Chart images", chartimage.IMAGE_FORMATS, format_func=str.upper, default="png", key=key,
+        help="The camera button at a chart's top right downloads it in this format, the filters under its "
+             "title.")
+    return str(chosen or "png")

@@ -35,11 +35,12 @@ from pathlib import Path
 DATA_DIR = Path(__file__).resolve().parents[2] / "data" / "mesh"
 MAX_TERM_WORDS = 12  # longest entry term compared in running text (longer ones are chemical names)
 DISEASES = ("C", "F03")  # tree prefixes of diseases and mental disorders
-DRUGS = ("D",)
 _IGNORED = frozenset(("the", "a", "an", "with"))
 _ROMAN = {"i": "1", "ii": "2", "iii": "3", "iv": "4"}
-_TOKEN = re.compile(r"[^\W_]+(?:['’]s\b)?", re.UNICODE)
+_APOSTROPHES = "'’´`ʼ"  # a possessive is written with any of these ("Alzheimer´s")
+_TOKEN = re.compile(rf"[^\W_]+(?:[{_APOSTROPHES}]s\b)?", re.UNICODE)
 _ABBREVIATION_TAGS = frozenset(("ABB", "ACR"))
+_EPONYM_TAG = "EPO"
 
 
 @dataclass(frozen=True)
@@ -70,10 +71,11 @@ class _Token:
 
 
 def _fold_word(raw: str, spellings: dict[str, str]) -> str:
-    w = unicodedata.normalize("NFKD", raw.lower())
-    w = "".join(c for c in w if not unicodedata.combining(c))
-    if w.endswith(("'s", "’s")):
+    w = raw.lower()
+    if len(w) > 2 and w[-1] == "s" and w[-2] in _APOSTROPHES:  # before NFKD, which splits "´" off as a space
         w = w[:-2]
+    w = unicodedata.normalize("NFKD", w)
+    w = "".join(c for c in w if not unicodedata.combining(c) and not c.isspace())
     w = spellings.get(w, w)
     w = _ROMAN.get(w, w)
     if len(w) >= 5:
@@ -119,14 +121,22 @@ class Mesh:
         self.abbreviations: dict[str, set[str]] = {}
         self.whole_only: dict[str, set[str]] = {}
         self.entry_terms: dict[str, list[str]] = {}  # descriptor → its entry terms as written
+        heads = {r["head"] for r in read_csv("eponym_heads.csv")}
+        self.eponyms: dict[str, set[str]] = {}  # "alzheimer" → Alzheimer Disease (eponym_heads.csv)
+        self._eponym_terms: dict[str, set[tuple[str, bool]]] = {}
         for r in _read_tsv("terms.tsv.gz"):
             self._add_term(r["term"], r["descriptor_ui"], r["lexical_tag"] in _ABBREVIATION_TAGS)
+            if r["lexical_tag"] == _EPONYM_TAG:
+                self._add_eponym(r["term"], r["descriptor_ui"], heads)
         for r in read_csv("project_terms.csv"):
             ui = self.by_name[r["descriptor"].lower()]
             if r["match"] == "whole":
                 self.whole_only.setdefault(r["term"].upper(), set()).add(ui)
             else:
                 self._add_term(r["term"], ui, abbreviation=r["match"] == "word")
+        for name, named in self._eponym_terms.items():
+            if len({ui for ui, _ in named}) == 1 and any(by_head for _, by_head in named):
+                self.eponyms[name] = {ui for ui, _ in named}
         for abbr, uis in list(self.abbreviations.items()):
             if len(uis) > 1:  # MeSH gives it several meanings: only a whole name can say which
                 self.whole_only.setdefault(abbr, set()).update(uis)
@@ -168,6 +178,21 @@ class Mesh:
         if len(key) <= MAX_TERM_WORDS:
             self.terms.setdefault(key, set()).add(ui)
         self.bags.setdefault(frozenset(key), set()).add(ui)
+
+    def _add_eponym(self, term: str, ui: str, heads: set[str]) -> None:
+        """Note "<Name>'s <head>" / "<Name> <head>" (an EPO entry term of two words whose second is a head
+        noun of eponym_heads.csv): the possessive "<Name>'s" alone then names the descriptor."""
+        toks = self.tokens(term)
+        if len(toks) == 2 and toks[0].raw[:1].isupper() and "," not in term:
+            # (ui, named by a head noun): another descriptor after any noun ("Kaposi's sarcoma") is ambiguous
+            self._eponym_terms.setdefault(toks[0].word, set()).add((ui, toks[1].word in heads))
+
+    def _eponym(self, token: _Token) -> set[str]:
+        """The descriptor an eponym's possessive names ("Alzheimer's"), else nothing; only when written with
+        the possessive, so a bare surname names no disease."""
+        if token.raw[-2:-1] in _APOSTROPHES and token.raw[-1:] == "s":
+            return self.eponyms.get(token.word, set())
+        return set()
 
     # ---- the tree -----------------------------------------------------------------------------------------
     def name(self, ui: str) -> str:
@@ -238,8 +263,11 @@ class Mesh:
         elif stripped.upper() in self.abbreviations and " " not in stripped:
             uis = set(self.abbreviations[stripped.upper()])
         else:
-            key = self.words(stripped)
+            toks = self.tokens(stripped)
+            key = tuple(t.word for t in toks)
             uis = set(self.terms.get(key, ())) or set(self.bags.get(frozenset(key), ()))
+            if not uis and len(toks) == 1:  # a whole name of one eponym means its disease, possessive or not
+                uis = set(self.eponyms.get(toks[0].word, ()))
         return self._keep(uis, categories)
 
     def _keep(self, uis: Iterable[str], categories: Iterable[str] | None) -> frozenset[str]:
@@ -265,6 +293,8 @@ class Mesh:
             if found is None and _capitals(toks[i].raw) and toks[i].raw.upper() in self.abbreviations:
                 kept = self._keep(self.abbreviations[toks[i].raw.upper()], cats)
                 found = (1, kept) if kept else None
+            if found is None and (kept := self._keep(self._eponym(toks[i]), cats)):
+                found = (1, kept)
             if found is None:
                 i += 1
                 continue

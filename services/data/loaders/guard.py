@@ -13,45 +13,30 @@ from __future__ import annotations
 
 import gzip
 import io
-import os
 import stat
 import zipfile
 from pathlib import Path
 from typing import IO, cast
 
+from services import settings
 from services.errors import BadInput
 
 MAX_BYTES_ENV = "TRIAL_LANDSCAPE_IMPORT_MAX_BYTES"
 MAX_LINE_ENV = "TRIAL_LANDSCAPE_IMPORT_MAX_LINE_BYTES"
-DEFAULT_MAX_BYTES = 16 * 1024**3
-DEFAULT_MAX_LINE_BYTES = 32 * 1024**2
 # A zip member that claims to expand more than this many times over is refused before reading (text compresses
 # 5–20 times; zip bombs a thousand times and more).
 MAX_ZIP_RATIO = 200
 _RATIO_FLOOR = 8 * 1024**2  # small members may compress extremely well (a column of "f"): never refused by ratio
 
 
-def _env_bytes(name: str, default: int) -> int:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError as err:
-        raise BadInput(f"{name}={raw!r} is not a whole number of bytes.") from err
-    if value < 1024:
-        raise BadInput(f"{name}={raw!r} is too small (at least 1024 bytes).")
-    return value
-
-
 def max_bytes() -> int:
-    """Decompressed bytes one import may read in all."""
-    return _env_bytes(MAX_BYTES_ENV, DEFAULT_MAX_BYTES)
+    """Decompressed bytes one import may read in all (TRIAL_LANDSCAPE_IMPORT_MAX_BYTES)."""
+    return settings.current().import_max_bytes
 
 
 def max_line_bytes() -> int:
-    """Longest line (and longest JSON member of a zip) an import accepts."""
-    return _env_bytes(MAX_LINE_ENV, DEFAULT_MAX_LINE_BYTES)
+    """Longest line (and longest JSON member of a zip) an import accepts (..._IMPORT_MAX_LINE_BYTES)."""
+    return settings.current().import_max_line_bytes
 
 
 def _size(n: int) -> str:
@@ -164,6 +149,18 @@ def _check_member(zf: zipfile.ZipFile, name: str, where: str) -> zipfile.ZipInfo
         raise BadInput(f"{where}: would expand from {_size(info.compress_size)} to {_size(info.file_size)} (over "
                        f"{MAX_ZIP_RATIO} times); refusing what looks like a zip bomb. Nothing was imported.")
     return info
+
+
+def precheck(path: Path) -> None:
+    """Refuse what needs no reading of the data (a missing file, a link, a zip member that would expand
+    like a bomb) before the import opens the database and loads what an import needs."""
+    check_path(path, folder_ok=True)
+    if path.is_dir() or not zipfile.is_zipfile(path):
+        return
+    with open_zip(path) as zf:
+        for info in zf.infolist():
+            if not info.is_dir():  # folders inside an archive are fine; the importers skip them
+                _check_member(zf, info.filename, f"{path}:{info.filename}")
 
 
 def open_member(zf: zipfile.ZipFile, name: str, where: str, budget: Budget) -> io.BufferedReader:

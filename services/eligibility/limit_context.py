@@ -1,0 +1,61 @@
+"""What the words around a lab or measure limit make of it (data/eligibility/limit_context.csv).
+
+"Potassium <= 4.8 mmol/L if eGFR >= 45": the eGFR limit is a *condition* saying when the potassium limit
+applies, not a requirement of its own. "Total hemoglobin increase less than 1 g/dL": the limit is on a
+*change*, not on the patient's level, so the level from the form cannot settle it. A new cue is a row of the
+file."""
+
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+LIMIT_CONTEXT_PATH = Path(__file__).resolve().parents[2] / "data" / "eligibility" / "limit_context.csv"
+_ROLES = {("condition", "before"), ("change", "between")}
+
+
+@dataclass(frozen=True)
+class ContextCue:
+    """One cue: its words, what it makes of the limit, and where it stands (before the name / between name and
+    number)."""
+
+    cue: str
+    role: str
+    where: str
+
+
+@lru_cache(maxsize=1)
+def context_cues(path: Path = LIMIT_CONTEXT_PATH) -> tuple[ContextCue, ...]:
+    """The rows of the file; a row with an unknown role or place is an error."""
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = tuple(
+            ContextCue(r["cue"].strip().lower(), r["role"].strip(), r["where"].strip())
+            for r in csv.DictReader(handle)
+        )
+    bad = [r.cue for r in rows if (r.role, r.where) not in _ROLES or not r.cue]
+    if bad:
+        raise ValueError(f"{path}: rows with an unknown role or place: {bad}")
+    return rows
+
+
+@lru_cache(maxsize=2)
+def _pattern(where: str) -> re.Pattern[str]:
+    words = sorted((c.cue for c in context_cues() if c.where == where), key=len, reverse=True)
+    body = "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in words)
+    if where == "before":  # the cue, then at most a few words ("if the screening eGFR"), then the name
+        return re.compile(r"\b(?:" + body + r")\s+(?:[\w-]+\s+){0,3}$", re.I)
+    return re.compile(r"\b(?:" + body + r")\b", re.I)
+
+
+def limit_role(text: str, name_start: int, number_start: int) -> str | None:
+    """"condition" or "change" for the limit whose measure name starts at name_start and whose number starts
+    at number_start; None for an ordinary requirement."""
+    clause = re.split(r"[;.:]\s|,", text[:name_start])[-1]
+    if _pattern("before").search(clause):
+        return "condition"
+    if number_start > name_start and _pattern("between").search(text[name_start:number_start]):
+        return "change"
+    return None
