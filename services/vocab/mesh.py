@@ -345,7 +345,8 @@ def _loaded() -> Mesh:
     mesh = Mesh()
     # The vocabulary lives as long as the process: ~480,000 sets that every full garbage collection would walk
     # again (0.2-0.5 s each; the facet store's load makes ten). Frozen, collections skip them; they are still
-    # freed by reference counting if ever dropped.
+    # freed by reference counting if ever dropped. Collected first: no garbage of the load is frozen with it.
+    gc.collect()
     gc.freeze()
     return mesh
 
