@@ -47,7 +47,15 @@ def _state(db: Any) -> dict[str, int]:
 
 
 def _run_import(db: Any, *args: str, env: dict[str, str] | None = None) -> tuple[int, str, int]:
-    """(exit code, output, peak RSS in KB) of `python -m services import …` against the test database."""
+    """(exit code, output, peak RSS in KB) of `python -m services import …` against the test database.
+
+    The derived tables are brought up to date here first, as the child's start would (an earlier test in this
+    worker may have imported): the child then finds nothing to rebuild, and its peak is the import's own, not
+    the MeSH vocabulary's (~200 MB) that a rebuild of each study's headings loads.
+    """
+    from services.data import runtime
+
+    runtime.ensure_schema(db)
     child_env = {**os.environ, "DATABASE_URL": db.url, **(env or {})}
     done = subprocess.run([sys.executable, "-c", CHILD, "import", *args], cwd=PROJECT, env=child_env,
                           capture_output=True, text=True, timeout=600, check=False)
