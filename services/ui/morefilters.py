@@ -111,27 +111,9 @@ def extra_widgets(where: Any, prefix: str, f: Filters, on_change: Callable[[], N
             help="A site's name contains this text (any case).",
         )
         for lo, hi, title in YEAR_FIELDS:
-            c1, c2 = st.columns(2)
-            c1.number_input(
-                f"{title} from",
-                min_value=1900,
-                max_value=2100,
-                step=1,
-                value=None,
-                key=prefix + lo,
-                on_change=on_change,
-                placeholder="year",
-            )
-            c2.number_input(
-                f"{title} to",
-                min_value=1900,
-                max_value=2100,
-                step=1,
-                value=None,
-                key=prefix + hi,
-                on_change=on_change,
-                placeholder="year",
-            )
+            for column, end, key in zip(st.columns(2), ("from", "to"), (lo, hi), strict=True):
+                column.number_input(f"{title} {end}", min_value=1900, max_value=2100, step=1, value=None,
+                                    key=prefix + key, on_change=on_change, placeholder="year")
 
 
 def _set_include(key: str, widget: str) -> None:
