@@ -10,13 +10,15 @@ sample imported — the imports are idempotent).
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import os
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -63,6 +65,55 @@ def pytest_configure(config: pytest.Config) -> None:
     # Live ClinicalTrials.gov look-ups go nowhere unless a test points them at its local fake (port 9: discard,
     # closed here): a stray click in a test says "could not reach" instead of reaching the internet.
     os.environ["CTGOV_API_URL"] = "http://127.0.0.1:9/api/v2"
+    _guard_fast_tests()
+
+
+# The fast tier (`pytest -m fast`): every test that is not a browser, slow or server test and asks for neither
+# the session's database nor a scratch folder for servers. Such a test that reaches for a database or starts a
+# server anyway fails and says so, in every run, so the tier stays fast without a list kept by hand.
+NOT_FAST_MARKERS = ("browser", "slow", "server")
+NOT_FAST_FIXTURES = frozenset({"db", "scratch_dir"})
+_fast_test_running = False
+
+
+def _is_fast(item: pytest.Item) -> bool:
+    return (not NOT_FAST_FIXTURES & set(getattr(item, "fixturenames", ()))
+            and not any(item.get_closest_marker(name) for name in NOT_FAST_MARKERS))
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects by the marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if _is_fast(item):
+            item.add_marker(pytest.mark.fast)
+
+
+def _refused_in_fast_tests(real: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(real)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        if _fast_test_running:
+            raise RuntimeError(f"{real.__module__}.{real.__name__}: a test of the fast tier reached for a "
+                               "database or a server. Ask for the `db` or `scratch_dir` fixture, or mark it "
+                               "`server`.")
+        return real(*args, **kwargs)
+    return guarded
+
+
+def _guard_fast_tests() -> None:
+    from services.data import embedded, runtime
+
+    for module, name in ((runtime, "get_db"), (runtime, "get_app_db"), (embedded, "start")):
+        setattr(module, name, _refused_in_fast_tests(getattr(module, name)))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    global _fast_test_running
+    _fast_test_running = item.get_closest_marker("fast") is not None
+    try:
+        return (yield)
+    finally:
+        _fast_test_running = False
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -76,11 +127,12 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _worker_database() -> None:
+def _worker_database(request: pytest.FixtureRequest) -> None:
     """Under pytest-xdist: before this worker's first test, copy the run's loaded database into its own folder."""
     # TRIAL_LANDSCAPE_TEST_NO_SAMPLE=1: runs whose tests never use the session database (test_session_cleanup's
-    # child runs) skip the load.
+    # child runs) skip the load; so does a run of the fast tier alone.
     if (os.environ.get("PYTEST_XDIST_WORKER") and not os.environ.get("TEST_DATABASE_URL") and _own_dir()
+            and not all(item.get_closest_marker("fast") for item in request.session.items)
             and not os.environ.get("TRIAL_LANDSCAPE_TEST_NO_SAMPLE")):
         session_cleanup.prepare_worker_dir(TEST_DATA_DIR, Path(os.environ["TRIAL_LANDSCAPE_DATA_DIR"]), PROJECT)
 

@@ -12,8 +12,9 @@ from services.data import embedded
 from services.data.db import Database
 from services.errors import BadInput
 
-pytestmark = pytest.mark.skipif(bool(os.environ.get("TEST_DATABASE_URL")),
-                                reason="builds an embedded synthetic database of its own")
+pytestmark = [pytest.mark.server,  # a synthetic database of its own
+              pytest.mark.skipif(bool(os.environ.get("TEST_DATABASE_URL")),
+                                 reason="builds an embedded synthetic database of its own")]
 
 
 @pytest.fixture(scope="module")

@@ -24,6 +24,8 @@ from tests import scratch_server
 from tests.conftest import PROJECT, TEST_DATA_DIR
 from tests.test_stats_modes import QUERIES
 
+pytestmark = pytest.mark.server  # a module-wide server of its own
+
 TOPS = {name: int(spec["top"]) for name, spec in stats.FACETS.items() if "top" in spec}
 
 

@@ -29,6 +29,8 @@ from services.trials import plural
 from tests import scratch_server, session_cleanup
 from tests.conftest import PROJECT, TEST_DATA_DIR
 
+pytestmark = pytest.mark.server  # a module-wide server of its own
+
 SLICE = 60
 
 
