@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Protocol
 
 from services import healthdata
+from services.eligibility import cues
 from services.eligibility.labels import Label, check_kind
 from services.eligibility.limit_context import limit_role
 from services.eligibility.measures import judge as judge_limit
@@ -758,31 +759,22 @@ def _healthy_finding(text: str, facts: PatientFacts) -> tuple[_Finding | None, l
                     f"The trial wants healthy volunteers and the patient {word} one."), spans
 
 
-_CONSENT_WORDS = re.compile(
-    r"\b(informed consent|consent\w*|assent|comply|compliance|compliant|adhere\w*|willing\w*|unwilling\w*|"
-    r"agree\w* to (?:participate|take part|follow|comply|return|attend)|legal(?:ly)? (?:authori[sz]ed )?representative|"
-    r"surrogate)\b",
-    re.I,
-)
-_REFUSAL = re.compile(
-    r"\b(unable|inability|unwilling\w*|refus\w*|not|no|lack\w*|without|cannot|can't|fail\w*|incapab\w*|"
-    r"incapacit\w*|withdr\w*|difficult\w*|poor|non-?complian\w*|impossible|compromis\w*|interfer\w*|affect\w*|"
-    r"limit\w*|impair\w*|prevent\w*|preclud\w*|hamper\w*|jeopardi[sz]\w*|hinder\w*|unlikely|questionable|"
-    r"inadequate|insufficient|unreliable)\b",
-    re.I,
-)
+# Consent, willingness and following the study plan: cue words in data/eligibility/consent_cues.csv, by role.
+CONSENT_CUES_PATH = GENERIC_WORDS_CSV.parent / "consent_cues.csv"
+CONSENT_ROLES = ("consent", "consent_only", "refusal", "follow_plan", "time_word", "time_filler")
 
 
+def _consent_cues(role: str) -> str:
+    return cues.alternatives(CONSENT_CUES_PATH, CONSENT_ROLES, role)
+
+
+_CONSENT_WORDS = re.compile(rf"\b({_consent_cues('consent')})\b", re.I)
+_REFUSAL = re.compile(rf"\b({_consent_cues('refusal')})\b", re.I)
+# "within 4 weeks before signing the informed consent": consent only marks a point in time.
 _CONSENT_AS_TIME = re.compile(
-    r"\b(?:before|after|prior to|of|since|at|from|following|until|within)\s+"
-    r"(?:(?:the|signing|signed|obtaining|obtained|giving|written|informed)\s+){0,3}$",
-    re.I,
-)
-
-
-_FOLLOW_PLAN = re.compile(r"\b(compl(?:y|iance|iant)|adhere\w*|adherence|available for|availability|attend\w*|"
-                          r"return for|follow-?up visits?|study visits?)\b", re.I)
-_CONSENT_ONLY = re.compile(r"\b(consent\w*|assent)\b", re.I)
+    rf"\b{_consent_cues('time_word')}\s+(?:{_consent_cues('time_filler')}\s+){{0,3}}$", re.I)
+_FOLLOW_PLAN = re.compile(rf"\b({_consent_cues('follow_plan')})\b", re.I)
+_CONSENT_ONLY = re.compile(rf"\b({_consent_cues('consent_only')})\b", re.I)
 
 
 _TEAM_CHECKS = ("This line is about consenting, being willing or being able to take part; the trial team checks it "

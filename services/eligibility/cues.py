@@ -1,0 +1,51 @@
+"""Cue words as data: a CSV file of `cue, roles, source, example, expected` rows made into one pattern per role.
+
+A cue is lower-case words separated by spaces; a word ending in * stands for any ending ("consent*": consents,
+consenting), and any white space may stand between the words. A new cue is a new row, with its source and an
+example line that the tests read (`expected` says what the rules make of it).
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class CueRow:
+    """One cue and the roles it plays, where it comes from, and the example line its test reads."""
+
+    cue: str
+    roles: tuple[str, ...]
+    source: str
+    example: str
+    expected: str
+
+
+@lru_cache(maxsize=8)
+def rows(path: Path, roles: tuple[str, ...]) -> tuple[CueRow, ...]:
+    """The file's rows; a row without a cue, source or example, or with a role not in `roles`, is an error."""
+    with path.open(encoding="utf-8", newline="") as handle:
+        found = tuple(CueRow(r["cue"].strip().lower(), tuple(x.strip() for x in r["roles"].split(";")),
+                             r["source"].strip(), r["example"].strip(), r["expected"].strip())
+                      for r in csv.DictReader(handle))
+    bad = [r.cue for r in found if not (r.cue and r.source and r.example) or not set(r.roles) <= set(roles)]
+    if bad:
+        raise ValueError(f"{path}: rows without a cue, source or example, or with a role not in {roles}: {bad}")
+    return found
+
+
+def cue_pattern(cue: str) -> str:
+    """The regular expression of one cue (no word boundaries: the caller places them)."""
+    return r"\s+".join(re.escape(w[:-1]) + r"\w*" if w.endswith("*") else re.escape(w) for w in cue.split())
+
+
+def alternatives(path: Path, roles: tuple[str, ...], role: str) -> str:
+    """A group matching any cue of `role`, the longest cues first."""
+    cues = sorted({r.cue for r in rows(path, roles) if role in r.roles}, key=lambda c: (-len(c), c))
+    if not cues:
+        raise ValueError(f"{path}: no cue has the role {role!r}")
+    return "(?:" + "|".join(cue_pattern(c) for c in cues) + ")"

@@ -1,0 +1,48 @@
+"""Cue words as data (data/eligibility/consent_cues.csv): one test row each, and the loader's checks."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from services.eligibility import cues
+from services.eligibility.rules import CONSENT_CUES_PATH, CONSENT_ROLES, _consent_reading, patient_facts
+
+# A note that says the patient consents and will follow the plan: a consent line then reads as met or not met.
+CONSENTING = patient_facts("A 45-year-old woman. The patient will provide informed consent and will comply with "
+                           "the trial protocol without any practical issues.")
+READINGS = {True: "consents", False: "refuses", None: "open"}
+
+
+def _reading(text: str) -> str:
+    found = _consent_reading(text, CONSENTING, [])
+    return "none" if found is None else READINGS[found.truth]
+
+
+@pytest.mark.parametrize("row", cues.rows(CONSENT_CUES_PATH, CONSENT_ROLES), ids=lambda r: r.cue)
+def test_consent_cue_row_reads_its_example(row: cues.CueRow) -> None:
+    assert re.search(rf"\b{cues.cue_pattern(row.cue)}\b", row.example, re.I), "the example must hold its cue"
+    assert _reading(row.example) == row.expected
+
+
+def test_consent_cues_every_role_has_a_cue() -> None:
+    for role in CONSENT_ROLES:
+        assert cues.alternatives(CONSENT_CUES_PATH, CONSENT_ROLES, role)
+
+
+def test_cue_pattern_reads_endings_and_any_space() -> None:
+    pattern = re.compile(rf"\b{cues.cue_pattern('agree* to take part')}\b", re.I)
+    assert pattern.search("Parents agreeing to\n take part")
+    assert not pattern.search("agree to take partial doses")
+    assert cues.cue_pattern("can't") == re.escape("can't")
+
+
+@pytest.mark.parametrize("line", ["consent,consent,ICH E6,,consents",  # no example
+                                  "consent,wish,ICH E6,Signed consent,consents"])  # an unknown role
+def test_cue_rows_refuse_a_row_without_example_or_with_an_unknown_role(tmp_path: Path, line: str) -> None:
+    path = tmp_path / "cues.csv"
+    path.write_text("cue,roles,source,example,expected\n" + line + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="rows without a cue, source or example"):
+        cues.rows(path, CONSENT_ROLES)
