@@ -1,4 +1,5 @@
-"""Cue words as data (data/eligibility/consent_cues.csv): one test row each, and the loader's checks."""
+"""Cue words as data (data/eligibility/consent_cues.csv, pregnancy_cues.csv): one test row each, and the
+loader's checks."""
 
 from __future__ import annotations
 
@@ -8,11 +9,21 @@ from pathlib import Path
 import pytest
 
 from services.eligibility import cues
-from services.eligibility.rules import CONSENT_CUES_PATH, CONSENT_ROLES, _consent_reading, patient_facts
+from services.eligibility.patient import PatientProfile
+from services.eligibility.rules import (
+    CONSENT_CUES_PATH,
+    CONSENT_ROLES,
+    PREGNANCY_CUES_PATH,
+    PREGNANCY_ROLES,
+    _consent_reading,
+    evaluate,
+    patient_facts,
+)
 
-# A note that says the patient consents and will follow the plan: a consent line then reads as met or not met.
-CONSENTING = patient_facts("A 45-year-old woman. The patient will provide informed consent and will comply with "
-                           "the trial protocol without any practical issues.")
+# A note that says the patient consents and will follow the plan: a consent line then reads as met or not
+# met.
+CONSENTING = patient_facts("A 45-year-old woman. The patient will provide informed consent and will comply "
+                           "with the trial protocol without any practical issues.")
 READINGS = {True: "consents", False: "refuses", None: "open"}
 
 
@@ -24,7 +35,7 @@ def _reading(text: str) -> str:
 @pytest.mark.parametrize("row", cues.rows(CONSENT_CUES_PATH, CONSENT_ROLES), ids=lambda r: r.cue)
 def test_consent_cue_row_reads_its_example(row: cues.CueRow) -> None:
     assert re.search(rf"\b{cues.cue_pattern(row.cue)}\b", row.example, re.I), "the example must hold its cue"
-    assert _reading(row.example) == row.expected
+    assert _reading(row.example) == row.checks["expected"]
 
 
 def test_consent_cues_every_role_has_a_cue() -> None:
@@ -40,9 +51,32 @@ def test_cue_pattern_reads_endings_and_any_space() -> None:
 
 
 @pytest.mark.parametrize("line", ["consent,consent,ICH E6,,consents",  # no example
+                                  "consent,consent,ICH E6,Signed consent,",  # no expectation
                                   "consent,wish,ICH E6,Signed consent,consents"])  # an unknown role
 def test_cue_rows_refuse_a_row_without_example_or_with_an_unknown_role(tmp_path: Path, line: str) -> None:
     path = tmp_path / "cues.csv"
     path.write_text("cue,roles,source,example,expected\n" + line + "\n", encoding="utf-8")
-    with pytest.raises(ValueError, match="rows without a cue, source or example"):
+    with pytest.raises(ValueError, match="rows without a cue, source, example or expectation"):
         cues.rows(path, CONSENT_ROLES)
+
+
+WOMAN_35 = PatientProfile(age=35, sex="female")
+MAN_62 = PatientProfile(age=62, sex="male")
+
+
+@pytest.mark.parametrize("row", cues.rows(PREGNANCY_CUES_PATH, PREGNANCY_ROLES), ids=lambda r: r.cue)
+def test_pregnancy_cue_row_reads_its_example(row: cues.CueRow) -> None:
+    assert re.search(rf"\b{cues.cue_pattern(row.cue)}", row.example, re.I), "the example must hold its cue"
+    kind = row.checks["kind"]
+    assert kind in ("inclusion", "exclusion")
+    assert evaluate(row.example, kind, WOMAN_35).label.value == row.checks["woman_35"]
+    assert evaluate(row.example, kind, MAN_62).label.value == row.checks["man_62"]
+
+
+@pytest.mark.parametrize("line", ["Requires skilled nursing facility care following hospitalization",
+                                  "Residing in a skilled nursing facility", "Residents of a nursing home"])
+@pytest.mark.parametrize("kind", ["inclusion", "exclusion"])
+def test_a_nursing_place_is_never_read_as_breastfeeding(line: str, kind: str) -> None:
+    for patient in (WOMAN_35, MAN_62):
+        assert "pregnan" not in evaluate(line, kind, patient).reason.lower()
+        assert "breastfeeding" not in evaluate(line, kind, patient).reason.lower()

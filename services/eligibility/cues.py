@@ -1,8 +1,8 @@
-"""Cue words as data: a CSV file of `cue, roles, source, example, expected` rows made into one pattern per role.
+"""Cue words as data: a CSV file of `cue, roles, source, example, …` rows made into one pattern per role.
 
 A cue is lower-case words separated by spaces; a word ending in * stands for any ending ("consent*": consents,
 consenting), and any white space may stand between the words. A new cue is a new row, with its source and an
-example line that the tests read (`expected` says what the rules make of it).
+example line that the tests read (the file's further columns say what the rules make of it).
 """
 
 from __future__ import annotations
@@ -22,19 +22,26 @@ class CueRow:
     roles: tuple[str, ...]
     source: str
     example: str
-    expected: str
+    checks: dict[str, str]  # the further columns: what the rules make of the example
+
+
+def _row(r: dict[str, str]) -> CueRow:
+    roles = tuple(x.strip() for x in r.pop("roles").split(";"))
+    return CueRow(r.pop("cue").strip().lower(), roles, r.pop("source").strip(), r.pop("example").strip(),
+                  {k: (v or "").strip() for k, v in r.items()})
 
 
 @lru_cache(maxsize=8)
 def rows(path: Path, roles: tuple[str, ...]) -> tuple[CueRow, ...]:
-    """The file's rows; a row without a cue, source or example, or with a role not in `roles`, is an error."""
+    """The file's rows; a row without a cue, source, example or expectation, or with a role not in `roles`,
+    is an error."""
     with path.open(encoding="utf-8", newline="") as handle:
-        found = tuple(CueRow(r["cue"].strip().lower(), tuple(x.strip() for x in r["roles"].split(";")),
-                             r["source"].strip(), r["example"].strip(), r["expected"].strip())
-                      for r in csv.DictReader(handle))
-    bad = [r.cue for r in found if not (r.cue and r.source and r.example) or not set(r.roles) <= set(roles)]
+        found = tuple(_row(r) for r in csv.DictReader(handle))
+    bad = [r.cue for r in found if not (r.cue and r.source and r.example and all(r.checks.values()))
+           or not set(r.roles) <= set(roles)]
     if bad:
-        raise ValueError(f"{path}: rows without a cue, source or example, or with a role not in {roles}: {bad}")
+        raise ValueError(f"{path}: rows without a cue, source, example or expectation, or with a role not in "
+                         f"{roles}: {bad}")
     return found
 
 

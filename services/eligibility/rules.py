@@ -559,40 +559,44 @@ def _sex_finding(text: str, facts: PatientFacts) -> tuple[_Finding | None, list[
                     facts.evidence(facts.sex_evidence), descriptor=True), spans
 
 
-_SCOPE_WORDS = re.compile(r"\b(contracept\w*|pregnan\w*|child[- ]?bearing|breast[- ]?feed\w*|lactat\w*|sperm|condoms?|"
-                          r"abstinen\w*|steril\w*|menopaus\w*|amenorrh\w*|fertile|birth control)\b", re.I)
-_PREGNANCY_WORDS = re.compile(
-    r"\b(pregnan\w*|lactat\w*|breast[- ]?feed\w*|breastfeed\w*|nursing|child[- ]?bearing(?: potential| age| years)?|"
-    r"contracept\w*|"
-    r"birth control|menstruat\w*|gestation\w*|post-?partum|parturient|puerper\w*|menses|fertile|pregnency)\b",
-    re.I,
-)
-_CONDITIONAL_PREGNANCY = re.compile(
-    r"\b(child[- ]?bearing|contracept\w*|birth control|pregnancy test|if female|of child|fertile|abstinen\w*|"
-    r"menopaus\w*|sterili[sz]\w*|sexually active|planning|plan to|desire to|wish to|intend\w*|become pregnant)\b",
-    re.I,
-)
+# Pregnancy, breastfeeding and contraception: cue words in data/eligibility/pregnancy_cues.csv, by role.
+PREGNANCY_CUES_PATH = GENERIC_WORDS_CSV.parent / "pregnancy_cues.csv"
+PREGNANCY_ROLES = ("scope", "pregnancy", "conditional", "breastfeeding", "men_too", "nursing_place",
+                   "avoided", "own_birth")
+
+
+def _pregnancy_cues(role: str, *, end: str = r"\b") -> re.Pattern[str]:
+    return re.compile(rf"\b({cues.alternatives(PREGNANCY_CUES_PATH, PREGNANCY_ROLES, role)}){end}", re.I)
+
+
+# Words that make a sex-specific line about pregnancy prevention rather than about who may take part.
+_SCOPE_WORDS = _pregnancy_cues("scope")
+_PREGNANCY_WORDS = _pregnancy_cues("pregnancy")
+# A pregnancy line that asks something only of some women ("of childbearing potential", "if female").
+_CONDITIONAL_PREGNANCY = _pregnancy_cues("conditional")
 _NOT_PREGNANT = re.compile(r"\b(not|non|no)[- ]+(?:be(?:ing)? )?(?:pregnant|pregnancy|lactating|breast[- ]?feeding)", re.I)
 _GESTATION_LIMIT = re.compile(
     r"gestation(?:al age)?\s*(?:of\s*)?(?P<op><=|>=|<|>|less than|under|more than|over|at least|up to)\s*(?P<n>\d{1,2})\s*weeks?",
     re.I,
 )
-_BREASTFEEDING = re.compile(r"\b(breast[- ]?feed\w*|lactat\w*|nursing)\b", re.I)
+_BREASTFEEDING = _pregnancy_cues("breastfeeding")
 _CHILDBEARING_AGE = (10.0, 60.0)  # outside this range a woman is taken as unable to be pregnant
-
-
 # Words that make a pregnancy-prevention line ask something of men as well ("subjects of child-fathering
 # potential").
-_MEN_TOO = re.compile(r"\b(?:males?|men|(?:child-?)?fathering|sperm)\b", re.I)
+_MEN_TOO = _pregnancy_cues("men_too")
+# "Nursing" that names a place or its staff, not breastfeeding.
+_NURSING_PLACE = _pregnancy_cues("nursing_place", end="")
+# A line that asks to avoid a pregnancy (or breastfeeding) does not ask for a pregnant patient.
+_PREGNANCY_AVOIDED = _pregnancy_cues("avoided", end="")
+# The patient's own birth (a trial of newborns), not a pregnancy.
+_OWN_BIRTH = _pregnancy_cues("own_birth")
 
 
 def _pregnancy_finding(text: str, kind: CriterionKind, facts: PatientFacts) -> tuple[_Finding | None, list[tuple[int, int]]]:
     words = list(_PREGNANCY_WORDS.finditer(text))
-    if re.search(r"\b(premature(?:ly)?|preterm|pre-term|born|birth weight)\b", text, re.I) and not re.search(
-        r"\bpregnan", text, re.I
-    ):
+    if _OWN_BIRTH.search(text) and not re.search(r"\bpregnan", text, re.I):
         return None, []  # the patient's own birth, not a pregnancy
-    if not words or all(w.group(0).lower() == "nursing" and re.search(r"nursing (home|care|staff)", text, re.I) for w in words):
+    if not words or all(w.group(0).lower() == "nursing" and _NURSING_PLACE.search(text) for w in words):
         return None, []
     first_words = len(text[: words[0].start()].split())
     if first_words > 8 and len(text.split()) > 12:
@@ -651,10 +655,6 @@ def _pregnancy_finding(text: str, kind: CriterionKind, facts: PatientFacts) -> t
     return _Finding("pregnancy", truth, reason, facts.evidence(evidence)), spans
 
 
-_NURSING_PLACE = re.compile(r"nursing (?:home|care|staff|facility)", re.I)
-# A line that asks to avoid a pregnancy (or breastfeeding) does not ask for a pregnant patient.
-_PREGNANCY_AVOIDED = re.compile(r"\b(refrain\w*|avoid\w*|prevent\w*|contracept\w*|willing\w*|agree\w*|"
-                                r"abstain\w*|abstinence|stop\w* breast)", re.I)
 
 
 def _breastfeeding(facts: PatientFacts) -> tuple[bool, int] | None:
