@@ -1,5 +1,5 @@
-"""Cue words as data (data/eligibility/consent_cues.csv, pregnancy_cues.csv): one test row each, and the
-loader's checks."""
+"""Cue words as data (data/eligibility/consent_cues.csv, pregnancy_cues.csv, structure_cues.csv): one test
+row each, and the loader's checks."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ from services.eligibility.rules import (
     CONSENT_ROLES,
     PREGNANCY_CUES_PATH,
     PREGNANCY_ROLES,
+    STRUCTURE_CUES_PATH,
+    STRUCTURE_ROLES,
     _consent_reading,
     evaluate,
     patient_facts,
@@ -80,3 +82,23 @@ def test_a_nursing_place_is_never_read_as_breastfeeding(line: str, kind: str) ->
     for patient in (WOMAN_35, MAN_62):
         assert "pregnan" not in evaluate(line, kind, patient).reason.lower()
         assert "breastfeeding" not in evaluate(line, kind, patient).reason.lower()
+
+
+@pytest.mark.parametrize("row", cues.rows(STRUCTURE_CUES_PATH, STRUCTURE_ROLES),
+                         ids=lambda r: f"{r.roles[0]}-{r.cue}")
+def test_structure_cue_row_reads_its_example(row: cues.CueRow) -> None:
+    assert re.search(cues.bounded(STRUCTURE_CUES_PATH, STRUCTURE_ROLES, row.roles[0]), row.example, re.I)
+    assert row.example in (row.checks["criterion"], row.checks["note"])
+    judgement = evaluate(row.checks["criterion"], row.checks["kind"], row.checks["note"])
+    assert judgement.label.value == row.checks["expected"]
+    assert row.checks["reason_has"] in judgement.reason
+
+
+def test_without_its_cue_a_structure_example_reads_otherwise() -> None:
+    """The controls of the rows above: the same lines without the cue word."""
+    bcc = ("A 60-year-old man with hypertension and basal cell carcinoma of the skin removed last year. "
+           "No diabetes.")
+    assert evaluate("History of cancer and basal cell carcinoma", "exclusion", bcc).label.value == "met"
+    assert evaluate("Diabetes, hypertension", "inclusion", bcc).label.value == "not_met"
+    plain = evaluate("Other malignancy", "exclusion", "A 55-year-old woman with breast cancer.")
+    assert "says there is no other cancer" not in plain.reason

@@ -56,3 +56,9 @@ def alternatives(path: Path, roles: tuple[str, ...], role: str) -> str:
     if not cues:
         raise ValueError(f"{path}: no cue has the role {role!r}")
     return "(?:" + "|".join(cue_pattern(c) for c in cues) + ")"
+
+
+def bounded(path: Path, roles: tuple[str, ...], role: str, *, end: bool = True) -> str:
+    """alternatives() as whole words: no word character just before a cue, nor (with `end`) just after it.
+    Unlike \\b this also holds at a cue that starts or ends with punctuation ("e.g.")."""
+    return rf"(?<!\w){alternatives(path, roles, role)}" + (r"(?!\w)" if end else "")

@@ -565,8 +565,8 @@ PREGNANCY_ROLES = ("scope", "pregnancy", "conditional", "breastfeeding", "men_to
                    "avoided", "own_birth")
 
 
-def _pregnancy_cues(role: str, *, end: str = r"\b") -> re.Pattern[str]:
-    return re.compile(rf"\b({cues.alternatives(PREGNANCY_CUES_PATH, PREGNANCY_ROLES, role)}){end}", re.I)
+def _pregnancy_cues(role: str, *, end: bool = True) -> re.Pattern[str]:
+    return re.compile(cues.bounded(PREGNANCY_CUES_PATH, PREGNANCY_ROLES, role, end=end), re.I)
 
 
 # Words that make a sex-specific line about pregnancy prevention rather than about who may take part.
@@ -585,9 +585,9 @@ _CHILDBEARING_AGE = (10.0, 60.0)  # outside this range a woman is taken as unabl
 # potential").
 _MEN_TOO = _pregnancy_cues("men_too")
 # "Nursing" that names a place or its staff, not breastfeeding.
-_NURSING_PLACE = _pregnancy_cues("nursing_place", end="")
+_NURSING_PLACE = _pregnancy_cues("nursing_place", end=False)
 # A line that asks to avoid a pregnancy (or breastfeeding) does not ask for a pregnant patient.
-_PREGNANCY_AVOIDED = _pregnancy_cues("avoided", end="")
+_PREGNANCY_AVOIDED = _pregnancy_cues("avoided", end=False)
 # The patient's own birth (a trial of newborns), not a pregnancy.
 _OWN_BIRTH = _pregnancy_cues("own_birth")
 
@@ -765,16 +765,16 @@ CONSENT_ROLES = ("consent", "consent_only", "refusal", "follow_plan", "time_word
 
 
 def _consent_cues(role: str) -> str:
-    return cues.alternatives(CONSENT_CUES_PATH, CONSENT_ROLES, role)
+    return cues.bounded(CONSENT_CUES_PATH, CONSENT_ROLES, role)
 
 
-_CONSENT_WORDS = re.compile(rf"\b({_consent_cues('consent')})\b", re.I)
-_REFUSAL = re.compile(rf"\b({_consent_cues('refusal')})\b", re.I)
+_CONSENT_WORDS = re.compile(_consent_cues("consent"), re.I)
+_REFUSAL = re.compile(_consent_cues("refusal"), re.I)
 # "within 4 weeks before signing the informed consent": consent only marks a point in time.
 _CONSENT_AS_TIME = re.compile(
-    rf"\b{_consent_cues('time_word')}\s+(?:{_consent_cues('time_filler')}\s+){{0,3}}$", re.I)
-_FOLLOW_PLAN = re.compile(rf"\b({_consent_cues('follow_plan')})\b", re.I)
-_CONSENT_ONLY = re.compile(rf"\b({_consent_cues('consent_only')})\b", re.I)
+    rf"{_consent_cues('time_word')}\s+(?:{_consent_cues('time_filler')}\s+){{0,3}}$", re.I)
+_FOLLOW_PLAN = re.compile(_consent_cues("follow_plan"), re.I)
+_CONSENT_ONLY = re.compile(_consent_cues("consent_only"), re.I)
 
 
 _TEAM_CHECKS = ("This line is about consenting, being willing or being able to take part; the trial team checks it "
@@ -1226,8 +1226,17 @@ def _concept_status(
     return _Status("absent", ())
 
 
-_OTHER_BEFORE = re.compile(r"\b(?:other|another|second(?: primary)?|additional|different|concomitant|concurrent|"
-                           r"synchronous|secondary)\s+(?:\w+\s+){0,2}$", re.I)
+# Criterion structure: exceptions, "any one of" lists, "other" mentions (data/eligibility/structure_cues.csv).
+STRUCTURE_CUES_PATH = GENERIC_WORDS_CSV.parent / "structure_cues.csv"
+STRUCTURE_ROLES = ("exception", "disjunctive", "other")
+
+
+def _structure_cues(role: str, *, end: bool = True) -> str:
+    return cues.bounded(STRUCTURE_CUES_PATH, STRUCTURE_ROLES, role, end=end)
+
+
+# "no other cancers", "a second primary tumour": a mention of a further one besides the patient's own.
+_OTHER_BEFORE = re.compile(rf"{_structure_cues('other', end=False)}\s+(?:\w+\s+){{0,2}}$", re.I)
 
 
 def _other_cancer_status(facts: PatientFacts, excepted: frozenset[str]) -> _Status:
@@ -1268,8 +1277,9 @@ _QUALIFYING_PIECE = re.compile(r"^(for|in|at|by|with|of|after|before|during|with
 _STAGE_END = re.compile(r"\b(?:locally advanced|advanced|metastatic|recurrent|unresectable|inoperable|refractory|relapsed|"
                         r"early|early-stage|localized|localised|limited|extensive|resectable|operable|newly diagnosed)\s*$",
                         re.I)
-_DISJUNCTIVE = re.compile(r"\b(or|and/or|such as|one or more|at least one|any of|any one|e\.g\.|including|either)\b", re.I)
-_EXCEPTION = re.compile(r"\b(other than|except(?: for)?|excluding|apart from|aside from|with the exception of|unless)\b[^;]*", re.I)
+_DISJUNCTIVE = re.compile(_structure_cues("disjunctive"), re.I)
+# An exception runs to the end of its clause ("other than basal cell skin cancer").
+_EXCEPTION = re.compile(rf"{_structure_cues('exception')}[^;]*", re.I)
 _NEGATED_REQUIREMENT = re.compile(
     r"^(?:[A-Za-z][\w /&-]{0,40}:\s*)?"  # a section label ("Cardiovascular: No heart failure")
     r"\W*(?:(?:patients?|subjects?|participants?|individuals?)\s+(?:who\s+)?)?(?:must\s+)?"
