@@ -772,7 +772,7 @@ _CONSENT_WORDS = re.compile(_consent_cues("consent"), re.I)
 _REFUSAL = re.compile(_consent_cues("refusal"), re.I)
 # "within 4 weeks before signing the informed consent": consent only marks a point in time.
 _CONSENT_AS_TIME = re.compile(
-    rf"{_consent_cues('time_word')}\s+(?:{_consent_cues('time_filler')}\s+){{0,3}}$", re.I)
+    rf"{_consent_cues('time_word')}\s+(?:{_consent_cues('time_filler')}\s+){{0,4}}$", re.I)
 _FOLLOW_PLAN = re.compile(_consent_cues("follow_plan"), re.I)
 _CONSENT_ONLY = re.compile(_consent_cues("consent_only"), re.I)
 
