@@ -1,5 +1,4 @@
-"""Cue words as data (data/eligibility/consent_cues.csv, pregnancy_cues.csv, structure_cues.csv): one test
-row each, and the loader's checks."""
+"""Cue words as data (data/eligibility/*_cues.csv): one test row each, and the loader's checks."""
 
 from __future__ import annotations
 
@@ -15,6 +14,8 @@ from services.eligibility.rules import (
     CONSENT_ROLES,
     PREGNANCY_CUES_PATH,
     PREGNANCY_ROLES,
+    STATE_CUES_PATH,
+    STATE_ROLES,
     STRUCTURE_CUES_PATH,
     STRUCTURE_ROLES,
     _consent_reading,
@@ -84,10 +85,15 @@ def test_a_nursing_place_is_never_read_as_breastfeeding(line: str, kind: str) ->
         assert "breastfeeding" not in evaluate(line, kind, patient).reason.lower()
 
 
-@pytest.mark.parametrize("row", cues.rows(STRUCTURE_CUES_PATH, STRUCTURE_ROLES),
-                         ids=lambda r: f"{r.roles[0]}-{r.cue}")
-def test_structure_cue_row_reads_its_example(row: cues.CueRow) -> None:
-    assert re.search(cues.bounded(STRUCTURE_CUES_PATH, STRUCTURE_ROLES, row.roles[0]), row.example, re.I)
+CRITERION_AND_NOTE_FILES = ((STRUCTURE_CUES_PATH, STRUCTURE_ROLES), (STATE_CUES_PATH, STATE_ROLES))
+
+
+@pytest.mark.parametrize(("path", "roles", "row"),
+                         [pytest.param(path, roles, row, id=f"{row.roles[0]}-{row.cue}")
+                          for path, roles in CRITERION_AND_NOTE_FILES for row in cues.rows(path, roles)])
+def test_criterion_and_note_cue_row_reads_its_example(path: Path, roles: tuple[str, ...],
+                                                      row: cues.CueRow) -> None:
+    assert re.search(cues.bounded(path, roles, row.roles[0]), row.example, re.I)
     assert row.example in (row.checks["criterion"], row.checks["note"])
     judgement = evaluate(row.checks["criterion"], row.checks["kind"], row.checks["note"])
     assert judgement.label.value == row.checks["expected"]

@@ -742,8 +742,16 @@ def _performance_finding(text: str, facts: PatientFacts) -> tuple[_Finding | Non
                     facts.evidence(facts.ecog_evidence)), spans
 
 
-_HEALTHY = re.compile(r"\b(healthy(?: volunteers?| subjects?| adults?| participants?| individuals?)?|"
-                      r"good (?:general )?health|medically healthy|in good health)\b", re.I)
+# A trial for healthy volunteers, and a note saying there is no fever (data/eligibility/state_cues.csv).
+STATE_CUES_PATH = GENERIC_WORDS_CSV.parent / "state_cues.csv"
+STATE_ROLES = ("healthy", "afebrile")
+
+
+def _state_cues(role: str) -> re.Pattern[str]:
+    return re.compile(cues.bounded(STATE_CUES_PATH, STATE_ROLES, role), re.I)
+
+
+_HEALTHY = _state_cues("healthy")
 
 
 def _healthy_finding(text: str, facts: PatientFacts) -> tuple[_Finding | None, list[tuple[int, int]]]:
@@ -980,7 +988,7 @@ _RANGE_BOUND = re.compile(r"^[^.;0-9<>]{0,30}?(?:between\s*)?(?P<a>\d{1,3}(?:\.\
                           r"(?P<b>\d{1,3}(?:\.\d+)?)", re.I)
 
 
-_AFEBRILE = re.compile(r"\b(?:afebrile|no fever|denies fever|without fever|fever[- ]free|no temperature)\b", re.I)
+_AFEBRILE = _state_cues("afebrile")
 
 
 def _measure_value(measure: _Measure, raw: str, unit: str | None) -> float:
