@@ -10,14 +10,10 @@ import pytest
 from services.eligibility import cues
 from services.eligibility.patient import PatientProfile
 from services.eligibility.rules import (
-    CONSENT_CUES_PATH,
-    CONSENT_ROLES,
-    PREGNANCY_CUES_PATH,
-    PREGNANCY_ROLES,
-    STATE_CUES_PATH,
-    STATE_ROLES,
-    STRUCTURE_CUES_PATH,
-    STRUCTURE_ROLES,
+    CONSENT_CUES,
+    PREGNANCY_CUES,
+    STATE_CUES,
+    STRUCTURE_CUES,
     _consent_reading,
     evaluate,
     patient_facts,
@@ -35,15 +31,15 @@ def _reading(text: str) -> str:
     return "none" if found is None else READINGS[found.truth]
 
 
-@pytest.mark.parametrize("row", cues.rows(CONSENT_CUES_PATH, CONSENT_ROLES), ids=lambda r: r.cue)
+@pytest.mark.parametrize("row", CONSENT_CUES.rows(), ids=lambda r: r.cue)
 def test_consent_cue_row_reads_its_example(row: cues.CueRow) -> None:
     assert re.search(rf"\b{cues.cue_pattern(row.cue)}\b", row.example, re.I), "the example must hold its cue"
     assert _reading(row.example) == row.checks["expected"]
 
 
 def test_consent_cues_every_role_has_a_cue() -> None:
-    for role in CONSENT_ROLES:
-        assert cues.alternatives(CONSENT_CUES_PATH, CONSENT_ROLES, role)
+    for role in CONSENT_CUES.roles:
+        assert CONSENT_CUES.words(role)
 
 
 def test_cue_pattern_reads_endings_and_any_space() -> None:
@@ -60,14 +56,14 @@ def test_cue_rows_refuse_a_row_without_example_or_with_an_unknown_role(tmp_path:
     path = tmp_path / "cues.csv"
     path.write_text("cue,roles,source,example,expected\n" + line + "\n", encoding="utf-8")
     with pytest.raises(ValueError, match="rows without a cue, source, example or expectation"):
-        cues.rows(path, CONSENT_ROLES)
+        cues.rows(path, CONSENT_CUES.roles)
 
 
 WOMAN_35 = PatientProfile(age=35, sex="female")
 MAN_62 = PatientProfile(age=62, sex="male")
 
 
-@pytest.mark.parametrize("row", cues.rows(PREGNANCY_CUES_PATH, PREGNANCY_ROLES), ids=lambda r: r.cue)
+@pytest.mark.parametrize("row", PREGNANCY_CUES.rows(), ids=lambda r: r.cue)
 def test_pregnancy_cue_row_reads_its_example(row: cues.CueRow) -> None:
     assert re.search(rf"\b{cues.cue_pattern(row.cue)}", row.example, re.I), "the example must hold its cue"
     kind = row.checks["kind"]
@@ -85,15 +81,14 @@ def test_a_nursing_place_is_never_read_as_breastfeeding(line: str, kind: str) ->
         assert "breastfeeding" not in evaluate(line, kind, patient).reason.lower()
 
 
-CRITERION_AND_NOTE_FILES = ((STRUCTURE_CUES_PATH, STRUCTURE_ROLES), (STATE_CUES_PATH, STATE_ROLES))
+CRITERION_AND_NOTE_FILES = (STRUCTURE_CUES, STATE_CUES)
 
 
-@pytest.mark.parametrize(("path", "roles", "row"),
-                         [pytest.param(path, roles, row, id=f"{row.roles[0]}-{row.cue}")
-                          for path, roles in CRITERION_AND_NOTE_FILES for row in cues.rows(path, roles)])
-def test_criterion_and_note_cue_row_reads_its_example(path: Path, roles: tuple[str, ...],
-                                                      row: cues.CueRow) -> None:
-    assert re.search(cues.bounded(path, roles, row.roles[0]), row.example, re.I)
+@pytest.mark.parametrize(("file", "row"),
+                         [pytest.param(file, row, id=f"{row.roles[0]}-{row.cue}")
+                          for file in CRITERION_AND_NOTE_FILES for row in file.rows()])
+def test_criterion_and_note_cue_row_reads_its_example(file: cues.CueFile, row: cues.CueRow) -> None:
+    assert file.compile(row.roles[0]).search(row.example)
     assert row.example in (row.checks["criterion"], row.checks["note"])
     judgement = evaluate(row.checks["criterion"], row.checks["kind"], row.checks["note"])
     assert judgement.label.value == row.checks["expected"]

@@ -62,3 +62,23 @@ def bounded(path: Path, roles: tuple[str, ...], role: str, *, end: bool = True) 
     """alternatives() as whole words: no word character just before a cue, nor (with `end`) just after it.
     Unlike \\b this also holds at a cue that starts or ends with punctuation ("e.g.")."""
     return rf"(?<!\w){alternatives(path, roles, role)}" + (r"(?!\w)" if end else "")
+
+
+@dataclass(frozen=True)
+class CueFile:
+    """One cue file and the roles its rows may play: what the rules compile their patterns from."""
+
+    path: Path
+    roles: tuple[str, ...]
+
+    def rows(self) -> tuple[CueRow, ...]:
+        """The file's rows, checked (see rows())."""
+        return rows(self.path, self.roles)
+
+    def words(self, role: str, *, end: bool = True) -> str:
+        """The whole-word pattern of the role's cues (see bounded())."""
+        return bounded(self.path, self.roles, role, end=end)
+
+    def compile(self, role: str, *, end: bool = True) -> re.Pattern[str]:
+        """words(), compiled, ignoring case."""
+        return re.compile(self.words(role, end=end), re.I)

@@ -560,36 +560,32 @@ def _sex_finding(text: str, facts: PatientFacts) -> tuple[_Finding | None, list[
 
 
 # Pregnancy, breastfeeding and contraception: cue words in data/eligibility/pregnancy_cues.csv, by role.
-PREGNANCY_CUES_PATH = GENERIC_WORDS_CSV.parent / "pregnancy_cues.csv"
-PREGNANCY_ROLES = ("scope", "pregnancy", "conditional", "breastfeeding", "men_too", "nursing_place",
-                   "avoided", "own_birth")
-
-
-def _pregnancy_cues(role: str, *, end: bool = True) -> re.Pattern[str]:
-    return re.compile(cues.bounded(PREGNANCY_CUES_PATH, PREGNANCY_ROLES, role, end=end), re.I)
+PREGNANCY_CUES = cues.CueFile(GENERIC_WORDS_CSV.parent / "pregnancy_cues.csv",
+                              ("scope", "pregnancy", "conditional", "breastfeeding", "men_too",
+                               "nursing_place", "avoided", "own_birth"))
 
 
 # Words that make a sex-specific line about pregnancy prevention rather than about who may take part.
-_SCOPE_WORDS = _pregnancy_cues("scope")
-_PREGNANCY_WORDS = _pregnancy_cues("pregnancy")
+_SCOPE_WORDS = PREGNANCY_CUES.compile("scope")
+_PREGNANCY_WORDS = PREGNANCY_CUES.compile("pregnancy")
 # A pregnancy line that asks something only of some women ("of childbearing potential", "if female").
-_CONDITIONAL_PREGNANCY = _pregnancy_cues("conditional")
+_CONDITIONAL_PREGNANCY = PREGNANCY_CUES.compile("conditional")
 _NOT_PREGNANT = re.compile(r"\b(not|non|no)[- ]+(?:be(?:ing)? )?(?:pregnant|pregnancy|lactating|breast[- ]?feeding)", re.I)
 _GESTATION_LIMIT = re.compile(
     r"gestation(?:al age)?\s*(?:of\s*)?(?P<op><=|>=|<|>|less than|under|more than|over|at least|up to)\s*(?P<n>\d{1,2})\s*weeks?",
     re.I,
 )
-_BREASTFEEDING = _pregnancy_cues("breastfeeding")
+_BREASTFEEDING = PREGNANCY_CUES.compile("breastfeeding")
 _CHILDBEARING_AGE = (10.0, 60.0)  # outside this range a woman is taken as unable to be pregnant
 # Words that make a pregnancy-prevention line ask something of men as well ("subjects of child-fathering
 # potential").
-_MEN_TOO = _pregnancy_cues("men_too")
+_MEN_TOO = PREGNANCY_CUES.compile("men_too")
 # "Nursing" that names a place or its staff, not breastfeeding.
-_NURSING_PLACE = _pregnancy_cues("nursing_place", end=False)
+_NURSING_PLACE = PREGNANCY_CUES.compile("nursing_place", end=False)
 # A line that asks to avoid a pregnancy (or breastfeeding) does not ask for a pregnant patient.
-_PREGNANCY_AVOIDED = _pregnancy_cues("avoided", end=False)
+_PREGNANCY_AVOIDED = PREGNANCY_CUES.compile("avoided", end=False)
 # The patient's own birth (a trial of newborns), not a pregnancy.
-_OWN_BIRTH = _pregnancy_cues("own_birth")
+_OWN_BIRTH = PREGNANCY_CUES.compile("own_birth")
 
 
 def _pregnancy_finding(text: str, kind: CriterionKind, facts: PatientFacts) -> tuple[_Finding | None, list[tuple[int, int]]]:
@@ -743,15 +739,10 @@ def _performance_finding(text: str, facts: PatientFacts) -> tuple[_Finding | Non
 
 
 # A trial for healthy volunteers, and a note saying there is no fever (data/eligibility/state_cues.csv).
-STATE_CUES_PATH = GENERIC_WORDS_CSV.parent / "state_cues.csv"
-STATE_ROLES = ("healthy", "afebrile")
+STATE_CUES = cues.CueFile(GENERIC_WORDS_CSV.parent / "state_cues.csv", ("healthy", "afebrile"))
 
 
-def _state_cues(role: str) -> re.Pattern[str]:
-    return re.compile(cues.bounded(STATE_CUES_PATH, STATE_ROLES, role), re.I)
-
-
-_HEALTHY = _state_cues("healthy")
+_HEALTHY = STATE_CUES.compile("healthy")
 
 
 def _healthy_finding(text: str, facts: PatientFacts) -> tuple[_Finding | None, list[tuple[int, int]]]:
@@ -768,21 +759,17 @@ def _healthy_finding(text: str, facts: PatientFacts) -> tuple[_Finding | None, l
 
 
 # Consent, willingness and following the study plan: cue words in data/eligibility/consent_cues.csv, by role.
-CONSENT_CUES_PATH = GENERIC_WORDS_CSV.parent / "consent_cues.csv"
-CONSENT_ROLES = ("consent", "consent_only", "refusal", "follow_plan", "time_word", "time_filler")
+CONSENT_CUES = cues.CueFile(GENERIC_WORDS_CSV.parent / "consent_cues.csv",
+                            ("consent", "consent_only", "refusal", "follow_plan", "time_word", "time_filler"))
 
 
-def _consent_cues(role: str) -> str:
-    return cues.bounded(CONSENT_CUES_PATH, CONSENT_ROLES, role)
-
-
-_CONSENT_WORDS = re.compile(_consent_cues("consent"), re.I)
-_REFUSAL = re.compile(_consent_cues("refusal"), re.I)
+_CONSENT_WORDS = CONSENT_CUES.compile("consent")
+_REFUSAL = CONSENT_CUES.compile("refusal")
 # "within 4 weeks before signing the informed consent": consent only marks a point in time.
 _CONSENT_AS_TIME = re.compile(
-    rf"{_consent_cues('time_word')}\s+(?:{_consent_cues('time_filler')}\s+){{0,4}}$", re.I)
-_FOLLOW_PLAN = re.compile(_consent_cues("follow_plan"), re.I)
-_CONSENT_ONLY = re.compile(_consent_cues("consent_only"), re.I)
+    rf"{CONSENT_CUES.words('time_word')}\s+(?:{CONSENT_CUES.words('time_filler')}\s+){{0,4}}$", re.I)
+_FOLLOW_PLAN = CONSENT_CUES.compile("follow_plan")
+_CONSENT_ONLY = CONSENT_CUES.compile("consent_only")
 
 
 _TEAM_CHECKS = ("This line is about consenting, being willing or being able to take part; the trial team checks it "
@@ -988,7 +975,7 @@ _RANGE_BOUND = re.compile(r"^[^.;0-9<>]{0,30}?(?:between\s*)?(?P<a>\d{1,3}(?:\.\
                           r"(?P<b>\d{1,3}(?:\.\d+)?)", re.I)
 
 
-_AFEBRILE = _state_cues("afebrile")
+_AFEBRILE = STATE_CUES.compile("afebrile")
 
 
 def _measure_value(measure: _Measure, raw: str, unit: str | None) -> float:
@@ -1235,16 +1222,12 @@ def _concept_status(
 
 
 # Criterion structure: exceptions, "any one of" lists, "other" mentions (data/eligibility/structure_cues.csv).
-STRUCTURE_CUES_PATH = GENERIC_WORDS_CSV.parent / "structure_cues.csv"
-STRUCTURE_ROLES = ("exception", "disjunctive", "other")
-
-
-def _structure_cues(role: str, *, end: bool = True) -> str:
-    return cues.bounded(STRUCTURE_CUES_PATH, STRUCTURE_ROLES, role, end=end)
+STRUCTURE_CUES = cues.CueFile(GENERIC_WORDS_CSV.parent / "structure_cues.csv",
+                              ("exception", "disjunctive", "other"))
 
 
 # "no other cancers", "a second primary tumour": a mention of a further one besides the patient's own.
-_OTHER_BEFORE = re.compile(rf"{_structure_cues('other', end=False)}\s+(?:\w+\s+){{0,2}}$", re.I)
+_OTHER_BEFORE = re.compile(rf"{STRUCTURE_CUES.words('other', end=False)}\s+(?:\w+\s+){{0,2}}$", re.I)
 
 
 def _other_cancer_status(facts: PatientFacts, excepted: frozenset[str]) -> _Status:
@@ -1285,9 +1268,9 @@ _QUALIFYING_PIECE = re.compile(r"^(for|in|at|by|with|of|after|before|during|with
 _STAGE_END = re.compile(r"\b(?:locally advanced|advanced|metastatic|recurrent|unresectable|inoperable|refractory|relapsed|"
                         r"early|early-stage|localized|localised|limited|extensive|resectable|operable|newly diagnosed)\s*$",
                         re.I)
-_DISJUNCTIVE = re.compile(_structure_cues("disjunctive"), re.I)
+_DISJUNCTIVE = STRUCTURE_CUES.compile("disjunctive")
 # An exception runs to the end of its clause ("other than basal cell skin cancer").
-_EXCEPTION = re.compile(rf"{_structure_cues('exception')}[^;]*", re.I)
+_EXCEPTION = re.compile(rf"{STRUCTURE_CUES.words('exception')}[^;]*", re.I)
 _NEGATED_REQUIREMENT = re.compile(
     r"^(?:[A-Za-z][\w /&-]{0,40}:\s*)?"  # a section label ("Cardiovascular: No heart failure")
     r"\W*(?:(?:patients?|subjects?|participants?|individuals?)\s+(?:who\s+)?)?(?:must\s+)?"
