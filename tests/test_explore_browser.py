@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -25,17 +24,30 @@ _WIDENED_MARGINS = """() => [...document.querySelectorAll('.js-plotly-plot')].fl
     .map(k => `${gd.layout.title.text} ${k}: ${gd.layout.margin[k]} -> ${Math.round(gd._fullLayout._size[k])}`))"""
 
 
+# The values of the metrics whose label is exactly `label`. Matched on the label element, not on the box's text:
+# the box also holds its help text, and other boxes' help mentions "matching trials" too.
+_METRIC_VALUES = """label => [...document.querySelectorAll('[data-testid=stMetric]')]
+    .filter(m => m.querySelector('[data-testid=stMetricLabel]')?.innerText.trim() === label)
+    .map(m => m.querySelector('[data-testid=stMetricValue]')?.innerText.trim() ?? '')"""
+
+
 def _metric(page, label: str) -> str:  # noqa: ANN001 - playwright Page
-    box = page.locator("[data-testid=stMetric]").filter(has_text=label)
-    return box.locator("[data-testid=stMetricValue]").inner_text().strip()
+    """The value of the one metric labelled `label` (waits until exactly one is on the page)."""
+    page.wait_for_function(f"label => ({_METRIC_VALUES})(label).length === 1", arg=label, timeout=120_000)
+    values = page.evaluate(_METRIC_VALUES, label)
+    assert len(values) == 1, (label, values)
+    return str(values[0])
 
 
-def _wait_for_metric(page, label: str, value: str, timeout_s: float = 60) -> None:  # noqa: ANN001
-    deadline = time.monotonic() + timeout_s
-    while _metric(page, label) != value:
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{label} shows {_metric(page, label)}, expected {value}")
-        time.sleep(0.5)
+def _wait_for_metric(page, label: str, value: str, timeout_s: float = 120) -> None:  # noqa: ANN001
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(f"([label, value]) => {{ const v = ({_METRIC_VALUES})(label);"
+                               " return v.length === 1 && v[0] === value; }",
+                               arg=[label, value], timeout=timeout_s * 1000)
+    except PlaywrightTimeout as err:
+        raise AssertionError(f"{label} shows {page.evaluate(_METRIC_VALUES, label)}, expected {value}") from err
 
 
 def _wait_for_charts(page) -> None:  # noqa: ANN001
