@@ -196,3 +196,27 @@ def test_note_creatinine_is_compared_with_the_cut_off(line: str, kind: str, expe
 def test_creatinine_inside_a_longer_measure_name_is_that_measure() -> None:
     assert [lim.row.key for lim in limits_in("Creatinine clearance < 30")] == ["egfr"]
     assert [lim.row.key for lim in limits_in("albumin creatinine ratio > 30 mg/g")] == ["uacr"]
+
+
+def test_bounds_joined_by_or_facing_apart_mean_outside_a_range() -> None:
+    # "BMI < 18.5 or > 30" excludes the very thin and the obese: either bound is enough (sample lines).
+    obese = PatientProfile(age=40, sex="male", notes="BMI 31")
+    normal = PatientProfile(age=40, sex="male", notes="BMI 24")
+    for line in ("BMI < 18.5 or >30 kg/m2", "Body mass index above 30 or below 18", "BMI<18or >29"):
+        assert evaluate(line, "exclusion", obese).label == Label.MET, line
+        assert evaluate(line, "exclusion", normal).label == Label.NOT_MET, line
+    (limit,) = limits_in("platelet count <100,000 cells/mm3 or >700,000 cells/mm3")
+    assert limit.either and limit.shown() == "< 100 or > 700"
+
+
+def test_a_second_bound_facing_the_same_way_is_another_way_to_qualify() -> None:
+    # Meeting only the conditional bound ("> 75,000 if bone marrow involvement") is not known to be enough.
+    line = "Platelet count > 100,000/uL or > 75,000/uL if bone marrow (BM) involvement or splenomegaly"
+    for value, label in (("platelets 150", Label.MET), ("platelets 95", Label.NOT_ENOUGH_INFO),
+                         ("platelets 60", Label.NOT_MET)):
+        patient = PatientProfile(age=60, sex="female", notes=value)
+        assert evaluate(line, "inclusion", patient).label == label, value
+    # The same limit in two units is one bound: "≥ 1,500/mm3 or ≥ 1.5 x 10^9/L".
+    two_units = ("Absolute neutrophil count (ANC) greater than or equal to 1,500/mm3 or greater than "
+                 "or equal to 1.5 x 10^9/L")
+    assert evaluate(two_units, "inclusion", PatientProfile(age=60, notes="ANC 1.2")).label == Label.NOT_MET

@@ -24,8 +24,8 @@ _WIDENED_MARGINS = """() => [...document.querySelectorAll('.js-plotly-plot')].fl
     .map(k => `${gd.layout.title.text} ${k}: ${gd.layout.margin[k]} -> ${Math.round(gd._fullLayout._size[k])}`))"""
 
 
-# The values of the metrics whose label is exactly `label`. Matched on the label element, not on the box's text:
-# the box also holds its help text, and other boxes' help mentions "matching trials" too.
+# The values of the metrics whose label is exactly `label`. Matched on the label element, not on the box's
+# text: during a rerun the previous run's boxes stand beside the new ones, and has_text is a substring match.
 _METRIC_VALUES = """label => [...document.querySelectorAll('[data-testid=stMetric]')]
     .filter(m => m.querySelector('[data-testid=stMetricLabel]')?.innerText.trim() === label)
     .map(m => m.querySelector('[data-testid=stMetricValue]')?.innerText.trim() ?? '')"""
@@ -47,7 +47,8 @@ def _wait_for_metric(page, label: str, value: str, timeout_s: float = 120) -> No
                                " return v.length === 1 && v[0] === value; }",
                                arg=[label, value], timeout=timeout_s * 1000)
     except PlaywrightTimeout as err:
-        raise AssertionError(f"{label} shows {page.evaluate(_METRIC_VALUES, label)}, expected {value}") from err
+        shown = page.evaluate(_METRIC_VALUES, label)
+        raise AssertionError(f"{label} shows {shown}, expected {value}") from err
 
 
 def _wait_for_charts(page) -> None:  # noqa: ANN001

@@ -116,7 +116,7 @@ _UNITS = (
 _FILLER = r"(?:\s*\([^()]{0,40}\))?[^.;0-9<>≤≥=]{0,45}?"
 _BOUND = re.compile(_FILLER + _OP + rf"\s*(?:to\s+)?(?P<n>{_NUM})\s*(?P<u>{_UNITS})?", re.I)
 _SECOND = re.compile(
-    r"\s*(?:,|and|but|or|to|-)\s*(?:and\s+)?" + _OP + rf"\s*(?P<n>{_NUM})\s*(?P<u>{_UNITS})?", re.I
+    r"\s*(?P<join>,|and|but|or|to|-)\s*(?:and\s+)?" + _OP + rf"\s*(?P<n>{_NUM})\s*(?P<u>{_UNITS})?", re.I
 )
 _RANGE = re.compile(
     r"(?:\s*\([^()]{0,40}\))?[^.;0-9<>≤≥]{0,45}?(?:between\s+|of\s+|from\s+)?(?P<a>"
@@ -159,12 +159,32 @@ class Limit:
     span: tuple[int, int]
     name_start: int
     raw: tuple[tuple[str, str, str], ...] = ()  # (symbol, number, unit) as the trial writes them
+    either: bool = False  # two bounds joined by "or" ("< 85 or > 140 mmHg"): one of them is enough
+
+    def holds(self, value: float) -> bool | None:
+        """Whether the value lies inside the limit: every bound; one of them when "or" joins bounds facing
+        apart ("< 85 or > 140": outside a range); for "or" between bounds facing one way ("> 100,000 or >
+        75,000 if marrow is involved") the second is another way to qualify: meeting
+        only that one is unknown."""
+        met = [(comparison(op) or (lambda a, b: a == b))(value, bound) for op, bound in self.bounds]
+        if not self.either or all(met):
+            return all(met)
+        facing_apart = len({op in ("<", "≤") for op, _ in self.bounds}) == 2
+        return any(met) if facing_apart else (None if any(met) else False)
+
+    def shown(self) -> str:
+        """The bounds in symbols and standard-unit numbers: "≥ 90 and ≤ 140", "< 85 or > 140"."""
+        return (" or " if self.either else " and ").join(f"{op} {_fmt(b)}" for op, b in self.bounds)
 
 
-def _bounds_at(row: MeasureRow, text: str, start: int) -> tuple[list[tuple[str, float, str]], int] | None:
-    """The bounds written after a measure's name: (symbol, number, unit written) and where they end."""
+Bounds = list[tuple[str, float, str]]
+
+
+def _bounds_at(row: MeasureRow, text: str, start: int) -> tuple[Bounds, int, bool] | None:
+    """The bounds written after a measure's name: (symbol, number, unit written), where they end and whether
+    they are joined by "or"."""
     rest = text[start:]
-    found: list[tuple[str, float, str]] = []
+    found: Bounds = []
     m = _BOUND.match(rest)
     if m:
         found.append((SYMBOLS[m.group("op").lower()], _number(m.group("n")), m.group("u") or ""))
@@ -177,19 +197,19 @@ def _bounds_at(row: MeasureRow, text: str, start: int) -> tuple[list[tuple[str, 
                     second.group("u") or m.group("u") or "",
                 )
             )
-            return found, start + second.end()
-        return found, start + m.end()
+            return found, start + second.end(), second.group("join").lower() == "or"
+        return found, start + m.end(), False
     r = _RANGE.match(rest)
     if r and _number(r.group("a")) < _number(r.group("b")):
         unit = r.group("u") or r.group("ua") or ""
         return [
             ("≥", _number(r.group("a")), r.group("ua") or unit),
             ("≤", _number(r.group("b")), unit),
-        ], start + r.end()
+        ], start + r.end(), False
     t = _OR_TAIL.match(rest)
     if t:
         low = t.group("dir").lower() in ("lower", "less", "below", "under")
-        return [("≤" if low else "≥", _number(t.group("n")), t.group("u") or "")], start + t.end()
+        return [("≤" if low else "≥", _number(t.group("n")), t.group("u") or "")], start + t.end(), False
     return None
 
 
@@ -279,7 +299,7 @@ def limits_in(text: str) -> list[Limit]:
             read = _bounds_at(row, text, name.end())
             if read is None:
                 continue
-            raw, end = read
+            raw, end, either = read
             uln = any(_unit_key(u) == ULN for _, _, u in raw)
             bounds = []
             for symbol, number, unit in raw:
@@ -298,6 +318,7 @@ def limits_in(text: str) -> list[Limit]:
                         (name.start(), end),
                         name.start(),
                         tuple((s, f"{n:g}" if n < 1000 else f"{n:,.0f}", unit_written) for s, n, _ in raw),
+                        either,
                     )
                 )
                 break
@@ -369,9 +390,13 @@ def judge(limit: Limit, facts: PatientFacts, kind: str) -> tuple[bool | None, st
             ),
             value.evidence,
         )
-    inside = all((comparison(op) or (lambda a, b: a == b))(value.value, bound) for op, bound in limit.bounds)
+    inside = limit.holds(value.value)
+    if inside is None:
+        return (None, f"{facts.source}: {value.shown} meets only the line's other way to qualify "
+                f'("{limit.written}"), which depends on a condition the line names; ask the trial team.',
+                value.evidence)
     unit = "× ULN" if value.uln else row.unit
-    shown = " and ".join(f"{op} {_fmt(b)}" for op, b in limit.bounds)
+    shown = limit.shown()
     where = "in the range this exclusion describes" if kind == "exclusion" else "within the limit"
     verdict = where if inside else f"not {where}" if kind == "exclusion" else "outside the limit"
     if value.lab is not None and limit.raw:
@@ -389,7 +414,8 @@ def _upload_reason(limit: Limit, lab: LabValue, inside: bool, kind: str) -> str:
     row = limit.row
     spec = BY_KEY.get(lab.key)
     unit = limit.raw[-1][2]
-    shown = " and ".join(f"{op} {n}" for op, n, _ in limit.raw) + (f" {unit}" if unit else "")
+    joined = (" or " if limit.either else " and ").join(f"{op} {n}" for op, n, _ in limit.raw)
+    shown = joined + (f" {unit}" if unit else "")
     converted = ""
     rule = row.units.get(_unit_key(unit)) if unit else None
     if rule is not None and _unit_key(unit) != _unit_key(lab.unit):
