@@ -163,28 +163,32 @@ class Limit:
 
     def holds(self, value: float) -> bool | None:
         """Whether the value lies inside the limit: every bound; one of them when "or" joins bounds facing
-        apart ("< 85 or > 140": outside a range); for "or" between bounds facing one way ("> 100,000 or >
-        75,000 if marrow is involved") the second is another way to qualify: meeting
-        only that one is unknown."""
+        apart ("< 85 or > 140": outside a range). For "or" between bounds facing one way ("> 100,000 or >
+        75,000 if marrow is involved") the second is another way to qualify: meeting only it is unknown."""
         met = [(comparison(op) or (lambda a, b: a == b))(value, bound) for op, bound in self.bounds]
         if not self.either or all(met):
             return all(met)
         facing_apart = len({op in ("<", "≤") for op, _ in self.bounds}) == 2
         return any(met) if facing_apart else (None if any(met) else False)
 
+    @property
+    def joiner(self) -> str:
+        """How the bounds are written together: " and ", or " or " for either bound."""
+        return " or " if self.either else " and "
+
     def shown(self) -> str:
         """The bounds in symbols and standard-unit numbers: "≥ 90 and ≤ 140", "< 85 or > 140"."""
-        return (" or " if self.either else " and ").join(f"{op} {_fmt(b)}" for op, b in self.bounds)
+        return self.joiner.join(f"{op} {_fmt(b)}" for op, b in self.bounds)
 
 
-Bounds = list[tuple[str, float, str]]
+_Bounds = list[tuple[str, float, str]]
 
 
-def _bounds_at(row: MeasureRow, text: str, start: int) -> tuple[Bounds, int, bool] | None:
+def _bounds_at(row: MeasureRow, text: str, start: int) -> tuple[_Bounds, int, bool] | None:
     """The bounds written after a measure's name: (symbol, number, unit written), where they end and whether
     they are joined by "or"."""
     rest = text[start:]
-    found: Bounds = []
+    found: _Bounds = []
     m = _BOUND.match(rest)
     if m:
         found.append((SYMBOLS[m.group("op").lower()], _number(m.group("n")), m.group("u") or ""))
@@ -414,8 +418,7 @@ def _upload_reason(limit: Limit, lab: LabValue, inside: bool, kind: str) -> str:
     row = limit.row
     spec = BY_KEY.get(lab.key)
     unit = limit.raw[-1][2]
-    joined = (" or " if limit.either else " and ").join(f"{op} {n}" for op, n, _ in limit.raw)
-    shown = joined + (f" {unit}" if unit else "")
+    shown = limit.joiner.join(f"{op} {n}" for op, n, _ in limit.raw) + (f" {unit}" if unit else "")
     converted = ""
     rule = row.units.get(_unit_key(unit)) if unit else None
     if rule is not None and _unit_key(unit) != _unit_key(lab.unit):
