@@ -12,7 +12,6 @@ import re
 import statistics
 import threading
 import time
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -920,25 +919,27 @@ def test_console_five_heavy_queries_leave_a_dashboard_query_under_two_seconds(db
     from services.dashboard.filters import Filters
 
     _needs_memory_watch(db)
+    # The time limit is far above what each cap needs on a quiet machine (1-2 s): on a loaded CI machine the
+    # memory and temporary-file bombs once grew so slowly that all five ran into a 6 s limit before their
+    # caps.
     for name, value in {"SQL_CONCURRENT": "5", "SQL_MAX_MEMORY_MB": "150", "SQL_MAX_TEMP_MB": "100",
-                        "SQL_TIMEOUT_MS": "6000"}.items():
+                        "SQL_TIMEOUT_MS": "20000"}.items():
         monkeypatch.setenv(name, value)
-    heavy = [MEMORY_BOMB, MEMORY_BOMB, TEMP_BOMB, SORT_BOMB, SLOW]
+    heavy = {"memory": MEMORY_BOMB, "memory again": MEMORY_BOMB, "temp": TEMP_BOMB, "sort": SORT_BOMB,
+             "slow": SLOW}
     stop = threading.Event()
-    outcomes: Counter[str] = Counter()
-    lock = threading.Lock()
+    outcomes: dict[str, list[str]] = {name: [] for name in heavy}
 
-    def hammer(number: int, sql: str) -> None:  # runs its heavy query again as soon as it is stopped
+    def hammer(name: str, sql: str) -> None:  # runs its heavy query again as soon as it is stopped
         while not stop.is_set():
             try:
-                console.run_query(sql, db=db, visitor=f"heavy {number}")
+                console.run_query(sql, db=db, visitor=f"heavy {name}")
                 outcome = "ran"
             except (QueryTooHeavy, QueryTimeout, ConsoleBusy) as err:
                 outcome = type(err).__name__
-            with lock:
-                outcomes[outcome] += 1
+            outcomes[name].append(outcome)
 
-    threads = [threading.Thread(target=hammer, args=(i, sql), daemon=True) for i, sql in enumerate(heavy)]
+    threads = [threading.Thread(target=hammer, args=item, daemon=True) for item in heavy.items()]
     sql_engine = engine.by_name(db, "sql")
     timings, running = [], []
     with server_watch(db, "ctgov.studies s, generate_series(1, 50)") as seen:
@@ -953,17 +954,20 @@ def test_console_five_heavy_queries_leave_a_dashboard_query_under_two_seconds(db
             dashboard = stats.dashboard(Filters(), engine=sql_engine, facets=["status"])
             timings.append(time.perf_counter() - started)
             assert not dashboard.errors and dashboard.kpis["matching_trials"] > 0
-        stop.set()
+        stop.set()  # each thread ends when its query in flight has been stopped by its cap or its time limit
         for thread in threads:
-            thread.join(30)
-    print(f'dashboard s: {[round(t, 2) for t in timings]} running: {running} outcomes: {dict(outcomes)} '
+            thread.join(60)
+    print(f'dashboard s: {[round(t, 2) for t in timings]} running: {running} outcomes: {outcomes} '
           f'peak rss MB: {seen.peak_rss / MB:.0f}')
+    assert not any(thread.is_alive() for thread in threads)
     # The median holds the 2 s bound; one query of six may meet a busy moment of a loaded machine (CI once:
     # 3.4 s, the other five 0.4-2.0 s), so the slowest is held to 6 s.
     assert statistics.median(timings) < 2.0 and max(timings) < 6.0, timings
     assert sum(running) / len(running) >= 3.5, running  # the heavy queries really ran alongside
-    assert outcomes["ran"] == 0 and outcomes["ConsoleBusy"] == 0, outcomes
-    assert outcomes["QueryTooHeavy"] >= 3 and outcomes["QueryTimeout"] >= 1, outcomes
+    # Each query is stopped by its own limit: memory and temporary files by their caps, the slow join by time.
+    assert {name: set(seen_outcomes) for name, seen_outcomes in outcomes.items()} == {
+        "memory": {"QueryTooHeavy"}, "memory again": {"QueryTooHeavy"}, "temp": {"QueryTooHeavy"},
+        "sort": {"QueryTooHeavy"}, "slow": {"QueryTimeout"}}, outcomes
     assert not seen.safety_net and seen.peak_rss < 1024 * MB, seen
     assert console._budget.running() == 0
 
