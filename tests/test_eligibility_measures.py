@@ -220,3 +220,45 @@ def test_a_second_bound_facing_the_same_way_is_another_way_to_qualify() -> None:
     two_units = ("Absolute neutrophil count (ANC) greater than or equal to 1,500/mm3 or greater than "
                  "or equal to 1.5 x 10^9/L")
     assert evaluate(two_units, "inclusion", PatientProfile(age=60, notes="ANC 1.2")).label == Label.NOT_MET
+
+
+@pytest.mark.parametrize(
+    ("line", "bounds"),
+    [
+        ("LDL-C no less than 1.4 mmol/L", [("≥", 54.1)]),
+        ("HbA1c no greater than 11.0%", [("≤", 11.0)]),
+        ("BMI not less than 18.0 kg/m²", [("≥", 18.0)]),
+        ("BMI is more than 18.5 kg/m^2 , no more than 29.9 kg/m^2", [(">", 18.5), ("≤", 29.9)]),
+    ],
+)
+def test_no_less_and_no_more_than_are_at_least_and_at_most(line: str, bounds: list[tuple[str, float]]
+                                                            ) -> None:
+    (limit,) = limits_in(line)
+    assert [(op, round(b, 1)) for op, b in limit.bounds] == bounds
+    assert limit.written == " ".join(line.split()).rstrip(".")  # quoted as the trial wrote it
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "LDL or plasma apheresis <2 months prior to randomization",
+        "Received a transfusion (platelets or red blood cells) =< 4 weeks prior to registration",
+        "raised LDL-C level, for at least 3 months",
+    ],
+)
+def test_a_number_followed_by_a_time_word_is_a_duration_not_a_level(line: str) -> None:
+    assert limits_in(line) == []
+
+
+def test_ferritin_and_ldl_are_read_from_the_patients_own_words_with_units() -> None:
+    man = PatientProfile(age=60, sex="male", notes="Ferritin 40 ng/mL. LDL 160 mg/dL.")
+    assert evaluate("Serum ferritin ≥50 μg/L at screening", "inclusion", man).label == Label.NOT_MET
+    assert evaluate("Ferritin > 800 ng/ml", "exclusion", man).label == Label.NOT_MET
+    assert evaluate("LDL-C ≥ 4.1 mmol/L", "inclusion", man).label == Label.MET  # 160 mg/dL is 4.14 mmol/L
+    assert evaluate("LDL-C ≥ 4.2 mmol/L", "inclusion", man).label == Label.NOT_MET
+    in_mmol = PatientProfile(age=60, notes="LDL 3.1 mmol/L")
+    assert evaluate("LDL-C < 130 mg/dL", "inclusion", in_mmol).label == Label.MET
+    uploaded = PatientProfile(age=60, labs=(LabValue("ldl", 3.1, "mmol/L", "2026-01-01"),))
+    judged = evaluate("Fasting LDL-C between 130 mg/dL and 220 mg/dL", "inclusion", uploaded)
+    assert judged.label == Label.NOT_MET, judged.reason
+    assert "3.1 mmol/L on 2026-01-01 (120 mg/dL)" in judged.reason, judged.reason

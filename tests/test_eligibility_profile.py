@@ -176,9 +176,9 @@ def test_a_change_in_a_value_is_not_the_patients_level() -> None:
 
 
 def test_a_comparison_word_with_its_symbol_in_brackets() -> None:
-    assert [lim.written for lim in limits_in("BMI greater than or equal to (>=) 27.0 kg/m2")] == [
-        "BMI >= 27.0 kg/m2"
-    ]
+    # Read as ">= 27.0"; the reason quotes the line as the trial wrote it.
+    line = "BMI greater than or equal to (>=) 27.0 kg/m2"
+    assert [(lim.bounds, lim.written) for lim in limits_in(line)] == [((("≥", 27.0),), line)]
     assert (
         evaluate(
             "BMI greater than or equal to (≥) 27.0 kilogram per square metre (kg/m^2) at screening.",

@@ -110,13 +110,18 @@ _NUM = r"\d{1,3}(?:,\d{3})+|\d+(?:[.,]\d+)?"
 _UNITS = (
     r"(?:(?:x|×|times)\s*(?:the\s+)?(?:institutional\s+|laboratory\s+|site\s+)?(?:uln|upper\s+(?:limits?\s+)?"
     r"(?:of\s+)?normal(?:\s+limits?)?)|(?:x|×)\s*10\^?\s*[39]\s*/\s*(?:l|µl|ul|mm\^?3)|/mm\^?3|/µl|/ul|cells/mm\^?3|"
-    r"mg/dl|mg/l|µmol/l|umol/l|μmol/l|mmol/mol|ml/s|mls?/min(?:/1[.,]7\d*\s*(?:m2|m²|m\^2|m)?(?:\s*bsa)?)?|"
+    r"mg/dl|mg/l|ng/ml|µg/l|ug/l|μg/l|pmol/l|µmol/l|umol/l|μmol/l|mmol/mol|mmol/l|ml/s|"
+    r"mls?/min(?:/1[.,]7\d*\s*(?:m2|m²|m\^2|m)?(?:\s*bsa)?)?|"
     r"kg/m2|kg/m²|kg/m\^2|iu/l|u/l|%)"
 )
 _FILLER = r"(?:\s*\([^()]{0,40}\))?[^.;0-9<>≤≥=]{0,45}?"
-_BOUND = re.compile(_FILLER + _OP + rf"\s*(?:to\s+)?(?P<n>{_NUM})\s*(?P<u>{_UNITS})?", re.I)
+# A number followed by a time word is a duration ("LDL apheresis < 2 months ago"), not a level.
+_NOT_TIME = r"(?![.,]?\d)(?!\s*(?:hours?|hrs?|days?|weeks?|wks?|months?|mos?|years?|yrs?)\b)"
+_BOUND = re.compile(_FILLER + _OP + rf"\s*(?:to\s+)?(?P<n>{_NUM})\s*(?P<u>{_UNITS})?" + _NOT_TIME, re.I)
 _SECOND = re.compile(
-    r"\s*(?P<join>,|and|but|or|to|-)\s*(?:and\s+)?" + _OP + rf"\s*(?P<n>{_NUM})\s*(?P<u>{_UNITS})?", re.I
+    r"\s*(?P<join>,|and|but|or|to|-)\s*(?:and\s+)?" + _OP + rf"\s*(?P<n>{_NUM})\s*(?P<u>{_UNITS})?"
+    + _NOT_TIME,
+    re.I,
 )
 _RANGE = re.compile(
     r"(?:\s*\([^()]{0,40}\))?[^.;0-9<>≤≥]{0,45}?(?:between\s+|of\s+|from\s+)?(?P<a>"
@@ -258,6 +263,8 @@ def _stage_limits(text: str) -> list[Limit]:
 
 # Other spellings of a comparison, each replaced by one of the same length so positions stay the same.
 _SPELLINGS = (
+    (re.compile(r"\bno(?:t)?\s+(?:less|lower|fewer)\s+than\b", re.I), ">="),
+    (re.compile(r"\bno(?:t)?\s+(?:more|greater|higher)\s+than\b", re.I), "<="),
     (re.compile(r">\s?/\s?=|>\s=|=>"), ">="),
     (re.compile(r"<\s?/\s?=|<\s=|=<"), "<="),
     (re.compile(r"\b(?:greater|more|higher) than or equal(?: to)?\b", re.I), ">="),
@@ -284,7 +291,7 @@ def _spelled(text: str) -> str:
 def limits_in(text: str) -> list[Limit]:
     """Every cut-off the criterion sets on a measure of measures.csv (limits in a unit it cannot convert are
     left out, so the line stays to the other rules)."""
-    text = _spelled(text)
+    original, text = text, _spelled(text)  # the same length: positions in one are positions in the other
     limits = _stage_limits(text)
     # A name inside a longer name of another measure belongs to that one ("creatinine clearance").
     names = [(m.span(), row) for row in measure_rows() for m in row.pattern.finditer(text)]
@@ -318,7 +325,7 @@ def limits_in(text: str) -> list[Limit]:
                         row,
                         tuple(bounds),
                         uln,
-                        " ".join(text[name.start() : end].split()),
+                        " ".join(original[name.start() : end].split()),
                         (name.start(), end),
                         name.start(),
                         tuple((s, f"{n:g}" if n < 1000 else f"{n:,.0f}", unit_written) for s, n, _ in raw),

@@ -876,12 +876,6 @@ _MEASURES = (
         re.compile(r"\b(?:LVEF|ejection fraction|EF)\b[^.;0-9]{0,25}?(?P<n>\d{1,2})\s*(?P<u>%)", re.I),
         {"%": 1.0, "": 1.0},
     ),
-    _Measure(
-        "ferritin", "ferritin",
-        re.compile(r"\bferritin\b[^.;]{0,20}?" + _OP + r"\s*(?P<n>\d{1,4})\s*(?P<u>µg/l|ug/l|ng/ml)?", re.I),
-        re.compile(r"\bferritin\b[^.;0-9]{0,15}?(?P<n>\d{1,4})\s*(?P<u>µg/l|ug/l|ng/ml)?", re.I),
-        {"µg/l": 1.0, "ug/l": 1.0, "ng/ml": 1.0, "": 1.0},
-    ),
 )
 
 # Labs judged only from values the patient uploaded (services/healthdata.py converts their units); a note's own
@@ -906,13 +900,12 @@ _LAB_MEASURES = (
     _lab_measure("ast", "AST", r"(?-i:AST|SGOT|ASAT)|aspartate (?:amino)?transferase|aspartate transaminase"),
     _lab_measure("bilirubin", "total bilirubin", r"(?<!direct )(?<!conjugated )(?<!indirect )(?:total\s+)?bilirubin"),
     _lab_measure("anc", "absolute neutrophil count", r"absolute neutrophil count|(?-i:ANC)|neutrophils?(?: count)?"),
-    _lab_measure("ldl", "LDL cholesterol", r"(?-i:LDL)(?:-C| cholesterol)?|low[- ]density lipoprotein(?: cholesterol)?"),
 )
 _ULN = re.compile(r"uln|upper\s+(?:normal\s+)?limit", re.I)
 # A limit written without a unit: which unit its size means (the usual units differ by a factor of 10-1000).
 _UNITLESS = {"creatinine": (20.0, "mg/dL", "µmol/L"), "bilirubin": (10.0, "mg/dL", "µmol/L"),
              "anc": (100.0, "×10^9/L", "/mm³"), "platelets": (2000.0, "×10^9/L", "/mm³"),
-             "hemoglobin": (25.0, "g/dL", "g/L"), "hba1c": (20.0, "%", "mmol/mol"), "ldl": (20.0, "mmol/L", "mg/dL")}
+             "hemoglobin": (25.0, "g/dL", "g/L"), "hba1c": (20.0, "%", "mmol/mol")}
 
 
 def _amount(x: float) -> str:
