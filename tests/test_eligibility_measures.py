@@ -262,3 +262,26 @@ def test_ferritin_and_ldl_are_read_from_the_patients_own_words_with_units() -> N
     judged = evaluate("Fasting LDL-C between 130 mg/dL and 220 mg/dL", "inclusion", uploaded)
     assert judged.label == Label.NOT_MET, judged.reason
     assert "3.1 mmol/L on 2026-01-01 (120 mg/dL)" in judged.reason, judged.reason
+
+
+LIMIT_GROUP_ROWS = list(csv.DictReader(MEASURES_CSV.with_name("limit_groups.csv").open(encoding="utf-8")))
+
+
+@pytest.mark.parametrize("row", LIMIT_GROUP_ROWS, ids=[r["word"] for r in LIMIT_GROUP_ROWS])
+def test_limit_groups_row_reads_its_example(row: dict[str, str]) -> None:
+    (limit, *_) = limits_in(row["example"])
+    assert limit.sex == row["expected"] == row["sex"]
+    assert row["source"].strip()
+
+
+def test_a_limit_for_the_other_sex_does_not_judge_the_patient() -> None:
+    line = "Hb<12g/dl for males and <11g/dl for females"
+    woman = PatientProfile(age=40, sex="female", notes="Hemoglobin 11.5 g/dL")
+    man = PatientProfile(age=40, sex="male", notes="Hemoglobin 11.5 g/dL")
+    unknown = PatientProfile(age=40, notes="Hemoglobin 11.5 g/dL")
+    assert evaluate(line, "exclusion", man).label == Label.MET  # 11.5 < 12: the men's limit excludes him
+    assert evaluate(line, "exclusion", woman).label == Label.NOT_ENOUGH_INFO  # her limit (< 11) is not read
+    judged = evaluate(line, "exclusion", unknown)
+    assert judged.label == Label.NOT_ENOUGH_INFO and "is for men" in judged.reason, judged.reason
+    by_sex = "Hemoglobin: women: > / = 11.5 g/dL; men > / = 12.5 g/dL"
+    assert evaluate(by_sex, "inclusion", woman).label == Label.MET

@@ -36,7 +36,7 @@ PATIENT = PatientProfile(age=62, sex="male", conditions=("non-small cell lung ca
      "Your creatinine of 1.1 mg/dL on 2026-10-02 is within the limit of ≤ 1.5 (no unit read with the limit; taken as "
      "mg/dL)."),
     ("inclusion", "Hemoglobin ≥ 9.0 g/dL", Label.MET,
-     "Your haemoglobin of 10.5 g/dL on 2026-09-30 is within the limit of ≥ 9.0 g/dL."),
+     "Your haemoglobin of 10.5 g/dL on 2026-09-30 is within the limit of ≥ 9 g/dL."),
     ("inclusion", "Hemoglobin ≥ 110 g/L", Label.NOT_MET,
      "Your haemoglobin of 10.5 g/dL on 2026-09-30 (105 g/L) is outside the limit of ≥ 110 g/L."),
     ("inclusion", "Platelets ≥ 100,000/mm3", Label.MET,

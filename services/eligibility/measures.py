@@ -112,7 +112,7 @@ _UNITS = (
     r"(?:of\s+)?normal(?:\s+limits?)?)|(?:x|×)\s*10\^?\s*[39]\s*/\s*(?:l|µl|ul|mm\^?3)|/mm\^?3|/µl|/ul|cells/mm\^?3|"
     r"mg/dl|mg/l|ng/ml|µg/l|ug/l|μg/l|pmol/l|µmol/l|umol/l|μmol/l|mmol/mol|mmol/l|ml/s|"
     r"mls?/min(?:/1[.,]7\d*\s*(?:m2|m²|m\^2|m)?(?:\s*bsa)?)?|"
-    r"kg/m2|kg/m²|kg/m\^2|iu/l|u/l|%)"
+    r"kg/m2|kg/m²|kg/m\^2|iu/l|u/l|g/dl|gm/dl|g/l|%)"
 )
 _FILLER = r"(?:\s*\([^()]{0,40}\))?[^.;0-9<>≤≥=]{0,45}?"
 # A number followed by a time word is a duration ("LDL apheresis < 2 months ago"), not a level.
@@ -165,6 +165,7 @@ class Limit:
     name_start: int
     raw: tuple[tuple[str, str, str], ...] = ()  # (symbol, number, unit) as the trial writes them
     either: bool = False  # two bounds joined by "or" ("< 85 or > 140 mmHg"): one of them is enough
+    sex: str | None = None  # a limit for one sex only ("≥ 11.5 g/dL for women"): "female" or "male"
 
     def holds(self, value: float) -> bool | None:
         """Whether the value lies inside the limit: every bound; one of them when "or" joins bounds facing
@@ -288,6 +289,34 @@ def _spelled(text: str) -> str:
     return text
 
 
+LIMIT_GROUPS_CSV = MEASURES_CSV.with_name("limit_groups.csv")
+
+
+@lru_cache(maxsize=1)
+def limit_groups() -> dict[str, str]:
+    """Words that give a limit to one sex ("for women", "in males"): word -> sex (limit_groups.csv)."""
+    with LIMIT_GROUPS_CSV.open(encoding="utf-8") as handle:
+        return {r["word"].lower(): r["sex"] for r in csv.DictReader(handle)}
+
+
+@lru_cache(maxsize=1)
+def _group_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    words = "|".join(re.escape(w) for w in sorted(limit_groups(), key=len, reverse=True))
+    after = re.compile(
+        rf"\s*(?:\([^()]{{0,40}}\)\s*)?,?\s*(?:for|in|among)\s+(?:[a-z-]+\s+){{0,4}}?(?P<g>{words})\b", re.I)
+    return after, re.compile(rf"\b(?P<g>{words})\b", re.I)
+
+
+def _limit_sex(text: str, name_end: int, end: int) -> str | None:
+    """The sex a limit is given for: named after it ("≥ 11.5 g/dL for women") or between the measure's name
+    and its number ("Hemoglobin: women: ≥ 11.5 g/dL")."""
+    after, word = _group_patterns()
+    number = re.search(r"\d", text[name_end:end])
+    before_number = name_end + (number.start() if number else 0)
+    found = after.match(text, end) or word.search(text, name_end, before_number)
+    return limit_groups()[found.group("g").lower()] if found else None
+
+
 def limits_in(text: str) -> list[Limit]:
     """Every cut-off the criterion sets on a measure of measures.csv (limits in a unit it cannot convert are
     left out, so the line stays to the other rules)."""
@@ -330,6 +359,7 @@ def limits_in(text: str) -> list[Limit]:
                         name.start(),
                         tuple((s, f"{n:g}" if n < 1000 else f"{n:,.0f}", unit_written) for s, n, _ in raw),
                         either,
+                        _limit_sex(text, name.end(), end),
                     )
                 )
                 break
@@ -379,6 +409,10 @@ def _fmt(x: float) -> str:
 def judge(limit: Limit, facts: PatientFacts, kind: str) -> tuple[bool | None, str, tuple[int, ...]]:
     """Whether the patient's value lies inside the limit (None when unknown or not comparable) and the reason."""
     row = limit.row
+    if limit.sex is not None and facts.sex != limit.sex:  # the caller leaves out a limit for the other sex
+        group = "women" if limit.sex == "female" else "men"
+        source = facts.source.lower()
+        return None, f"The limit ({limit.written}) is for {group}; {source} does not give the sex.", ()
     value = patient_value(row, facts)
     same = (
         " Creatinine clearance and eGFR are read as the same kidney-function measure, in mL/min."

@@ -832,12 +832,6 @@ _MEASURES = (
         {"c": 1.0, "celsius": 1.0, "": 1.0},
     ),
     _Measure(
-        "hemoglobin", "hemoglobin",
-        re.compile(r"(?<!glycated )(?<!glycosylated )\b(?:h(?:a)?emoglobin|hgb|hb)\b(?!\s*A1c)[^.;]{0,30}?" + _OP + r"\s*(?P<n>\d{1,3}(?:\.\d)?)\s*(?P<u>g/dl|g/l|mmol/l)?", re.I),
-        re.compile(r"(?<!glycated )(?<!glycosylated )\b(?:h(?:a)?emoglobin|hgb|hb)\b(?!\s*A1c)(?:\s*\(hb\))?[^.;0-9]{0,15}?(?P<n>\d{1,3}(?:\.\d)?)\s*(?P<u>g/dl|g/l)", re.I),
-        {"g/dl": 1.0, "g/l": 0.1, "": 1.0},
-    ),
-    _Measure(
         "bmi", "body mass index",
         re.compile(r"\b(?:bmi|body mass index)\b[^.;]{0,20}?" + _OP + r"\s*(?P<n>\d{2}(?:\.\d)?)(?P<u>)", re.I),
         re.compile(r"\b(?:bmi|body mass index)\b[^.;0-9]{0,15}?(?P<n>\d{2}(?:\.\d)?)(?P<u>)", re.I),
@@ -905,7 +899,7 @@ _ULN = re.compile(r"uln|upper\s+(?:normal\s+)?limit", re.I)
 # A limit written without a unit: which unit its size means (the usual units differ by a factor of 10-1000).
 _UNITLESS = {"creatinine": (20.0, "mg/dL", "µmol/L"), "bilirubin": (10.0, "mg/dL", "µmol/L"),
              "anc": (100.0, "×10^9/L", "/mm³"), "platelets": (2000.0, "×10^9/L", "/mm³"),
-             "hemoglobin": (25.0, "g/dL", "g/L"), "hba1c": (20.0, "%", "mmol/mol")}
+             "hba1c": (20.0, "%", "mmol/mol")}
 
 
 def _amount(x: float) -> str:
@@ -978,8 +972,6 @@ def _measure_value(measure: _Measure, raw: str, unit: str | None) -> float:
         return (value - 32) * 5 / 9
     if measure.key == "platelets" and value >= 1000:
         return value / 1000  # per mm3 -> x10^9/L
-    if measure.key == "hemoglobin" and not unit_key and value > 25:
-        return value / 10  # g/L written without a unit
     if measure.key == "hba1c" and unit_key == "mmol/mol":
         return value * 0.0915 + 2.15  # IFCC mmol/mol -> NGSP %
     return value * measure.to_standard.get(unit_key, 1.0)
@@ -1051,6 +1043,8 @@ def _measure_findings(text: str, facts: PatientFacts,
         if limit_role(norm, cut.name_start, cut.span[1]):
             spans.append(cut.span)  # a condition for another limit or a change, not the patient's level
             continue
+        if cut.sex is not None and facts.sex is not None and cut.sex != facts.sex:
+            continue  # a limit for the other sex ("≥ 11.5 g/dL for women", a man): the line's rest decides
         if _left_to_upload(cut.row.key, norm, cut.name_start, cut.span[1], facts):
             # An uploaded lab's limit, judged with the wording of uploaded values below; with its value known,
             # the number decides the condition it defines ("renal failure (GFR < 30)").
