@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from services.eligibility import cues
+from services.eligibility.measures import STATE_CUES
 from services.eligibility.patient import PatientProfile
 from services.eligibility.rules import (
     CONSENT_CUES,
     PREGNANCY_CUES,
-    STATE_CUES,
     STRUCTURE_CUES,
     _consent_reading,
     evaluate,

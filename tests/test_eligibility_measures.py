@@ -285,3 +285,75 @@ def test_a_limit_for_the_other_sex_does_not_judge_the_patient() -> None:
     assert judged.label == Label.NOT_ENOUGH_INFO and "is for men" in judged.reason, judged.reason
     by_sex = "Hemoglobin: women: > / = 11.5 g/dL; men > / = 12.5 g/dL"
     assert evaluate(by_sex, "inclusion", woman).label == Label.MET
+
+
+@pytest.mark.parametrize(
+    ("line", "key", "bounds"),
+    [
+        ("Fever ≥101.5oF", "temperature", [("≥", 38.6)]),  # no unit read; above 45 it can only be °F
+        ("Oral temperature less than 95°F or more than 98.6°F", "temperature", [("<", 35.0), (">", 37.0)]),
+        ("weigh at least 110 pounds", "weight", [("≥", 49.9)]),
+        ("Body weight < 1500g or > 10 kg", "weight", [("<", 1.5), (">", 10.0)]),
+        ("Body mass index >35 kg m-2", "bmi", [(">", 35.0)]),
+        ("BMI of 23.0 to 45.0 kilograms per meter squared (kg/m²)", "bmi", [("≥", 23.0), ("≤", 45.0)]),
+        ("Hemoglobin must be ≥8 grams per deciliter (g/dL).", "hemoglobin", [("≥", 8.0)]),
+        ("Hemoglobin <9 g / dL", "hemoglobin", [("<", 9.0)]),
+    ],
+)
+def test_temperature_weight_and_spaced_units(line: str, key: str, bounds: list[tuple[str, float]]) -> None:
+    (limit,) = limits_in(line)
+    assert (limit.row.key, [(op, round(b, 1)) for op, b in limit.bounds]) == (key, bounds)
+
+
+def test_a_weight_without_a_unit_is_not_read() -> None:
+    # kg or lb: "less than 6 feet tall and over 230 lbs" must not become a weight under 6 kg
+    assert limits_in("Weight > 50") == []
+    assert limits_in("Combined height and weight that is either less than 6 feet tall") == []
+
+
+def test_a_note_without_fever_and_the_least_weight_for_age_settle_limits_without_a_value() -> None:
+    afebrile = PatientProfile(age=40, sex="female", notes="A 40-year-old woman with a cough. No fever.")
+    judged = evaluate("Body temperature ≥ 38.0 °C", "exclusion", afebrile)
+    assert judged.label == Label.NOT_MET and "no fever" in judged.reason, judged.reason
+    adult = PatientProfile(age=50, sex="male", conditions=("heart failure",))
+    judged = evaluate("Subjects who weigh less than 7 kg", "exclusion", adult)
+    assert judged.label == Label.NOT_MET and "WHO growth standards" in judged.reason, judged.reason
+    heavy = evaluate("Body weight ≥ 80 kg", "inclusion", adult)
+    assert heavy.label == Label.NOT_ENOUGH_INFO  # a limit above the floor is not settled by it
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Birth weight < 1500 g",
+        "Weight loss of more than 5 kg within the past 6 months",
+        "Significant change in body weight (3 kg or more) in the past 3 months",
+        "Stable weight over the last 5 months (body weight changes>5kg)",
+    ],
+)
+def test_birth_weight_and_weight_changes_are_not_the_patients_weight(line: str) -> None:
+    child = PatientProfile(age=9, sex="male", notes="9 year old boy, weight 28 kg")
+    assert evaluate(line, "exclusion", child).label != Label.MET
+    assert evaluate(line, "inclusion", child).label not in (Label.MET, Label.NOT_MET)
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        ("Morbid obesity defined as a BMI more than 40 or a weight of more than 45 kg (100 lbs.) over "
+         "ideal body weight", "exclusion"),
+        ("Clinically significant vital signs (reference value range: body temperature (axillary temperature)"
+         "<=37.2℃)", "exclusion"),
+    ],
+)
+def test_a_weight_over_the_ideal_and_a_normal_range_are_not_the_patients_level(line: str, kind: str
+                                                                          ) -> None:
+    # 70 kg is "more than 45 kg" and 37.1 °C is "<= 37.2", yet neither says the line applies to the patient.
+    patient = PatientProfile(age=30, sex="male", notes="Weight 70 kg. Temperature 37.1 C.")
+    assert evaluate(line, kind, patient).label == Label.NOT_ENOUGH_INFO  # type: ignore[arg-type]
+
+
+def test_a_converted_value_on_the_limit_is_on_it() -> None:
+    normal = PatientProfile(age=45, sex="female", notes="T 98.6 F, blood pressure 118/76.")
+    fever = "Fever (axillary temperature > 37ºC or equivalent)"
+    assert evaluate(fever, "exclusion", normal).label == Label.NOT_MET

@@ -64,7 +64,10 @@ def test_limit_context_row_reads_its_example(row: dict[str, str]) -> None:
     name_start = text.index(row["measure"])
     number = re.compile(r"\d").search(text, name_start + len(row["measure"]))
     assert number is not None
-    assert limit_role(text, name_start, number.start()) == row["expected"]
+    # A cue after the limit is looked for where the limit ends.
+    after = row["where"] == "after"
+    end = next(c.span[1] for c in limits_in(text) if c.name_start == name_start) if after else None
+    assert limit_role(text, name_start, number.start(), end) == row["expected"]
 
 
 def test_a_plain_limit_has_no_context_role() -> None:

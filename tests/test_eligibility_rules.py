@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from services.eligibility.labels import Label
+from services.eligibility.measures import WEIGHT_FLOOR_CSV, weight_floor
 from services.eligibility.model import CombinedEvaluator, judge_criteria
 from services.eligibility.parser import Criterion, parse_criteria
 from services.eligibility.patient import PatientProfile, facts_from_note, split_note
@@ -21,12 +22,10 @@ from services.eligibility.rules import (
     GENERIC_WORDS_CSV,
     NOT_SEXUALLY_ACTIVE_CSV,
     SEX_ORGANS_CSV,
-    WEIGHT_FLOOR_CSV,
     AgeRange,
     Judgement,
     evaluate,
     parse_age_range,
-    weight_floor,
 )
 from services.errors import BadInput
 
@@ -357,7 +356,8 @@ def test_eligibility_rules_healthy_volunteers() -> None:
 
 def test_eligibility_rules_measurements() -> None:
     assert evaluate("Temperature above 38 C", "inclusion", NOTE) == Judgement(
-        Label.MET, "The recorded temperature (38.6) meets the limit (temperature above 38 C).", (5,)
+        Label.MET, 'The note: Temperature 38.6 C (38.6 °C) is within the limit (body temperature > 38 °C, as '
+        'written: "Temperature above 38 C").', (5,)
     )
     assert label("Haemoglobin < 90 g/L", "exclusion", PREGNANT) == Label.NOT_MET
     assert label("Hemoglobin >= 10 g/dL", "inclusion", PREGNANT) == Label.NOT_MET

@@ -14,7 +14,14 @@ from functools import lru_cache
 from pathlib import Path
 
 LIMIT_CONTEXT_PATH = Path(__file__).resolve().parents[2] / "data" / "eligibility" / "limit_context.csv"
-_ROLES = {("condition", "before"), ("change", "between")}
+# "other": the name is part of another measure ("birth weight" is not the weight now).
+# "reference": the number is measured from a reference value ("more than 45 kg over ideal body weight");
+# "normal": the limit is inside a bracket giving the normal range ("vital signs (reference value range:
+# ...)").
+_ROLES = {("condition", "before"), ("change", "between"), ("change", "before"), ("other", "before"),
+          ("reference", "after"), ("normal", "bracket")}
+# Roles whose limit is neither the patient's level nor settled by the line's other words: it stays unread.
+UNREAD_ROLES = frozenset({"reference", "normal"})
 
 
 @dataclass(frozen=True)
@@ -41,21 +48,33 @@ def context_cues(path: Path = LIMIT_CONTEXT_PATH) -> tuple[ContextCue, ...]:
     return rows
 
 
-@lru_cache(maxsize=2)
+@lru_cache(maxsize=4)
 def _pattern(where: str) -> re.Pattern[str]:
     words = sorted((c.cue for c in context_cues() if c.where == where), key=len, reverse=True)
     body = "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in words)
     if where == "before":  # the cue, then at most a few words ("if the screening eGFR"), then the name
-        return re.compile(r"\b(?:" + body + r")\s+(?:[\w-]+\s+){0,3}$", re.I)
+        return re.compile(r"\b(?P<cue>" + body + r")\s+(?:[\w-]+\s+){0,3}$", re.I)
+    if where == "after":  # right after the limit: "over (the) ideal body weight", "above baseline"
+        return re.compile(r"\s*(?:\([^()]{0,40}\)\s*)?\.?\s*(?:over|above|below|under|more than|less than|"
+                          r"from)\s+(?:(?:the|their|his|her|an?)\s+)?(?:" + body + r")\b", re.I)
     return re.compile(r"\b(?:" + body + r")\b", re.I)
 
 
-def limit_role(text: str, name_start: int, number_start: int) -> str | None:
-    """"condition" or "change" for the limit whose measure name starts at name_start and whose number starts
-    at number_start; None for an ordinary requirement."""
+def limit_role(text: str, name_start: int, number_start: int, end: int | None = None) -> str | None:
+    """"condition", "change", "other", "reference" or "normal" for the limit whose measure name starts at
+    name_start and whose number starts at number_start (with `end`, where the limit ends, what follows it
+    counts too); None for an ordinary requirement."""
+    if end is not None and _pattern("after").match(text, end):
+        return "reference"
+    opening = text.rfind("(", 0, name_start)
+    in_bracket = opening >= 0 and ")" not in text[opening:name_start]
+    if in_bracket and _pattern("bracket").search(text, opening, name_start):
+        return "normal"
     clause = re.split(r"[;.:]\s|,", text[:name_start])[-1]
-    if _pattern("before").search(clause):
-        return "condition"
+    before = _pattern("before").search(clause)
+    if before:
+        cue = " ".join(before.group("cue").lower().split())
+        return next(c.role for c in context_cues() if c.where == "before" and " ".join(c.cue.split()) == cue)
     if number_start > name_start and _pattern("between").search(text[name_start:number_start]):
         return "change"
     return None

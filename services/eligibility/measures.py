@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from services.eligibility import cues
 from services.eligibility.patient import LabValue, PatientFacts
 from services.eligibility.statements import SYMBOLS, comparison
 from services.healthdata import BY_KEY, normalise_unit
@@ -35,6 +36,7 @@ class MeasureRow:
     low: float
     high: float
     lab_keys: tuple[str, ...]
+    unit_needed: bool  # a limit without a unit is not read (a weight may be in kg or lb)
     source: str
     pattern: re.Pattern[str]
 
@@ -42,19 +44,24 @@ class MeasureRow:
         """The value in the standard unit; a unit left out is guessed from the size (10^9/L vs /mm3, % vs
         mmol/mol); None for a unit this measure does not have."""
         u = _unit_key(unit)
+        if not u and self.unit_needed:
+            return None
         if not u:
             for candidate, (factor, offset) in self.units.items():
-                std = value * factor + offset
+                std = round(value * factor + offset, 6)
                 if candidate and self.low <= std <= self.high and not self.low <= value <= self.high:
                     return std
             return value if self.low <= value <= self.high or "" in self.units else None
         rule = self.units.get(u)
-        return None if rule is None else value * rule[0] + rule[1]
+        # rounded: 98.6 °F is 37 °C, not 37.0000002 (which would be "> 37")
+        return None if rule is None else round(value * rule[0] + rule[1], 6)
 
 
 def _unit_key(unit: str) -> str:
     u = normalise_unit(unit or "").replace("x109/l", "109/l").rstrip(".")
     u = re.sub(r"^ml/min/1[.,]7\d*(?:m2|m|m2bsa|m3)?$", "ml/min/1.73m2", u)
+    u = re.sub(r"^(?:kg|kilograms?)(?:/|per)?(?:m-2|m2|squaremet(?:er|re)|met(?:er|re)s?squared)$", "kg/m2",
+               u)
     if re.fullmatch(
         r"x?(?:times)?(?:the)?(?:institutional|laboratory|site)?(?:uln|upperlimitofnormal|"
         r"upperlimitsofnormal|upperlimitnormal|normal|xnormal)",
@@ -95,6 +102,7 @@ def measure_rows() -> tuple[MeasureRow, ...]:
                     float(row["low"]),
                     float(row["high"]),
                     tuple(k for k in row["lab_keys"].split("|") if k),
+                    row["unit_needed"] == "yes",
                     row["source"],
                     _name_pattern(names),
                 )
@@ -112,7 +120,10 @@ _UNITS = (
     r"(?:of\s+)?normal(?:\s+limits?)?)|(?:x|×)\s*10\^?\s*[39]\s*/\s*(?:l|µl|ul|mm\^?3)|/mm\^?3|/µl|/ul|cells/mm\^?3|"
     r"mg/dl|mg/l|ng/ml|µg/l|ug/l|μg/l|pmol/l|µmol/l|umol/l|μmol/l|mmol/mol|mmol/l|ml/s|"
     r"mls?/min(?:/1[.,]7\d*\s*(?:m2|m²|m\^2|m)?(?:\s*bsa)?)?|"
-    r"kg/m2|kg/m²|kg/m\^2|iu/l|u/l|g/dl|gm/dl|g/l|%)"
+    r"kg\s*/?\s*m(?:-2|2|²|\^2)|kilograms?\s*(?:/|per)\s*(?:square\s+met(?:er|re)|met(?:er|re)s?\s+squared)|"
+    r"iu/l|u/l|g\s*/\s*dl|gm\s*/\s*dl|g\s*/\s*l\b|%|kgs?\b|kilograms?\b|lbs?\b|pounds\b|"
+    r"grams?\s+per\s+decilit(?:er|re)|g\b|grams\b|"
+    r"°\s?[cf]\b|degrees?\s+(?:celsius|fahrenheit|c|f)\b|celsius\b|fahrenheit\b|[cf]\b)"
 )
 _FILLER = r"(?:\s*\([^()]{0,40}\))?[^.;0-9<>≤≥=]{0,45}?"
 # A number followed by a time word is a duration ("LDL apheresis < 2 months ago"), not a level.
@@ -141,7 +152,7 @@ _OR_TAIL = re.compile(
     re.I,
 )
 _VALUE = re.compile(
-    r"^\s*(?:\([^()]{0,20}\))?\s*(?:(?:level|value|result|was|is|of|at|=|:|-)\s*){0,3}"
+    r"^\s*(?:\([^()]{0,20}\))?\s*(?:(?:level|value|result|was|is|of|at|up\s+to|=|:|-)\s*){0,3}"
     rf"(?P<n>{_NUM})\s*(?P<u>{_UNITS})?",
     re.I,
 )
@@ -402,6 +413,48 @@ def patient_value(row: MeasureRow, facts: PatientFacts) -> PatientValue | None:
     return None
 
 
+# A note saying there is no fever, and a trial for healthy volunteers (data/eligibility/state_cues.csv).
+STATE_CUES = cues.CueFile(MEASURES_CSV.with_name("state_cues.csv"), ("healthy", "afebrile"))
+_AFEBRILE = STATE_CUES.compile("afebrile")
+FEVER_FROM_C = 37.5  # the lowest fever threshold an "afebrile" note settles
+WEIGHT_FLOOR_CSV = MEASURES_CSV.with_name("weight_floor_by_age.csv")
+
+
+@lru_cache(maxsize=1)
+def _weight_floors() -> tuple[tuple[float, float], ...]:
+    with WEIGHT_FLOOR_CSV.open(encoding="utf-8") as handle:
+        return tuple((float(r["age_months"]) / 12, float(r["kg"])) for r in csv.DictReader(handle))
+
+
+def weight_floor(age: float | None) -> float | None:
+    """The least a person of this age (in years) weighs, from weight_floor_by_age.csv (None when unknown)."""
+    if age is None:
+        return None
+    return max((kg for years, kg in _weight_floors() if years <= age), default=None)
+
+
+def _without_value(limit: Limit, facts: PatientFacts, kind: str) -> tuple[bool, str, tuple[int, ...]] | None:
+    """What settles a limit without the patient's value: a note saying there is no fever settles a fever
+    threshold; the least weight at the patient's age (WHO -3 SD) settles a weight limit below it, read only in
+    the patient's favour, as a rare child may weigh less."""
+    signs = [op for op, _ in limit.bounds]
+    if limit.row.key == "temperature" and all(b >= FEVER_FROM_C for _, b in limit.bounds):
+        ids = [s.id for s in facts.sentences if _AFEBRILE.search(s.text)]
+        if ids:
+            below = signs[0] in ("<", "≤")
+            return below, (f"{facts.source} says there is no fever, so the temperature is below the limit "
+                           f"({limit.written})."), facts.evidence(ids)
+    floor = weight_floor(facts.age) if limit.row.key == "weight" else None
+    above = all(sign in (">", "≥") for sign in signs)
+    if floor is not None and all(floor >= b for _, b in limit.bounds) and above == (kind == "inclusion"):
+        years = facts.age or 0
+        age = f"{years:g} years" if years >= 2 else f"{round(years * 12)} months"
+        reason = (f"No weight is recorded, but at {age} of age a person weighs {floor:g} kg or more (WHO "
+                  f"growth standards, -3 SD), above the limit ({limit.written}).")
+        return above, reason, facts.evidence(facts.age_evidence)
+    return None
+
+
 def _fmt(x: float) -> str:
     return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
@@ -420,6 +473,9 @@ def judge(limit: Limit, facts: PatientFacts, kind: str) -> tuple[bool | None, st
         else ""
     )
     if value is None:
+        settled = _without_value(limit, facts, kind)
+        if settled is not None:
+            return settled
         return (
             None,
             (f"The trial asks for {limit.written}; {facts.source.lower()} gives no {row.name} value."),

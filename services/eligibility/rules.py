@@ -26,9 +26,9 @@ from typing import Protocol
 from services import healthdata
 from services.eligibility import cues
 from services.eligibility.labels import Label, check_kind
-from services.eligibility.limit_context import limit_role
+from services.eligibility.limit_context import UNREAD_ROLES, limit_role
+from services.eligibility.measures import STATE_CUES, limits_in, measure_rows
 from services.eligibility.measures import judge as judge_limit
-from services.eligibility.measures import limits_in, measure_rows
 from services.eligibility.parser import Criterion, CriterionKind, criterion_sentences, unescape_markdown
 from services.eligibility.patient import (
     KARNOFSKY_LOWEST,
@@ -738,10 +738,6 @@ def _performance_finding(text: str, facts: PatientFacts) -> tuple[_Finding | Non
                     facts.evidence(facts.ecog_evidence)), spans
 
 
-# A trial for healthy volunteers, and a note saying there is no fever (data/eligibility/state_cues.csv).
-STATE_CUES = cues.CueFile(GENERIC_WORDS_CSV.parent / "state_cues.csv", ("healthy", "afebrile"))
-
-
 _HEALTHY = STATE_CUES.compile("healthy")
 
 
@@ -826,22 +822,10 @@ class _Measure:
 _OP = r"(?P<op><=|>=|<|>|=|less than|more than|greater than|higher than|lower than|above|below|over|under|at least|at most|up to)"
 _MEASURES = (
     _Measure(
-        "temperature", "temperature",
-        re.compile(r"\b(?:temperature|fever|body temp\w*)\b[^.;]{0,30}?" + _OP + r"\s*(?P<n>\d{2,3}(?:\.\d)?)\s*(?P<u>C|F|celsius|fahrenheit)?\b", re.I),
-        re.compile(r"\b(?:temperature|fever|T)\b[^.;0-9]{0,20}?(?:of |up to |was |is |: ?)?(?P<n>\d{2,3}(?:\.\d)?)\s*(?P<u>C|F)\b", re.I),
-        {"c": 1.0, "celsius": 1.0, "": 1.0},
-    ),
-    _Measure(
         "bmi", "body mass index",
         re.compile(r"\b(?:bmi|body mass index)\b[^.;]{0,20}?" + _OP + r"\s*(?P<n>\d{2}(?:\.\d)?)(?P<u>)", re.I),
         re.compile(r"\b(?:bmi|body mass index)\b[^.;0-9]{0,15}?(?P<n>\d{2}(?:\.\d)?)(?P<u>)", re.I),
         {"": 1.0},
-    ),
-    _Measure(
-        "weight", "weight",
-        re.compile(r"\b(?:weight|weighs?)\b[^.;]{0,20}?" + _OP + r"\s*(?P<n>\d{1,3}(?:\.\d)?)\s*(?P<u>kg|lbs?|pounds)\b", re.I),
-        re.compile(r"\b(?:weight|weighs?|weighing)\b[^.;0-9]{0,15}?(?P<n>\d{1,3}(?:\.\d)?)\s*(?P<u>kg|lbs?|pounds)\b", re.I),
-        {"kg": 1.0, "lb": 0.4536, "lbs": 0.4536, "pounds": 0.4536},
     ),
     _Measure(
         "systolic", "systolic blood pressure",
@@ -962,14 +946,11 @@ _RANGE_BOUND = re.compile(r"^[^.;0-9<>]{0,30}?(?:between\s*)?(?P<a>\d{1,3}(?:\.\
                           r"(?P<b>\d{1,3}(?:\.\d+)?)", re.I)
 
 
-_AFEBRILE = STATE_CUES.compile("afebrile")
 
 
 def _measure_value(measure: _Measure, raw: str, unit: str | None) -> float:
     value = float(raw.replace(",", "")) if "," in raw and len(raw.split(",")[-1]) == 3 else float(raw)
     unit_key = (unit or "").lower().replace(" ", "")
-    if measure.key == "temperature" and (unit_key in ("f", "fahrenheit") or value > 50):
-        return (value - 32) * 5 / 9
     if measure.key == "platelets" and value >= 1000:
         return value / 1000  # per mm3 -> x10^9/L
     if measure.key == "hba1c" and unit_key == "mmol/mol":
@@ -1040,8 +1021,10 @@ def _measure_findings(text: str, facts: PatientFacts,
     spans: list[tuple[int, int]] = []
     read = {row.key for row in measure_rows()} - _uploaded_keys(facts)
     for cut in limits_in(norm):
-        if limit_role(norm, cut.name_start, cut.span[1]):
-            spans.append(cut.span)  # a condition for another limit or a change, not the patient's level
+        role = limit_role(norm, cut.name_start, cut.span[1], cut.span[1])
+        if role:
+            if role not in UNREAD_ROLES:
+                spans.append(cut.span)  # a condition for another limit or a change, not the patient's level
             continue
         if cut.sex is not None and facts.sex is not None and cut.sex != facts.sex:
             continue  # a limit for the other sex ("≥ 11.5 g/dL for women", a man): the line's rest decides
@@ -1101,7 +1084,6 @@ def _measure_findings(text: str, facts: PatientFacts,
             else:
                 continue
             m = named
-        limit = bounds[0][1]
         spans.append(m.span())
         if lab is not None or measure.note is None:
             # An uploaded value decides; a lab never read out of a note stays open without one.
@@ -1118,27 +1100,6 @@ def _measure_findings(text: str, facts: PatientFacts,
         in_brackets = any(p.start() <= m.start() < p.end() for p in _PARENS.finditer(norm))
         if observed is None and in_brackets:
             continue  # a bracketed definition of something named outside the brackets
-        if observed is None and measure.key == "temperature" and limit >= 37.5 and _AFEBRILE.search(
-                " ".join(s.text for s in facts.sentences)):
-            # "No fever" / "afebrile": the temperature is below any fever threshold.
-            ids = [s.id for s in facts.sentences if _AFEBRILE.search(s.text)]
-            upper = SYMBOLS.get(bounds[0][0].lower()) in ("<", "≤")
-            findings.append(_Finding("measure", upper, f"{facts.source} says there is no fever, so the temperature is below "
-                                     f"the limit ({written}).", facts.evidence(ids)))
-            continue
-        floor = weight_floor(facts.age) if measure.key == "weight" and observed is None else None
-        signs = [SYMBOLS.get(op.lower(), op) for op, _, _ in bounds]
-        lowest = [floor is not None and floor >= bound and sign in (">", "≥", "<", "≤")
-                  for sign, (_, bound, _) in zip(signs, bounds, strict=True)]
-        above = all(sign in (">", "≥") for sign in signs)
-        if floor is not None and all(lowest) and above == (kind == "inclusion"):
-            # Almost no one of the patient's age weighs less than the floor (WHO -3 SD), which is above every
-            # limit; read only in the patient's favour, as a rare child may weigh less.
-            age = _age_text(facts.age or 0)
-            findings.append(_Finding("measure", above, f"No weight is recorded, but at {age} of age a person "
-                                     f"weighs {floor:g} kg or more (WHO growth standards, -3 SD), above "
-                                     f"the limit ({written}).", facts.evidence(facts.age_evidence)))
-            continue
         if observed is None:
             # A measurement a note does not give is unknown, not normal: notes do not list every value.
             findings.append(_Finding("measure", None, f"The trial asks for {written}; no {measure.name} is recorded.",
@@ -1961,17 +1922,6 @@ _NOT_SEXUALLY_ACTIVE = re.compile(
 def _not_sexually_active(facts: PatientFacts) -> int | None:
     """The id of a note sentence saying the patient has no sexual partners (not_sexually_active.csv)."""
     return next((s.id for s in facts.sentences if _NOT_SEXUALLY_ACTIVE.search(s.text)), None)
-
-
-WEIGHT_FLOOR_CSV = GENERIC_WORDS_CSV.with_name("weight_floor_by_age.csv")
-_WEIGHT_FLOOR = tuple((float(r["age_months"]) / 12, float(r["kg"])) for r in csv_rows(WEIGHT_FLOOR_CSV))
-
-
-def weight_floor(age: float | None) -> float | None:
-    """The least a person of this age (in years) weighs, from weight_floor_by_age.csv (None when unknown)."""
-    if age is None:
-        return None
-    return max((kg for years, kg in _WEIGHT_FLOOR if years <= age), default=None)
 
 
 def _contraception_in(facts: PatientFacts) -> tuple[str, int] | None:
