@@ -357,3 +357,47 @@ def test_a_converted_value_on_the_limit_is_on_it() -> None:
     normal = PatientProfile(age=45, sex="female", notes="T 98.6 F, blood pressure 118/76.")
     fever = "Fever (axillary temperature > 37ºC or equivalent)"
     assert evaluate(fever, "exclusion", normal).label == Label.NOT_MET
+
+
+def test_blood_pressure_read_from_a_pair_and_each_bound_kept_to_its_name() -> None:
+    patient = PatientProfile(age=60, sex="male", notes="BP 150/95 mmHg.")
+    assert evaluate("Systolic blood pressure > 160 mmHg", "exclusion", patient).label == Label.NOT_MET
+    assert evaluate("Diastolic blood pressure > 90 mmHg", "exclusion", patient).label == Label.MET
+    # a bound after "or" or after a closing bracket belongs to the next name; a pair limit is not one bound
+    for line in ("BP >160 mm Hg systolic or >95 mm Hg diastolic",
+                 "hypertension [>140 systolic and/or >90 diastolic], hypotension [<90/60]",
+                 "DBP(diastolic blood pressure) is less than 90/50mmHg",
+                 "systolic dysfunction (LVEF < 55%)"):
+        assert [lim.row.key for lim in limits_in(line)] in ([], ["lvef"]), line
+    # the pulmonary artery's systolic pressure is not the blood pressure (limit_context.csv, "other")
+    assert evaluate("Pulmonary artery systolic pressure > 60 mmHg", "exclusion", patient).label == (
+        Label.NOT_ENOUGH_INFO)
+    # names joined before one limit share it
+    assert [lim.row.key for lim in limits_in("AST and ALT ≤ 2.5 x ULN")] == ["ast", "alt"]
+
+
+@pytest.mark.parametrize(
+    ("line", "label"),
+    [
+        ("The subject's systolic blood pressure is outside the range of 90-140 mmHg", Label.NOT_ENOUGH_INFO),
+        ("Blood pressure (BP) outside the limits considered safe: systolic BP (SBP) 90 - 140 mmHg",
+         Label.NOT_ENOUGH_INFO),
+    ],
+)
+def test_a_normal_range_in_an_exclusion_does_not_exclude_a_normal_value(line: str, label: Label) -> None:
+    normal = PatientProfile(age=45, sex="female", notes="Blood pressure 118/76.")
+    assert evaluate(line, "exclusion", normal).label == label
+
+
+@pytest.mark.parametrize(
+    ("line", "label"),
+    [
+        ("No severe anemia (Hb < 10 g/dL)", Label.NOT_MET),  # 9.5 is below 10: the anemia the line denies
+        ("Without severe anemia (hemoglobin < 8 g/dL)", Label.MET),
+        ("No uncontrolled hypertension (diastolic greater than 110 mm Hg)", Label.MET),
+    ],
+)
+def test_a_bracket_defining_what_the_line_denies_is_judged_the_other_way(line: str, label: Label) -> None:
+    patient = PatientProfile(age=60, sex="male", conditions=("hemoglobin 9.5 g/dL",), notes="BP 150/95")
+    judged = evaluate(line, "inclusion", patient)
+    assert judged.label == label and "opposite" in judged.reason, judged.reason

@@ -17,9 +17,11 @@ LIMIT_CONTEXT_PATH = Path(__file__).resolve().parents[2] / "data" / "eligibility
 # "other": the name is part of another measure ("birth weight" is not the weight now).
 # "reference": the number is measured from a reference value ("more than 45 kg over ideal body weight");
 # "normal": the limit is inside a bracket giving the normal range ("vital signs (reference value range:
-# ...)").
+# ...)"); "negated": inside a bracket defining what the line's opening denies ("No uncontrolled hypertension
+# (diastolic > 110 mm Hg)": the patient must not be above it; the verdict is the limit's opposite).
 _ROLES = {("condition", "before"), ("change", "between"), ("change", "before"), ("other", "before"),
-          ("reference", "after"), ("normal", "bracket")}
+          ("reference", "after"), ("normal", "bracket"), ("normal", "between"), ("normal", "line"),
+          ("negated", "opening")}
 # Roles whose limit is neither the patient's level nor settled by the line's other words: it stays unread.
 UNREAD_ROLES = frozenset({"reference", "normal"})
 
@@ -48,16 +50,18 @@ def context_cues(path: Path = LIMIT_CONTEXT_PATH) -> tuple[ContextCue, ...]:
     return rows
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=8)
 def _pattern(where: str) -> re.Pattern[str]:
     words = sorted((c.cue for c in context_cues() if c.where == where), key=len, reverse=True)
     body = "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in words)
     if where == "before":  # the cue, then at most a few words ("if the screening eGFR"), then the name
         return re.compile(r"\b(?P<cue>" + body + r")\s+(?:[\w-]+\s+){0,3}$", re.I)
+    if where == "opening":  # the clause opens with the cue: "No ...", "Without ..."
+        return re.compile(r"\W*(?:" + body + r")\b", re.I)
     if where == "after":  # right after the limit: "over (the) ideal body weight", "above baseline"
         return re.compile(r"\s*(?:\([^()]{0,40}\)\s*)?\.?\s*(?:over|above|below|under|more than|less than|"
                           r"from)\s+(?:(?:the|their|his|her|an?)\s+)?(?:" + body + r")\b", re.I)
-    return re.compile(r"\b(?:" + body + r")\b", re.I)
+    return re.compile(r"\b(?P<cue>" + body + r")\b", re.I)
 
 
 def limit_role(text: str, name_start: int, number_start: int, end: int | None = None) -> str | None:
@@ -66,15 +70,21 @@ def limit_role(text: str, name_start: int, number_start: int, end: int | None = 
     counts too); None for an ordinary requirement."""
     if end is not None and _pattern("after").match(text, end):
         return "reference"
+    if _pattern("line").search(text, 0, name_start):  # "BP outside the limits considered safe: SBP 90 - 140"
+        return "normal"
     opening = text.rfind("(", 0, name_start)
     in_bracket = opening >= 0 and ")" not in text[opening:name_start]
     if in_bracket and _pattern("bracket").search(text, opening, name_start):
         return "normal"
+    if in_bracket and _pattern("opening").match(re.split(r"[;.:]\s", text[:opening])[-1]):
+        return "negated"
     clause = re.split(r"[;.:]\s|,", text[:name_start])[-1]
     before = _pattern("before").search(clause)
     if before:
         cue = " ".join(before.group("cue").lower().split())
         return next(c.role for c in context_cues() if c.where == "before" and " ".join(c.cue.split()) == cue)
-    if number_start > name_start and _pattern("between").search(text[name_start:number_start]):
-        return "change"
+    between = _pattern("between").search(text[name_start:number_start]) if number_start > name_start else None
+    if between:
+        cue = " ".join(between.group("cue").lower().split())
+        return next(c.role for c in context_cues() if c.where == "between" and " ".join(c.cue.split()) == cue)
     return None

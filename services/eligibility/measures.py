@@ -37,6 +37,8 @@ class MeasureRow:
     high: float
     lab_keys: tuple[str, ...]
     unit_needed: bool  # a limit without a unit is not read (a weight may be in kg or lb)
+    pair: re.Pattern[str] | None  # a value written as a pair ("BP 150/95"), this measure at pair_position
+    pair_position: int
     source: str
     pattern: re.Pattern[str]
 
@@ -80,6 +82,15 @@ def _name_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(r"(?<![\w-])(?:" + "|".join(parts) + r")(?![\w-])", re.I)
 
 
+def _pair_pattern(names: str) -> re.Pattern[str] | None:
+    """The pair's names followed by two numbers, "BP 150/95 mmHg" (None for a measure written alone)."""
+    found = tuple(n.strip() for n in names.split("|") if n.strip())
+    if not found:
+        return None
+    two_numbers = r"[^.;0-9]{0,20}?(?P<a>\d{2,3})\s*/\s*(?P<b>\d{2,3})(?!\d)"
+    return re.compile(_name_pattern(found).pattern + two_numbers, re.I)
+
+
 @lru_cache(maxsize=1)
 def measure_rows() -> tuple[MeasureRow, ...]:
     """The rows of measures.csv (read once)."""
@@ -103,6 +114,8 @@ def measure_rows() -> tuple[MeasureRow, ...]:
                     float(row["high"]),
                     tuple(k for k in row["lab_keys"].split("|") if k),
                     row["unit_needed"] == "yes",
+                    _pair_pattern(row["pair_names"]),
+                    int(row["pair_position"] or 0),
                     row["source"],
                     _name_pattern(names),
                 )
@@ -120,22 +133,32 @@ _UNITS = (
     r"(?:of\s+)?normal(?:\s+limits?)?)|(?:x|×)\s*10\^?\s*[39]\s*/\s*(?:l|µl|ul|mm\^?3)|/mm\^?3|/µl|/ul|cells/mm\^?3|"
     r"mg/dl|mg/l|ng/ml|µg/l|ug/l|μg/l|pmol/l|µmol/l|umol/l|μmol/l|mmol/mol|mmol/l|ml/s|"
     r"mls?/min(?:/1[.,]7\d*\s*(?:m2|m²|m\^2|m)?(?:\s*bsa)?)?|"
-    r"kg\s*/?\s*m(?:-2|2|²|\^2)|kilograms?\s*(?:/|per)\s*(?:square\s+met(?:er|re)|met(?:er|re)s?\s+squared)|"
+    r"mm\s*hg\b|kg\s*/?\s*m(?:-2|2|²|\^2)|"
+    r"kilograms?\s*(?:/|per)\s*(?:square\s+met(?:er|re)|met(?:er|re)s?\s+squared)|"
     r"iu/l|u/l|g\s*/\s*dl|gm\s*/\s*dl|g\s*/\s*l\b|%|kgs?\b|kilograms?\b|lbs?\b|pounds\b|"
     r"grams?\s+per\s+decilit(?:er|re)|g\b|grams\b|"
     r"°\s?[cf]\b|degrees?\s+(?:celsius|fahrenheit|c|f)\b|celsius\b|fahrenheit\b|[cf]\b)"
 )
-_FILLER = r"(?:\s*\([^()]{0,40}\))?[^.;0-9<>≤≥=]{0,45}?"
-# A number followed by a time word is a duration ("LDL apheresis < 2 months ago"), not a level.
-_NOT_TIME = r"(?![.,]?\d)(?!\s*(?:hours?|hrs?|days?|weeks?|wks?|months?|mos?|years?|yrs?)\b)"
+# Words between a name and its bound; a closing bracket ends them ("hypertension [>140 systolic], hypotension
+# [<90": the bound is not the systolic one).
+_FILLER = r"(?:\s*\([^()]{0,40}\))?[^.;0-9<>≤≥=)\]\[]{0,45}?"
+# A number followed by a time word is a duration ("LDL apheresis < 2 months ago"), not a level; one
+# followed by "/N" is a pair ("SBP/DBP < 90/50"), one followed by "th" or "percentile" a rank.
+_NOT_TIME = (r"(?![.,]?\d)(?!\s*/\s*\d)(?!(?:th|st|nd|rd)\b|\s*percentile)"
+             r"(?!\s*(?:hours?|hrs?|days?|weeks?|wks?|months?|mos?|years?|yrs?)\b)")
 _BOUND = re.compile(_FILLER + _OP + rf"\s*(?:to\s+)?(?P<n>{_NUM})\s*(?P<u>{_UNITS})?" + _NOT_TIME, re.I)
+# Words before a bound that hand it to the next name: "BP >160 mm Hg systolic or >95 mm Hg diastolic",
+# "between 100 and 140 mmHg systolic, inclusive, and 50 and 90 mmHg diastolic".
+_JOINED = re.compile(r"\b(?:and|or)\s*$", re.I)
+# "N or higher" after another comparison word is not read ("lower thatn 60mmHg or higher than 100").
+_COMPARISON_WORD = re.compile(r"\b(?:lower|higher|less|more|greater|above|below|under|over|than)\b", re.I)
 _SECOND = re.compile(
     r"\s*(?P<join>,|and|but|or|to|-)\s*(?:and\s+)?" + _OP + rf"\s*(?P<n>{_NUM})\s*(?P<u>{_UNITS})?"
     + _NOT_TIME,
     re.I,
 )
 _RANGE = re.compile(
-    r"(?:\s*\([^()]{0,40}\))?[^.;0-9<>≤≥]{0,45}?(?:between\s+|of\s+|from\s+)?(?P<a>"
+    r"(?:\s*\([^()]{0,40}\))?[^.;0-9<>≤≥)\]\[]{0,45}?(?:between\s+|of\s+|from\s+)?(?P<a>"
     + _NUM
     + r")\s*(?P<ua>"
     + _UNITS
@@ -207,6 +230,8 @@ def _bounds_at(row: MeasureRow, text: str, start: int) -> tuple[_Bounds, int, bo
     rest = text[start:]
     found: _Bounds = []
     m = _BOUND.match(rest)
+    if m and _JOINED.search(rest, 0, m.start("op")):
+        return None
     if m:
         found.append((SYMBOLS[m.group("op").lower()], _number(m.group("n")), m.group("u") or ""))
         second = _SECOND.match(rest, m.end())
@@ -221,14 +246,14 @@ def _bounds_at(row: MeasureRow, text: str, start: int) -> tuple[_Bounds, int, bo
             return found, start + second.end(), second.group("join").lower() == "or"
         return found, start + m.end(), False
     r = _RANGE.match(rest)
-    if r and _number(r.group("a")) < _number(r.group("b")):
+    if r and not _JOINED.search(rest, 0, r.start("a")) and _number(r.group("a")) < _number(r.group("b")):
         unit = r.group("u") or r.group("ua") or ""
         return [
             ("≥", _number(r.group("a")), r.group("ua") or unit),
             ("≤", _number(r.group("b")), unit),
         ], start + r.end(), False
     t = _OR_TAIL.match(rest)
-    if t:
+    if t and not _JOINED.search(rest, 0, t.start("n")) and not _COMPARISON_WORD.search(rest, 0, t.start("n")):
         low = t.group("dir").lower() in ("lower", "less", "below", "under")
         return [("≤" if low else "≥", _number(t.group("n")), t.group("u") or "")], start + t.end(), False
     return None
@@ -275,6 +300,8 @@ def _stage_limits(text: str) -> list[Limit]:
 
 # Other spellings of a comparison, each replaced by one of the same length so positions stay the same.
 _SPELLINGS = (
+    (re.compile(r"\bequal\s+to\s+or\s+(?:greater|more|higher)\s+than\b", re.I), ">="),
+    (re.compile(r"\bequal\s+to\s+or\s+(?:less|lower)\s+than\b", re.I), "<="),
     (re.compile(r"\bno(?:t)?\s+(?:less|lower|fewer)\s+than\b", re.I), ">="),
     (re.compile(r"\bno(?:t)?\s+(?:more|greater|higher)\s+than\b", re.I), "<="),
     (re.compile(r">\s?/\s?=|>\s=|=>"), ">="),
@@ -328,6 +355,10 @@ def _limit_sex(text: str, name_end: int, end: int) -> str | None:
     return limit_groups()[found.group("g").lower()] if found else None
 
 
+# Names joined before one limit share it: "AST and ALT <= 2.5 x ULN", "SBP/DBP".
+_SHARED = re.compile(r"[\s,/&]*(?:(?:and|or|and/or)[\s,/&]*)?", re.I)
+
+
 def limits_in(text: str) -> list[Limit]:
     """Every cut-off the criterion sets on a measure of measures.csv (limits in a unit it cannot convert are
     left out, so the line stays to the other rules)."""
@@ -351,6 +382,9 @@ def limits_in(text: str) -> list[Limit]:
             if read is None:
                 continue
             raw, end, either = read
+            if any(other is not row and name.end() <= a < end and not _SHARED.fullmatch(text, name.end(), a)
+                   for (a, _), other in names):
+                continue  # another measure is named before the number: "systolic dysfunction (LVEF < 55%)"
             uln = any(_unit_key(u) == ULN for _, _, u in raw)
             bounds = []
             for symbol, number, unit in raw:
@@ -399,6 +433,12 @@ def patient_value(row: MeasureRow, facts: PatientFacts) -> PatientValue | None:
                 std, False, f"uploaded {row.names[0]} of {lab.value:g} {lab.unit} on {lab.date}", lab=lab
             )
     for sentence in facts.sentences:
+        pair = row.pair.search(sentence.text) if row.pair is not None else None
+        if pair is not None:
+            number = pair.group("a" if row.pair_position == 1 else "b")
+            std = row.to_standard(float(number), "")
+            if std is not None and row.low <= std <= row.high:
+                return PatientValue(std, False, pair.group(0), facts.evidence([sentence.id]))
         for name in row.pattern.finditer(sentence.text):
             m = _VALUE.match(sentence.text[name.end() :])
             if m is None:

@@ -828,12 +828,6 @@ _MEASURES = (
         {"": 1.0},
     ),
     _Measure(
-        "systolic", "systolic blood pressure",
-        re.compile(r"\bsystolic(?: blood pressure| bp)?\b[^.;]{0,20}?" + _OP + r"\s*(?P<n>\d{2,3})(?P<u>)", re.I),
-        re.compile(r"\b(?:blood pressure|BP)\b[^.;0-9]{0,20}?(?P<n>\d{2,3})\s*/\s*\d{2,3}(?P<u>)", re.I),
-        {"": 1.0},
-    ),
-    _Measure(
         "platelets", "platelet count",
         re.compile(r"\bplatelets?(?: count)?\b[^.;]{0,20}?" + _OP + r"\s*(?P<n>\d{1,3}(?:[,.]\d{3})?)\s*(?P<u>(?:x|×) ?10\^?9 ?/ ?l|/mm3|/ul|/µl|/mm\^?3)?", re.I),
         re.compile(r"\bplatelets?(?: count)?\b[^.;0-9]{0,15}?(?P<n>\d{1,3}(?:[,.]\d{3})?)\s*(?P<u>x ?10\^?9/l|/mm3|/ul)?", re.I),
@@ -1022,7 +1016,7 @@ def _measure_findings(text: str, facts: PatientFacts,
     read = {row.key for row in measure_rows()} - _uploaded_keys(facts)
     for cut in limits_in(norm):
         role = limit_role(norm, cut.name_start, cut.span[1], cut.span[1])
-        if role:
+        if role and role != "negated":
             if role not in UNREAD_ROLES:
                 spans.append(cut.span)  # a condition for another limit or a change, not the patient's level
             continue
@@ -1035,6 +1029,9 @@ def _measure_findings(text: str, facts: PatientFacts,
                 spans.extend((cut.span, _defined_by(norm, cut.name_start)))
             continue
         truth, reason, evidence = judge_limit(cut, facts, kind)
+        if role == "negated" and truth is not None:  # "No severe anemia (Hb < 10 g/dL)" asks the opposite
+            truth = not truth
+            reason = f'The line asks for the opposite of "{cut.written}". {reason}'
         clause = norm[: cut.name_start].split(";")[-1]
         if truth is False and kind == "inclusion" and (
                 _OR_BEFORE.search(clause) or _OR_AFTER.match(norm[cut.span[1]:])):
