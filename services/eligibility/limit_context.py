@@ -81,10 +81,12 @@ def limit_role(text: str, name_start: int, number_start: int, end: int | None = 
     clause = re.split(r"[;.:]\s|,", text[:name_start])[-1]
     before = _pattern("before").search(clause)
     if before:
-        cue = " ".join(before.group("cue").lower().split())
-        return next(c.role for c in context_cues() if c.where == "before" and " ".join(c.cue.split()) == cue)
+        return _role_of("before", before)
     between = _pattern("between").search(text[name_start:number_start]) if number_start > name_start else None
-    if between:
-        cue = " ".join(between.group("cue").lower().split())
-        return next(c.role for c in context_cues() if c.where == "between" and " ".join(c.cue.split()) == cue)
-    return None
+    return _role_of("between", between) if between else None
+
+
+def _role_of(where: str, found: re.Match[str]) -> str:
+    """The role of the row whose cue the pattern found."""
+    cue = " ".join(found.group("cue").lower().split())
+    return next(c.role for c in context_cues() if c.where == where and " ".join(c.cue.split()) == cue)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from services.eligibility import cues
 from services.eligibility.patient import LabValue, PatientFacts
-from services.eligibility.statements import SYMBOLS, comparison
+from services.eligibility.statements import SYMBOLS, age_text, comparison
 from services.healthdata import BY_KEY, normalise_unit
 
 MEASURES_CSV = Path(__file__).resolve().parents[2] / "data" / "eligibility" / "measures.csv"
@@ -487,10 +487,8 @@ def _without_value(limit: Limit, facts: PatientFacts, kind: str) -> tuple[bool, 
     floor = weight_floor(facts.age) if limit.row.key == "weight" else None
     above = all(sign in (">", "≥") for sign in signs)
     if floor is not None and all(floor >= b for _, b in limit.bounds) and above == (kind == "inclusion"):
-        years = facts.age or 0
-        age = f"{years:g} years" if years >= 2 else f"{round(years * 12)} months"
-        reason = (f"No weight is recorded, but at {age} of age a person weighs {floor:g} kg or more (WHO "
-                  f"growth standards, -3 SD), above the limit ({limit.written}).")
+        reason = (f"No weight is recorded, but at {age_text(facts.age or 0)} of age a person weighs "
+                  f"{floor:g} kg or more (WHO growth standards, -3 SD), above the limit ({limit.written}).")
         return above, reason, facts.evidence(facts.age_evidence)
     return None
 

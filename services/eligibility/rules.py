@@ -44,6 +44,7 @@ from services.eligibility.patient import (
 from services.eligibility.scope import label_meaning, outside_scope, own_disease_named, split_label
 from services.eligibility.statements import (
     SYMBOLS,
+    age_text,
     comparison,
     grades_allowed,
     in_weeks,
@@ -273,15 +274,6 @@ def _unit_years(unit: str | None) -> float:
     return {"m": 1 / 12, "w": 7 / 365.25, "d": 1 / 365.25}.get((unit or "")[:1].lower(), 1.0)
 
 
-def _age_text(years: float) -> str:
-    """An age in words: in days under two months ("7 days"), in months under one year ("6 months"), else in years
-    ("18 years", "2.5 years")."""
-    if years * 12 < 2:
-        days = round(years * 365)
-        return f"{days} day{'s' if days != 1 else ''}"
-    return f"{round(years * 12)} months" if years < 1 else f"{years:g} years"
-
-
 @dataclass(frozen=True)
 class AgeRange:
     """An age requirement in years; bounds are inclusive unless marked strict."""
@@ -310,14 +302,14 @@ class AgeRange:
     def describe(self) -> str:
         """The range in words, e.g. "18 to 75 years"."""
         if self.either and self.low is not None and self.high is not None:
-            return (("under " if self.high_strict else "at most ") + _age_text(self.high) + " or "
-                    + ("over " if self.low_strict else "at least ") + _age_text(self.low))
+            return (("under " if self.high_strict else "at most ") + age_text(self.high) + " or "
+                    + ("over " if self.low_strict else "at least ") + age_text(self.low))
         if self.low is not None and self.high is not None:
-            return f"{_age_text(self.low)} to {_age_text(self.high)}"
+            return f"{age_text(self.low)} to {age_text(self.high)}"
         if self.low is not None:
-            return ("over " if self.low_strict else "at least ") + _age_text(self.low)
+            return ("over " if self.low_strict else "at least ") + age_text(self.low)
         if self.high is not None:
-            return ("under " if self.high_strict else "at most ") + _age_text(self.high)
+            return ("under " if self.high_strict else "at most ") + age_text(self.high)
         return "any age"
 
 
@@ -513,7 +505,7 @@ def _age_finding(text: str, facts: PatientFacts) -> tuple[_Finding | None, list[
                         discuss=True, open_question=True), spans
     verdict = "within" if inside else "outside"
     limits = f"the limits {age_range.describe()}" if age_range.either else f"the range {age_range.describe()}"
-    return _Finding("age", inside, f"Age {_age_text(facts.age)} is {verdict} {limits}.",
+    return _Finding("age", inside, f"Age {age_text(facts.age)} is {verdict} {limits}.",
                     facts.evidence(facts.age_evidence), descriptor=True), spans
 
 

@@ -122,6 +122,16 @@ def in_weeks(count: str, unit: str) -> float:
 
 # Each way a comparison is written (lower case), by the symbol that shows it: "under 6 months" is below 6 months,
 # "of at least 12 weeks" at or above (the rules show a lab limit with these symbols).
+
+def age_text(years: float) -> str:
+    """An age in words: in days under two months ("7 days"), in months under one year ("6 months"), else in
+    years ("18 years", "2.5 years")."""
+    if years * 12 < 2:
+        days = round(years * 365)
+        return f"{days} day{'s' if days != 1 else ''}"
+    return f"{round(years * 12)} months" if years < 1 else f"{years:g} years"
+
+
 SYMBOLS = {
     **dict.fromkeys(("<", "less than", "lower than", "shorter than", "below", "under"), "<"),
     **dict.fromkeys(("<=", "≤", "at most", "up to", "less than or equal to", "below or equal to", "equal to"), "≤"),
