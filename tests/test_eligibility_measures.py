@@ -401,3 +401,14 @@ def test_a_bracket_defining_what_the_line_denies_is_judged_the_other_way(line: s
     patient = PatientProfile(age=60, sex="male", conditions=("hemoglobin 9.5 g/dL",), notes="BP 150/95")
     judged = evaluate(line, "inclusion", patient)
     assert judged.label == label and "opposite" in judged.reason, judged.reason
+
+
+COMPARISON_WORDS_CSV = MEASURES_CSV.with_name("comparison_words.csv")
+COMPARISON_WORD_ROWS = list(csv.DictReader(COMPARISON_WORDS_CSV.open(encoding="utf-8")))
+
+
+@pytest.mark.parametrize("row", COMPARISON_WORD_ROWS, ids=[r["words"] for r in COMPARISON_WORD_ROWS])
+def test_comparison_words_row_reads_its_example(row: dict[str, str]) -> None:
+    (limit,) = limits_in(row["example"])
+    assert limit.bounds[0][0] == {">=": "≥", "<=": "≤", "<": "<", ">": ">"}[row["symbol"]]
+    assert row["source"].strip()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 
 from services.eligibility import cues
@@ -299,19 +299,29 @@ def _stage_limits(text: str) -> list[Limit]:
 
 
 # Other spellings of a comparison, each replaced by one of the same length so positions stay the same.
-_SPELLINGS = (
-    (re.compile(r"\bequal\s+to\s+or\s+(?:greater|more|higher)\s+than\b", re.I), ">="),
-    (re.compile(r"\bequal\s+to\s+or\s+(?:less|lower)\s+than\b", re.I), "<="),
-    (re.compile(r"\bno(?:t)?\s+(?:less|lower|fewer)\s+than\b", re.I), ">="),
-    (re.compile(r"\bno(?:t)?\s+(?:more|greater|higher)\s+than\b", re.I), "<="),
-    (re.compile(r">\s?/\s?=|>\s=|=>"), ">="),
-    (re.compile(r"<\s?/\s?=|<\s=|=<"), "<="),
-    (re.compile(r"\b(?:greater|more|higher) than or equal(?: to)?\b", re.I), ">="),
-    (re.compile(r"\b(?:less|lesser|lower) than or equal(?: to)?\b", re.I), "<="),
-    (re.compile(r"\blesser than\b", re.I), "<"),
-    (re.compile(r"\bsup(?:erior)? or equal(?: to)?\b", re.I), ">="),
-    (re.compile(r"(?<=\d)\s*~\s*(?=\d)"), "-"),
-)
+COMPARISON_WORDS_CSV = MEASURES_CSV.with_name("comparison_words.csv")
+
+
+@lru_cache(maxsize=1)
+def comparison_words() -> dict[str, str]:
+    """Comparisons written in words ("no less than", "equal to or greater than") -> their symbol
+    (comparison_words.csv)."""
+    with COMPARISON_WORDS_CSV.open(encoding="utf-8") as handle:
+        return {" ".join(r["words"].lower().split()): r["symbol"] for r in csv.DictReader(handle)}
+
+
+@lru_cache(maxsize=1)
+def _spellings() -> tuple[tuple[re.Pattern[str], str | None], ...]:
+    """Other spellings of a comparison, each replaced by one of the same length so positions stay the same
+    (None: the symbol of the words found, from comparison_words.csv)."""
+    longest_first = sorted(comparison_words(), key=len, reverse=True)
+    words = "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in longest_first)
+    return (
+        (re.compile(r"\b(?:" + words + r")\b", re.I), None),
+        (re.compile(r">\s?/\s?=|>\s=|=>"), ">="),
+        (re.compile(r"<\s?/\s?=|<\s=|=<"), "<="),
+        (re.compile(r"(?<=\d)\s*~\s*(?=\d)"), "-"),
+    )
 
 
 # A comparison in words with its symbol in brackets, "greater than or equal to (>=) 27.0": the symbol says it.
@@ -320,10 +330,16 @@ _WORDS_THEN_SYMBOL = re.compile(
     r"\(\s*(>=|<=|>|<|≥|≤)\s*\)", re.I)
 
 
+def _respelled(symbol: str | None, found: re.Match[str]) -> str:
+    """The symbol for what was found (that of the words when None), padded to its length."""
+    written = found.group(0)
+    return (symbol or comparison_words()[" ".join(written.lower().split())]).ljust(len(written))
+
+
 def _spelled(text: str) -> str:
     text = _WORDS_THEN_SYMBOL.sub(lambda m: m.group(1).ljust(len(m.group(0))), text)
-    for pattern, symbol in _SPELLINGS:
-        text = pattern.sub(lambda m, s=symbol: s.ljust(len(m.group(0))), text)  # type: ignore[misc]
+    for pattern, symbol in _spellings():
+        text = pattern.sub(partial(_respelled, symbol), text)
     return text
 
 
