@@ -412,3 +412,10 @@ def test_comparison_words_row_reads_its_example(row: dict[str, str]) -> None:
     (limit,) = limits_in(row["example"])
     assert limit.bounds[0][0] == {">=": "≥", "<=": "≤", "<": "<", ">": ">"}[row["symbol"]]
     assert row["source"].strip()
+
+
+def test_bmi_in_kilograms_per_meter_square_and_a_fetal_weight() -> None:
+    line = "Body mass index (BMI) less than or equal to (<=) 35 kilogram per meter square (kg/m^2)"
+    assert [(lim.row.key, lim.bounds) for lim in limits_in(line)] == [("bmi", (("≤", 35.0),))]
+    child = PatientProfile(age=9, sex="male", notes="9 year old boy, weight 28 kg")
+    assert evaluate("Fetal macrosomia with a weight greater than 4Kg", "inclusion", child).label != Label.MET

@@ -62,7 +62,7 @@ class MeasureRow:
 def _unit_key(unit: str) -> str:
     u = normalise_unit(unit or "").replace("x109/l", "109/l").rstrip(".")
     u = re.sub(r"^ml/min/1[.,]7\d*(?:m2|m|m2bsa|m3)?$", "ml/min/1.73m2", u)
-    u = re.sub(r"^(?:kg|kilograms?)(?:/|per)?(?:m-2|m2|squaremet(?:er|re)|met(?:er|re)s?squared)$", "kg/m2",
+    u = re.sub(r"^(?:kg|kilograms?)(?:/|per)?(?:m-2|m2|squaremet(?:er|re)|met(?:er|re)s?squared?)$", "kg/m2",
                u)
     if re.fullmatch(
         r"x?(?:times)?(?:the)?(?:institutional|laboratory|site)?(?:uln|upperlimitofnormal|"
@@ -134,7 +134,7 @@ _UNITS = (
     r"mg/dl|mg/l|ng/ml|µg/l|ug/l|μg/l|pmol/l|µmol/l|umol/l|μmol/l|mmol/mol|mmol/l|ml/s|"
     r"mls?/min(?:/1[.,]7\d*\s*(?:m2|m²|m\^2|m)?(?:\s*bsa)?)?|"
     r"mm\s*hg\b|kg\s*/?\s*m(?:-2|2|²|\^2)|"
-    r"kilograms?\s*(?:/|per)\s*(?:square\s+met(?:er|re)|met(?:er|re)s?\s+squared)|"
+    r"kilograms?\s*(?:/|per)\s*(?:square\s+met(?:er|re)|met(?:er|re)s?\s+squared?)|"
     r"iu/l|u/l|g\s*/\s*dl|gm\s*/\s*dl|g\s*/\s*l\b|%|kgs?\b|kilograms?\b|lbs?\b|pounds\b|"
     r"grams?\s+per\s+decilit(?:er|re)|g\b|grams\b|"
     r"°\s?[cf]\b|degrees?\s+(?:celsius|fahrenheit|c|f)\b|celsius\b|fahrenheit\b|[cf]\b)"
