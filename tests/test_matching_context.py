@@ -43,3 +43,11 @@ def test_context_rules_reject_an_unknown_category(tmp_path: Path) -> None:
     bad.write_text("literal,category,direction,max_scope,source\nno,NEGATIVE,forward,5,x\n", encoding="utf-8")
     with pytest.raises(BadInput, match="line 2"):
         load_rules(bad)
+
+
+def test_context_normal_covers_only_the_finding_it_describes() -> None:
+    # "X is normal" negates X, never a condition further back in the sentence
+    text = "She has diabetes and her kidney function is normal."
+    ctx = context()
+    assert ctx.assertion(text, text.index("kidney"), text.index("kidney") + 15) == "negated"
+    assert ctx.assertion(text, text.index("diabetes"), text.index("diabetes") + 8) == "affirmed"
