@@ -196,6 +196,11 @@ def normalise_unit(unit: str) -> str:
             "ml/min/{1.73_m2}": "ml/min/1.73m2", "ml/min/1.73msq": "ml/min/1.73m2"}.get(u, u)
 
 
+def shown_unit(unit: str) -> str:
+    """A normalised unit as it is written for people ("umol/l" → "µmol/L")."""
+    return _UNIT_SHOWN.get(unit, unit)
+
+
 def measure_named(name: str) -> Measure | None:
     """The measure a written name means ("SGPT" → ALT), or None."""
     key = " ".join(re.sub(r"[-_,.()/:;]+", " ", (name or "").lower()).split())

@@ -73,6 +73,29 @@ def test_one_limit_for_two_enzymes_reads_both() -> None:
     assert [lim.row.key for lim in limits_in("ALT and AST <= 2.5 x ULN")] == ["alt", "ast"]
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ALT ≤ 3 × ULN",
+        "Creatinine ≤ 1.5 ULN",
+        "Serum creatinine less than 1.5 times the upper normal limit",
+        "Serum creatinine <=1.25 times of the upper limit of normal value",
+        "Total bilirubin ≤ 1.5 times the institutional upper limit of the normal range",
+        "Alanine transferase >2.5 times the upper limit of normal (ULN)",
+    ],
+)
+def test_uln_spellings_are_read_as_a_multiple_of_uln(line: str) -> None:
+    (limit,) = limits_in(line)
+    assert limit.uln
+
+
+def test_a_number_without_a_unit_is_read_in_the_unit_its_size_fits() -> None:
+    creatinine = next(row for row in measure_rows() if row.key == "creatinine")
+    assert (creatinine.unit_read(1.5, ""), creatinine.unit_read(133, ""), creatinine.unit_read(9999, "")) == (
+        "", "umol/l", None)
+    assert creatinine.to_standard(133, "") == pytest.approx(1.5, abs=0.01)
+
+
 def test_unknown_value_is_left_open() -> None:
     man = PatientProfile(age=62, sex="male", conditions=("type 2 diabetes",))
     for kind, line in (

@@ -31,7 +31,7 @@ PATIENT = PatientProfile(age=62, sex="male", conditions=("non-small cell lung ca
     ("inclusion", "Serum creatinine ≤ 88 umol/L", Label.NOT_MET,
      "Your creatinine of 1.1 mg/dL on 2026-10-02 (97.2 umol/L) is outside the limit of ≤ 88 umol/L."),
     ("exclusion", "Serum creatinine > 2.0 mg/dL", Label.NOT_MET,
-     "Your creatinine of 1.1 mg/dL on 2026-10-02 is not in the range this exclusion describes: > 2.0 mg/dL."),
+     "Your creatinine of 1.1 mg/dL on 2026-10-02 is not in the range this exclusion describes: > 2 mg/dL."),
     ("inclusion", "creatinine ≤ 1.5", Label.MET,
      "Your creatinine of 1.1 mg/dL on 2026-10-02 is within the limit of ≤ 1.5 (no unit read with the limit; taken as "
      "mg/dL)."),
@@ -46,19 +46,20 @@ PATIENT = PatientProfile(age=62, sex="male", conditions=("non-small cell lung ca
     ("inclusion", "HbA1c ≤ 64 mmol/mol", Label.MET,
      "Your HbA1c of 7 % on 2026-09-01 (53 mmol/mol) is within the limit of ≤ 64 mmol/mol."),
     ("inclusion", "Absolute neutrophil count (ANC) ≥ 1500/µL", Label.NOT_MET,
-     "Your absolute neutrophil count of 1.2 ×10^9/L on 2026-09-30 (1,200 /µL) is outside the limit of ≥ 1500 /µL."),
+     "Your absolute neutrophil count of 1.2 ×10^9/L on 2026-09-30 (1,200 /µL) is outside the limit of "
+     "≥ 1,500 /µL."),
     ("inclusion", "Total bilirubin ≤ 1.5 × ULN", Label.NOT_ENOUGH_INFO,
-     "The trial's limit (total bilirubin ≤ 1.5 × ULN) is a multiple of the upper limit of normal at its own "
-     "laboratory, which is not known here, so your total bilirubin of 0.8 mg/dL on 2026-09-30 cannot be checked "
-     "against it. Ask the trial team."),
+     "The trial's limit (Total bilirubin <= 1.5 × ULN) is a multiple of the upper limit of normal at its "
+     "own laboratory, which is not known here, so your profile's uploaded total bilirubin of 0.8 mg/dL on "
+     "2026-09-30 cannot be checked against it. Ask the trial team."),
     ("inclusion", "Serum creatinine less than 1.5 times the upper normal limit", Label.NOT_ENOUGH_INFO,
-     "The trial's limit (creatinine < 1.5 times the upper normal limit) is a multiple of the upper limit of normal at "
-     "its own laboratory, which is not known here, so your creatinine of 1.1 mg/dL on 2026-10-02 cannot be checked "
-     "against it. Ask the trial team."),
+     "The trial's limit (Serum creatinine less than 1.5 times the upper normal limit) is a multiple of "
+     "the upper limit of normal at its own laboratory, which is not known here, so your profile's uploaded "
+     "serum creatinine of 1.1 mg/dL on 2026-10-02 cannot be checked against it. Ask the trial team."),
     ("inclusion", "Serum creatinine <=1.25 times of the upper limit of normal value", Label.NOT_ENOUGH_INFO, None),
     ("inclusion", "Creatinine ≤ 1.5 ULN", Label.NOT_ENOUGH_INFO, None),
     ("inclusion", "AST and ALT ≤ 2.5 x ULN", Label.NOT_ENOUGH_INFO,
-     "The trial asks for ALT ≤ 2.5 x ULN; your uploaded records have no ALT result."),
+     "The trial asks for AST and ALT <= 2.5 x ULN; your profile gives no AST value."),
     ("inclusion", "Adequate organ function: ANC ≥ 1.5 x 10^9/L, platelets ≥ 100 x 10^9/L, creatinine ≤ 1.5 mg/dL",
      Label.NOT_MET, "Your absolute neutrophil count of 1.2 ×10^9/L on 2026-09-30 is outside the limit of ≥ 1.5 x 10^9/L."),
 ])
@@ -117,17 +118,18 @@ def test_health_rules_an_exclusion_list_is_not_settled_by_the_values_known_when_
     no value (ALT, relative to the lab's upper limit of normal) leave it open, naming what was checked."""
     j = evaluate(MARROW + "; Alanine transferase >2.5 times the upper limit of normal (ULN)", "exclusion", WELL)
     assert j.label == Label.NOT_ENOUGH_INFO
-    assert j.reason.startswith("Your haemoglobin of 13.1 g/dL on 2026-10-03 (131 g/L) is not in the range this "
-                               "exclusion describes: < 90 g/L.")
+    assert ("Your haemoglobin of 13.1 g/dL on 2026-10-03 (131 g/L) is not in the range this exclusion "
+            "describes: < 90 g/L.") in j.reason
     assert "Your absolute neutrophil count of 3.2 ×10^9/L on 2026-10-02" in j.reason
-    assert j.reason.endswith("your uploaded records have no ALT result.")
+    assert j.reason.endswith("your profile gives no ALT value.")
 
 
 def test_health_rules_every_limit_of_a_list_checked_names_each_value() -> None:
     out = evaluate(MARROW, "exclusion", WELL)
     assert out.label == Label.NOT_MET
-    assert [s.split(" of ")[0] for s in out.reason.split("Your ")[1:]] == ["haemoglobin", "platelet count",
-                                                                           "absolute neutrophil count"]
+    # in the order the line names them
+    assert [s.split(" of ")[0] for s in out.reason.split("Your ")[1:]] == ["absolute neutrophil count",
+                                                                           "platelet count", "haemoglobin"]
     inclusion = evaluate("Adequate organ function: ANC ≥ 1.5 × 10^9/L, platelets ≥ 100 × 10^9/L, haemoglobin ≥ 9 "
                          "g/dL, creatinine ≤ 1.5 mg/dL", "inclusion", WELL)
     assert inclusion.label == Label.MET  # the four limits are the whole line

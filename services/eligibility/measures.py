@@ -18,7 +18,7 @@ from pathlib import Path
 from services.eligibility import cues
 from services.eligibility.patient import LabValue, PatientFacts
 from services.eligibility.statements import SYMBOLS, age_text, comparison
-from services.healthdata import BY_KEY, normalise_unit
+from services.healthdata import BY_KEY, normalise_unit, shown_unit
 
 MEASURES_CSV = Path(__file__).resolve().parents[2] / "data" / "eligibility" / "measures.csv"
 ULN = "xuln"
@@ -45,18 +45,28 @@ class MeasureRow:
     def to_standard(self, value: float, unit: str) -> float | None:
         """The value in the standard unit; a unit left out is guessed from the size (10^9/L vs /mm3, % vs
         mmol/mol); None for a unit this measure does not have."""
-        u = _unit_key(unit)
-        if not u and self.unit_needed:
+        u = self.unit_read(value, unit)
+        if u is None:
             return None
         if not u:
-            for candidate, (factor, offset) in self.units.items():
-                std = round(value * factor + offset, 6)
-                if candidate and self.low <= std <= self.high and not self.low <= value <= self.high:
-                    return std
-            return value if self.low <= value <= self.high or "" in self.units else None
-        rule = self.units.get(u)
+            return value
+        factor, offset = self.units[u]
         # rounded: 98.6 °F is 37 °C, not 37.0000002 (which would be "> 37")
-        return None if rule is None else round(value * rule[0] + rule[1], 6)
+        return round(value * factor + offset, 6)
+
+    def unit_read(self, value: float, unit: str) -> str | None:
+        """The unit the value is read in (normalised; "" the standard unit): as written, or for a number
+        written without one the unit its size fits; None when no unit of this measure fits."""
+        u = _unit_key(unit)
+        if u:
+            return u if u in self.units else None
+        if self.unit_needed:
+            return None
+        if not self.low <= value <= self.high:
+            for candidate, (factor, offset) in self.units.items():
+                if candidate and self.low <= round(value * factor + offset, 6) <= self.high:
+                    return candidate
+        return "" if self.low <= value <= self.high or "" in self.units else None
 
 
 def _unit_key(unit: str) -> str:
@@ -65,8 +75,8 @@ def _unit_key(unit: str) -> str:
     u = re.sub(r"^(?:kg|kilograms?)(?:/|per)?(?:m-2|m2|squaremet(?:er|re)|met(?:er|re)s?squared?)$", "kg/m2",
                u)
     if re.fullmatch(
-        r"x?(?:times)?(?:the)?(?:institutional|laboratory|site)?(?:uln|upperlimitofnormal|"
-        r"upperlimitsofnormal|upperlimitnormal|normal|xnormal)",
+        r"x?(?:times)?(?:of)?(?:the)?(?:institutional|laboratory|site)?(?:uln|"
+        r"upper(?:limits?)?(?:of)?(?:the)?normal(?:limits?|values?|range)?|normal|xnormal)",
         u,
     ):
         return ULN
@@ -129,8 +139,9 @@ _OPS = "|".join(
 _OP = rf"(?P<op>{_OPS}|over(?!\s+(?:the|a|\d+\s*(?:hours?|days?|weeks?|months?|years?))))"
 _NUM = r"\d{1,3}(?:,\d{3})+|\d+(?:[.,]\d+)?"
 _UNITS = (
-    r"(?:(?:x|×|times)\s*(?:the\s+)?(?:institutional\s+|laboratory\s+|site\s+)?(?:uln|upper\s+(?:limits?\s+)?"
-    r"(?:of\s+)?normal(?:\s+limits?)?)|(?:x|×)\s*10\^?\s*[39]\s*/\s*(?:l|µl|ul|mm\^?3)|/mm\^?3|/µl|/ul|cells/mm\^?3|"
+    r"(?:(?:(?:x|×|times)\s*(?:of\s+)?(?:the\s+)?)?(?:institutional\s+|laboratory\s+|site\s+)?(?:uln\b|"
+    r"upper\s+(?:limits?\s+)?(?:of\s+)?(?:the\s+)?normal(?:\s+(?:limits?|values?|range))?)|"
+    r"(?:x|×)\s*10\^?\s*[39]\s*/\s*(?:l|µl|ul|mm\^?3)|/mm\^?3|/µl|/ul|cells/mm\^?3|"
     r"mg/dl|mg/l|ng/ml|µg/l|ug/l|μg/l|pmol/l|µmol/l|umol/l|μmol/l|mmol/mol|mmol/l|ml/s|"
     r"mls?/min(?:/1[.,]7\d*\s*(?:m2|m²|m\^2|m)?(?:\s*bsa)?)?|"
     r"mm\s*hg\b|kg\s*/?\s*m(?:-2|2|²|\^2)|"
@@ -539,9 +550,13 @@ def judge(limit: Limit, facts: PatientFacts, kind: str) -> tuple[bool | None, st
         return (
             None,
             (
-                f"The limit ({limit.written}) and {facts.source.lower()}'s {value.shown} are in different "
-                "terms (a multiple of the laboratory's upper limit of normal against a measured value), so "
-                "they cannot be compared here; ask the trial team."
+                f"The trial's limit ({limit.written}) is a multiple of the upper limit of normal at its own "
+                f"laboratory, which is not known here, so {facts.source.lower()}'s {value.shown} cannot be "
+                "checked against it. Ask the trial team."
+                if limit.uln
+                else f"The limit ({limit.written}) is a measured value and {facts.source.lower()}'s "
+                f"{value.shown} a multiple of the laboratory's upper limit of normal, so they cannot be "
+                "compared here; ask the trial team."
             ),
             value.evidence,
         )
@@ -581,4 +596,8 @@ def _upload_reason(limit: Limit, lab: LabValue, inside: bool, kind: str) -> str:
     else:
         verdict = "is within the limit of" if inside else "is outside the limit of"
     name = spec.name if spec is not None else row.name
-    return f"Your {name} of {_fmt(lab.value)} {lab.unit} on {lab.date}{converted} {verdict} {shown}."
+    guessed = ""
+    if not unit:
+        read = row.unit_read(float(limit.raw[-1][1].replace(",", "")), "")
+        guessed = f" (no unit read with the limit; taken as {shown_unit(read) if read else row.unit})"
+    return f"Your {name} of {_fmt(lab.value)} {lab.unit} on {lab.date}{converted} {verdict} {shown}{guessed}."

@@ -23,16 +23,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
 
-from services import healthdata
 from services.eligibility import cues
 from services.eligibility.labels import Label, check_kind
 from services.eligibility.limit_context import UNREAD_ROLES, limit_role
-from services.eligibility.measures import STATE_CUES, limits_in, measure_rows
+from services.eligibility.measures import STATE_CUES, limits_in
 from services.eligibility.measures import judge as judge_limit
 from services.eligibility.parser import Criterion, CriterionKind, criterion_sentences, unescape_markdown
 from services.eligibility.patient import (
     KARNOFSKY_LOWEST,
-    LabValue,
     PatientFacts,
     PatientProfile,
     assertion_at,
@@ -43,7 +41,6 @@ from services.eligibility.patient import (
 )
 from services.eligibility.scope import label_meaning, outside_scope, own_disease_named, split_label
 from services.eligibility.statements import (
-    SYMBOLS,
     age_text,
     comparison,
     grades_allowed,
@@ -802,148 +799,6 @@ def _consent_reading(text: str, facts: PatientFacts, concepts: list[ConceptMatch
 # --- Measurements --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Measure:
-    key: str
-    name: str
-    criterion: re.Pattern[str]
-    note: re.Pattern[str] | None  # None: judged only from an uploaded lab value, never read out of a note
-    to_standard: dict[str, float]  # unit (lower case) -> factor to the standard unit
-
-
-_OP = r"(?P<op><=|>=|<|>|=|less than|more than|greater than|higher than|lower than|above|below|over|under|at least|at most|up to)"
-_MEASURES = (
-    _Measure(
-        "bmi", "body mass index",
-        re.compile(r"\b(?:bmi|body mass index)\b[^.;]{0,20}?" + _OP + r"\s*(?P<n>\d{2}(?:\.\d)?)(?P<u>)", re.I),
-        re.compile(r"\b(?:bmi|body mass index)\b[^.;0-9]{0,15}?(?P<n>\d{2}(?:\.\d)?)(?P<u>)", re.I),
-        {"": 1.0},
-    ),
-    _Measure(
-        "platelets", "platelet count",
-        re.compile(r"\bplatelets?(?: count)?\b[^.;]{0,20}?" + _OP + r"\s*(?P<n>\d{1,3}(?:[,.]\d{3})?)\s*(?P<u>(?:x|×) ?10\^?9 ?/ ?l|/mm3|/ul|/µl|/mm\^?3)?", re.I),
-        re.compile(r"\bplatelets?(?: count)?\b[^.;0-9]{0,15}?(?P<n>\d{1,3}(?:[,.]\d{3})?)\s*(?P<u>x ?10\^?9/l|/mm3|/ul)?", re.I),
-        {"": 1.0},
-    ),
-    _Measure(
-        "hba1c", "HbA1c",
-        re.compile(r"\b(?:HbA1c|A1c|glycated h(?:a)?emoglobin|glycosylated h(?:a)?emoglobin)\b(?:\s*\(HbA1c\))?[^.;]{0,30}?"
-                   + _OP + r"\s*(?P<n>\d{1,2}(?:\.\d)?)\s*(?P<u>%|mmol/mol)?", re.I),
-        re.compile(r"\b(?:HbA1c|A1c|glycated h(?:a)?emoglobin|glycosylated h(?:a)?emoglobin)\b[^.;0-9]{0,20}?"
-                   r"(?P<n>\d{1,2}(?:\.\d)?)\s*(?P<u>%)", re.I),
-        {"%": 1.0, "": 1.0},
-    ),
-    _Measure(
-        "lvef", "left ventricular ejection fraction",
-        re.compile(r"\b(?:LVEF|(?:left ventricular )?ejection fraction|EF)\b(?:\s*\(LVEF\))?[^.;]{0,30}?" + _OP
-                   + r"\s*(?P<n>\d{1,2})\s*(?P<u>%)", re.I),
-        re.compile(r"\b(?:LVEF|ejection fraction|EF)\b[^.;0-9]{0,25}?(?P<n>\d{1,2})\s*(?P<u>%)", re.I),
-        {"%": 1.0, "": 1.0},
-    ),
-)
-
-# Labs judged only from values the patient uploaded (services/healthdata.py converts their units); a note's own
-# mention of them is left to the other rules, as before.
-_LAB_UNIT = (r"(?P<u>(?:(?:x|×|times)\s*(?:of\s+)?(?:the\s+)?(?:institutional\s+|site\s+|laboratory\s+)?)?(?:uln|upper\s+"
-             r"(?:normal\s+)?limits?(?:\s+of\s+(?:the\s+)?normal)?)\b|"
-             r"(?:x|×)\s*10\^?(?:9|3)\s*/\s*(?:l|µl|ul|mm3)|/mm3|/µl|/ul|cells/mm3|mg/dl|mg/l|g/dl|g/l|mmol/mol|"
-             r"mmol/l|µmol/l|μmol/l|umol/l|ml/min(?:/1\.73\s*m(?:2|²|\^2))?|iu/l|u/l|%)?")
-_LAB_NUMBER = r"(?P<n>\d{1,3}(?:,\d{3})+|\d{1,6}(?:\.\d+)?)"
-
-
-def _lab_measure(key: str, name: str, words: str) -> _Measure:
-    pattern = re.compile(r"\b(?:" + words + r")\b(?:\s*\([^()]*\))?[^.;]{0,30}?" + _OP + r"\s*" + _LAB_NUMBER + r"\s*"
-                         + _LAB_UNIT, re.I)
-    return _Measure(key, name, pattern, None, {})
-
-
-_LAB_MEASURES = (
-    _lab_measure("creatinine", "creatinine", r"(?:serum\s+)?creatinine(?!\s+clearance)"),
-    _lab_measure("egfr", "eGFR", r"eGFR|estimated GFR|(?-i:GFR)|(?:estimated\s+)?glomerular filtration rate"),
-    _lab_measure("alt", "ALT", r"(?-i:ALT|SGPT|ALAT)|alanine (?:amino)?transferase|alanine transaminase"),
-    _lab_measure("ast", "AST", r"(?-i:AST|SGOT|ASAT)|aspartate (?:amino)?transferase|aspartate transaminase"),
-    _lab_measure("bilirubin", "total bilirubin", r"(?<!direct )(?<!conjugated )(?<!indirect )(?:total\s+)?bilirubin"),
-    _lab_measure("anc", "absolute neutrophil count", r"absolute neutrophil count|(?-i:ANC)|neutrophils?(?: count)?"),
-)
-_ULN = re.compile(r"uln|upper\s+(?:normal\s+)?limit", re.I)
-# A limit written without a unit: which unit its size means (the usual units differ by a factor of 10-1000).
-_UNITLESS = {"creatinine": (20.0, "mg/dL", "µmol/L"), "bilirubin": (10.0, "mg/dL", "µmol/L"),
-             "anc": (100.0, "×10^9/L", "/mm³"), "platelets": (2000.0, "×10^9/L", "/mm³"),
-             "hba1c": (20.0, "%", "mmol/mol")}
-
-
-def _amount(x: float) -> str:
-    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
-
-
-def _lab_finding(measure: _Measure, lab: LabValue | None, bounds: list[tuple[str, float, str]],
-                 unit_written: str, kind: CriterionKind) -> _Finding:
-    """Judge a criterion's limit from the latest uploaded value, converting the limit to the value's unit
-    (open when no value was uploaded)."""
-    spec = healthdata.BY_KEY[measure.key]
-    shown = " and ".join(f"{SYMBOLS.get(op.lower(), op)} {n}" for op, _, n in bounds) + (
-        f" {unit_written}" if unit_written else "")
-    if lab is None:
-        return _Finding("measure", None, f"The trial asks for {spec.name} {shown}; your uploaded records "
-                        f"have no {spec.name} result.", open_question=True)
-    reading = f"{spec.name} of {_amount(lab.value)} {lab.unit} on {lab.date}"
-    if _ULN.search(unit_written):
-        return _Finding("measure", None, f"The trial's limit ({spec.name} {shown}) is a multiple of the upper limit of "
-                        f"normal at its own laboratory, which is not known here, so your {reading} "
-                        "cannot be checked against it. Ask the trial team.", open_question=True)
-    limits: list[tuple[str, float]] = []
-    note = ""
-    for op, _, raw in bounds:
-        number = float(raw.replace(",", ""))
-        if unit_written:
-            std = spec.to_standard(number, unit_written)
-        else:
-            cut, small, large = _UNITLESS.get(measure.key, (math.inf, spec.unit, spec.unit))
-            assumed = small if number <= cut else large
-            std = spec.to_standard(number, assumed)
-            note = f" (no unit read with the limit; taken as {assumed})"
-        if std is None:
-            return _Finding("measure", None, f"The trial gives the limit for {spec.name} in {unit_written}, a unit this "
-                            f"app cannot convert, so your {reading} cannot be checked against it. Ask the "
-                            "trial team.", open_question=True)
-        limits.append((op, std))
-    ok = all(_compare(lab.value, op, std) for op, std in limits)
-    converted = ""
-    if unit_written and healthdata.normalise_unit(unit_written) != healthdata.normalise_unit(lab.unit):
-        factor, offset = spec.units[healthdata.normalise_unit(unit_written)]
-        converted = f" ({_amount((lab.value - offset) / factor)} {unit_written})"
-    if kind == "exclusion":
-        verdict = "is in the range this exclusion describes:" if ok else "is not in the range this exclusion describes:"
-    else:
-        verdict = "is within the limit of" if ok else "is outside the limit of"
-    return _Finding("measure", ok, f"Your {reading}{converted} {verdict} {shown}{note}.")
-
-
-# "... 40% or lower": the bound written after the number.
-_OR_BOUND = re.compile(r"(?P<n>\d{1,3}(?:\.\d+)?)\s*(?P<u>%)?\s*or (?P<dir>lower|less|below|under|higher|more|greater|"
-                       r"above|over)\b", re.I)
-# A second bound right after the first: "at least 9.5 g/dL but below or equal to 13.5 g/dL", "> 7.5% to <= 10%".
-_SECOND_BOUND = re.compile(r"^\s*(?:[a-zµ/%]+\s*)?(?:\([^()]*\)\s*)?(?:,|and|but|to|-)\s*(?:and\s+)?"
-                           r"(?:less than or |less than or equal to|greater than or equal to)?\s*"
-                           r"(?P<op><=|>=|<|>|below or equal to|less than or equal to|greater than or equal to|less than|greater than|more than|below|above|at most|"
-                           r"at least|up to|equal to)\s*(?P<n>\d{1,4}(?:\.\d+)?)", re.I)
-# A range after the measure's name: "BMI must be 18 - 30", "temperature between 35.0-37.5".
-_RANGE_BOUND = re.compile(r"^[^.;0-9<>]{0,30}?(?:between\s*)?(?P<a>\d{1,3}(?:\.\d+)?)\s*(?:%|[a-zµ°/]+)?\s*(?:-|to)\s*"
-                          r"(?P<b>\d{1,3}(?:\.\d+)?)", re.I)
-
-
-
-
-def _measure_value(measure: _Measure, raw: str, unit: str | None) -> float:
-    value = float(raw.replace(",", "")) if "," in raw and len(raw.split(",")[-1]) == 3 else float(raw)
-    unit_key = (unit or "").lower().replace(" ", "")
-    if measure.key == "platelets" and value >= 1000:
-        return value / 1000  # per mm3 -> x10^9/L
-    if measure.key == "hba1c" and unit_key == "mmol/mol":
-        return value * 0.0915 + 2.15  # IFCC mmol/mol -> NGSP %
-    return value * measure.to_standard.get(unit_key, 1.0)
-
-
 def _compare(value: float, op: str, limit: float) -> bool:
     """Whether the value meets the limit; a comparison not listed ("=") asks for the same number."""
     return (comparison(op) or math.isclose)(value, limit)
@@ -977,25 +832,6 @@ def _defined_by(text: str, start: int) -> tuple[int, int]:
     return (head + 1 if head else 0, close + 1 if close > 0 else start)
 
 
-def _uploaded_keys(facts: PatientFacts) -> set[str]:
-    """The measures judged from the patient's uploaded labs by _lab_finding: every upload-only lab once labs
-    were uploaded, and a measure also read from notes when a value of it was uploaded."""
-    if not facts.labs:
-        return set()
-    uploaded = {v.key for v in facts.labs}
-    return {m.key for m in _LAB_MEASURES} | {m.key for m in _MEASURES if m.key in uploaded}
-
-
-def _left_to_upload(key: str, norm: str, start: int, end: int, facts: PatientFacts) -> bool:
-    """Whether a cut-off read with measures.csv is one the uploaded-lab rules read too (then they judge it, so
-    a reason names the uploaded value as uploaded and the limit in the trial's own unit)."""
-    if key not in _uploaded_keys(facts):
-        return False
-    return any(m.key == key and (m.criterion.search(norm, start, end)
-                                 or (m.note is not None and m.note.search(norm, start, end)))
-               for m in _MEASURES + _LAB_MEASURES)
-
-
 _OR_BEFORE = re.compile(r"\bor\s+(?:\w+\s+){0,2}$", re.I)
 _OR_AFTER = re.compile(r"^\s*(?:\([^()]*\)\s*)?,?\s*(?:and\s*/\s*)?or\b", re.I)
 
@@ -1005,7 +841,6 @@ def _measure_findings(text: str, facts: PatientFacts,
     norm = _normalise(text)
     findings: list[_Finding] = []
     spans: list[tuple[int, int]] = []
-    read = {row.key for row in measure_rows()} - _uploaded_keys(facts)
     for cut in limits_in(norm):
         role = limit_role(norm, cut.name_start, cut.span[1], cut.span[1])
         if role and role != "negated":
@@ -1014,12 +849,6 @@ def _measure_findings(text: str, facts: PatientFacts,
             continue
         if cut.sex is not None and facts.sex is not None and cut.sex != facts.sex:
             continue  # a limit for the other sex ("≥ 11.5 g/dL for women", a man): the line's rest decides
-        if _left_to_upload(cut.row.key, norm, cut.name_start, cut.span[1], facts):
-            # An uploaded lab's limit, judged with the wording of uploaded values below; with its value known,
-            # the number decides the condition it defines ("renal failure (GFR < 30)").
-            if not cut.uln and any(v.key == cut.row.key for v in facts.labs):
-                spans.extend((cut.span, _defined_by(norm, cut.name_start)))
-            continue
         truth, reason, evidence = judge_limit(cut, facts, kind)
         if role == "negated" and truth is not None:  # "No severe anemia (Hb < 10 g/dL)" asks the opposite
             truth = not truth
@@ -1037,68 +866,6 @@ def _measure_findings(text: str, facts: PatientFacts,
         spans.append(cut.span)
         if truth is not None:
             spans.append(_defined_by(norm, cut.name_start))
-    for measure in _MEASURES + (_LAB_MEASURES if facts.labs else ()):
-        if measure.key in read:
-            continue  # read from measures.csv above
-        lab = max((v for v in facts.labs if v.key == measure.key), key=lambda v: v.date, default=None)  # the latest
-        m = measure.criterion.search(norm)
-        if m and limit_role(norm, m.start(), m.start("n")):
-            spans.append(m.span())
-            continue
-        bounds: list[tuple[str, float, str]] = []  # (operator, limit, number as written)
-        unit_written = ""
-        if m:
-            unit_written = m.group("u") or ""
-            bounds.append((m.group("op"), _measure_value(measure, m.group("n"), m.group("u")), m.group("n")))
-            second = _SECOND_BOUND.match(norm[m.end():])
-            if second:
-                op2 = "<=" if second.group("op").lower() in ("below or equal to", "equal to") else second.group("op")
-                bounds.append((op2, _measure_value(measure, second.group("n"), m.group("u")), second.group("n")))
-                spans.append((m.end(), m.end() + second.end()))
-        else:
-            # The measure named with its bound written another way: "40% or lower", "18 - 30".
-            named = measure.note.search(norm) if measure.note is not None else None
-            if named is None:
-                continue
-            start = named.start()
-            window = norm[start : start + 80]
-            tail = _OR_BOUND.search(window)
-            ranged = _RANGE_BOUND.match(window)
-            if tail:
-                op = "<=" if tail.group("dir").lower() in ("lower", "less", "below", "under") else ">="
-                bounds.append((op, _measure_value(measure, tail.group("n"), tail.group("u")), tail.group("n")))
-            elif ranged and float(ranged.group("a")) < float(ranged.group("b")):
-                bounds.append((">=", _measure_value(measure, ranged.group("a"), None), ranged.group("a")))
-                bounds.append(("<=", _measure_value(measure, ranged.group("b"), None), ranged.group("b")))
-            else:
-                continue
-            m = named
-        spans.append(m.span())
-        if lab is not None or measure.note is None:
-            # An uploaded value decides; a lab never read out of a note stays open without one.
-            findings.append(_lab_finding(measure, lab, bounds, unit_written, kind))
-            continue
-        observed: tuple[float, int] | None = None
-        for sentence in facts.sentences:
-            seen = measure.note.search(_normalise(sentence.text))
-            if seen:
-                observed = (_measure_value(measure, seen.group("n"), seen.group("u")), sentence.id)
-                break
-        written = f"{measure.name} " + " and ".join(f"{op} {n}" for op, _, n in bounds)
-        written += f" {unit_written}" if unit_written else ""
-        in_brackets = any(p.start() <= m.start() < p.end() for p in _PARENS.finditer(norm))
-        if observed is None and in_brackets:
-            continue  # a bracketed definition of something named outside the brackets
-        if observed is None:
-            # A measurement a note does not give is unknown, not normal: notes do not list every value.
-            findings.append(_Finding("measure", None, f"The trial asks for {written}; no {measure.name} is recorded.",
-                                     open_question=not find_concepts(_PARENS.sub(" ", norm))))
-            continue
-        value, sentence_id = observed
-        ok = all(_compare(value, op, bound) for op, bound, _ in bounds)
-        findings.append(_Finding("measure", ok, f"The recorded {measure.name} ({value:g}) "
-                                 f"{'meets' if ok else 'does not meet'} the limit ({written}).",
-                                 facts.evidence([sentence_id])))
     return findings, spans
 
 
