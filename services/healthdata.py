@@ -21,8 +21,8 @@ import zipfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime, timedelta
-from pathlib import PurePosixPath
-from typing import IO, Any, Literal
+from pathlib import Path, PurePosixPath
+from typing import IO, Any, Literal, get_args
 from xml.parsers import expat
 
 from services.errors import BadInput
@@ -80,74 +80,45 @@ class Measure:
         return ", ".join(dict.fromkeys(_UNIT_SHOWN.get(u, u) for u in self.units if u)) or "no unit"
 
 
-_PER_LITRE_9 = {"109/l": (1.0, 0.0), "giga/l": (1.0, 0.0), "103/ul": (1.0, 0.0), "k/ul": (1.0, 0.0),
-                "thou/ul": (1.0, 0.0), "/nl": (1.0, 0.0), "/mm3": (0.001, 0.0), "cells/mm3": (0.001, 0.0),
-                "/ul": (0.001, 0.0), "cells/ul": (0.001, 0.0)}
-_PER_MINUTE = {"count/min": (1.0, 0.0), "bpm": (1.0, 0.0), "/min": (1.0, 0.0), "beats/min": (1.0, 0.0)}
-_UNIT_SHOWN = {"mg/dl": "mg/dL", "mg/l": "mg/L", "umol/l": "µmol/L", "mmol/l": "mmol/L", "g/dl": "g/dL", "g/l": "g/L", "u/l": "U/L",
-               "iu/l": "IU/L", "109/l": "×10^9/L", "/mm3": "/mm³", "/ul": "/µL", "103/ul": "×10^3/µL",
-               "ml/min/1.73m2": "mL/min/1.73m²", "ml/min": "mL/min", "mmol/mol": "mmol/mol", "mmhg": "mmHg",
-               "count/min": "bpm", "kg/m2": "kg/m²", "degc": "°C", "degf": "°F"}
+HEALTH_DIR = Path(__file__).resolve().parents[1] / "data" / "health"
 
-MEASURES: tuple[Measure, ...] = (
-    Measure("creatinine", "creatinine", "lab", "mg/dL",
-            {"mg/dl": (1.0, 0.0), "umol/l": (1 / 88.4, 0.0), "mmol/l": (1000 / 88.4, 0.0), "mg/l": (0.1, 0.0)}, 0.1, 25,
-            ("creatinine", "serum creatinine", "creatinine serum", "creat", "s creatinine", "plasma creatinine"),
-            ("2160-0", "38483-4", "14682-9")),
-    Measure("egfr", "eGFR", "lab", "mL/min/1.73m²",
-            {"ml/min/1.73m2": (1.0, 0.0), "ml/min": (1.0, 0.0), "ml/min/1.73": (1.0, 0.0)}, 1, 200,
-            ("egfr", "gfr", "estimated gfr", "estimated glomerular filtration rate", "glomerular filtration rate"),
-            ("33914-3", "48642-3", "48643-1", "62238-1", "98979-8", "88293-6", "88294-4")),
-    Measure("alt", "ALT", "lab", "U/L", {"u/l": (1.0, 0.0), "iu/l": (1.0, 0.0), "ukat/l": (60.0, 0.0)}, 1, 5000,
-            ("alt", "sgpt", "alat", "alanine aminotransferase", "alanine transaminase", "alt sgpt"),
-            ("1742-6", "1743-4", "76625-3")),
-    Measure("ast", "AST", "lab", "U/L", {"u/l": (1.0, 0.0), "iu/l": (1.0, 0.0), "ukat/l": (60.0, 0.0)}, 1, 5000,
-            ("ast", "sgot", "asat", "aspartate aminotransferase", "aspartate transaminase", "ast sgot"),
-            ("1920-8", "30239-8")),
-    Measure("bilirubin", "total bilirubin", "lab", "mg/dL",
-            {"mg/dl": (1.0, 0.0), "umol/l": (1 / 17.1, 0.0), "mg/l": (0.1, 0.0)}, 0.05, 50,
-            ("bilirubin", "total bilirubin", "bilirubin total", "tbil", "t bili", "serum bilirubin"),
-            ("1975-2", "14631-6")),
-    Measure("hemoglobin", "haemoglobin", "lab", "g/dL",
-            {"g/dl": (1.0, 0.0), "g/l": (0.1, 0.0), "mmol/l": (1.611, 0.0)}, 2, 25,
-            ("hemoglobin", "haemoglobin", "hb", "hgb"), ("718-7", "30313-1", "59260-0")),
-    Measure("anc", "absolute neutrophil count", "lab", "×10^9/L", _PER_LITRE_9, 0, 100,
-            ("anc", "absolute neutrophil count", "neutrophils", "neutrophil count", "neutrophils absolute",
-             "absolute neutrophils", "neut abs", "neutrophils #"), ("751-8", "26499-4", "753-4")),
-    Measure("platelets", "platelet count", "lab", "×10^9/L", _PER_LITRE_9, 1, 2000,
-            ("platelets", "platelet count", "platelet", "plt", "thrombocytes"), ("777-3", "26515-7", "49497-1")),
-    Measure("hba1c", "HbA1c", "lab", "%", {"%": (1.0, 0.0), "mmol/mol": (0.0915, 2.15)}, 3, 20,
-            ("hba1c", "a1c", "hemoglobin a1c", "haemoglobin a1c", "glycated hemoglobin", "glycated haemoglobin",
-             "glycosylated hemoglobin"), ("4548-4", "17856-6", "59261-8")),
-    Measure("ldl", "LDL cholesterol", "lab", "mg/dL", {"mg/dl": (1.0, 0.0), "mmol/l": (38.67, 0.0)}, 10, 500,
-            ("ldl", "ldl cholesterol", "ldl c", "low density lipoprotein", "ldl calculated"),
-            ("2089-1", "13457-7", "18262-6")),
-    Measure("heart_rate", "heart rate", "vital", "bpm", _PER_MINUTE, 20, 250,
-            ("heart rate", "pulse", "pulse rate"), ("8867-4",), ("HeartRate",)),
-    Measure("resting_heart_rate", "resting heart rate", "vital", "bpm", _PER_MINUTE, 20, 250,
-            ("resting heart rate", "resting pulse"), ("40443-4",), ("RestingHeartRate",)),
-    Measure("systolic", "systolic blood pressure", "vital", "mmHg", {"mmhg": (1.0, 0.0)}, 50, 260,
-            ("systolic", "systolic blood pressure", "systolic bp", "sbp"), ("8480-6",), ("BloodPressureSystolic",)),
-    Measure("diastolic", "diastolic blood pressure", "vital", "mmHg", {"mmhg": (1.0, 0.0)}, 30, 160,
-            ("diastolic", "diastolic blood pressure", "diastolic bp", "dbp"), ("8462-4",), ("BloodPressureDiastolic",)),
-    Measure("weight", "weight", "vital", "kg", {"kg": (1.0, 0.0), "lb": (0.45359237, 0.0), "lbs": (0.45359237, 0.0),
-                                                 "g": (0.001, 0.0)}, 2, 400,
-            ("weight", "body weight", "body mass"), ("29463-7",), ("BodyMass",)),
-    Measure("height", "height", "vital", "cm", {"cm": (1.0, 0.0), "m": (100.0, 0.0), "in": (2.54, 0.0),
-                                                 "ft": (30.48, 0.0)}, 40, 250,
-            ("height", "body height"), ("8302-2",), ("Height",)),
-    Measure("bmi", "body mass index", "vital", "kg/m²", {"kg/m2": (1.0, 0.0), "count": (1.0, 0.0), "": (1.0, 0.0)},
-            10, 80, ("bmi", "body mass index"), ("39156-5",), ("BodyMassIndex",)),
-    Measure("glucose", "blood glucose", "vital", "mg/dL", {"mg/dl": (1.0, 0.0), "mmol/l": (18.016, 0.0)}, 10, 1000,
-            ("glucose", "blood glucose", "blood sugar"), ("2339-0", "2345-7"), ("BloodGlucose",)),
-    Measure("spo2", "oxygen saturation", "vital", "%", {"%": (1.0, 0.0)}, 50, 100,
-            ("oxygen saturation", "spo2", "o2 saturation", "sao2"), ("59408-5", "2708-6"), ("OxygenSaturation",)),
-    Measure("temperature", "body temperature", "vital", "°C",
-            {"degc": (1.0, 0.0), "c": (1.0, 0.0), "degf": (5 / 9, -160 / 9), "f": (5 / 9, -160 / 9)}, 30, 45,
-            ("temperature", "body temperature", "temp"), ("8310-5",), ("BodyTemperature",)),
-    Measure("steps", "daily steps", "steps", "steps", {"count": (1.0, 0.0), "steps": (1.0, 0.0), "": (1.0, 0.0)},
-            0, 100_000, ("steps", "step count", "daily steps"), ("55423-8",), ("StepCount",)),
-)
+
+def _rule(text: str) -> tuple[float, float]:
+    factor, _, offset = text.partition("+")
+    return float(factor), float(offset or 0)
+
+
+def _read_units() -> dict[str, str]:
+    """Normalised unit → as it is written for people (data/health/unit_names.csv)."""
+    with open(HEALTH_DIR / "unit_names.csv", encoding="utf-8", newline="") as fh:
+        return {r["unit"]: r["shown"] for r in csv.DictReader(fh)}
+
+
+def _read_measures() -> tuple[Measure, ...]:
+    """The labs and vitals an upload may hold (data/health/measures.csv: names, LOINC codes, Apple Health
+    identifiers, units with their conversion to the standard unit, the plausible range, the source)."""
+    with open(HEALTH_DIR / "measures.csv", encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+
+    def cells(text: str) -> tuple[str, ...]:
+        return tuple(c.strip() for c in text.split("|") if c.strip())
+
+    kinds = {k: k for k in get_args(Kind)}
+    bad = [r["key"] for r in rows if r["kind"] not in kinds]
+    if bad:
+        raise BadInput(f"data/health/measures.csv: measures {bad} have a kind other than {sorted(kinds)}")
+    return tuple(
+        Measure(
+            r["key"], r["name"], kinds[r["kind"]], r["unit"],
+            {u: _rule(rule) for u, _, rule in (item.partition("=") for item in r["units"].split("|"))},
+            float(r["low"]), float(r["high"]), cells(r["names"]), cells(r["loinc"]), cells(r["apple"]),
+        )
+        for r in rows
+    )
+
+
+_UNIT_SHOWN = _read_units()
+MEASURES: tuple[Measure, ...] = _read_measures()
 BY_KEY = {m.key: m for m in MEASURES}
 _BY_NAME = {n: m for m in MEASURES for n in m.names}
 _BY_LOINC = {c: m for m in MEASURES for c in m.loinc}
