@@ -13,6 +13,7 @@ from services.eligibility.patient import PatientProfile
 from services.eligibility.rules import (
     CONSENT_CUES,
     PREGNANCY_CUES,
+    SEX_CUES,
     STRUCTURE_CUES,
     _consent_reading,
     evaluate,
@@ -103,3 +104,18 @@ def test_without_its_cue_a_structure_example_reads_otherwise() -> None:
     assert evaluate("Diabetes, hypertension", "inclusion", bcc).label.value == "not_met"
     plain = evaluate("Other malignancy", "exclusion", "A 55-year-old woman with breast cancer.")
     assert "says there is no other cancer" not in plain.reason
+
+
+@pytest.mark.parametrize("row", SEX_CUES.rows(), ids=lambda r: f"{r.roles[0]}:{r.cue}")
+def test_sex_cue_row_reads_its_example(row: cues.CueRow) -> None:
+    assert re.search(rf"\b{cues.cue_pattern(row.cue)}\b", row.example, re.I), "the example must hold its cue"
+    kind = row.checks["kind"]
+    assert evaluate(row.example, kind, WOMAN_35).label.value == row.checks["woman_35"]
+    assert evaluate(row.example, kind, MAN_62).label.value == row.checks["man_62"]
+
+
+def test_a_sex_word_inside_another_word_is_no_sex_cue() -> None:
+    # "Human", "women's health" and "mentioned": whole words only
+    for line in ("Human volunteers", "Mentioned in the protocol", "Omen"):
+        assert evaluate(line, "inclusion", MAN_62).label.value != "not_met"
+        assert evaluate(line, "inclusion", WOMAN_35).label.value != "not_met"

@@ -506,15 +506,13 @@ def _age_finding(text: str, facts: PatientFacts) -> tuple[_Finding | None, list[
                     facts.evidence(facts.age_evidence), descriptor=True), spans
 
 
-_BOTH_SEXES = re.compile(
-    r"\b(males? and females?|females? and males?|males? or females?|females? or males?|men and women|women and men|"
-    r"both (?:sexes|genders)|either (?:sex|gender)|(?:any|all) (?:sex|sexes|gender|genders)|"
-    r"gender is not limited|regardless of (?:sex|gender)|both genders|all genders)\b",
-    re.I,
-)
-# "his female partner" names the partner's sex, not the patient's.
-_FEMALE_WORDS = re.compile(r"\b(females?|wom[ae]n|girls?|ladies|lady)\b(?!\s+(?:sexual\s+)?partners?\b)", re.I)
-_MALE_WORDS = re.compile(r"\b(males?|m[ae]n|boys?|gentlemen)\b(?!\s+(?:sexual\s+)?partners?\b)", re.I)
+# Sex words (data/eligibility/sex_cues.csv): a line for either sex, for women, for men; a sex word followed by
+# "partner" ("his female partner") names the partner's sex, not the patient's.
+SEX_CUES = cues.CueFile(GENERIC_WORDS_CSV.parent / "sex_cues.csv", ("both", "female", "male", "partner"))
+_BOTH_SEXES = SEX_CUES.compile("both")
+_NOT_PARTNER = rf"(?!\s+{SEX_CUES.words('partner')})"
+_FEMALE_WORDS = re.compile(SEX_CUES.words("female") + _NOT_PARTNER, re.I)
+_MALE_WORDS = re.compile(SEX_CUES.words("male") + _NOT_PARTNER, re.I)
 
 
 def _sex_finding(text: str, facts: PatientFacts) -> tuple[_Finding | None, list[tuple[int, int]]]:
