@@ -11,12 +11,14 @@ from services.eligibility import cues
 from services.eligibility.measures import STATE_CUES
 from services.eligibility.patient import PatientProfile
 from services.eligibility.rules import (
+    AGE_GROUP_CUES,
     CONSENT_CUES,
     PREGNANCY_CUES,
     SEX_CUES,
     STRUCTURE_CUES,
     _consent_reading,
     evaluate,
+    parse_age_range,
     patient_facts,
 )
 
@@ -119,3 +121,21 @@ def test_a_sex_word_inside_another_word_is_no_sex_cue() -> None:
     for line in ("Human volunteers", "Mentioned in the protocol", "Omen"):
         assert evaluate(line, "inclusion", MAN_62).label.value != "not_met"
         assert evaluate(line, "inclusion", WOMAN_35).label.value != "not_met"
+
+
+@pytest.mark.parametrize("row", AGE_GROUP_CUES.rows(), ids=lambda r: f"{r.roles[0]}:{r.cue}")
+def test_age_group_row_reads_its_example(row: cues.CueRow) -> None:
+    assert re.search(rf"\b{cues.cue_pattern(row.cue)}\b", row.example, re.I), "the example must hold its cue"
+    found, _ = parse_age_range(row.example)
+    if "not_group" in row.roles:
+        assert found is None
+        return
+    assert found is not None
+    assert (found.low, found.high, found.high_strict) == (
+        None if row.checks["min_years"] == "none" else float(row.checks["min_years"]),
+        None if row.checks["max_years"] == "none" else float(row.checks["max_years"]),
+        row.checks["upper"] == "below",
+    )
+    for age, column in ((9, "child_9"), (40, "adult_40"), (70, "older_70")):
+        patient = PatientProfile(age=age, sex="male")
+        assert evaluate(row.example, "inclusion", patient).label.value == row.checks[column], column

@@ -414,22 +414,25 @@ def _age_bound(candidate: str, before: re.Pattern[str], after: re.Pattern[str]) 
     return None
 
 
-_AGE_GROUPS = {
-    "adult": AgeRange(18, None),
-    "minors": AgeRange(None, 18, high_strict=True),
-    "child": AgeRange(None, 18, high_strict=True),
-    "children": AgeRange(None, 18, high_strict=True),
-    "pediatric": AgeRange(None, 18, high_strict=True),
-    "paediatric": AgeRange(None, 18, high_strict=True),
-    "adolescent": AgeRange(10, 19, high_strict=True),
-    "infant": AgeRange(None, 2, high_strict=True),
-    "elderly": AgeRange(65, None),
-    "newborn": AgeRange(None, 28 / 365.25),
-    "neonate": AgeRange(None, 28 / 365.25),
-}
-_AGE_GROUP_WORD = re.compile(r"\b(adults?|minors|children|child(?![- ]?(?:bearing|pugh|birth))|infants?|elderly|newborns?|"
-                             r"neonates?|adolescents?|"
-                             r"pediatric|paediatric)\b", re.I)
+# Age groups named by a word ("Adults", "Children") and the ranges they mean; "child" inside a term that names no
+# group ("Child-Pugh", "child-bearing") is not one (data/eligibility/age_groups.csv).
+AGE_GROUP_CUES = cues.CueFile(GENERIC_WORDS_CSV.parent / "age_groups.csv", ("group", "not_group"))
+
+
+def _years(cell: str) -> float | None:
+    return None if cell == "none" else float(cell)
+
+
+@lru_cache(maxsize=1)
+def age_groups() -> dict[str, AgeRange]:
+    """Each group word and the age range it means."""
+    return {r.cue: AgeRange(_years(r.checks["min_years"]), _years(r.checks["max_years"]),
+                            high_strict=r.checks["upper"] == "below")
+            for r in AGE_GROUP_CUES.rows() if "group" in r.roles}
+
+
+_AGE_GROUP_WORD = AGE_GROUP_CUES.compile("group")
+_NOT_AGE_GROUP = re.compile(AGE_GROUP_CUES.words("not_group"), re.I)
 
 
 # A limit written right after the group's name, without the word "age": "Children under 12", "Adults (>= 21)".
@@ -439,7 +442,7 @@ _GROUP_BOUND = re.compile(r"\W{0,3}(?:aged?\s+)?(?:under|younger than|less than|
 
 def _keyword_age(norm: str) -> tuple[AgeRange | None, list[tuple[int, int]]]:
     """An age group named by a word ("adults", "children"), or (None, [])."""
-    m = _AGE_GROUP_WORD.search(norm)
+    m = next((g for g in _AGE_GROUP_WORD.finditer(norm) if not _NOT_AGE_GROUP.match(norm, g.start())), None)
     if m is None or len(norm[: m.start()].split()) > 4:
         return None, []  # only a group named as the criterion's subject ("Adults with ...") sets an age
     bound = _GROUP_BOUND.match(norm, m.end())
@@ -448,8 +451,7 @@ def _keyword_age(norm: str) -> tuple[AgeRange | None, list[tuple[int, int]]]:
         written, _ = _numeric_age("age " + norm[bound.start():bound.end() + 12])
         if written is not None:
             return written, [(m.start(), bound.end())]
-    word = m.group(0).lower()
-    return _AGE_GROUPS.get(word, _AGE_GROUPS.get(word.rstrip("s"))), [m.span()]
+    return age_groups().get(m.group(0).lower()), [m.span()]
 
 
 def parse_age_range(text: str) -> tuple[AgeRange | None, list[tuple[int, int]]]:
