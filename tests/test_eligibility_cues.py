@@ -13,6 +13,7 @@ from services.eligibility.patient import PatientProfile
 from services.eligibility.rules import (
     AGE_GROUP_CUES,
     CONSENT_CUES,
+    CONTRACEPTION_CUES,
     PREGNANCY_CUES,
     SEX_CUES,
     STRUCTURE_CUES,
@@ -139,3 +140,15 @@ def test_age_group_row_reads_its_example(row: cues.CueRow) -> None:
     for age, column in ((9, "child_9"), (40, "adult_40"), (70, "older_70")):
         patient = PatientProfile(age=age, sex="male")
         assert evaluate(row.example, "inclusion", patient).label.value == row.checks[column], column
+
+
+@pytest.mark.parametrize("row", CONTRACEPTION_CUES.rows(), ids=lambda r: f"{r.roles[0]}:{r.cue}")
+def test_contraception_cue_row_reads_its_example(row: cues.CueRow) -> None:
+    """An effective method in a note meets a line asking for contraception; a line asking for contraception does
+    not concern a woman who is not sexually active. Without the sentence the line stays open."""
+    assert re.search(rf"\b{cues.cue_pattern(row.cue)}", row.example, re.I), "the example must hold its cue"
+    note = "0. A 25-year-old woman comes for a check-up."
+    said = row.example if "effective" in row.roles else "She is not sexually active."
+    criterion, kind = row.checks["criterion"], row.checks["kind"]
+    assert evaluate(criterion, kind, f"{note}\n1. {said}").label.value == row.checks["expected"]
+    assert evaluate(criterion, kind, note).label.value == "not_enough_info"

@@ -42,10 +42,10 @@ def test_eligibility_measures_read_uploads_in_the_same_units() -> None:
                     assert mine == pytest.approx(rule, rel=1e-3), (row.key, unit)
 
 
-def test_health_measures_refuse_a_kind_they_do_not_know(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "measures.csv").write_text(
-        (h.HEALTH_DIR / "measures.csv").read_text(encoding="utf-8").replace(",lab,", ",labs,", 1), encoding="utf-8"
-    )
+def test_health_measures_refuse_a_kind_they_do_not_know(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    table = (h.HEALTH_DIR / "measures.csv").read_text(encoding="utf-8")
+    (tmp_path / "measures.csv").write_text(table.replace(",lab,", ",labs,", 1), encoding="utf-8")
     monkeypatch.setattr(h, "HEALTH_DIR", tmp_path)
     with pytest.raises(BadInput, match="creatinine"):
         h._read_measures()

@@ -1595,7 +1595,6 @@ _ASSESSMENT_PHRASE = re.compile(
 # A sentence that opens with a condition speaks about some patients only ("If there is only one lesion ...").
 _CONDITIONAL_SENTENCE = re.compile(r"^\W*(?:if|in case|in the case|when|where|for (?:patients|subjects|participants) "
                                    r"(?:with|who)|in (?:patients|subjects|participants) (?:with|who))\b", re.I)
-_SCOPED_AGREEMENT = re.compile(r"\b(contracept\w*|condoms?|sperm|abstinen\w*|birth control|vasectom\w*)\b", re.I)
 
 
 # An inclusion criterion about a procedure or life-support the patient is going through now.
@@ -1661,13 +1660,11 @@ _STATE_REASON = re.compile(r"\s(?:after|following|for|due to|because of|secondar
 _STATE_WORDS = frozenset("undergoing undergo scheduled planned awaiting elective open patients who are currently".split())
 
 
-# Methods counted as highly effective (failure below 1% a year, as the CTFG contraception guidance lists them).
-_EFFECTIVE_CONTRACEPTION = re.compile(
-    r"\b(?:(?:copper |hormonal )?(?:IUD|IUS|intra-?uterine (?:device|system))|contraceptive implant|implant|"
-    r"(?:combined )?oral contraceptives?|birth control pills?|the pill|contraceptive (?:injection|patch|ring)|"
-    r"tubal ligation|(?:surgically )?sterili[sz]ed|vasectomi[sz]ed partner|partner (?:has had|had) a vasectomy)\b",
-    re.I,
-)
+# Methods counted as highly effective (failure below 1% a year, as the CTFG contraception guidance lists them),
+# and the words of a line that asks for contraception (data/eligibility/contraception_cues.csv).
+CONTRACEPTION_CUES = cues.CueFile(GENERIC_WORDS_CSV.parent / "contraception_cues.csv", ("effective", "agreement"))
+_EFFECTIVE_CONTRACEPTION = CONTRACEPTION_CUES.compile("effective")
+_SCOPED_AGREEMENT = CONTRACEPTION_CUES.compile("agreement")
 
 
 NOT_SEXUALLY_ACTIVE_CSV = GENERIC_WORDS_CSV.with_name("not_sexually_active.csv")
