@@ -144,8 +144,8 @@ def test_age_group_row_reads_its_example(row: cues.CueRow) -> None:
 
 @pytest.mark.parametrize("row", CONTRACEPTION_CUES.rows(), ids=lambda r: f"{r.roles[0]}:{r.cue}")
 def test_contraception_cue_row_reads_its_example(row: cues.CueRow) -> None:
-    """An effective method in a note meets a line asking for contraception; a line asking for contraception does
-    not concern a woman who is not sexually active. Without the sentence the line stays open."""
+    """An effective method in a note meets a line asking for contraception; a line asking for contraception
+    does not concern a woman who is not sexually active. Without the sentence the line stays open."""
     assert re.search(rf"\b{cues.cue_pattern(row.cue)}", row.example, re.I), "the example must hold its cue"
     note = "0. A 25-year-old woman comes for a check-up."
     said = row.example if "effective" in row.roles else "She is not sexually active."

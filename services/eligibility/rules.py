@@ -1662,7 +1662,8 @@ _STATE_WORDS = frozenset("undergoing undergo scheduled planned awaiting elective
 
 # Methods counted as highly effective (failure below 1% a year, as the CTFG contraception guidance lists them),
 # and the words of a line that asks for contraception (data/eligibility/contraception_cues.csv).
-CONTRACEPTION_CUES = cues.CueFile(GENERIC_WORDS_CSV.parent / "contraception_cues.csv", ("effective", "agreement"))
+CONTRACEPTION_CUES = cues.CueFile(GENERIC_WORDS_CSV.parent / "contraception_cues.csv",
+                                  ("effective", "agreement"))
 _EFFECTIVE_CONTRACEPTION = CONTRACEPTION_CUES.compile("effective")
 _SCOPED_AGREEMENT = CONTRACEPTION_CUES.compile("agreement")
 
