@@ -414,8 +414,8 @@ def _age_bound(candidate: str, before: re.Pattern[str], after: re.Pattern[str]) 
     return None
 
 
-# Age groups named by a word ("Adults", "Children") and the ranges they mean; "child" inside a term that names no
-# group ("Child-Pugh", "child-bearing") is not one (data/eligibility/age_groups.csv).
+# Age groups named by a word ("Adults", "Children") and the ranges they mean; "child" inside a term that
+# names no group ("Child-Pugh", "child-bearing") is not one (data/eligibility/age_groups.csv).
 AGE_GROUP_CUES = cues.CueFile(GENERIC_WORDS_CSV.parent / "age_groups.csv", ("group", "not_group"))
 
 
@@ -1660,8 +1660,8 @@ _STATE_REASON = re.compile(r"\s(?:after|following|for|due to|because of|secondar
 _STATE_WORDS = frozenset("undergoing undergo scheduled planned awaiting elective open patients who are currently".split())
 
 
-# Methods counted as highly effective (failure below 1% a year, as the CTFG contraception guidance lists them),
-# and the words of a line that asks for contraception (data/eligibility/contraception_cues.csv).
+# Methods counted as highly effective (failure below 1% a year, as the CTFG contraception guidance lists
+# them), and the words of a line that asks for contraception (data/eligibility/contraception_cues.csv).
 CONTRACEPTION_CUES = cues.CueFile(GENERIC_WORDS_CSV.parent / "contraception_cues.csv",
                                   ("effective", "agreement"))
 _EFFECTIVE_CONTRACEPTION = CONTRACEPTION_CUES.compile("effective")
