@@ -17,6 +17,7 @@ from services.eligibility.rules import (
     PREGNANCY_CUES,
     SEX_CUES,
     STRUCTURE_CUES,
+    UNKNOWABLE_CUES,
     _consent_reading,
     evaluate,
     parse_age_range,
@@ -152,3 +153,11 @@ def test_contraception_cue_row_reads_its_example(row: cues.CueRow) -> None:
     criterion, kind = row.checks["criterion"], row.checks["kind"]
     assert evaluate(criterion, kind, f"{note}\n1. {said}").label.value == row.checks["expected"]
     assert evaluate(criterion, kind, note).label.value == "not_enough_info"
+
+
+@pytest.mark.parametrize("row", UNKNOWABLE_CUES.rows(), ids=lambda r: r.cue)
+def test_unknowable_cue_row_leaves_its_example_to_the_trial_team(row: cues.CueRow) -> None:
+    assert re.search(rf"\b{cues.cue_pattern(row.cue)}", row.example, re.I), "the example must hold its cue"
+    note = "0. A 45-year-old man with type 2 diabetes comes for a check-up."
+    judged = evaluate(row.example, row.checks["kind"], note)
+    assert judged.label.value == row.checks["expected"] and "the trial team checks it" in judged.reason

@@ -1795,14 +1795,10 @@ def _strip_non_requirements(text: str) -> str | None:
     return stripped
 
 
-_UNKNOWABLE = re.compile(
-    r"\b(?:dies|die|planning|plans? to|planned|intends? to|decides?|"
-    r"during (?:the|their) (?:study|admission|stay|hospitali[sz]ation|course)|after (?:randomi[sz]ation|enrol+ment)|"
-    r"by \d+ hours? after|contraindicat\w*|not eligible for|ineligible for|lack of|not registered|"
-    r"failure to (?:pass|provide|complete|comply|return|attend|obtain|give|sign)|"
-    r"(?:do not|don't|does not|unable to) speak)\b",
-    re.I,
-)
+# What a case summary cannot settle: plans, events during the study, paperwork (unknowable_cues.csv).
+UNKNOWABLE_CUES = cues.CueFile(GENERIC_WORDS_CSV.parent / "unknowable_cues.csv", ("unknowable",))
+_UNKNOWABLE = UNKNOWABLE_CUES.compile("unknowable")
+
 # A laboratory or physiological limit: a comparison with a number and a unit.
 _LAB_THRESHOLD = re.compile(
     r"(?:<=|>=|<|>|≤|≥|less than|greater than|more than|above|below|at least|at most)\s*\d+(?:[.,]\d+)?\s*"
