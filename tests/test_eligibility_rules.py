@@ -663,3 +663,14 @@ def test_a_procedure_a_complete_note_omits_is_not_met_for_any_reason(line: str, 
     # a note naming them but not the procedure shows the patient is not going through it.
     note = f"0. A 60-year-old man comes to clinic.\n1. {note_sentence}"
     assert evaluate(line, "inclusion", note).label == Label.NOT_MET
+
+
+@pytest.mark.parametrize("line", ["Hypersensitivity to penicillin or cephalosporins",
+                                  "Known allergy to cephalosporins, penicillin or carbapenems",
+                                  "Allergic to penicillin and/or cephalosporins"])
+def test_an_allergy_to_one_drug_of_a_list_meets_the_exclusion(line: str) -> None:
+    """What a reaction is to is a list of which one is enough: a note's allergy to one of them applies, an
+    allergy to something else does not."""
+    note = "0. A 45-year-old man comes for a check-up.\n1. He is allergic to {}."
+    assert evaluate(line, "exclusion", note.format("penicillin")).label == Label.MET
+    assert evaluate(line, "exclusion", note.format("sulfa drugs")).label == Label.NOT_MET

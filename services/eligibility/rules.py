@@ -992,6 +992,15 @@ class _Unit:
     start: int
     concepts: list[ConceptMatch]
     leftover: list[str]
+    # Word groups of which one is enough ("allergy to penicillin or cephalosporins": either drug), each
+    # group's content words; a record that says one whole group leaves none of them unexplained.
+    alternatives: tuple[tuple[str, ...], ...] = ()
+
+    def settle_alternatives(self) -> None:
+        """Drop every alternative's words from the leftover once one alternative is wholly said."""
+        if any(group and not set(group) & set(self.leftover) for group in self.alternatives):
+            chosen = {w for group in self.alternatives for w in group}
+            self.leftover = [w for w in self.leftover if w not in chosen]
 
 
 def _literal_status(words: list[str], facts: PatientFacts, minimum: int) -> _Status | None:
@@ -1126,6 +1135,10 @@ _REACTION_TO = re.compile(r"\b(?:hypersensitivit\w*|allerg\w*|intoleran\w*|contr
                           r"sensitivity)\s+(?:\w+\s+){0,2}?(?:to|with|against|of)\b", re.I)
 
 
+# The items of what a reaction is to: "penicillin, amoxicillin and/or cephalosporins".
+_OBJECT_LIST = re.compile(r",|;|/|\b(?:and/or|or|nor)\b", re.I)
+
+
 def _unexplained_words(piece: str, start: int, inside: list[ConceptMatch],
                        ignore: frozenset[str]) -> list[str]:
     """The content words of a piece (starting at ``start``) outside the concepts named in it."""
@@ -1153,7 +1166,10 @@ def _split_units(plain: str, concepts: list[ConceptMatch], ignore: frozenset[str
         # Within the object list any one named thing is enough, so keep the reaction and the first drug named.
         words = _unexplained_words(piece, reaction.start(), inside, ignore)
         allergy = [c for c in inside if c.key == "allergy"]
-        reaction_units = [_Unit(piece, reaction.start(), allergy + [c] if c not in allergy else [c], words)
+        objects = tuple(group for part in _OBJECT_LIST.split(plain[reaction.end() : end])
+                        if (group := tuple(w for w in _content_words(part) if w in words)))
+        reaction_units = [_Unit(piece, reaction.start(), allergy + [c] if c not in allergy else [c], words,
+                                objects if len(objects) > 1 else ())
                           for c in [c for c in inside if c.key != "allergy"] or allergy]
         tail = _split_units(plain[end:], [c for c in concepts if c.start >= end], ignore) if end < len(plain) else []
         return head_units + reaction_units + tail
@@ -1298,6 +1314,7 @@ def _concept_finding(
             unit.leftover = []
         if unit.leftover and combined.state == "affirmed":
             unit.leftover = _unexplained(unit.leftover, facts, combined.evidence)
+            unit.settle_alternatives()
         if combined.state == "affirmed":
             # A subtype the vocabulary spells as the cancer itself ("squamous NSCLC" is NSCLC): the record must say it.
             named = " ".join(plain[c.start:c.end] for c in unit.concepts)
