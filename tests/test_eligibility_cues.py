@@ -11,10 +11,12 @@ from services.eligibility import cues
 from services.eligibility.measures import STATE_CUES
 from services.eligibility.patient import PatientProfile
 from services.eligibility.rules import (
+    _REACTION_TO,
     AGE_GROUP_CUES,
     CONSENT_CUES,
     CONTRACEPTION_CUES,
     PREGNANCY_CUES,
+    REACTION_CUES,
     SEX_CUES,
     STRUCTURE_CUES,
     UNKNOWABLE_CUES,
@@ -161,3 +163,14 @@ def test_unknowable_cue_row_leaves_its_example_to_the_trial_team(row: cues.CueRo
     note = "0. A 45-year-old man with type 2 diabetes comes for a check-up."
     judged = evaluate(row.example, row.checks["kind"], note)
     assert judged.label.value == row.checks["expected"] and "the trial team checks it" in judged.reason
+
+
+@pytest.mark.parametrize("row", REACTION_CUES.rows(), ids=lambda r: f"{r.roles[0]}:{r.cue}")
+def test_reaction_cue_row_reads_its_example(row: cues.CueRow) -> None:
+    """The reaction is read from its word to the word that opens what it is to."""
+    found = _REACTION_TO.search(row.example)
+    assert found is not None
+    words = found.group(0).split()
+    cue_word = words[0] if "reaction" in row.roles else words[-1]
+    assert re.fullmatch(cues.cue_pattern(row.cue), cue_word, re.I)
+    assert words[-1].lower() == row.checks["reaction_ends_with"]

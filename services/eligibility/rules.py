@@ -1131,8 +1131,12 @@ def _time_check(piece: str, facts: PatientFacts, sentence_ids: tuple[int, ...], 
     return None
 
 
-_REACTION_TO = re.compile(r"\b(?:hypersensitivit\w*|allerg\w*|intoleran\w*|contraindicat\w*|reactions?|"
-                          r"sensitivity)\s+(?:\w+\s+){0,2}?(?:to|with|against|of)\b", re.I)
+# A reaction and the word that opens what it is to: "hypersensitivity to", "allergic reaction with"
+# (data/eligibility/reaction_cues.csv).
+REACTION_CUES = cues.CueFile(GENERIC_WORDS_CSV.parent / "reaction_cues.csv", ("reaction", "object"))
+_REACTION_TO = re.compile(
+    REACTION_CUES.words("reaction") + r"\s+(?:\w+\s+){0,2}?" + REACTION_CUES.words("object"), re.I
+)
 
 
 # The items of what a reaction is to: "penicillin, amoxicillin and/or cephalosporins".
