@@ -15,6 +15,7 @@ from services.eligibility.rules import (
     AGE_GROUP_CUES,
     CONSENT_CUES,
     CONTRACEPTION_CUES,
+    CURRENT_TREATMENT_CUES,
     PREGNANCY_CUES,
     REACTION_CUES,
     SEX_CUES,
@@ -174,3 +175,15 @@ def test_reaction_cue_row_reads_its_example(row: cues.CueRow) -> None:
     cue_word = words[0] if "reaction" in row.roles else words[-1]
     assert re.fullmatch(cues.cue_pattern(row.cue), cue_word, re.I)
     assert words[-1].lower() == row.checks["reaction_ends_with"]
+
+
+@pytest.mark.parametrize("row", CURRENT_TREATMENT_CUES.rows(), ids=lambda r: f"{r.roles[0]}:{r.cue}")
+def test_current_treatment_cue_row_reads_its_example(row: cues.CueRow) -> None:
+    """A procedure the patient would be going through, which a full case summary does not mention, is not
+    met; a reason ("due to kidney injury") or a schedule word the note does say is not the procedure."""
+    assert re.search(rf"\b{cues.cue_pattern(row.cue)}\b", row.example, re.I), "the example must hold its cue"
+    note = "0. A 45-year-old man with type 2 diabetes comes for a check-up.\n1. He takes metformin."
+    if row.checks["note_adds"] != "none":
+        note += f"\n2. {row.checks['note_adds']}"
+    judged = evaluate(row.example, row.checks["kind"], note)
+    assert judged.label.value == row.checks["expected"] and "full case summary" in judged.reason

@@ -1618,14 +1618,19 @@ _CONDITIONAL_SENTENCE = re.compile(r"^\W*(?:if|in case|in the case|when|where|fo
                                    r"(?:with|who)|in (?:patients|subjects|participants) (?:with|who))\b", re.I)
 
 
-# An inclusion criterion about a procedure or life-support the patient is going through now.
+# An inclusion criterion about a procedure or life-support the patient is going through now: whom it opens
+# with, the state, the words that give its reason, and words of the schedule that say nothing of what it is
+# (data/eligibility/current_treatment_cues.csv).
+CURRENT_TREATMENT_CUES = cues.CueFile(GENERIC_WORDS_CSV.parent / "current_treatment_cues.csv",
+                                      ("subject", "state", "reason", "ignored"))
 _CURRENT_TREATMENT = re.compile(
-    r"^\W*(?:(?:patients?|subjects?|participants?|people|those|individuals?|children|adults?|women|men)\s+)?"
-    r"(?:who\s+)?(?:(?:are|is|be|being)\s+)?(?:currently\s+)?"
-    r"(?P<state>undergoing|scheduled (?:for|to undergo)|planned for|awaiting|mechanically ventilated|intubated|"
-    r"on (?:maintenance |chronic )?(?:h(?:a)?emo)?dialysis|(?:maintenance|chronic) (?:h(?:a)?emo)?dialysis)\b",
+    rf"^\W*(?:{CURRENT_TREATMENT_CUES.words('subject')}\s+)?(?:who\s+)?(?:(?:are|is|be|being)\s+)?"
+    r"(?:currently\s+)?"
+    rf"(?P<state>{CURRENT_TREATMENT_CUES.words('state')})",
     re.I,
 )
+_STATE_REASON = re.compile(rf"\s{CURRENT_TREATMENT_CUES.words('reason')}\s", re.I)
+_STATE_WORDS = frozenset(r.cue for r in CURRENT_TREATMENT_CUES.rows() if "ignored" in r.roles)
 
 
 def _current_treatment(text: str, kind: CriterionKind, facts: PatientFacts) -> Judgement | None:
@@ -1677,8 +1682,6 @@ def _sex_organ(text: str, kind: CriterionKind, facts: PatientFacts) -> Judgement
                      f"removing the {organ}.", facts.evidence(facts.sex_evidence))
 
 
-_STATE_REASON = re.compile(r"\s(?:after|following|for|due to|because of|secondary to)\s", re.I)
-_STATE_WORDS = frozenset("undergoing undergo scheduled planned awaiting elective open patients who are currently".split())
 
 
 # Methods counted as highly effective (failure below 1% a year, as the CTFG contraception guidance lists
