@@ -27,6 +27,7 @@ from services.eligibility.rules import (
     evaluate,
     parse_age_range,
 )
+from services.eligibility.vocabulary import DRUG_SYNONYMS_CSV, drug_synonyms
 from services.errors import BadInput
 
 NOTE = """0. A 67-year-old woman presents with shortness of breath and a productive cough.
@@ -674,3 +675,28 @@ def test_an_allergy_to_one_drug_of_a_list_meets_the_exclusion(line: str) -> None
     note = "0. A 45-year-old man comes for a check-up.\n1. He is allergic to {}."
     assert evaluate(line, "exclusion", note.format("penicillin")).label == Label.MET
     assert evaluate(line, "exclusion", note.format("sulfa drugs")).label == Label.NOT_MET
+
+
+_SYNONYM_ROWS = list(csv.DictReader(DRUG_SYNONYMS_CSV.open(encoding="utf-8")))
+
+
+@pytest.mark.parametrize("row", _SYNONYM_ROWS, ids=[r["name"] for r in _SYNONYM_ROWS])
+def test_drug_synonym_row_shows_the_drug_it_names(row: dict[str, str]) -> None:
+    """Another name of the same drug in the note meets a line naming the drug."""
+    assert row["source"].strip() and drug_synonyms()[row["name"].lower()] == row["same_as"].lower()
+    note = f"0. A 60-year-old man with cancer.\n1. {row['example_note']}"
+    assert evaluate(row["example_criterion"], "exclusion", note).label == Label.MET
+
+
+@pytest.mark.parametrize(("line", "label"), [("Prior treatment with T-DM1", Label.NOT_MET),
+                                             ("Prior treatment with trastuzumab emtansine", Label.NOT_MET),
+                                             ("Prior paclitaxel", Label.NOT_MET),
+                                             ("Prior treatment with trastuzumab", Label.MET),
+                                             ("Prior anti-HER2 therapy", Label.MET),
+                                             ("Prior docetaxel", Label.MET)])
+def test_a_drug_named_by_name_is_not_shown_by_another_drug_of_its_class(line: str, label: Label) -> None:
+    """Trastuzumab and pertuzumab show HER2-targeted therapy, not T-DM1; docetaxel shows a taxane, not
+    paclitaxel. A line naming the class, or the drug the note names, is met."""
+    note = ("0. A 58-year-old woman with metastatic HER2-positive breast cancer.\n1. She previously received "
+            "trastuzumab and pertuzumab with docetaxel.")
+    assert evaluate(line, "exclusion", note).label == label

@@ -55,7 +55,13 @@ from services.eligibility.statements import (
     sex_scope,
 )
 from services.eligibility.therapy_lines import therapy_lines
-from services.eligibility.vocabulary import ConceptMatch, ancestors, concept_index, find_concepts
+from services.eligibility.vocabulary import (
+    ConceptMatch,
+    ancestors,
+    concept_index,
+    find_concepts,
+    other_drug_of_class,
+)
 from services.errors import BadInput
 
 __all__ = [
@@ -1324,6 +1330,10 @@ def _concept_finding(
             named = " ".join(plain[c.start:c.end] for c in unit.concepts)
             record = " ".join(s.text for s in facts.sentences if s.id in combined.evidence)
             unit.leftover += [word for word, asked, said in _HISTOLOGY if asked.search(named) and not said.search(record)]
+            # A drug named by its name ("prior T-DM1") is not shown by other drugs of its class
+            # ("trastuzumab").
+            unit.leftover += [plain[c.start:c.end] for c in unit.concepts
+                              if other_drug_of_class(c.key, plain[c.start:c.end], record)]
         if combined.state == "affirmed" and (any(w in _TIME for w in unit.leftover) or whole_window):
             keys = frozenset(c.key for c, _ in statuses)
             timing = _time_check(unit.text if _has_window(unit.text) else plain, facts, combined.evidence, keys)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 from dataclasses import dataclass
@@ -335,6 +336,45 @@ def therapy_class_data(path: Path = THERAPY_CLASSES_PATH) -> dict[str, Any]:
     with path.open(encoding="utf-8") as handle:
         data: dict[str, Any] = json.load(handle)
     return data
+
+
+DRUG_SYNONYMS_CSV = THERAPY_CLASSES_PATH.with_name("drug_synonyms.csv")
+
+
+@lru_cache(maxsize=1)
+def _class_drugs() -> dict[str, tuple[frozenset[str], frozenset[str]]]:
+    """Each therapy class's drug names and brand names, lower case."""
+    return {item["key"]: (frozenset(d.lower() for d in item.get("drugs", ())),
+                          frozenset(b.lower() for b in item.get("brands", ())))
+            for item in therapy_class_data()["classes"]}
+
+
+@lru_cache(maxsize=1)
+def drug_synonyms() -> dict[str, str]:
+    """Another name of a drug → the name it is listed under (drug_synonyms.csv: "T-DM1" → trastuzumab
+    emtansine)."""
+    with DRUG_SYNONYMS_CSV.open(encoding="utf-8", newline="") as handle:
+        return {r["name"].lower(): r["same_as"].lower() for r in csv.DictReader(handle)}
+
+
+def _named_in(name: str, text: str) -> bool:
+    return re.search(rf"(?<![\w-]){_phrase_pattern(name)}(?![\w-])", text, re.I) is not None
+
+
+def other_drug_of_class(key: str, named: str, record: str) -> bool:
+    """Whether a criterion naming one drug of a class by its name ("prior T-DM1") meets a record that shows
+    the class only through other drugs named by their generic names ("trastuzumab and pertuzumab"): a
+    different drug, so the class alone does not show it. A record that names a brand of the class, or none of
+    its drugs, is not read this way (brands are not mapped to their drugs)."""
+    drugs, brands = _class_drugs().get(key, (frozenset(), frozenset()))
+    synonyms = drug_synonyms()
+    wanted = synonyms.get(named.lower(), named.lower())
+    if wanted not in drugs and named.lower() not in drugs:
+        return False  # the criterion names the class, or a brand
+    if any(_named_in(b, record) for b in brands):
+        return False
+    shown = {synonyms.get(d, d) for d in drugs if _named_in(d, record)}
+    return bool(shown) and wanted not in shown
 
 
 def _therapy_concepts() -> tuple[Concept, ...]:
