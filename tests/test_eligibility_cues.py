@@ -16,6 +16,7 @@ from services.eligibility.rules import (
     CONSENT_CUES,
     CONTRACEPTION_CUES,
     CURRENT_TREATMENT_CUES,
+    PERFORMANCE_SCALES,
     PREGNANCY_CUES,
     REACTION_CUES,
     SEX_CUES,
@@ -187,3 +188,12 @@ def test_current_treatment_cue_row_reads_its_example(row: cues.CueRow) -> None:
         note += f"\n2. {row.checks['note_adds']}"
     judged = evaluate(row.example, row.checks["kind"], note)
     assert judged.label.value == row.checks["expected"] and "full case summary" in judged.reason
+
+
+@pytest.mark.parametrize("row", PERFORMANCE_SCALES.rows(), ids=lambda r: r.cue)
+def test_performance_scale_row_reads_its_example(row: cues.CueRow) -> None:
+    """Each scale's name is read with its grades and compared with a patient of ECOG 1 (Karnofsky 70-80)."""
+    assert re.search(rf"\b{cues.cue_pattern(row.cue)}\b", row.example, re.I), "the example must hold its cue"
+    note = "0. A 60-year-old man with lung cancer, ECOG performance status 1."
+    judged = evaluate(row.example, "inclusion", note)
+    assert judged.label.value == row.checks["ecog_1"] and "ECOG performance status 1" in judged.reason

@@ -657,10 +657,14 @@ def _breastfeeding(facts: PatientFacts) -> tuple[bool, int] | None:
     return None
 
 
+# The performance scales by name: ECOG and its other names, Karnofsky and Lansky (read as Karnofsky,
+# converted to ECOG); "WHO" is the ECOG scale only in capitals and before its own words
+# (data/eligibility/performance_scales.csv).
+PERFORMANCE_SCALES = cues.CueFile(GENERIC_WORDS_CSV.parent / "performance_scales.csv", ("ecog", "karnofsky"))
+_ECOG_NAMES = PERFORMANCE_SCALES.words("ecog")
+_KARNOFSKY_NAMES = PERFORMANCE_SCALES.words("karnofsky")
 _PERFORMANCE = re.compile(
-    r"\b(Eastern Cooperative Oncology Group(?:\s*\(ECOG\))?|ECOG|Zubrod|(?-i:WHO)(?: performance| PS)|"
-    r"World Health Organi[sz]ation performance|performance status|Karnofsky|Karnovsky|KPS|Lansky)\b",
-    re.I,
+    rf"{_ECOG_NAMES}(?:\s*\(ECOG\))?|(?-i:\bWHO)(?: performance| PS)\b|{_KARNOFSKY_NAMES}", re.I
 )
 _PS_NUMBER_WORDS = (("zero", "0"), ("one", "1"), ("two", "2"), ("three", "3"), ("four", "4"))
 
@@ -676,7 +680,7 @@ def _allowed_ecog(text: str) -> tuple[set[int], str] | None:
     norm = re.sub(r"\b(\d{1,3})\s*%?\s*or\s+(?:more|higher|greater|above)\b", r">=\1", norm, flags=re.I)
     norm = re.sub(r"\b(\d{1,3})\s*%?\s*or\s+(?:less|lower|fewer|below)\b", r"<=\1", norm, flags=re.I)
     # A score is 20-100 and not an age ("Lansky (for patients <= 12 years of age)"): anything else is not a parse.
-    karnofsky = next((m for m in re.finditer(r"(?:Karnofsky|Karnovsky|KPS|Lansky)[^0-9<>]{0,30}(>=|>|<=|<|at least|of)?"
+    karnofsky = next((m for m in re.finditer(rf"{_KARNOFSKY_NAMES}[^0-9<>]{{0,30}}(>=|>|<=|<|at least|of)?"
                                              r"\s*(\d{2,3})(?!\s*(?:years?|yrs?|months?|y\b))", norm, re.I)
                       if 20 <= int(m.group(2)) <= 100), None)
     if karnofsky:
@@ -688,8 +692,8 @@ def _allowed_ecog(text: str) -> tuple[set[int], str] | None:
     norm = re.sub(r"\b(?:less than or equal to|at most|no (?:more|greater) than|up to)\s*(?=\d)", "<=", norm, flags=re.I)
     norm = re.sub(r"\b(?:greater than or equal to|at least)\s*(?=\d)", ">=", norm, flags=re.I)
     # "WHO" is the scale only in capitals and before its own words or a grade: not "who had 2", "WHO grade 2".
-    m = re.search(r"(?:ECOG|Eastern Cooperative Oncology Group|Zubrod|(?-i:WHO)(?=\W*(?:performance|PS\b|ECOG|[<>=]|[0-5](?!\d)))|"
-                  r"performance status)[^0-9<>]{0,40}(>=|>|<=|<|of|:)?\s*([0-5])(?![\d.])"
+    m = re.search(rf"(?:{_ECOG_NAMES}|(?-i:WHO)(?=\W*(?:performance|PS\b|ECOG|[<>=]|[0-5](?!\d))))"
+                  r"[^0-9<>]{0,40}(>=|>|<=|<|of|:)?\s*([0-5])(?![\d.])"
                   r"(?:\s*(?:-|to|~|or|/|,)\s*([0-5]))?(?:\s*(?:,|or)\s*([0-5]))?", norm, re.I)
     if not m:
         return None
