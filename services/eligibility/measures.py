@@ -325,13 +325,16 @@ def comparison_words() -> dict[str, str]:
 def _spellings() -> tuple[tuple[re.Pattern[str], str | None], ...]:
     """Other spellings of a comparison, each replaced by one of the same length so positions stay the same
     (None: the symbol of the words found, from comparison_words.csv)."""
-    longest_first = sorted(comparison_words(), key=len, reverse=True)
-    words = "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in longest_first)
+    rows = comparison_words()
+    longest_first = sorted(rows, key=len, reverse=True)
+    words = "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in longest_first if w[0].isalpha())
+    # Typed signs (">/=", "=<"): any spaces may stand between their characters.
+    signs = tuple((re.compile(r"\s*".join(re.escape(c) for c in w if not c.isspace())), rows[w])
+                  for w in longest_first if not w[0].isalpha())
     return (
         (re.compile(r"\b(?:" + words + r")\b", re.I), None),
-        (re.compile(r">\s?/\s?=|>\s=|=>"), ">="),
-        (re.compile(r"<\s?/\s?=|<\s=|=<"), "<="),
-        (re.compile(r"(?<=\d)\s*~\s*(?=\d)"), "-"),
+        *signs,
+        (re.compile(r"(?<=\d)\s*~\s*(?=\d)"), "-"),  # a range written with a tilde, "20~35"
     )
 
 
