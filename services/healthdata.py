@@ -83,9 +83,15 @@ class Measure:
 HEALTH_DIR = Path(__file__).resolve().parents[1] / "data" / "health"
 
 
-def _rule(text: str) -> tuple[float, float]:
-    factor, _, offset = text.partition("+")
-    return float(factor), float(offset or 0)
+def unit_rules(cell: str, key: Callable[[str], str] = str) -> dict[str, tuple[float, float]]:
+    """A units cell of a measures table ("mg/dl=1|umol/l=0.0113|degf=0.5556+-17.78") → unit (as `key` spells
+    it) → (factor, offset) to the standard unit."""
+    out: dict[str, tuple[float, float]] = {}
+    for item in cell.split("|"):
+        unit, _, rule = item.partition("=")
+        factor, _, offset = rule.partition("+")
+        out[key(unit)] = (float(factor), float(offset or 0))
+    return out
 
 
 def _read_units() -> dict[str, str]:
@@ -110,7 +116,7 @@ def _read_measures() -> tuple[Measure, ...]:
     return tuple(
         Measure(
             r["key"], r["name"], kinds[r["kind"]], r["unit"],
-            {u: _rule(rule) for u, _, rule in (item.partition("=") for item in r["units"].split("|"))},
+            unit_rules(r["units"]),
             float(r["low"]), float(r["high"]), cells(r["names"]), cells(r["loinc"]), cells(r["apple"]),
         )
         for r in rows

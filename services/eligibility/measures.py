@@ -18,7 +18,7 @@ from pathlib import Path
 from services.eligibility import cues
 from services.eligibility.patient import LabValue, PatientFacts
 from services.eligibility.statements import SYMBOLS, age_text, comparison
-from services.healthdata import BY_KEY, normalise_unit, shown_unit
+from services.healthdata import BY_KEY, normalise_unit, shown_unit, unit_rules
 
 MEASURES_CSV = Path(__file__).resolve().parents[2] / "data" / "eligibility" / "measures.csv"
 ULN = "xuln"
@@ -107,11 +107,7 @@ def measure_rows() -> tuple[MeasureRow, ...]:
     rows = []
     with MEASURES_CSV.open(encoding="utf-8") as handle:
         for row in csv.DictReader(handle):
-            units: dict[str, tuple[float, float]] = {}
-            for item in row["units"].split("|"):
-                unit, _, rule = item.partition("=")
-                factor, _, offset = rule.partition("+")
-                units[_unit_key(unit)] = (float(factor), float(offset or 0))
+            units = unit_rules(row["units"], _unit_key)
             names = tuple(n.strip() for n in row["names"].split("|") if n.strip())
             rows.append(
                 MeasureRow(

@@ -357,8 +357,13 @@ def drug_synonyms() -> dict[str, str]:
         return {r["name"].lower(): r["same_as"].lower() for r in csv.DictReader(handle)}
 
 
+@lru_cache(maxsize=1024)
+def _name_pattern(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w-]){_phrase_pattern(name)}(?![\w-])", re.I)
+
+
 def _named_in(name: str, text: str) -> bool:
-    return re.search(rf"(?<![\w-]){_phrase_pattern(name)}(?![\w-])", text, re.I) is not None
+    return _name_pattern(name).search(text) is not None
 
 
 def other_drug_of_class(key: str, named: str, record: str) -> bool:
